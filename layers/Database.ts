@@ -1,0 +1,143 @@
+/**
+ * Database layers: PGlite (embedded, for dev/tests) and PostgreSQL (pg pool).
+ * Both provide `SqlClient.SqlClient` with the same SQL dialect and the same
+ * result types, plus `Database` (kind + ping) for health checks.
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PGlite, types, type Results, type RowMode } from "@electric-sql/pglite"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import { mkdir } from "node:fs/promises"
+
+export class Database extends Context.Tag("Database/Info")<
+  Database,
+  {
+    readonly kind: "pglite" | "postgres"
+    readonly ping: Effect.Effect<void, SqlError>
+  }
+>() {}
+
+const databaseInfo = (kind: "pglite" | "postgres") =>
+  Layer.effect(
+    Database,
+    Effect.map(SqlClient.SqlClient, (sql) => ({ kind, ping: Effect.asVoid(sql`select 1`) }))
+  )
+
+// --- PGlite -----------------------------------------------------------------
+
+type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+
+const makePgliteConnection = (db: PGlite): Connection => {
+  // Like node-postgres: no parameters -> simple protocol (multi-statement SQL
+  // works, e.g. in migrations); with parameters -> one prepared statement.
+  const run = (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) =>
+    Effect.tryPromise({
+      try: (): Promise<Array<Results>> =>
+        params.length === 0
+          ? db.exec(sql, { rowMode })
+          : db.query<Record<string, unknown>>(sql, params as Array<unknown>, { rowMode }).then((result) => [result]),
+      catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+    })
+
+  // node-postgres returns one result per statement only for multi-statement SQL.
+  const unwrap = (results: Array<Results>) => (results.length === 1 ? results[0] : results)
+
+  const rows = (sql: string, params: ReadonlyArray<unknown>, transformRows: TransformRows) =>
+    Effect.map(run(sql, params, "object"), (results) => {
+      if (results.length > 1) return results.map((result) => result.rows)
+      const first = results[0]?.rows ?? []
+      return transformRows ? transformRows(first) : first
+    })
+
+  return {
+    execute: rows,
+    executeUnprepared: rows,
+    executeRaw: (sql, params) => Effect.map(run(sql, params, "object"), unwrap),
+    executeValues: (sql, params) =>
+      Effect.map(run(sql, params, "array"), (results) => (results[0]?.rows ?? []) as Array<Array<unknown>>),
+    // PGlite has no cursors over this API; results are materialised first.
+    executeStream: (sql, params, transformRows) => Stream.fromIterableEffect(rows(sql, params, transformRows))
+  }
+}
+
+const acquirePglite = (dataDir: string | undefined) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        if (dataDir !== undefined) await mkdir(dataDir, { recursive: true })
+        return await PGlite.create({
+          dataDir,
+          // node-postgres returns int8 (count(*), bigint columns) as strings;
+          // PGlite would return number/bigint. Keep both drivers identical.
+          parsers: { [types.INT8]: (value: string) => value },
+          serializers: { [types.INT8]: (value: unknown) => String(value) }
+        })
+      },
+      catch: (cause) => new SqlError({ cause, message: "Failed to start PGlite" })
+    }),
+    (db) => Effect.ignoreLogged(Effect.tryPromise(() => db.close()))
+  )
+
+/**
+ * Embedded PostgreSQL (WASM). `dataDir: undefined` keeps everything in memory.
+ */
+export const layerPglite = (options: {
+  readonly dataDir: string | undefined
+}): Layer.Layer<SqlClient.SqlClient | Database, SqlError> => {
+  const client = Layer.scoped(
+    SqlClient.SqlClient,
+    Effect.gen(function*() {
+      const db = yield* acquirePglite(options.dataDir)
+      const connection = makePgliteConnection(db)
+      // PGlite is a single session. A statement holds the permit while it
+      // runs; a transaction holds it from BEGIN to COMMIT/ROLLBACK (the
+      // permit lives in the acquirer's Scope), so no other fiber's statement
+      // can land inside someone else's transaction.
+      const session = yield* Effect.makeSemaphore(1)
+      const exclusive: Connection.Acquirer = Effect.uninterruptibleMask((restore) =>
+        restore(session.take(1)).pipe(
+          Effect.zipRight(Effect.addFinalizer(() => session.release(1))),
+          Effect.as(connection)
+        )
+      )
+      return yield* SqlClient.make({
+        acquirer: exclusive,
+        transactionAcquirer: exclusive,
+        compiler: PgClient.makeCompiler(),
+        spanAttributes: [
+          ["db.system.name", "postgresql"],
+          ["db.namespace", "pglite"]
+        ]
+      })
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+  return databaseInfo("pglite").pipe(Layer.provideMerge(client))
+}
+
+// --- PostgreSQL ---------------------------------------------------------------
+
+/** PostgreSQL through a node-postgres pool. */
+export const layerPg = (options: {
+  readonly url: Redacted.Redacted<string>
+  readonly maxConnections?: number
+}): Layer.Layer<SqlClient.SqlClient | Database, SqlError> =>
+  databaseInfo("postgres").pipe(
+    Layer.provideMerge(
+      PgClient.layer({
+        url: options.url,
+        maxConnections: options.maxConnections ?? 10,
+        // Return idle connections so scaled-down instances release server slots.
+        idleTimeout: "30 seconds",
+        // Also bounds the startup `SELECT 1` check.
+        connectTimeout: "10 seconds",
+        applicationName: "assistant-platform"
+      })
+    )
+  )

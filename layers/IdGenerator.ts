@@ -1,0 +1,45 @@
+/**
+ * Mints prefixed ids and secrets. Live: cryptographic randomness. Test: a
+ * counter, so ids in assertions are predictable.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { randomBytes } from "node:crypto"
+
+export interface IdGeneratorShape {
+  /** `${prefix}_` followed by 24 base62 characters (about 143 bits). */
+  readonly make: (prefix: string) => Effect.Effect<string>
+  /** `length` base62 characters for secrets such as API keys. */
+  readonly secret: (length: number) => Effect.Effect<string>
+}
+
+export class IdGenerator extends Context.Tag("Layers/IdGenerator")<IdGenerator, IdGeneratorShape>() {}
+
+const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+const base62 = (length: number): string => {
+  // rejection sampling keeps every character uniform: 248 = 62 * 4
+  let out = ""
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += alphabet[byte % 62]
+    }
+  }
+  return out
+}
+
+export const layerLive = Layer.succeed(IdGenerator, {
+  make: (prefix) => Effect.sync(() => `${prefix}_${base62(24)}`),
+  secret: (length) => Effect.sync(() => base62(length))
+})
+
+/** Sequential ids (`agt_test0000000000000001`), still unique and well-formed. */
+export const layerTest = Layer.sync(IdGenerator, () => {
+  let n = 0
+  const next = () => String(++n).padStart(16, "0")
+  return {
+    make: (prefix) => Effect.sync(() => `${prefix}_test${next()}`),
+    secret: (length) => Effect.sync(() => `test${next()}`.padEnd(length, "x"))
+  }
+})

@@ -1,0 +1,64 @@
+/**
+ * The public contract: every group composed into one `HttpApi`. It is the single
+ * source of the route table, the OpenAPI document and the typed client.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { AgentsGroup } from "./Agents.js"
+import {
+  ApiError,
+  InternalError,
+  InvalidIdempotencyKey,
+  IdempotencyKeyMismatch,
+  IdempotencyRequestInProgress,
+  MethodNotAllowed,
+  ParameterInvalid,
+  ParameterMissing,
+  PayloadTooLarge,
+  RateLimited,
+  RouteNotFound,
+  ServiceUnavailable,
+  UnsupportedMediaType
+} from "./Errors.js"
+import { SystemGroup } from "./System.js"
+
+/**
+ * The library's own decode-error schema is replaced on the wire by our envelope
+ * (`parameter_invalid` / `parameter_missing`), so the document drops it too.
+ */
+const dropLibraryDecodeError = (spec: Record<string, any>): Record<string, any> => {
+  const isLibraryRef = (s: unknown) =>
+    typeof s === "object" && s !== null && (s as { $ref?: string }).$ref === "#/components/schemas/HttpApiDecodeError"
+  for (const item of Object.values<Record<string, any>>(spec.paths ?? {})) {
+    for (const op of Object.values<Record<string, any>>(item)) {
+      const schema = op?.responses?.["400"]?.content?.["application/json"]?.schema
+      if (schema?.anyOf) schema.anyOf = schema.anyOf.filter((s: unknown) => !isLibraryRef(s))
+      else if (isLibraryRef(schema)) delete op.responses["400"]
+    }
+  }
+  delete spec.components?.schemas?.HttpApiDecodeError
+  return spec
+}
+
+export class Api extends HttpApi.make("assistant-platform")
+  .add(SystemGroup)
+  .add(AgentsGroup)
+  .addError(ApiError(ParameterInvalid))
+  .addError(ApiError(ParameterMissing))
+  .addError(ApiError(InvalidIdempotencyKey))
+  .addError(ApiError(RouteNotFound))
+  .addError(ApiError(MethodNotAllowed))
+  .addError(ApiError(IdempotencyRequestInProgress))
+  .addError(ApiError(PayloadTooLarge))
+  .addError(ApiError(UnsupportedMediaType))
+  .addError(ApiError(IdempotencyKeyMismatch))
+  .addError(ApiError(RateLimited))
+  .addError(ApiError(InternalError))
+  .addError(ApiError(ServiceUnavailable))
+  .annotate(OpenApi.Title, "Assistant Platform API")
+  .annotate(OpenApi.Version, "v1")
+  .annotate(
+    OpenApi.Description,
+    "Configurable AI assistants: agents, knowledge, conversations, leads, tickets, webhooks and forms."
+  )
+  .annotate(OpenApi.Transform, dropLibraryDecodeError) {}

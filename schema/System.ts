@@ -1,0 +1,33 @@
+/** Liveness, readiness and the OpenAPI document: no key needed. */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { ApiError, ServiceUnavailable } from "./Errors.js"
+
+export const Health = Schema.Struct({ status: Schema.Literal("ok") })
+
+export const Readiness = Schema.Struct({
+  status: Schema.Literal("ready"),
+  database: Schema.Literal("pglite", "postgres"),
+  migrations: Schema.Literal("applied")
+})
+
+export class SystemGroup extends HttpApiGroup.make("system")
+  .add(
+    HttpApiEndpoint.get("health", "/healthz")
+      .addSuccess(Health)
+      .annotate(OpenApi.Summary, "Liveness: the process answers")
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/readyz")
+      .addSuccess(Readiness)
+      .addError(ApiError(ServiceUnavailable))
+      .annotate(OpenApi.Summary, "Readiness: the database answers and every migration is applied")
+  )
+  .add(
+    HttpApiEndpoint.get("openapi", "/v1/openapi.json")
+      .addSuccess(Schema.Unknown)
+      .annotate(OpenApi.Summary, "This document")
+  )
+  .annotate(OpenApi.Title, "System") {}

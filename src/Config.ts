@@ -1,0 +1,53 @@
+/** Service configuration, read once from the environment. */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+
+export interface AppConfigShape {
+  readonly host: string
+  readonly port: number
+  /** Base of `doc_url` links and of addresses the service hands out. */
+  readonly publicUrl: string
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly redisUrl: Option.Option<string>
+  readonly rateLimit: { readonly rps: number; readonly burst: number }
+  readonly adminToken: Option.Option<Redacted.Redacted<string>>
+  readonly ownerEmail: string
+  /** Print the bootstrap sandbox keys to stdout (off in tests). */
+  readonly announceKeys: boolean
+}
+
+export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {}
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
+  )
+
+export const fromEnv = Effect.gen(function* () {
+  const host = yield* Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
+  const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
+  const publicUrl = yield* Config.string("PUBLIC_URL").pipe(Config.withDefault(`http://${host}:${port}`))
+  return AppConfig.of({
+    host,
+    port,
+    publicUrl: publicUrl.replace(/\/+$/, ""),
+    dataDir: yield* Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+    databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")),
+    redisUrl: yield* Config.option(Config.string("REDIS_URL")),
+    rateLimit: {
+      rps: yield* positiveInt("RATE_LIMIT_RPS", 100),
+      burst: yield* positiveInt("RATE_LIMIT_BURST", 200)
+    },
+    adminToken: yield* Config.option(Config.redacted("ADMIN_TOKEN")),
+    ownerEmail: yield* Config.string("OWNER_EMAIL").pipe(Config.withDefault("owner@example.com")),
+    announceKeys: true
+  })
+})
+
+export const layerFromEnv = Layer.effect(AppConfig, fromEnv)

@@ -1,0 +1,113 @@
+/**
+ * The composition root: the API with its handlers, the edge, the services and
+ * their layers, startup work (migrations, bootstrap) and background fibers.
+ * `main.ts` runs it with layers from the environment; tests with test layers.
+ */
+import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import { createServer } from "node:http"
+import { Api } from "../schema/Api.js"
+import type { Database } from "../layers/Database.js"
+import { IdGenerator } from "../layers/IdGenerator.js"
+import type * as RateLimitStore from "../layers/RateLimitStore.js"
+import { AdminRoutes } from "./admin/Http.js"
+import { Agents } from "./agents/Agents.js"
+import { AgentsRepo } from "./agents/AgentsRepo.js"
+import { AgentsHttp } from "./agents/Http.js"
+import { ApiKeys } from "./auth/ApiKeys.js"
+import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
+import { AppConfig, type AppConfigShape } from "./Config.js"
+import { migrations } from "./db/migrations/index.js"
+import { runMigrations } from "./db/Migrator.js"
+import { Outbox } from "./events/Outbox.js"
+import { EdgeLive } from "./http/Edge.js"
+import { IdempotencyStore } from "./http/Idempotency.js"
+import { RequestRateLimiter } from "./http/RateLimit.js"
+import { DocsRoutes, SystemHttp } from "./system/Http.js"
+import { bootstrap } from "./workspaces/Bootstrap.js"
+import { Workspaces } from "./workspaces/Workspaces.js"
+
+export interface ServerLayers {
+  readonly config: AppConfigShape
+  readonly database: Layer.Layer<SqlClient.SqlClient | Database, SqlError>
+  readonly rateLimitStore: Layer.Layer<RateLimiter.RateLimiterStore>
+  readonly ids: Layer.Layer<IdGenerator>
+}
+export type { RateLimitStore }
+
+/** Application services over the database; what handlers and the edge use. */
+const Services = Layer.mergeAll(Agents.Default, Authenticator.Default).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      AgentsRepo.Default,
+      Outbox.Default,
+      ApiKeys.Default,
+      Workspaces.Default,
+      IdempotencyStore.Default,
+      RequestRateLimiter.Default
+    )
+  )
+)
+
+const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([AgentsHttp, SystemHttp]),
+  Layer.provide(AuthenticationLive)
+)
+
+/** Migrations, then the first-start bootstrap: done before the port opens. */
+const Startup = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const applied = yield* runMigrations(migrations)
+    if (applied.length > 0) yield* Effect.logInfo(`applied migrations: ${applied.map(([, name]) => name).join(", ")}`)
+    yield* bootstrap
+  })
+)
+
+/** Supervised background work: restarted with backoff if it ever fails. */
+const supervised = (name: string, every: Duration.DurationInput, work: Effect.Effect<void>) =>
+  Layer.scopedDiscard(
+    work.pipe(
+      Effect.repeat(Schedule.spaced(every)),
+      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
+      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
+      Effect.annotateLogs("worker", name),
+      Effect.forkScoped
+    )
+  )
+
+const Workers = Layer.unwrapEffect(
+  Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
+)
+
+/**
+ * Everything, listening on `config.port` (0 picks a free port). The output
+ * keeps the services so tests can reach the HttpServer address and seed data.
+ */
+export const makeServer = (layers: ServerLayers) => {
+  const Infra = Layer.mergeAll(
+    layers.database,
+    layers.ids,
+    Layer.succeed(AppConfig, layers.config),
+    RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
+  )
+  const Http = HttpApiBuilder.serve().pipe(
+    Layer.provide([DocsRoutes, AdminRoutes]),
+    Layer.provide(ApiLive),
+    Layer.provide(EdgeLive),
+    HttpServer.withLogAddress,
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: layers.config.port, host: layers.config.host }))
+  )
+  return Layer.mergeAll(Http, Workers).pipe(
+    Layer.provide(Startup),
+    Layer.provideMerge(Services),
+    Layer.provideMerge(Infra)
+  )
+}

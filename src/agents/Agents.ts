@@ -1,0 +1,108 @@
+/** Agent programs: each change and its event commit in one transaction. */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Agent, CreateAgent, UpdateAgent } from "../../schema/Agents.js"
+import type { PageParams } from "../../schema/Envelope.js"
+import { ResourceMissing } from "../../schema/Errors.js"
+import type { AgentId } from "../../schema/Ids.js"
+import { IdGenerator } from "../../layers/IdGenerator.js"
+import { isUniqueViolation } from "../db/Sql.js"
+import { Outbox } from "../events/Outbox.js"
+import { parsePage, toPage } from "../http/Pagination.js"
+import { now } from "../Time.js"
+import { AgentsRepo, type Tenant, toAgent } from "./AgentsRepo.js"
+import { firstFree, slugify } from "./Slug.js"
+
+const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
+
+type Editable = "name" | "slug" | "instructions" | "welcome_message"
+
+export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* AgentsRepo
+    const outbox = yield* Outbox
+    const ids = yield* IdGenerator
+
+    /** A free slug for `name`; a concurrent writer may still take it, hence the retry below. */
+    const slugFor = (tenant: Tenant, name: string) => {
+      const base = slugify(name)
+      return Effect.map(repo.slugsLike(tenant, base), (taken) => firstFree(base, taken))
+    }
+    const retryOnSlugRace = {
+      while: (e: { readonly _tag: string }) => e._tag === "SqlError" && isUniqueViolation(e as SqlError),
+      times: 5
+    } as const
+
+    const create = Effect.fn("Agents.create")(function* (tenant: Tenant, input: CreateAgent) {
+      const id = yield* ids.make("agt")
+      return yield* Effect.gen(function* () {
+        const at = yield* now
+        const row = yield* repo.insert({
+          ...tenant,
+          id,
+          type: input.type,
+          name: input.name,
+          slug: yield* slugFor(tenant, input.name),
+          instructions: input.instructions ?? null,
+          welcome_message: input.welcome_message ?? null,
+          created_at: at,
+          updated_at: at
+        })
+        const agent = toAgent(row)
+        yield* outbox.emit({ ...tenant, type: "agent.created", data: { agent } })
+        return agent
+      }).pipe(sql.withTransaction, Effect.retry(retryOnSlugRace), Effect.orDie)
+    })
+
+    const retrieve = Effect.fn("Agents.retrieve")(function* (tenant: Tenant, id: AgentId) {
+      const row = yield* Effect.orDie(repo.find(tenant, id))
+      return Option.isSome(row) ? toAgent(row.value) : yield* missing(id)
+    })
+
+    const list = Effect.fn("Agents.list")(function* (tenant: Tenant, params: PageParams) {
+      const page = yield* parsePage(params)
+      const rows = yield* Effect.orDie(repo.page(tenant, page))
+      const { rows: kept, pagination } = toPage(rows, page)
+      return { agents: kept.map(toAgent), pagination }
+    })
+
+    const update = Effect.fn("Agents.update")(function* (tenant: Tenant, id: AgentId, input: UpdateAgent) {
+      return yield* Effect.gen(function* () {
+        const found = yield* repo.find(tenant, id, { forUpdate: true })
+        if (Option.isNone(found)) return yield* missing(id)
+        const before = toAgent(found.value)
+        const wanted: Partial<Pick<Agent, Editable>> = {
+          ...(input.name !== undefined && input.name !== before.name
+            ? { name: input.name, slug: yield* slugFor(tenant, input.name) }
+            : {}),
+          ...(input.instructions !== undefined ? { instructions: input.instructions } : {}),
+          ...(input.welcome_message !== undefined ? { welcome_message: input.welcome_message } : {})
+        }
+        const changes: Record<string, { from: unknown; to: unknown }> = {}
+        for (const [field, to] of Object.entries(wanted) as Array<[Editable, unknown]>) {
+          if (before[field] !== to) changes[field] = { from: before[field], to }
+        }
+        if (Object.keys(changes).length === 0) return before
+        const changed = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v.to]))
+        const agent = toAgent(yield* repo.update(id, changed, yield* now))
+        yield* outbox.emit({ ...tenant, type: "agent.updated", data: { agent, changes } })
+        return agent
+      }).pipe(sql.withTransaction, Effect.retry(retryOnSlugRace), Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const remove = Effect.fn("Agents.delete")(function* (tenant: Tenant, id: AgentId) {
+      return yield* Effect.gen(function* () {
+        const found = yield* repo.find(tenant, id, { forUpdate: true })
+        if (Option.isNone(found)) return yield* missing(id)
+        yield* repo.softDelete(id, yield* now)
+        yield* outbox.emit({ ...tenant, type: "agent.deleted", data: { agent_id: id } })
+        return { id, object: "agent" as const, deleted: true as const }
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    return { create, retrieve, list, update, remove } as const
+  })
+}) {}

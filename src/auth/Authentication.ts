@@ -1,0 +1,111 @@
+/**
+ * Authentication and authorization of `/v1` requests.
+ *
+ * The edge resolves the presented key once per request (it needs the caller for
+ * rate limits and idempotency) and leaves the result in `CurrentAuth`; the
+ * `Authentication` middleware that endpoints declare then checks the key's kind
+ * and scopes against the endpoint's policy from the contract.
+ */
+import type * as Headers from "@effect/platform/Headers"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Authentication, type CallerShape, type Plan } from "../../schema/Auth.js"
+import { InvalidApiKey, KeyScopeMismatch, MissingAuthorization } from "../../schema/Errors.js"
+import { type EndpointPolicy, policyOf } from "../http/Routes.js"
+import { ApiKeys } from "./ApiKeys.js"
+
+export interface AuthenticatedCaller extends CallerShape {
+  readonly plan: Plan
+}
+export type AuthResult = Either.Either<AuthenticatedCaller, MissingAuthorization | InvalidApiKey>
+
+/** The key resolved by the edge for this request, if it ran. */
+export const CurrentAuth = FiberRef.unsafeMake<Option.Option<AuthResult>>(Option.none())
+
+/** `Authorization: Bearer <key>` or the legacy `x-api-key: <key>`. */
+export const presentedKey = (headers: Headers.Headers): Option.Option<string> => {
+  const authorization = headers["authorization"]
+  if (authorization !== undefined && authorization.trim() !== "") {
+    const match = /^Bearer\s+(.*)$/i.exec(authorization.trim())
+    return Option.some(match ? match[1]!.trim() : authorization.trim())
+  }
+  const legacy = headers["x-api-key"]
+  return legacy !== undefined && legacy.trim() !== "" ? Option.some(legacy.trim()) : Option.none()
+}
+
+export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authenticator", {
+  effect: Effect.gen(function* () {
+    const keys = yield* ApiKeys
+    const resolve = Effect.fn("Auth.resolve")(function* (headers: Headers.Headers) {
+      const token = presentedKey(headers)
+      if (Option.isNone(token)) {
+        return Either.left(
+          new MissingAuthorization({
+            message: "No API key provided. Send `Authorization: Bearer <API_KEY>` (or the legacy `x-api-key` header)."
+          })
+        ) as AuthResult
+      }
+      const found = yield* keys.lookup(token.value)
+      switch (found._tag) {
+        case "Active":
+          return Either.right({ ...found.caller, plan: found.plan }) as AuthResult
+        case "Revoked":
+          return Either.left(new InvalidApiKey({ message: "This API key has been revoked." })) as AuthResult
+        case "Unknown":
+          return Either.left(new InvalidApiKey({ message: "Invalid API key provided." })) as AuthResult
+      }
+    })
+    return { resolve } as const
+  })
+}) {}
+
+/** Whether this caller's key may call an endpoint with this policy. */
+export const authorize = (
+  caller: CallerShape,
+  policy: EndpointPolicy
+): Effect.Effect<void, KeyScopeMismatch> => {
+  switch (caller.keyKind) {
+    case "secret":
+      return Option.isSome(policy.scope) && !caller.scopes.includes(policy.scope.value)
+        ? Effect.fail(new KeyScopeMismatch({ message: `This key lacks the scope \`${policy.scope.value}\`.` }))
+        : Effect.void
+    case "widget":
+      return Option.isSome(policy.widgetScope) && caller.scopes.includes(policy.widgetScope.value)
+        ? Effect.void
+        : Effect.fail(
+            new KeyScopeMismatch({
+              message: "Widget keys (widget_pk_) only work on the widget surface; use a secret key (sk_) here."
+            })
+          )
+    case "forms":
+      return Effect.fail(
+        new KeyScopeMismatch({
+          message: "Forms keys (pk_) only work on the form endpoints, sent as `Service-Api-Key`; use a secret key (sk_) here."
+        })
+      )
+  }
+}
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.gen(function* () {
+    const authenticator = yield* Authenticator
+    const check = Effect.gen(function* () {
+      const { route } = yield* HttpRouter.RouteContext
+      const resolved = yield* FiberRef.get(CurrentAuth)
+      const result = Option.isSome(resolved)
+        ? resolved.value
+        : yield* authenticator.resolve((yield* HttpServerRequest.HttpServerRequest).headers)
+      const caller = yield* result
+      yield* authorize(caller, policyOf(route.method, route.path))
+      return caller satisfies CallerShape
+    })
+    // both schemes run the same check: it reads whichever header was sent
+    return { bearer: () => check, apiKey: () => check }
+  })
+)

@@ -1,0 +1,168 @@
+/**
+ * The edge: one middleware around the whole API. For every request it assigns
+ * the request id, resolves the presented key once, takes a rate-limit token,
+ * checks the body's media type, applies Idempotency-Key to POSTs, renders every
+ * failure into the error envelope, and sets `Request-Id` and `X-RateLimit-*`.
+ */
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { createHash } from "node:crypto"
+import {
+  IdempotencyKeyMismatch,
+  IdempotencyRequestInProgress,
+  InvalidIdempotencyKey,
+  UnsupportedMediaType
+} from "../../schema/Errors.js"
+import { IdGenerator } from "../../layers/IdGenerator.js"
+import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
+import { AppConfig } from "../Config.js"
+import { CurrentRequestId } from "./Envelope.js"
+import { errorResponse } from "./ErrorResponse.js"
+import { fromCause } from "./Failures.js"
+import { IdempotencyStore } from "./Idempotency.js"
+import { type RateLimitState, RequestRateLimiter } from "./RateLimit.js"
+import { routeTable } from "./Routes.js"
+
+/** JSON bodies beyond this are refused with 413 (CSV content is capped at 1 MB). */
+const maxJsonBodyBytes = 2 * 1024 * 1024
+
+/** Operational paths: no key, no rate limit (probes and docs must always answer). */
+const isOperational = (path: string) =>
+  path === "/healthz" || path === "/readyz" || path === "/docs" || path.startsWith("/docs/") || path.startsWith("/admin/")
+
+const validIdempotencyKey = /^[\x21-\x7e]{1,255}$/
+
+const isJson = (contentType: string | undefined) =>
+  contentType !== undefined && /^application\/([a-z0-9.+-]+\+)?json\b/i.test(contentType.trim())
+
+const hasBody = (headers: Readonly<Record<string, string | undefined>>) =>
+  (headers["content-length"] !== undefined && headers["content-length"] !== "0") ||
+  headers["transfer-encoding"] !== undefined
+
+const storable = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status < 500 && (response.body._tag === "Uint8Array" || response.body._tag === "Empty")
+
+export const makeEdge = Effect.gen(function* () {
+  const authenticator = yield* Authenticator
+  const rateLimiter = yield* RequestRateLimiter
+  const idempotency = yield* IdempotencyStore
+  const ids = yield* IdGenerator
+  const config = yield* AppConfig
+  const docsUrl = `${config.publicUrl}/docs/errors`
+
+  return (app: HttpApp.Default): HttpApp.Default =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const requestId = yield* ids.make("req")
+      const path = new URL(request.url, "http://edge").pathname
+      const operational = isOperational(path)
+
+      const render = (cause: Cause.Cause<unknown>) => {
+        const { failure, defect } = fromCause(cause, { method: request.method, path }, routeTable)
+        const response = errorResponse(failure, { requestId, docsUrl, allow: routeTable.methodsFor(path) })
+        return defect
+          ? Effect.as(Effect.logError("request failed with a defect", cause), response)
+          : Effect.succeed(response)
+      }
+      const rendered = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+        Effect.catchAllCause(effect, render)
+
+      const auth: Option.Option<AuthResult> = operational
+        ? Option.none()
+        : Option.some(yield* authenticator.resolve(request.headers))
+      const caller = Option.flatMap(auth, Either.getRight)
+      let rate: RateLimitState | undefined
+
+      const idempotent = (inner: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>) =>
+        Effect.gen(function* () {
+          const key = request.headers["idempotency-key"]
+          if (request.method !== "POST" || key === undefined || Option.isNone(caller)) return yield* inner
+          if (!validIdempotencyKey.test(key)) {
+            return yield* new InvalidIdempotencyKey({
+              message: "Idempotency-Key must be 1 to 255 printable ASCII characters",
+              param: "Idempotency-Key"
+            })
+          }
+          const body = yield* Effect.orDie(request.text)
+          const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${body}`).digest("hex")
+          const scope = { workspaceId: caller.value.workspaceId, environment: caller.value.environment, key }
+          const claim = yield* idempotency.claim(scope, fingerprint)
+          switch (claim._tag) {
+            case "Mismatch":
+              return yield* new IdempotencyKeyMismatch({
+                message: "This Idempotency-Key was used with a different request in the last 24 hours",
+                param: "Idempotency-Key"
+              })
+            case "InProgress":
+              return yield* new IdempotencyRequestInProgress({
+                message: "A request with this Idempotency-Key is still in progress; retry shortly",
+                param: "Idempotency-Key"
+              })
+            case "Replay":
+              return HttpServerResponse.text(claim.response.body, {
+                status: claim.response.status,
+                contentType: claim.response.contentType,
+                headers: { "idempotent-replayed": "true" }
+              })
+            case "Owned": {
+              const response = yield* Effect.onInterrupt(inner, () => idempotency.release(scope))
+              if (!storable(response)) {
+                yield* idempotency.release(scope)
+                return response
+              }
+              const stored =
+                response.body._tag === "Uint8Array"
+                  ? { contentType: response.body.contentType, body: new TextDecoder().decode(response.body.body) }
+                  : { contentType: "application/json", body: "" }
+              yield* idempotency.complete(scope, { status: response.status, ...stored })
+              return response
+            }
+          }
+        })
+
+      const guarded = Effect.gen(function* () {
+        if (!operational) {
+          const key = Option.match(caller, {
+            onSome: (c) => `key:${c.keyId}`,
+            onNone: () => `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+          })
+          const decision = yield* rateLimiter.take(key)
+          rate = decision.state
+          if (decision.rejected !== undefined) return yield* decision.rejected
+        }
+        if (["POST", "PUT", "PATCH"].includes(request.method) && hasBody(request.headers) && !isJson(request.headers["content-type"])) {
+          return yield* new UnsupportedMediaType({
+            message: "Send the body as JSON with `Content-Type: application/json`",
+            param: "Content-Type"
+          })
+        }
+        return yield* idempotent(rendered(app))
+      })
+
+      let response = yield* rendered(guarded).pipe(
+        Effect.locally(CurrentRequestId, requestId),
+        Effect.locally(CurrentAuth, auth)
+      )
+      response = HttpServerResponse.setHeader(response, "request-id", requestId)
+      if (rate !== undefined) {
+        const nowMillis = yield* Clock.currentTimeMillis
+        response = HttpServerResponse.setHeaders(response, {
+          "x-ratelimit-limit": String(rate.limit),
+          "x-ratelimit-remaining": String(rate.remaining),
+          "x-ratelimit-reset": String(Math.ceil((nowMillis + rate.resetAfterMillis) / 1000))
+        })
+      }
+      return response
+    }).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)))
+})
+
+/** Installs the edge around the API (the `HttpApiBuilder` global middleware slot). */
+export const EdgeLive = HttpApiBuilder.middleware(makeEdge)

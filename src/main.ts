@@ -1,0 +1,26 @@
+/** `npm start`: the service with layers chosen from the environment. */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { join } from "node:path"
+import { layerPg, layerPglite } from "../layers/Database.js"
+import { layerLive as idsLive } from "../layers/IdGenerator.js"
+import * as RateLimitStore from "../layers/RateLimitStore.js"
+import { fromEnv } from "./Config.js"
+import { makeServer } from "./Server.js"
+
+const program = Effect.gen(function* () {
+  const config = yield* fromEnv
+  const database = Option.match(config.databaseUrl, {
+    onSome: (url) => layerPg({ url }),
+    onNone: () => layerPglite({ dataDir: join(config.dataDir, "pglite") })
+  })
+  const rateLimitStore = Option.match(config.redisUrl, {
+    onSome: RateLimitStore.layerRedis,
+    onNone: () => RateLimitStore.layerMemory
+  })
+  return yield* Layer.launch(makeServer({ config, database, rateLimitStore, ids: idsLive }))
+})
+
+NodeRuntime.runMain(program)
