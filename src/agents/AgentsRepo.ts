@@ -38,6 +38,7 @@ export const toAgent = (row: AgentRow): Agent => ({
   updated_at: iso(row.updated_at)
 })
 
+// `seq` is read as text (a bigint); queries must order by `agents.seq`, not the text alias
 const columns = "seq::text as seq, id, type, name, slug, instructions, welcome_message, created_at, updated_at"
 
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
@@ -84,8 +85,8 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
         select ${cols} from agents
         where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
           and deleted_at is null
-          ${Option.isSome(page.after) ? sql`and seq < ${page.after.value}::bigint` : sql.literal("")}
-        order by seq desc
+          ${Option.isSome(page.after) ? sql`and agents.seq < ${page.after.value}::bigint` : sql.literal("")}
+        order by agents.seq desc
         limit ${page.limit + 1}`
 
     const update = (

@@ -19,6 +19,7 @@ import {
   IdempotencyKeyMismatch,
   IdempotencyRequestInProgress,
   InvalidIdempotencyKey,
+  PayloadTooLarge,
   UnsupportedMediaType
 } from "../../schema/Errors.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
@@ -137,6 +138,10 @@ export const makeEdge = Effect.gen(function* () {
           const decision = yield* rateLimiter.take(key)
           rate = decision.state
           if (decision.rejected !== undefined) return yield* decision.rejected
+        }
+        // refuse an oversized body before reading any of it
+        if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) {
+          return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxJsonBodyBytes} bytes` })
         }
         if (["POST", "PUT", "PATCH"].includes(request.method) && hasBody(request.headers) && !isJson(request.headers["content-type"])) {
           return yield* new UnsupportedMediaType({

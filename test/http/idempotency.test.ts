@@ -1,0 +1,150 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import { Harness, testServer } from "../support/harness.js"
+
+const countAgents = (workspaceId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ n: string }>`select count(*) as n from agents where workspace_id = ${workspaceId}`
+  ).pipe(
+    Effect.map((rows) => Number(rows[0]!.n)),
+    Effect.orDie
+  )
+
+layer(testServer())("idempotency", (it) => {
+  it.effect("a replay returns the identical body with Idempotent-Replayed: true", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const send = h.call("POST", "/v1/agents", {
+        key: ws.secretTest,
+        body: { type: "support", name: "Once" },
+        headers: { "idempotency-key": "create-once-1" }
+      })
+      const first = yield* send
+      const second = yield* send
+      expect(first.status).toBe(201)
+      expect(first.headers.get("idempotent-replayed")).toBeNull()
+      expect(second.status).toBe(201)
+      expect(second.text).toBe(first.text)
+      expect(second.headers.get("idempotent-replayed")).toBe("true")
+      expect(second.headers.get("content-type")).toContain("application/json")
+      expect(yield* countAgents(ws.workspace.id)).toBe(1)
+    })
+  )
+
+  it.effect("the same key with another body is 422 idempotency_key_mismatch", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const headers = { "idempotency-key": "mismatch-1" }
+      yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "A" }, headers })
+      const other = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "B" }, headers })
+      expect(other.status).toBe(422)
+      expect(other.body.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_mismatch" })
+      expect(yield* countAgents(ws.workspace.id)).toBe(1)
+    })
+  )
+
+  it.effect("keys are scoped per workspace and environment", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const headers = { "idempotency-key": "shared-key" }
+      const body = { type: "support", name: "Env" }
+      const test = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body, headers })
+      const live = yield* h.call("POST", "/v1/agents", { key: ws.secretLive, body, headers })
+      expect(live.status).toBe(201)
+      expect(live.body.data.id).not.toBe(test.body.data.id)
+      // a second sandbox key of the same workspace shares the record
+      const another = yield* ws.key({ kind: "secret" })
+      const replay = yield* h.call("POST", "/v1/agents", { key: another.secret, body, headers })
+      expect(replay.headers.get("idempotent-replayed")).toBe("true")
+      expect(replay.body.data.id).toBe(test.body.data.id)
+    })
+  )
+
+  it.effect("20 concurrent requests with one key create exactly one agent", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const replies = yield* Effect.all(
+        Array.from({ length: 20 }, () =>
+          h.call("POST", "/v1/agents", {
+            key: ws.secretTest,
+            body: { type: "support", name: "Burst" },
+            headers: { "idempotency-key": "burst-1" }
+          })
+        ),
+        { concurrency: "unbounded" }
+      )
+      expect(yield* countAgents(ws.workspace.id)).toBe(1)
+      const created = replies.filter((r) => r.status === 201)
+      const busy = replies.filter((r) => r.status === 409)
+      expect(created.length + busy.length).toBe(20)
+      expect(new Set(created.map((r) => r.body.data.id)).size).toBe(1)
+      for (const r of busy) expect(r.body.error.code).toBe("idempotency_request_in_progress")
+    })
+  )
+
+  it.effect("after 24 hours (by the Clock) the key is free again", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const headers = { "idempotency-key": "ttl-1" }
+      const first = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Day 1" }, headers })
+      yield* TestClock.adjust("23 hours")
+      const within = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Day 2" }, headers })
+      expect(within.status).toBe(422)
+      yield* TestClock.adjust("1 hour")
+      const after = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Day 2" }, headers })
+      expect(after.status).toBe(201)
+      expect(after.headers.get("idempotent-replayed")).toBeNull()
+      expect(after.body.data.id).not.toBe(first.body.data.id)
+    })
+  )
+
+  it.effect("client errors are stored and replayed; malformed keys are refused", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const headers = { "idempotency-key": "bad-body-1" }
+      const bad = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "nope", name: "x" }, headers })
+      expect(bad.status).toBe(400)
+      const again = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "nope", name: "x" }, headers })
+      expect(again.status).toBe(400)
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+
+      const tooLong = yield* h.call("POST", "/v1/agents", {
+        key: ws.secretTest,
+        body: { type: "support", name: "x" },
+        headers: { "idempotency-key": "k".repeat(256) }
+      })
+      expect(tooLong.status).toBe(400)
+      expect(tooLong.body.error).toMatchObject({ code: "invalid_idempotency_key", param: "Idempotency-Key" })
+    })
+  )
+
+  it.effect("server errors are not stored: the key can be retried", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const sql = yield* SqlClient.SqlClient
+      // make the next insert fail on our side: a trigger that raises
+      yield* Effect.orDie(sql.unsafe(`
+        create function fail_agents() returns trigger language plpgsql as $$
+        begin raise exception 'boom'; end $$`))
+      yield* Effect.orDie(sql.unsafe(`create trigger fail_agents before insert on agents for each row execute function fail_agents()`))
+      const headers = { "idempotency-key": "retry-after-500" }
+      const failed = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "R" }, headers })
+      yield* Effect.orDie(sql.unsafe(`drop trigger fail_agents on agents`))
+      expect(failed.status).toBe(500)
+      expect(failed.body.error).toMatchObject({ type: "api_error", code: "internal_error" })
+      expect(failed.text).not.toContain("boom")
+      const retried = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "R" }, headers })
+      expect(retried.status).toBe(201)
+      expect(retried.headers.get("idempotent-replayed")).toBeNull()
+    })
+  )
+})

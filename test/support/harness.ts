@@ -1,0 +1,163 @@
+/**
+ * Boots the real service on a random loopback port with test layers (a fresh
+ * database: PGlite in memory, or a throwaway PostgreSQL database when
+ * DATABASE_URL is set) and gives tests plain HTTP calls plus seeding helpers.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as TestClock from "effect/TestClock"
+import type { Environment, Plan, Scope } from "../../schema/Auth.js"
+import type { Workspace } from "../../schema/Admin.js"
+import { layerLive as idsLive } from "../../layers/IdGenerator.js"
+import * as RateLimitStore from "../../layers/RateLimitStore.js"
+import { ApiKeys } from "../../src/auth/ApiKeys.js"
+import type { AppConfigShape } from "../../src/Config.js"
+import { makeServer } from "../../src/Server.js"
+import { Workspaces } from "../../src/workspaces/Workspaces.js"
+import { testDatabaseLayer } from "./database.js"
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  /** Parsed JSON body, or the text when it is not JSON, or null when empty. */
+  readonly body: any
+  readonly text: string
+}
+
+export interface CallOptions {
+  readonly key?: string | undefined
+  /** Sent as JSON unless a string (sent as is). */
+  readonly body?: unknown
+  readonly headers?: Record<string, string>
+}
+
+export interface SeededWorkspace {
+  readonly workspace: Workspace
+  readonly secretTest: string
+  readonly secretLive: string
+  readonly widgetTest: string
+  readonly formsTest: string
+  /** A further key of `kind` with exactly these scopes. */
+  readonly key: (options: {
+    readonly kind: "secret" | "widget" | "forms"
+    readonly environment?: Environment
+    readonly scopes?: ReadonlyArray<Scope>
+  }) => Effect.Effect<{ readonly id: string; readonly secret: string }>
+  readonly revoke: (keyId: string) => Effect.Effect<void>
+}
+
+export interface HarnessShape {
+  readonly url: string
+  readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<Reply>
+  readonly seed: (options?: { readonly plan?: Plan }) => Effect.Effect<SeededWorkspace>
+}
+
+export class Harness extends Context.Tag("Test/Harness")<Harness, HarnessShape>() {}
+
+export const testAdminToken = "test-admin-token-0123456789"
+
+export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigShape => ({
+  host: "127.0.0.1",
+  port: 0,
+  publicUrl: "http://127.0.0.1",
+  dataDir: "./data-test-unused",
+  databaseUrl: Option.none(),
+  redisUrl: Option.none(),
+  rateLimit: { rps: 10_000, burst: 10_000 },
+  adminToken: Option.some(Redacted.make(testAdminToken)),
+  ownerEmail: "owner@example.com",
+  announceKeys: false,
+  ...overrides
+})
+
+const HarnessLive = Layer.effect(
+  Harness,
+  Effect.gen(function* () {
+    const server = yield* HttpServer.HttpServer
+    const keys = yield* ApiKeys
+    const workspaces = yield* Workspaces
+    const address = server.address
+    if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
+    const url = `http://127.0.0.1:${address.port}`
+
+    const call: HarnessShape["call"] = (method, path, options = {}) =>
+      Effect.promise(async () => {
+        const headers: Record<string, string> = { ...options.headers }
+        if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`
+        let body: string | undefined
+        if (options.body !== undefined) {
+          body = typeof options.body === "string" ? options.body : JSON.stringify(options.body)
+          headers["content-type"] ??= "application/json"
+        }
+        const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+        const text = await response.text()
+        let parsed: unknown = null
+        if (text !== "") {
+          try {
+            parsed = JSON.parse(text)
+          } catch {
+            parsed = text
+          }
+        }
+        return { status: response.status, headers: response.headers, body: parsed, text }
+      })
+
+    const seed: HarnessShape["seed"] = (options = {}) =>
+      Effect.gen(function* () {
+        const workspace = yield* workspaces.create({
+          name: "Acme",
+          owner_email: "owner@acme.test",
+          plan: options.plan ?? "free"
+        })
+        const key: SeededWorkspace["key"] = (o) =>
+          keys
+            .create({ workspaceId: workspace.id, environment: o.environment ?? "test", kind: o.kind, scopes: o.scopes })
+            .pipe(Effect.map((k) => ({ id: k.key.id, secret: k.secret })))
+        return {
+          workspace,
+          secretTest: (yield* key({ kind: "secret" })).secret,
+          secretLive: (yield* key({ kind: "secret", environment: "live" })).secret,
+          widgetTest: (yield* key({ kind: "widget" })).secret,
+          formsTest: (yield* key({ kind: "forms" })).secret,
+          key,
+          revoke: (id) => Effect.asVoid(keys.revoke(id as never))
+        }
+      })
+
+    return { url, call, seed }
+  })
+)
+
+/** Tests start on this date (under TestClock), before the service's fibers exist. */
+export const testEpoch = Date.parse("2026-11-02T10:00:00Z")
+
+/**
+ * Moves a TestClock to `testEpoch` before anything sleeps on it: setting it later
+ * would wake every periodic worker once per period since 1970.
+ */
+const StartClock = Layer.effectDiscard(
+  Effect.clockWith((clock) =>
+    "setTime" in clock ? TestClock.setTime(testEpoch) : Effect.void
+  )
+)
+
+/** The service plus `Harness`, `SqlClient` and the app's services, for `layer(...)` of @effect/vitest. */
+export const testServer = (overrides: Partial<AppConfigShape> = {}) =>
+  HarnessLive.pipe(
+    Layer.provideMerge(
+      makeServer({
+        config: testConfig(overrides),
+        database: testDatabaseLayer,
+        rateLimitStore: RateLimitStore.layerMemory,
+        ids: idsLive
+      })
+    ),
+    Layer.provide(StartClock)
+  )
+
+export type TestServerServices = Layer.Layer.Success<ReturnType<typeof testServer>> | SqlClient.SqlClient

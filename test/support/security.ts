@@ -1,0 +1,75 @@
+/**
+ * The security matrix every endpoint runs: each way a caller can be wrong, with
+ * the status and code it must get. Later areas add their endpoints to it.
+ */
+import { expect } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import type { Scope } from "../../schema/Auth.js"
+import type { HarnessShape, SeededWorkspace } from "./harness.js"
+
+export interface SecuredEndpoint {
+  readonly name: string
+  readonly method: string
+  /** Builds the path for a fresh workspace; may create what the path names. */
+  readonly path: (ws: SeededWorkspace, h: HarnessShape) => Effect.Effect<string>
+  readonly body?: unknown
+  readonly scope: Scope
+  /** A path naming an object of the *live* environment, for the cross-environment check. */
+  readonly liveObjectPath?: (ws: SeededWorkspace, h: HarnessShape) => Effect.Effect<string>
+}
+
+const expectError = (reply: { status: number; body: any }, status: number, code: string, label: string) => {
+  expect(reply.status, `${label}: status (body ${JSON.stringify(reply.body)})`).toBe(status)
+  expect(reply.body?.error?.code, label).toBe(code)
+  expect(reply.body?.meta?.request_id, label).toMatch(/^req_/)
+}
+
+export const runSecurityMatrix = (h: HarnessShape, endpoint: SecuredEndpoint) =>
+  Effect.gen(function* () {
+    const ws = yield* h.seed()
+    const path = yield* endpoint.path(ws, h)
+    const call = (options: { key?: string; headers?: Record<string, string> }) =>
+      h.call(endpoint.method, path, {
+        ...options,
+        ...(endpoint.body === undefined ? {} : { body: endpoint.body })
+      })
+
+    expectError(yield* call({}), 401, "missing_authorization", "no header")
+    expectError(yield* call({ key: "sk_test_unknownunknownunknown00" }), 401, "invalid_api_key", "unknown key")
+    expectError(yield* call({ key: "not-a-key" }), 401, "invalid_api_key", "malformed key")
+    expectError(
+      yield* call({ headers: { "x-api-key": "sk_test_unknownunknownunknown00" } }),
+      401,
+      "invalid_api_key",
+      "unknown legacy key"
+    )
+
+    const revoked = yield* ws.key({ kind: "secret" })
+    yield* ws.revoke(revoked.id)
+    expectError(yield* call({ key: revoked.secret }), 401, "invalid_api_key", "revoked key")
+
+    expectError(yield* call({ key: ws.widgetTest }), 403, "key_scope_mismatch", "widget key")
+    expectError(yield* call({ key: ws.formsTest }), 403, "key_scope_mismatch", "forms key")
+
+    const narrowed = yield* ws.key({ kind: "secret", scopes: ["read:usage"] })
+    expectError(yield* call({ key: narrowed.secret }), 403, "key_scope_mismatch", `key without ${endpoint.scope}`)
+
+    // the right scope passes authentication whatever the outcome of the call itself
+    const exact = yield* ws.key({ kind: "secret", scopes: [endpoint.scope] })
+    const allowed = yield* call({ key: exact.secret })
+    expect([401, 403], `key with exactly ${endpoint.scope}`).not.toContain(allowed.status)
+
+    // the legacy header authenticates like the bearer one
+    const legacy = yield* call({ headers: { "x-api-key": exact.secret } })
+    expect(legacy.status, "legacy x-api-key").toBe(allowed.status === 201 ? 201 : legacy.status)
+    expect([401, 403], "legacy x-api-key").not.toContain(legacy.status)
+
+    if (endpoint.liveObjectPath !== undefined) {
+      const livePath = yield* endpoint.liveObjectPath(ws, h)
+      const crossed = yield* h.call(endpoint.method, livePath, {
+        key: ws.secretTest,
+        ...(endpoint.body === undefined ? {} : { body: endpoint.body })
+      })
+      expectError(crossed, 404, "resource_missing", "sandbox key on a live object")
+    }
+  })
