@@ -21,6 +21,7 @@ import {
   UnsupportedMediaType
 } from "./Errors.js"
 import { SystemGroup } from "./System.js"
+import { WebhooksGroup } from "./Webhooks.js"
 
 /**
  * The library's own decode-error schema is replaced on the wire by our envelope
@@ -43,6 +44,7 @@ const dropLibraryDecodeError = (spec: Record<string, any>): Record<string, any> 
 export class Api extends HttpApi.make("assistant-platform")
   .add(SystemGroup)
   .add(AgentsGroup)
+  .add(WebhooksGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

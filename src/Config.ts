@@ -17,6 +17,16 @@ export interface AppConfigShape {
   readonly rateLimit: { readonly rps: number; readonly burst: number }
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
   readonly ownerEmail: string
+  /** `smtp://` or `smtps://` URL of the mail server; none: e-mail goes to the log. */
+  readonly smtpUrl: Option.Option<string>
+  /** `From` of every e-mail the service sends. */
+  readonly mailFrom: string
+  /** Longest sleep of the e-mail sender between looks for due e-mails (local enqueues wake it sooner). */
+  readonly emailPollMillis: number
+  /** `ALLOW_PRIVATE_URLS=true`: webhook receivers and ingested URLs may be loopback or private (dev, tests). */
+  readonly allowPrivateUrls: boolean
+  /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
+  readonly webhookPollMillis: number
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
 }
@@ -46,6 +56,18 @@ export const fromEnv = Effect.gen(function* () {
     },
     adminToken: yield* Config.option(Config.redacted("ADMIN_TOKEN")),
     ownerEmail: yield* Config.string("OWNER_EMAIL").pipe(Config.withDefault("owner@example.com")),
+    smtpUrl: yield* Config.option(
+      Config.string("SMTP_URL").pipe(
+        Config.validate({
+          message: "SMTP_URL must start with smtp:// or smtps://",
+          validation: (url) => /^smtps?:\/\//i.test(url)
+        })
+      )
+    ),
+    mailFrom: yield* Config.string("MAIL_FROM").pipe(Config.withDefault("Assistant Platform <no-reply@localhost>")),
+    emailPollMillis: yield* positiveInt("EMAIL_POLL_MS", 1000),
+    allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
+    webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
     announceKeys: true
   })
 })

@@ -17,6 +17,8 @@ import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
+import type { Fetcher } from "../layers/Fetcher.js"
+import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
 import { Agents } from "./agents/Agents.js"
@@ -27,11 +29,17 @@ import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
 import { AppConfig, type AppConfigShape } from "./Config.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
+import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { EdgeLive } from "./http/Edge.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
+import { DeliverySignal } from "./webhooks/Signal.js"
+import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
+import { Dispatcher } from "./webhooks/Dispatcher.js"
+import { WebhooksHttp } from "./webhooks/Http.js"
+import { Webhooks } from "./webhooks/Webhooks.js"
 import { bootstrap } from "./workspaces/Bootstrap.js"
 import { Workspaces } from "./workspaces/Workspaces.js"
 
@@ -40,15 +48,18 @@ export interface ServerLayers {
   readonly database: Layer.Layer<SqlClient.SqlClient | Database, SqlError>
   readonly rateLimitStore: Layer.Layer<RateLimiter.RateLimiterStore>
   readonly ids: Layer.Layer<IdGenerator>
+  readonly mailer: Layer.Layer<Mailer>
+  readonly fetcher: Layer.Layer<Fetcher>
 }
 export type { RateLimitStore }
 
 /** Application services over the database; what handlers and the edge use. */
-const Services = Layer.mergeAll(Agents.Default, Authenticator.Default).pipe(
+const Services = Layer.mergeAll(Agents.Default, Authenticator.Default, Webhooks.Default, Dispatcher.Default).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       AgentsRepo.Default,
-      Outbox.Default,
+      Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
+      Emails.Default,
       ApiKeys.Default,
       Workspaces.Default,
       IdempotencyStore.Default,
@@ -58,7 +69,7 @@ const Services = Layer.mergeAll(Agents.Default, Authenticator.Default).pipe(
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AgentsHttp, SystemHttp]),
+  Layer.provide([AgentsHttp, WebhooksHttp, SystemHttp]),
   Layer.provide(AuthenticationLive)
 )
 
@@ -83,8 +94,23 @@ const supervised = (name: string, every: Duration.DurationInput, work: Effect.Ef
     )
   )
 
-const Workers = Layer.unwrapEffect(
-  Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
+/** A worker that loops forever on its own; restarted with backoff if it fails. */
+const supervisedLoop = (name: string, loop: Effect.Effect<never>) =>
+  Layer.scopedDiscard(
+    loop.pipe(
+      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
+      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
+      Effect.annotateLogs("worker", name),
+      Effect.forkScoped
+    )
+  )
+
+const Workers = Layer.mergeAll(
+  Layer.unwrapEffect(Effect.map(Dispatcher, (dispatcher) => supervisedLoop("webhook-dispatcher", dispatcher.run))),
+  Layer.unwrapEffect(
+    Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
+  ),
+  Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run)))
 )
 
 /**
@@ -95,6 +121,8 @@ export const makeServer = (layers: ServerLayers) => {
   const Infra = Layer.mergeAll(
     layers.database,
     layers.ids,
+    layers.mailer,
+    layers.fetcher,
     Layer.succeed(AppConfig, layers.config),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   )

@@ -6,6 +6,8 @@ import * as Option from "effect/Option"
 import { join } from "node:path"
 import { layerPg, layerPglite } from "../layers/Database.js"
 import { layerLive as idsLive } from "../layers/IdGenerator.js"
+import * as Fetcher from "../layers/Fetcher.js"
+import * as Mailer from "../layers/Mailer.js"
 import * as RateLimitStore from "../layers/RateLimitStore.js"
 import { fromEnv } from "./Config.js"
 import { makeServer } from "./Server.js"
@@ -20,7 +22,11 @@ const program = Effect.gen(function* () {
     onSome: RateLimitStore.layerRedis,
     onNone: () => RateLimitStore.layerMemory
   })
-  return yield* Layer.launch(makeServer({ config, database, rateLimitStore, ids: idsLive }))
+  const mailer = Option.match(config.smtpUrl, {
+    onSome: (url) => Mailer.layerSmtp({ url, from: config.mailFrom }),
+    onNone: () => Mailer.layerLog({ from: config.mailFrom })
+  })
+  return yield* Layer.launch(makeServer({ config, database, rateLimitStore, ids: idsLive, mailer, fetcher: Fetcher.layerNode }))
 })
 
 NodeRuntime.runMain(program)

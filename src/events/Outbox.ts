@@ -1,27 +1,37 @@
 /**
  * The event outbox. `emit` must run inside the transaction of the change it
  * reports, so an event exists exactly when its change committed. The body is
- * serialised once here: every later delivery sends these same bytes.
+ * serialised once here: every later delivery sends these same bytes. In the
+ * same transaction it fans out: one pending delivery per active subscription
+ * of the workspace and environment that takes the event's type.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import type { Environment } from "../../schema/Auth.js"
 import type { Event, EventType } from "../../schema/Events.js"
 import type { EventId, WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { now, unixSeconds } from "../Time.js"
+import { horizonMillis } from "../webhooks/Schedule.js"
+import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
+import { WebhooksRepo } from "../webhooks/WebhooksRepo.js"
 
 export interface EmitInput {
   readonly workspaceId: WorkspaceId
   readonly environment: Environment
   readonly type: EventType
   readonly data: Record<string, unknown>
+  /** Deliver to these subscriptions only (a `webhook.test`), instead of every subscriber. */
+  readonly only?: ReadonlyArray<string>
 }
 
 export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
+    const webhooks = yield* WebhooksRepo
+    const signal = yield* DeliverySignal
 
     const emit = Effect.fn("Outbox.emit")(function* (input: EmitInput) {
       const created_at = yield* now
@@ -44,7 +54,26 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
           created_at,
           body: JSON.stringify(event)
         })}`
-      return event
+      const targets = input.only ?? (yield* webhooks.subscribersOf(input, input.type)).map((s) => s.id)
+      const deliveries: Array<string> = []
+      for (const subscriptionId of targets) {
+        const id = yield* ids.make("whd")
+        yield* webhooks.insertDelivery({
+          ...input,
+          id,
+          subscriptionId,
+          eventId: event.id,
+          eventType: event.type,
+          at: created_at,
+          horizonAt: new Date(created_at.getTime() + horizonMillis)
+        })
+        deliveries.push(id)
+      }
+      if (deliveries.length > 0) {
+        yield* FiberRef.set(DeliveriesCreated, true)
+        yield* signal.ring
+      }
+      return { event, deliveries }
     }, Effect.orDie)
 
     return { emit } as const

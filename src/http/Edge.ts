@@ -13,6 +13,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import {
@@ -31,6 +32,7 @@ import { fromCause } from "./Failures.js"
 import { IdempotencyStore } from "./Idempotency.js"
 import { type RateLimitState, RequestRateLimiter } from "./RateLimit.js"
 import { routeTable } from "./Routes.js"
+import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
 
 /** JSON bodies beyond this are refused with 413 (CSV content is capped at 1 MB). */
 const maxJsonBodyBytes = 2 * 1024 * 1024
@@ -57,6 +59,7 @@ export const makeEdge = Effect.gen(function* () {
   const idempotency = yield* IdempotencyStore
   const ids = yield* IdGenerator
   const config = yield* AppConfig
+  const signal = yield* DeliverySignal
   const docsUrl = `${config.publicUrl}/docs/errors`
 
   return (app: HttpApp.Default): HttpApp.Default =>
@@ -153,6 +156,8 @@ export const makeEdge = Effect.gen(function* () {
       })
 
       let response = yield* rendered(guarded).pipe(
+        Effect.zipLeft(Effect.flatMap(FiberRef.get(DeliveriesCreated), (created) => (created ? signal.ring : Effect.void))),
+        Effect.locally(DeliveriesCreated, false),
         Effect.locally(CurrentRequestId, requestId),
         Effect.locally(CurrentAuth, auth)
       )

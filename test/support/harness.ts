@@ -14,6 +14,8 @@ import * as TestClock from "effect/TestClock"
 import type { Environment, Plan, Scope } from "../../schema/Auth.js"
 import type { Workspace } from "../../schema/Admin.js"
 import { layerLive as idsLive } from "../../layers/IdGenerator.js"
+import * as Mailer from "../../layers/Mailer.js"
+import * as Fetcher from "../../layers/Fetcher.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import type { AppConfigShape } from "../../src/Config.js"
@@ -71,7 +73,14 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   rateLimit: { rps: 10_000, burst: 10_000 },
   adminToken: Option.some(Redacted.make(testAdminToken)),
   ownerEmail: "owner@example.com",
+  smtpUrl: Option.none(),
+  mailFrom: "Assistant Platform <no-reply@test.local>",
+  // like webhookPollMillis: the sender sleeps until the next due e-mail or a local enqueue
+  emailPollMillis: 60 * 60 * 1000,
   announceKeys: false,
+  allowPrivateUrls: true,
+  // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
+  webhookPollMillis: 60 * 60 * 1000,
   ...overrides
 })
 
@@ -146,18 +155,33 @@ const StartClock = Layer.effectDiscard(
   )
 )
 
-/** The service plus `Harness`, `SqlClient` and the app's services, for `layer(...)` of @effect/vitest. */
-export const testServer = (overrides: Partial<AppConfigShape> = {}) =>
-  HarnessLive.pipe(
+/**
+ * The service plus `Harness`, `SqlClient`, `MemoryMailbox` (what the service
+ * e-mailed) and the app's services, for `layer(...)` of @effect/vitest.
+ */
+export const testServer = (
+  overrides: Partial<AppConfigShape> = {},
+  options: {
+    /** How webhook POSTs leave: real HTTP by default, or a test layer that answers itself. */
+    readonly fetcher?: Layer.Layer<Fetcher.Fetcher>
+  } = {}
+) => {
+  // one mailbox per server: this reference is built once, for the server and the test
+  const mailer = Layer.suspend(() => Mailer.layerMemory)
+  return HarnessLive.pipe(
     Layer.provideMerge(
       makeServer({
         config: testConfig(overrides),
         database: testDatabaseLayer,
         rateLimitStore: RateLimitStore.layerMemory,
-        ids: idsLive
+        ids: idsLive,
+        mailer,
+        fetcher: options.fetcher ?? Fetcher.layerNode
       })
     ),
+    Layer.provideMerge(mailer),
     Layer.provide(StartClock)
   )
+}
 
 export type TestServerServices = Layer.Layer.Success<ReturnType<typeof testServer>> | SqlClient.SqlClient

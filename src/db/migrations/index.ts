@@ -1,6 +1,10 @@
 /** Every migration, in order. Ids are the numeric prefixes; never renumber. */
 import foundation from "./0001_foundation.js"
+import emails from "./0002_emails.js"
+import webhooks from "./0003_webhooks.js"
 
 export const migrations = {
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0002_emails": emails,
+  "0003_webhooks": webhooks
 }

@@ -1,0 +1,323 @@
+/**
+ * Outbound HTTP POSTs to URLs our customers chose (webhook receivers). Live:
+ * `node:http`/`node:https` directly, hardened against SSRF. Test: a handler
+ * function, so callers are tested without sockets.
+ *
+ * `post` never fails: whatever the receiver does (answers, refuses, hangs,
+ * presents a bad certificate) is a `PostResult`, data for the delivery log.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as dns from "node:dns"
+import * as http from "node:http"
+import * as https from "node:https"
+import { isIP, type LookupFunction } from "node:net"
+import { StringDecoder } from "node:string_decoder"
+import { bareHostname, isLocalhostName, isPublicAddress } from "./Addresses.js"
+
+export interface PostRequest {
+  readonly url: string
+  readonly body: string
+  readonly headers: Readonly<Record<string, string>>
+  /** The whole exchange: resolve, connect, TLS, send, status line and body excerpt. */
+  readonly timeoutMillis: number
+  /** `ALLOW_PRIVATE_URLS=true`: let loopback, private and link-local addresses through. */
+  readonly allowPrivate: boolean
+}
+
+export type FailureReason = "timeout" | "dns" | "tls" | "connect" | "private_address" | "other"
+
+export interface PostResponse {
+  readonly _tag: "Response"
+  /** Any status, 3xx included: redirects are never followed. */
+  readonly status: number
+  /** The first `EXCERPT_BYTES` bytes of the body, decoded as UTF-8 (a split trailing character is dropped). */
+  readonly bodyExcerpt: string
+  readonly durationMillis: number
+}
+
+export interface PostFailure {
+  readonly _tag: "Failure"
+  readonly reason: FailureReason
+  readonly message: string
+  readonly durationMillis: number
+}
+
+export type PostResult = PostResponse | PostFailure
+
+export interface FetcherShape {
+  readonly post: (request: PostRequest) => Effect.Effect<PostResult>
+}
+
+export class Fetcher extends Context.Tag("Layers/Fetcher")<Fetcher, FetcherShape>() {}
+
+/** How much of a response body is kept (1 KiB); the rest is never read. */
+export const EXCERPT_BYTES = 1024
+
+/** A `Response` result, for test handlers. */
+export const response = (status: number, bodyExcerpt = "", durationMillis = 0): PostResult => ({
+  _tag: "Response",
+  status,
+  bodyExcerpt,
+  durationMillis
+})
+
+/** A `Failure` result, for test handlers. */
+export const failure = (reason: FailureReason, message: string = reason, durationMillis = 0): PostResult => ({
+  _tag: "Failure",
+  reason,
+  message,
+  durationMillis
+})
+
+// ---------------------------------------------------------------------------
+// Live: node:http / node:https
+// ---------------------------------------------------------------------------
+
+type Outcome =
+  | { readonly _tag: "Response"; readonly status: number; readonly bodyExcerpt: string }
+  | { readonly _tag: "Failure"; readonly reason: FailureReason; readonly message: string }
+
+const fail = (reason: FailureReason, message: string): Outcome => ({ _tag: "Failure", reason, message })
+
+/** Raised by the connect-time lookup; recognised by class when the request errors. */
+class PrivateAddressError extends Error {
+  readonly code = "ERR_PRIVATE_ADDRESS"
+  constructor(host: string) {
+    super(`${host} resolves to a private, loopback or link-local address`)
+  }
+}
+
+/**
+ * The socket's resolver: `dns.lookup` (what Node would use), then every
+ * address must be public unless `allowPrivate`. Running at connect time, it
+ * closes the window between `checkUrl` and the connection in which DNS could
+ * start answering with an internal address (rebinding). Node calls it with
+ * `all: true` when it races address families (`autoSelectFamily`), without
+ * otherwise; both shapes of answer are honoured.
+ */
+const guardedLookup =
+  (allowPrivate: boolean): LookupFunction =>
+  (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, "")
+      if (addresses.length === 0) {
+        const notFound: NodeJS.ErrnoException = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {
+          code: "ENOTFOUND",
+          syscall: "getaddrinfo"
+        })
+        return callback(notFound, "")
+      }
+      if (!allowPrivate && !addresses.every((a) => isPublicAddress(a.address))) {
+        return callback(new PrivateAddressError(hostname), "")
+      }
+      if (options.all) return callback(null, addresses)
+      const first = addresses[0]!
+      return callback(null, first.address, first.family)
+    })
+  }
+
+const dnsCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NODATA", "EAI_NONAME", "ENODATA", "ESERVFAIL"])
+const connectCodes = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EHOSTDOWN",
+  "ENETDOWN",
+  "EADDRNOTAVAIL",
+  "ETIMEDOUT"
+])
+const tlsCodes = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "HOSTNAME_MISMATCH",
+  "EPROTO"
+])
+
+interface Progress {
+  readonly tls: boolean
+  connected: boolean
+  secured: boolean
+}
+
+type NodeError = Error & { code?: unknown; syscall?: unknown; library?: unknown; errors?: unknown }
+
+const classify = (error: unknown, progress: Progress): FailureReason => {
+  if (error instanceof PrivateAddressError) return "private_address"
+  let err = error as NodeError
+  // with several addresses Node may report an AggregateError of the attempts
+  if (err.code === undefined && Array.isArray(err.errors) && err.errors.length > 0) err = err.errors[0] as NodeError
+  if (err instanceof PrivateAddressError) return "private_address"
+  const code = typeof err.code === "string" ? err.code : ""
+  if (err.syscall === "getaddrinfo" || dnsCodes.has(code)) return "dns"
+  if (
+    progress.tls &&
+    (tlsCodes.has(code) ||
+      code.startsWith("ERR_TLS_") ||
+      code.startsWith("ERR_SSL_") ||
+      code.startsWith("CERT_") ||
+      (typeof err.library === "string" && err.library.includes("SSL")))
+  ) {
+    return "tls"
+  }
+  if (connectCodes.has(code)) return "connect"
+  if (code === "ECONNRESET" || code === "EPIPE") {
+    if (!progress.connected) return "connect"
+    if (progress.tls && !progress.secured) return "tls"
+  }
+  return "other"
+}
+
+const messageOf = (error: unknown): string => {
+  const err = error as NodeError
+  const text = (err instanceof Error && err.message !== "" ? err.message : String(error)).trim()
+  return typeof err.code === "string" && !text.includes(err.code) ? `${err.code}: ${text}` : text
+}
+
+/**
+ * Runs one POST and calls `done` exactly once. Returns a canceller for
+ * interruption. Sockets are never pooled (`agent: false`): a pooled socket
+ * would skip the lookup, and the connect-time check depends on `allowPrivate`
+ * of each request.
+ */
+const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() => void) => {
+  let settled = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let req: http.ClientRequest | undefined
+  let res: http.IncomingMessage | undefined
+  const teardown = () => {
+    if (timer !== undefined) clearTimeout(timer)
+    res?.destroy()
+    req?.destroy()
+  }
+  const finish = (outcome: Outcome) => {
+    if (settled) return
+    settled = true
+    teardown()
+    done(outcome)
+  }
+  // on interruption: tear down without reporting the errors the teardown itself causes
+  const cancel = () => {
+    settled = true
+    teardown()
+  }
+
+  let url: URL
+  try {
+    url = new URL(request.url)
+  } catch {
+    finish(fail("other", "invalid URL"))
+    return cancel
+  }
+  const isTls = url.protocol === "https:"
+  if (!isTls && url.protocol !== "http:") {
+    finish(fail("other", `unsupported protocol ${url.protocol}`))
+    return cancel
+  }
+  if (!request.allowPrivate) {
+    // An IP literal never goes through `lookup` (Node connects to it directly), so it is checked here.
+    const host = bareHostname(url.hostname)
+    if (isLocalhostName(host) || (isIP(host) !== 0 && !isPublicAddress(host))) {
+      finish(fail("private_address", `${host} is a private, loopback or link-local address`))
+      return cancel
+    }
+  }
+
+  // The deadline is a real timer, not Effect's Clock: the socket is real even
+  // when a TestClock drives the rest of the program, and a TestClock that
+  // nobody advances would let a hung receiver hold the delivery forever.
+  // It covers the whole exchange, including a receiver that accepts the
+  // connection and never answers, or answers the status line and stalls.
+  const timeoutMillis = Math.max(0, request.timeoutMillis)
+  timer = setTimeout(() => {
+    const stage = res !== undefined ? `status ${res.statusCode} received, body not completed` : "no response"
+    finish(fail("timeout", `timed out after ${timeoutMillis} ms (${stage})`))
+  }, timeoutMillis)
+
+  const progress: Progress = { tls: isTls, connected: false, secured: false }
+  const headers: Record<string, string> = { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) }
+  try {
+    req = (isTls ? https : http).request(url, {
+      method: "POST",
+      headers,
+      agent: false,
+      lookup: guardedLookup(request.allowPrivate)
+    })
+  } catch (error) {
+    // invalid header names or values throw synchronously
+    finish(fail("other", messageOf(error)))
+    return cancel
+  }
+  req.on("socket", (socket) => {
+    socket.once("connect", () => {
+      progress.connected = true
+    })
+    socket.once("secureConnect", () => {
+      progress.secured = true
+    })
+  })
+  req.on("error", (error) => finish(fail(classify(error, progress), messageOf(error))))
+  req.on("response", (incoming) => {
+    res = incoming
+    const status = incoming.statusCode ?? 0
+    const chunks: Array<Buffer> = []
+    let size = 0
+    incoming.on("data", (chunk: Buffer) => {
+      if (settled) return
+      const room = EXCERPT_BYTES - size
+      if (chunk.length < room) {
+        chunks.push(chunk)
+        size += chunk.length
+        return
+      }
+      chunks.push(chunk.subarray(0, room))
+      // a character cut at the 1 KiB mark is dropped rather than shown as U+FFFD
+      const bodyExcerpt = new StringDecoder("utf8").write(Buffer.concat(chunks))
+      finish({ _tag: "Response", status, bodyExcerpt })
+    })
+    incoming.on("end", () => finish({ _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).toString("utf8") }))
+    incoming.on("error", (error) => finish(fail("other", `response body interrupted: ${messageOf(error)}`)))
+    incoming.on("close", () => {
+      if (!incoming.complete) finish(fail("other", "connection closed before the response body ended"))
+    })
+  })
+  req.end(request.body)
+  return cancel
+}
+
+const post = (request: PostRequest): Effect.Effect<PostResult> =>
+  Effect.gen(function* () {
+    // Duration comes from Effect's Clock like all time in the service (zero under an idle TestClock).
+    const started = yield* Clock.currentTimeMillis
+    const outcome = yield* Effect.async<Outcome>((resume) => {
+      const cancel = exchange(request, (o) => resume(Effect.succeed(o)))
+      return Effect.sync(cancel)
+    })
+    const ended = yield* Clock.currentTimeMillis
+    const durationMillis = Math.max(0, ended - started)
+    return outcome._tag === "Response" ? { ...outcome, durationMillis } : { ...outcome, durationMillis }
+  })
+
+/** Real network through `node:http`/`node:https`; no redirects, no pooling, SSRF checks at connect time. */
+export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post })
+
+// ---------------------------------------------------------------------------
+// Test
+// ---------------------------------------------------------------------------
+
+/** Answers every POST with `handler` (a result, or an Effect of one, e.g. to wait on the TestClock). */
+export const layerTest = (
+  handler: (request: PostRequest) => PostResult | Effect.Effect<PostResult>
+): Layer.Layer<Fetcher> =>
+  Layer.succeed(Fetcher, {
+    post: (request) =>
+      Effect.suspend(() => {
+        const result = handler(request)
+        return Effect.isEffect(result) ? result : Effect.succeed(result)
+      })
+  })

@@ -1,0 +1,229 @@
+/**
+ * Shared helpers for the benchmarks: tracked child processes (so every one is
+ * killed at the end, even on failure), cleanup tasks, readiness polling, RSS,
+ * throwaway PostgreSQL databases and minimal types for the untyped `pg` and
+ * `autocannon` packages.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { mkdtemp, rm } from "node:fs/promises"
+import { get } from "node:http"
+import { createRequire } from "node:module"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
+export const host = "127.0.0.1"
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
+
+// --- cleanup ------------------------------------------------------------------
+
+const cleanups: Array<() => Promise<void>> = []
+
+/** Registers work for `cleanupAll` (temp dirs, databases); runs last-in first-out. */
+export const onCleanup = (task: () => Promise<void>) => void cleanups.push(task)
+
+export const tempDir = async (label: string): Promise<string> => {
+  const dir = await mkdtemp(join(tmpdir(), `bench-${label}-`))
+  onCleanup(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+// --- child processes ------------------------------------------------------------
+
+export interface Child {
+  readonly process: ChildProcess
+  readonly pid: number
+  /** Everything the process wrote so far (stdout and stderr, capped). */
+  readonly output: () => string
+}
+
+const children = new Set<ChildProcess>()
+const exited = (p: ChildProcess) => p.exitCode !== null || p.signalCode !== null
+
+/** Spawns with piped output (drained, so the child never blocks on a full pipe). */
+export const spawnTracked = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Child => {
+  const p = spawn(command, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
+  if (p.pid === undefined) throw new Error(`failed to spawn ${command}`)
+  children.add(p)
+  p.once("exit", () => children.delete(p))
+  let out = ""
+  const append = (chunk: Buffer) => {
+    out = (out + chunk.toString("utf8")).slice(-64 * 1024)
+  }
+  p.stdout!.on("data", append)
+  p.stderr!.on("data", append)
+  return { process: p, pid: p.pid, output: () => out }
+}
+
+/** SIGTERM (graceful, so PGlite closes its data dir), then SIGKILL after 5 s. */
+export const stop = async (child: Child | ChildProcess): Promise<void> => {
+  const p = "process" in child ? child.process : child
+  if (exited(p)) return
+  const gone = new Promise<void>((resolve) => p.once("exit", () => resolve()))
+  p.kill("SIGTERM")
+  const timer = setTimeout(() => p.kill("SIGKILL"), 5_000)
+  await gone
+  clearTimeout(timer)
+}
+
+/** Stops every child still running, then runs the cleanup tasks. Never throws. */
+export const cleanupAll = async (): Promise<void> => {
+  await Promise.all([...children].map((p) => stop(p)))
+  for (const task of cleanups.splice(0).reverse()) {
+    await task().catch((e: unknown) => console.error("cleanup failed:", e))
+  }
+}
+
+/** The environment of a service child: inherited, minus what would pick another database. */
+export const serviceEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST: host, ...extra }
+  if (extra["DATABASE_URL"] === undefined) delete env["DATABASE_URL"]
+  delete env["REDIS_URL"]
+  return env
+}
+
+/** `node --import tsx`, not the tsx CLI: the pid is then the server itself (for RSS). */
+export const spawnService = (env: NodeJS.ProcessEnv): Child =>
+  spawnTracked(process.execPath, ["--import", "tsx", "src/main.ts"], env)
+
+// --- HTTP -------------------------------------------------------------------------
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, host, () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+/** Status of one GET, or 0 if the connection failed; node:http, no keep-alive. */
+const statusOf = (url: string): Promise<number> =>
+  new Promise((resolve) => {
+    const req = get(url, { agent: false, timeout: 1_000 }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.once("timeout", () => req.destroy())
+    req.once("error", () => resolve(0))
+  })
+
+/**
+ * Polls `url` every 20 ms until it answers 200; returns ms since `startedAt`.
+ * Fails fast if the child exits, and after 60 s.
+ */
+export const waitForOk = async (url: string, child: Child, startedAt: number): Promise<number> => {
+  const deadline = startedAt + 60_000
+  while (performance.now() < deadline) {
+    if (exited(child.process)) throw new Error(`process exited before ready:\n${child.output().slice(-2000)}`)
+    if ((await statusOf(url)) === 200) return performance.now() - startedAt
+    await sleep(20)
+  }
+  throw new Error(`not ready after 60 s: ${url}\n${child.output().slice(-2000)}`)
+}
+
+/** Spawns and waits for 200 on `/readyz`; the time includes process start. */
+export const startTimed = async (spawnIt: () => Child, port: number) => {
+  const startedAt = performance.now()
+  const child = spawnIt()
+  const ms = await waitForOk(`http://${host}:${port}/readyz`, child, startedAt)
+  return { child, ms }
+}
+
+/** Resident set size of a process in MB, from /proc (Linux). */
+export const rssMb = (pid: number): number => {
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+  if (match === null) throw new Error(`no VmRSS for pid ${pid}`)
+  return Number(match[1]) / 1024
+}
+
+const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim())
+
+/** CPU time (user + system) a process has used so far in ms, from /proc (Linux). */
+export const cpuMs = (pid: number): number => {
+  // fields after the parenthesised command name; utime and stime are the 12th and 13th
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+}
+
+/** The bootstrap secret key the service prints on first start with an empty database. */
+export const bootstrapSecret = (child: Child): string => {
+  const match = /secret key\s+(sk_test_[A-Za-z0-9]+)/.exec(child.output())
+  if (match === null) throw new Error(`no bootstrap secret key in the output:\n${child.output().slice(-2000)}`)
+  return match[1]!
+}
+
+// --- pg (no type declarations shipped) ----------------------------------------------
+
+export interface PgQueryable {
+  query<R>(text: string, values?: ReadonlyArray<unknown>): Promise<{ readonly rows: Array<R> }>
+  end(): Promise<void>
+}
+export interface PgModule {
+  readonly Client: new (config: { readonly connectionString: string }) => PgQueryable & { connect(): Promise<void> }
+  readonly Pool: new (config: { readonly connectionString: string; readonly max?: number }) => PgQueryable
+}
+export const pg = createRequire(import.meta.url)("pg") as PgModule
+
+const adminUrl = process.env["BENCH_PG_URL"] ?? `postgres://postgres@${host}:5432/postgres`
+
+/** Creates `bench_<random>` and registers its drop; returns its connection URL. */
+export const throwawayDatabase = async (): Promise<string> => {
+  const name = `bench_${randomBytes(6).toString("hex")}`
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`create database ${name}`)
+  // `with (force)` ends sessions a killed child may have left behind
+  onCleanup(() => admin(`drop database if exists ${name} with (force)`))
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+// --- autocannon (no type declarations shipped) --------------------------------------
+
+export interface AutocannonResult {
+  readonly requests: { readonly average: number; readonly total: number }
+  readonly latency: { readonly mean: number; readonly p50: number; readonly p99: number }
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+}
+type Autocannon = (options: {
+  readonly url: string
+  readonly connections: number
+  readonly duration: number
+  readonly headers?: Record<string, string>
+}) => PromiseLike<AutocannonResult>
+export const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon
+
+// --- report ---------------------------------------------------------------------------
+
+/** One benchmark's part of the summary: a heading and markdown lines. */
+export interface Section {
+  readonly title: string
+  readonly lines: ReadonlyArray<string>
+}
+
+export const fmt = (n: number, digits = 0) => n.toFixed(digits)
+export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`

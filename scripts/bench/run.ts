@@ -1,0 +1,71 @@
+/**
+ * `npm run bench` runs every benchmark in sequence; `npm run bench -- startup`
+ * (or `get-agent`) runs one. Prints a markdown summary and writes it to
+ * scripts/bench/results/latest.md. Children, temp dirs and throwaway databases
+ * are cleaned up on success, failure and Ctrl-C.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdir, writeFile } from "node:fs/promises"
+import { cpus, loadavg } from "node:os"
+import { getAgent } from "./get-agent.js"
+import { cleanupAll, repoRoot, type Section } from "./lib.js"
+import { startup } from "./startup.js"
+import { webhooks } from "./webhooks.js"
+
+const benchmarks: Record<string, () => Promise<Section>> = { startup, "get-agent": getAgent, webhooks }
+
+const requested = process.argv.slice(2)
+const unknown = requested.filter((name) => !(name in benchmarks))
+if (unknown.length > 0) {
+  console.error(`unknown benchmark ${unknown.join(", ")}; choose from: ${Object.keys(benchmarks).join(", ")}`)
+  process.exit(2)
+}
+const names = requested.length > 0 ? requested : Object.keys(benchmarks)
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => void cleanupAll().finally(() => process.exit(130)))
+}
+
+const commit = () => {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot, encoding: "utf8" }).trim()
+    const dirty = execFileSync("git", ["status", "--porcelain"], { cwd: repoRoot, encoding: "utf8" }).trim() !== ""
+    return dirty ? `${sha} (with uncommitted changes)` : sha
+  } catch {
+    return "unknown"
+  }
+}
+
+// other work on the machine skews the numbers; the summary records how busy it was
+const loadAtStart = loadavg()[0]!.toFixed(2)
+const sections: Array<Section> = []
+try {
+  for (const name of names) {
+    console.log(`\n== ${name}`)
+    sections.push(await benchmarks[name]!())
+  }
+} catch (error) {
+  console.error("\nbenchmark failed:", error)
+  process.exitCode = 1
+} finally {
+  await cleanupAll()
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}`
+const command = `npm run bench${requested.length > 0 ? ` -- ${requested.join(" ")}` : ""}`
+const summary = [
+  "# Benchmarks",
+  "",
+  `${new Date().toISOString()} · commit ${commit()} · Node ${process.version} · ${machine} · load avg ${loadAtStart} at start · \`${command}\``,
+  ...sections.flatMap((s) => ["", `## ${s.title}`, "", ...s.lines]),
+  ""
+].join("\n")
+if (sections.length > 0) console.log(`\n${summary}`)
+
+// a partial run does not replace the last complete results
+if (sections.length === names.length) {
+  const dir = new URL("./results/", import.meta.url)
+  await mkdir(dir, { recursive: true })
+  await writeFile(new URL("latest.md", dir), summary)
+  console.log("written to scripts/bench/results/latest.md")
+}

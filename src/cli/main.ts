@@ -1,0 +1,186 @@
+/**
+ * `npm run cli -- ...`: the admin CLI. Creates workspaces and API keys on the
+ * running service through the admin RPC. Human-readable output by default,
+ * `--json` for scripts; any failure is one line on stderr and exit code 1.
+ */
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { ApiKey, CreatedApiKey, Workspace } from "../../schema/Admin.js"
+import { Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
+import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
+import { AdminClient, type Connection, connectionOptions, describeFailure, layer } from "./AdminClient.js"
+
+const common = { ...connectionOptions, json: Options.boolean("json").pipe(Options.withDescription("Print JSON")) }
+
+/** Runs `f` with a client for the command's connection; prints JSON or the human form. */
+const withClient =
+  <Args extends Connection & { readonly json: boolean }, A>(
+    f: (args: Args) => Effect.Effect<A, unknown, AdminClient>,
+    human: (a: A) => string
+  ) =>
+  (args: Args) =>
+    f(args).pipe(
+      Effect.flatMap((a) => Console.log(args.json ? JSON.stringify(a, null, 2) : human(a))),
+      Effect.provide(layer(args))
+    )
+
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  if (rows.length === 0) return "(none)"
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
+}
+
+const fields = (entries: ReadonlyArray<readonly [string, string]>) =>
+  entries.map(([k, v]) => `  ${`${k}:`.padEnd(13)}${v}`).join("\n")
+
+const allScopes = { secret: SecretScopes, widget: WidgetScopes, forms: [] } as const
+
+const scopesText = (key: ApiKey) =>
+  key.scopes.length === allScopes[key.kind].length && key.kind !== "forms"
+    ? `all ${key.kind} scopes`
+    : key.scopes.length === 0
+      ? "-"
+      : key.scopes.join(" ")
+
+const showWorkspace = (w: Workspace) =>
+  [`workspace ${w.id}`, fields([["name", w.name], ["owner_email", w.owner_email], ["plan", w.plan], ["created_at", w.created_at]])].join("\n")
+
+const workspacesCreate = Command.make(
+  "create",
+  {
+    ...common,
+    name: Options.text("name").pipe(Options.withDescription("Workspace name")),
+    ownerEmail: Options.text("owner-email").pipe(Options.withDescription("Owner's e-mail address")),
+    plan: Options.choice("plan", Plan.literals).pipe(Options.withDefault("free" as const))
+  },
+  withClient(
+    ({ name, ownerEmail, plan }) =>
+      Effect.flatMap(AdminClient, (admin) => admin.CreateWorkspace({ name: name.trim(), owner_email: ownerEmail.trim(), plan })),
+    (w) => `Created ${showWorkspace(w)}`
+  )
+).pipe(Command.withDescription("Create a workspace"))
+
+const workspacesList = Command.make(
+  "list",
+  common,
+  withClient(
+    () => Effect.flatMap(AdminClient, (admin) => admin.ListWorkspaces()),
+    (ws) => table(["ID", "NAME", "PLAN", "OWNER", "CREATED"], ws.map((w) => [w.id, w.name, w.plan, w.owner_email, w.created_at]))
+  )
+).pipe(Command.withDescription("List workspaces"))
+
+const workspaces = Command.make("workspaces").pipe(
+  Command.withDescription("Create and list workspaces"),
+  Command.withSubcommands([workspacesCreate, workspacesList])
+)
+
+const showKey = (k: ApiKey) =>
+  fields([
+    ["id", k.id],
+    ["workspace", k.workspace_id],
+    ["kind", `${k.kind} (${k.environment})`],
+    ["name", k.name ?? "-"],
+    ["scopes", scopesText(k)],
+    ["key", k.redacted]
+  ])
+
+const showCreated = (c: CreatedApiKey) =>
+  [`Created ${c.key.kind} key ${c.key.id}`, showKey(c.key), "", `  ${c.secret}`, "", warning].join("\n")
+
+const warning = "Copy this key now: it is stored only as a hash and cannot be shown again."
+
+const isScope = Schema.is(Scope)
+
+const keysCreate = Command.make(
+  "create",
+  {
+    ...common,
+    workspace: Options.text("workspace").pipe(Options.withSchema(WorkspaceId), Options.withDescription("Workspace id (ws_...)")),
+    kind: Options.choice("kind", KeyKind.literals),
+    environment: Options.choice("environment", Environment.literals),
+    name: Options.text("name").pipe(Options.withDescription("A label for people"), Options.optional),
+    // Text with a schema, not a choice: the usage line stays short.
+    scopes: Options.text("scope").pipe(
+      Options.repeated,
+      Options.mapEffect((values) => {
+        const unknown = values.filter((v) => !isScope(v))
+        return unknown.length === 0
+          ? Effect.succeed(values.filter(isScope))
+          : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`Unknown scope ${unknown.join(", ")}; see --help`)))
+      }),
+      Options.withDescription(
+        `Narrow the key to this scope; repeat for more. Default: every scope its kind may hold. ` +
+          `Secret: ${SecretScopes.join(", ")}. Widget: ${WidgetScopes.join(", ")}. Forms keys hold none.`
+      )
+    )
+  },
+  withClient(
+    (args) =>
+      Effect.gen(function* () {
+        const admin = yield* AdminClient
+        const created = yield* admin.CreateKey({
+          workspace_id: args.workspace,
+          kind: args.kind,
+          environment: args.environment,
+          name: Option.getOrUndefined(args.name),
+          scopes: args.scopes.length > 0 ? args.scopes : undefined
+        })
+        // In JSON mode stdout stays parseable; the warning still reaches the person.
+        if (args.json) yield* Console.error(warning)
+        return created
+      }),
+    showCreated
+  )
+).pipe(Command.withDescription("Create an API key; prints the full key once"))
+
+const keysList = Command.make(
+  "list",
+  { ...common, workspace: Options.text("workspace").pipe(Options.withSchema(WorkspaceId)) },
+  withClient(
+    ({ workspace }) => Effect.flatMap(AdminClient, (admin) => admin.ListKeys({ workspace_id: workspace })),
+    (keys) =>
+      table(
+        ["ID", "KEY", "KIND", "ENV", "NAME", "SCOPES", "REVOKED"],
+        keys.map((k) => [k.id, k.redacted, k.kind, k.environment, k.name ?? "-", scopesText(k), k.revoked_at ?? "-"])
+      )
+  )
+).pipe(Command.withDescription("List a workspace's keys (redacted)"))
+
+const keysRevoke = Command.make(
+  "revoke",
+  { ...common, key: Options.text("key").pipe(Options.withSchema(ApiKeyId), Options.withDescription("Key id (key_...)")) },
+  withClient(
+    ({ key }) => Effect.flatMap(AdminClient, (admin) => admin.RevokeKey({ key_id: key })),
+    (k) => `Revoked key ${k.id} (${k.redacted}) at ${k.revoked_at}`
+  )
+).pipe(Command.withDescription("Revoke an API key; requests with it then get 401"))
+
+const keys = Command.make("keys").pipe(
+  Command.withDescription("Create, list and revoke API keys"),
+  Command.withSubcommands([keysCreate, keysList, keysRevoke])
+)
+
+const cli = Command.make("cli").pipe(
+  Command.withDescription("Admin CLI for the assistant platform (talks to the running service)"),
+  Command.withSubcommands([workspaces, keys])
+)
+
+const run = Command.run(cli, { name: "assistant-platform admin", version: "0.1.0" })
+
+run(process.argv).pipe(
+  // @effect/cli already printed usage errors; everything else gets one line.
+  Effect.tapErrorCause((cause) =>
+    ValidationError.isValidationError(Cause.squash(cause)) ? Effect.void : Console.error(`error: ${describeFailure(cause)}`)
+  ),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: true })
+)

@@ -1,0 +1,219 @@
+/**
+ * The webhook dispatcher: claims due deliveries (`FOR UPDATE SKIP LOCKED` and a
+ * lease, so instances share the work and a crashed one's claims lapse), POSTs
+ * each event's fixed body with a fresh signature, records the attempt, and
+ * applies the schedule, the degraded flag and auto-disable — all by the Clock.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { Fetcher, type PostResult } from "../../layers/Fetcher.js"
+import { AppConfig } from "../Config.js"
+import { Emails } from "../email/Emails.js"
+import { now, unixSeconds } from "../Time.js"
+import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
+import { signatureHeader } from "./Signature.js"
+import { DeliverySignal } from "./Signal.js"
+
+/** Success is any 2xx within this deadline. */
+export const responseDeadlineMillis = 10_000
+/** A claim outlives the deadline comfortably; past it another dispatcher may take the delivery. */
+const leaseMillis = 60_000
+const batchSize = 50
+const concurrency = 16
+
+export const userAgent = "AssistantPlatform-Webhooks/1.0"
+
+interface Claimed {
+  readonly id: string
+  readonly subscription_id: string
+  readonly event_id: string
+  readonly event_type: string
+  readonly attempt_count: number
+  readonly max_attempts: number
+  readonly horizon_at: Date
+  readonly url: string
+  readonly secret: string
+  readonly previous_secret: string | null
+  readonly previous_secret_expires_at: Date | null
+  readonly body: string
+}
+
+interface SubscriptionState {
+  readonly is_active: boolean
+  readonly consecutive_failures: number
+  readonly failing_since: Date | null
+  readonly workspace_id: string
+  readonly owner_email: string
+  readonly url: string
+}
+
+const describeFailure = (result: PostResult): string =>
+  result._tag === "Failure"
+    ? `${result.reason}: ${result.message}`
+    : result.status >= 300 && result.status < 400
+      ? `HTTP ${result.status} (redirects are not followed)`
+      : `HTTP ${result.status}`
+
+export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatcher", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const fetcher = yield* Fetcher
+    const emails = yield* Emails
+    const signal = yield* DeliverySignal
+    const config = yield* AppConfig
+
+    const claimDue = Effect.gen(function* () {
+      const at = yield* now
+      return yield* sql<Claimed>`
+        with due as (
+          select d.id from webhook_deliveries d
+          join webhook_subscriptions s on s.id = d.subscription_id
+          where d.status = 'pending' and d.next_attempt_at <= ${at}
+            and (d.locked_until is null or d.locked_until <= ${at})
+            and s.is_active and s.deleted_at is null
+          order by d.next_attempt_at
+          limit ${batchSize}
+          for update of d skip locked
+        )
+        update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
+        from due, webhook_subscriptions s, events e
+        where d.id = due.id and s.id = d.subscription_id and e.id = d.event_id
+        returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
+          s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
+    }).pipe(sql.withTransaction)
+
+    /** Failure bookkeeping of the subscription; deactivates it and e-mails the owner past the threshold. */
+    const subscriptionFailed = (subscriptionId: string, at: Date, dropped: boolean) =>
+      Effect.gen(function* () {
+        const [sub] = yield* sql<SubscriptionState>`
+          select s.is_active, s.consecutive_failures, s.failing_since, s.workspace_id, s.url, w.owner_email
+          from webhook_subscriptions s join workspaces w on w.id = s.workspace_id
+          where s.id = ${subscriptionId} for update of s`
+        if (sub === undefined) return
+        const failures = sub.consecutive_failures + 1
+        const since = sub.failing_since ?? at
+        const disable = sub.is_active && failures >= disableAfterFailures && at.getTime() - since.getTime() >= disableAfterMillis
+        yield* sql`
+          update webhook_subscriptions set consecutive_failures = ${failures}, failing_since = ${since},
+            degraded = degraded or ${dropped}, is_active = is_active and not ${disable}, updated_at = ${at}
+          where id = ${subscriptionId}`
+        if (disable) {
+          yield* emails.enqueue({
+            to: sub.owner_email,
+            subject: "A webhook subscription was disabled",
+            text: [
+              `Your webhook subscription ${subscriptionId} (${sub.url}) failed ${failures} times in a row since ${since.toISOString()}.`,
+              "It has been deactivated. Pending deliveries are kept: fix the receiver, then set is_active to true",
+              "(PATCH /v1/webhooks/{id}) and deliveries still inside their 24 h horizon will resume."
+            ].join("\n"),
+            workspaceId: sub.workspace_id as never
+          })
+        }
+      })
+
+    const record = (c: Claimed, at: Date, result: PostResult) =>
+      Effect.gen(function* () {
+        const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
+        const status = result._tag === "Response" ? result.status : null
+        const error = ok ? null : describeFailure(result)
+        yield* sql`
+          insert into webhook_attempts ${sql.insert({
+            delivery_id: c.id,
+            attempted_at: at,
+            response_status: status,
+            duration_ms: Math.round(result.durationMillis),
+            response_body_excerpt: result._tag === "Response" ? result.bodyExcerpt : null,
+            error
+          })}`
+        const attempts = c.attempt_count + 1
+        if (ok) {
+          yield* sql`
+            update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
+              first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
+              next_attempt_at = null, locked_until = null, last_error = null
+            where id = ${c.id}`
+          yield* sql`
+            update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
+            where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`
+          return
+        }
+        const next = attempts >= c.max_attempts ? null : nextAttemptAt(attempts, at, c.horizon_at)
+        yield* sql`
+          update webhook_deliveries set status = ${next === null ? "failed" : "pending"}, attempt_count = ${attempts},
+            last_attempted_at = ${at}, first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
+            next_attempt_at = ${next}, locked_until = null, last_error = ${error}
+          where id = ${c.id}`
+        yield* subscriptionFailed(c.subscription_id, at, next === null)
+      }).pipe(sql.withTransaction)
+
+    /** Past its horizon (it waited on an inactive subscription): dropped without an attempt. */
+    const expire = (c: Claimed, at: Date) =>
+      Effect.gen(function* () {
+        yield* sql`
+          update webhook_deliveries set status = 'failed', next_attempt_at = null, locked_until = null,
+            last_error = 'dropped: the 24 h retry horizon passed'
+          where id = ${c.id}`
+        yield* sql`update webhook_subscriptions set degraded = true where id = ${c.subscription_id}`
+      }).pipe(sql.withTransaction)
+
+    const deliver = (c: Claimed) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        if (at.getTime() > c.horizon_at.getTime()) return yield* expire(c, at)
+        const secrets = [c.secret]
+        if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
+          secrets.push(c.previous_secret)
+        }
+        const result = yield* fetcher.post({
+          url: c.url,
+          body: c.body,
+          headers: {
+            "content-type": "application/json",
+            "user-agent": userAgent,
+            "service-signature": signatureHeader(secrets, unixSeconds(at), c.body),
+            "service-event-id": c.event_id,
+            "service-event-type": c.event_type,
+            "service-delivery-id": c.id
+          },
+          timeoutMillis: responseDeadlineMillis,
+          allowPrivate: config.allowPrivateUrls
+        })
+        yield* record(c, at, result)
+      }).pipe(Effect.catchAllCause((cause) => Effect.logError(`delivery ${c.id} could not be recorded`, cause)))
+
+    /** One round: claim what is due and deliver it. Returns how many were claimed. */
+    const dispatchDue = Effect.gen(function* () {
+      const claimed = yield* claimDue
+      yield* Effect.forEach(claimed, deliver, { concurrency, discard: true })
+      return claimed.length
+    }).pipe(Effect.orDie, Effect.withSpan("Webhooks.dispatchDue"))
+
+    /** When the next pending delivery of an active subscription falls due (or its lease lapses). */
+    const nextDueAt = Effect.gen(function* () {
+      const [row] = yield* sql<{ readonly at: Date | null }>`
+        select min(greatest(d.next_attempt_at, coalesce(d.locked_until, d.next_attempt_at))) as at
+        from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
+        where d.status = 'pending' and s.is_active and s.deleted_at is null`
+      return Option.fromNullable(row?.at ?? null)
+    }).pipe(Effect.orDie)
+
+    /** Runs forever: a round, then sleep until the next due time, the poll interval, or the bell. */
+    const run = Effect.gen(function* () {
+      while (true) {
+        if ((yield* dispatchDue) >= batchSize) continue
+        const due = yield* nextDueAt
+        // read the clock right before sleeping: a clock that moved during the query must not push the wake-up later
+        const wait = yield* Effect.map(now, (at) =>
+          Option.match(due, {
+            onNone: () => config.webhookPollMillis,
+            onSome: (d) => Math.min(Math.max(0, d.getTime() - at.getTime()), config.webhookPollMillis)
+          })
+        )
+        yield* Effect.raceFirst(Effect.sleep(wait), signal.wait)
+      }
+    })
+
+    return { dispatchDue, run } as const
+  })
+}) {}

@@ -1,0 +1,293 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { vi } from "vitest"
+import * as Fetcher from "../../layers/Fetcher.js"
+
+// One name that DNS answers with 127.0.0.1: it exercises the connect-time
+// lookup (an IP literal never reaches it). Other names go to the real resolver.
+vi.mock("node:dns", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("node:dns")>()
+  const lookup = (host: string, options: unknown, callback: (...args: Array<unknown>) => void) => {
+    if (host !== "rebind.fixture.example") return (actual.lookup as Function)(host, options, callback)
+    const all = typeof options === "object" && options !== null && (options as { all?: boolean }).all === true
+    return all ? callback(null, [{ address: "127.0.0.1", family: 4 }]) : callback(null, "127.0.0.1", 4)
+  }
+  return { ...actual, lookup, default: { ...actual, lookup } }
+})
+
+interface Seen {
+  readonly method: string
+  readonly url: string
+  readonly headers: http.IncomingHttpHeaders
+  readonly body: string
+}
+
+/** A real HTTP server on 127.0.0.1:<random>, closed (connections included) with the scope. */
+const serve = (handler: (req: http.IncomingMessage, res: http.ServerResponse) => void) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly server: http.Server; readonly origin: string; readonly port: number; readonly seen: Array<Seen>; readonly connections: { count: number } }>(
+      (resume) => {
+        const seen: Array<Seen> = []
+        const connections = { count: 0 }
+        const server = http.createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (c: Buffer) => chunks.push(c))
+          req.on("end", () => {
+            seen.push({
+              method: req.method ?? "",
+              url: req.url ?? "",
+              headers: req.headers,
+              body: Buffer.concat(chunks).toString("utf8")
+            })
+            handler(req, res)
+          })
+        })
+        server.on("connection", () => {
+          connections.count++
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const port = (server.address() as AddressInfo).port
+          resume(Effect.succeed({ server, origin: `http://127.0.0.1:${port}`, port, seen, connections }))
+        })
+      }
+    ),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+/** A port nobody listens on: bound once, then released. */
+const closedPort = Effect.async<number>((resume) => {
+  const server = http.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const port = (server.address() as AddressInfo).port
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const post = (url: string, overrides: Partial<Fetcher.PostRequest> = {}) =>
+  Effect.flatMap(Fetcher.Fetcher, (f) =>
+    f.post({
+      url,
+      body: JSON.stringify({ id: "evt_1", type: "ping" }),
+      headers: { "content-type": "application/json", "service-event-id": "evt_1" },
+      timeoutMillis: 5_000,
+      allowPrivate: true,
+      ...overrides
+    })
+  ).pipe(Effect.provide(Fetcher.layerNode))
+
+const expectResponse = (result: Fetcher.PostResult): Fetcher.PostResponse => {
+  expect(result._tag, JSON.stringify(result)).toBe("Response")
+  return result as Fetcher.PostResponse
+}
+const expectFailure = (result: Fetcher.PostResult, reason: Fetcher.FailureReason): Fetcher.PostFailure => {
+  expect(result._tag, JSON.stringify(result)).toBe("Failure")
+  expect((result as Fetcher.PostFailure).reason, JSON.stringify(result)).toBe(reason)
+  return result as Fetcher.PostFailure
+}
+
+describe("Fetcher.layerNode", () => {
+  it.scopedLive("POSTs the body and headers, and returns a 200 with its body", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("ok"))
+      const result = expectResponse(yield* post(`${server.origin}/hooks/a?x=1`))
+      expect(result.status).toBe(200)
+      expect(result.bodyExcerpt).toBe("ok")
+      expect(result.durationMillis).toBeGreaterThanOrEqual(0)
+      expect(result.durationMillis).toBeLessThan(5_000)
+      expect(server.seen).toHaveLength(1)
+      const [seen] = server.seen
+      expect(seen!.method).toBe("POST")
+      expect(seen!.url).toBe("/hooks/a?x=1")
+      expect(seen!.body).toBe('{"id":"evt_1","type":"ping"}')
+      expect(seen!.headers["content-type"]).toBe("application/json")
+      expect(seen!.headers["service-event-id"]).toBe("evt_1")
+      expect(seen!.headers["content-length"]).toBe(String(Buffer.byteLength(seen!.body)))
+    })
+  )
+
+  it.scopedLive("keeps at most 1 KiB of the body", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((req, res) => {
+        if (req.url === "/big") return res.writeHead(200).end("x".repeat(5_000))
+        // 1023 ASCII bytes then a two-byte character straddling the 1 KiB mark
+        if (req.url === "/split") return res.writeHead(200).end("a".repeat(1023) + "é" + "b".repeat(100))
+        if (req.url === "/exact") return res.writeHead(200).end("é".repeat(512))
+        // 2 KiB written, then the body never ends: the excerpt must not wait for it
+        res.writeHead(200)
+        res.write("y".repeat(2_048))
+      })
+      const big = expectResponse(yield* post(`${server.origin}/big`))
+      expect(big.bodyExcerpt).toBe("x".repeat(1024))
+      const split = expectResponse(yield* post(`${server.origin}/split`))
+      expect(split.bodyExcerpt).toBe("a".repeat(1023))
+      const exact = expectResponse(yield* post(`${server.origin}/exact`))
+      expect(exact.bodyExcerpt).toBe("é".repeat(512))
+      const endless = expectResponse(yield* post(`${server.origin}/endless`, { timeoutMillis: 3_000 }))
+      expect(endless.status).toBe(200)
+      expect(endless.bodyExcerpt).toBe("y".repeat(1024))
+      expect(endless.durationMillis).toBeLessThan(3_000)
+    })
+  )
+
+  it.scopedLive("a 500 is a Response with that status", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_req, res) => res.writeHead(500).end("boom"))
+      const result = expectResponse(yield* post(server.origin))
+      expect(result.status).toBe(500)
+      expect(result.bodyExcerpt).toBe("boom")
+    })
+  )
+
+  it.scopedLive("a 301 is returned as is: redirects are not followed", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((req, res) => {
+        if (req.url === "/moved") return res.writeHead(301, { location: "/elsewhere" }).end("moved")
+        res.writeHead(200).end("followed")
+      })
+      const result = expectResponse(yield* post(`${server.origin}/moved`))
+      expect(result.status).toBe(301)
+      expect(result.bodyExcerpt).toBe("moved")
+      expect(server.seen.map((s) => s.url)).toEqual(["/moved"])
+    })
+  )
+
+  it.scopedLive("a receiver that accepts and never answers times out", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(() => {
+        // never respond
+      })
+      const result = expectFailure(yield* post(server.origin, { timeoutMillis: 300 }), "timeout")
+      expect(result.message).toMatch(/300 ms/)
+      expect(result.durationMillis).toBeGreaterThanOrEqual(290)
+      expect(result.durationMillis).toBeLessThan(3_000)
+      expect(server.seen).toHaveLength(1)
+    })
+  )
+
+  it.scopedLive("a receiver that sends the status line and stalls the body times out too", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_req, res) => {
+        res.writeHead(200)
+        res.write("partial")
+      })
+      const result = expectFailure(yield* post(server.origin, { timeoutMillis: 300 }), "timeout")
+      expect(result.message).toMatch(/status 200 received/)
+    })
+  )
+
+  // `it.scoped`, not `it.scopedLive`: the TestClock is in force here
+  it.scoped("the timeout runs on a real timer even under a TestClock nobody advances", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(() => {})
+      const result = expectFailure(yield* post(server.origin, { timeoutMillis: 300 }), "timeout")
+      // Clock-measured: the TestClock did not move
+      expect(result.durationMillis).toBe(0)
+    })
+  )
+
+  it.live("a closed port is a connect failure", () =>
+    Effect.gen(function* () {
+      const port = yield* closedPort
+      const result = expectFailure(yield* post(`http://127.0.0.1:${port}/`), "connect")
+      expect(result.message).toMatch(/ECONNREFUSED/)
+    })
+  )
+
+  it.live("an unresolvable name is a dns failure", () =>
+    Effect.gen(function* () {
+      const result = expectFailure(yield* post("http://nope.invalid/hook"), "dns")
+      expect(result.message).toMatch(/ENOTFOUND|EAI_AGAIN/)
+    })
+  )
+
+  it.scopedLive("TLS spoken to a plain HTTP server is a tls failure", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_req, res) => res.writeHead(200).end("ok"))
+      expectFailure(yield* post(`https://127.0.0.1:${server.port}/`), "tls")
+    })
+  )
+
+  it.scopedLive("allowPrivate false: private_address, and no connection reaches the server", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_req, res) => res.writeHead(200).end("ok"))
+      const literal = expectFailure(yield* post(server.origin, { allowPrivate: false }), "private_address")
+      expect(literal.message).toMatch(/127\.0\.0\.1/)
+      expectFailure(yield* post(`http://localhost:${server.port}/`, { allowPrivate: false }), "private_address")
+      expectFailure(yield* post(`http://[::ffff:127.0.0.1]:${server.port}/`, { allowPrivate: false }), "private_address")
+      // a name whose DNS answer is private is refused at connect time (the rebinding case)
+      const resolved = expectFailure(
+        yield* post(`http://rebind.fixture.example:${server.port}/`, { allowPrivate: false }),
+        "private_address"
+      )
+      expect(resolved.message).toMatch(/rebind\.fixture\.example/)
+      expect(server.connections.count).toBe(0)
+      expect(server.seen).toHaveLength(0)
+
+      // the same name connects when private addresses are allowed
+      const allowed = expectResponse(yield* post(`http://rebind.fixture.example:${server.port}/`, { allowPrivate: true }))
+      expect(allowed.status).toBe(200)
+      expect(server.seen).toHaveLength(1)
+    })
+  )
+
+  it.live("invalid URLs and other schemes are failures, not defects", () =>
+    Effect.gen(function* () {
+      expectFailure(yield* post("not a url"), "other")
+      expectFailure(yield* post("ftp://127.0.0.1/"), "other")
+    })
+  )
+
+  it.scopedLive("interruption tears the request down", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(() => {})
+      const result = yield* post(server.origin, { timeoutMillis: 10_000 }).pipe(Effect.timeout("200 millis"), Effect.option)
+      expect(result._tag).toBe("None")
+      // the server sees the client's socket go away
+      yield* Effect.promise(
+        () =>
+          new Promise<void>((resolve) => {
+            const check = () =>
+              server.server.getConnections((_e, n) => (n === 0 ? resolve() : setTimeout(check, 20)))
+            check()
+          })
+      )
+    })
+  )
+})
+
+describe("Fetcher.layerTest", () => {
+  it.effect("answers with the handler's result, plain or as an Effect", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const layer = Fetcher.layerTest((request) => {
+        seen.push(request.url)
+        return request.url.endsWith("/down")
+          ? Effect.as(TestClock.adjust("1 second"), Fetcher.failure("connect", "refused"))
+          : Fetcher.response(204)
+      })
+      const [ok, down] = yield* Effect.flatMap(Fetcher.Fetcher, (f) =>
+        Effect.all([
+          f.post({ url: "https://a.example/up", body: "{}", headers: {}, timeoutMillis: 1_000, allowPrivate: false }),
+          f.post({ url: "https://a.example/down", body: "{}", headers: {}, timeoutMillis: 1_000, allowPrivate: false })
+        ])
+      ).pipe(Effect.provide(layer))
+      expect(ok).toEqual({ _tag: "Response", status: 204, bodyExcerpt: "", durationMillis: 0 })
+      expect(down).toEqual({ _tag: "Failure", reason: "connect", message: "refused", durationMillis: 0 })
+      expect(seen).toEqual(["https://a.example/up", "https://a.example/down"])
+    })
+  )
+
+  it.effect("is a Layer of Fetcher", () =>
+    Effect.sync(() => {
+      expect(Layer.isLayer(Fetcher.layerTest(() => Fetcher.response(200)))).toBe(true)
+    })
+  )
+})

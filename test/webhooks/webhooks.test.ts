@@ -1,0 +1,338 @@
+/**
+ * Webhooks through the real server and a real receiver on 127.0.0.1, with the
+ * live clock: signatures checked by Stripe's own SDK and by ours, the delivery
+ * log, manual retry, revocation, validation and SSRF refusals.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import Stripe from "stripe"
+import { verifyWebhook, WebhookVerificationError } from "../../src/sdk/index.js"
+import { signatureHeader } from "../../src/webhooks/Signature.js"
+import { eventually } from "../support/eventually.js"
+import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
+import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+
+interface Received {
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: string
+}
+
+/** A receiver whose answer depends on the path: `/ok`, `/fail`, `/moved`, `/hang`. */
+const startReceiver = Effect.acquireRelease(
+  Effect.async<{ readonly url: string; readonly received: Array<Received>; readonly server: Server }>((resume) => {
+    const received: Array<Received> = []
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      let body = ""
+      req.on("data", (chunk) => (body += chunk))
+      req.on("end", () => {
+        received.push({ path: req.url ?? "", headers: req.headers, body })
+        if (req.url === "/hang") return // never answers: the dispatcher's 10 s deadline must end it
+        if (req.url === "/fail") return void res.writeHead(503).end("busy")
+        if (req.url === "/moved") return void res.writeHead(301, { location: "/ok" }).end()
+        res.writeHead(200).end("thanks")
+      })
+    })
+    server.listen(0, "127.0.0.1", () =>
+      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, server }))
+    )
+  }),
+  ({ server }) =>
+    Effect.sync(() => {
+      server.closeAllConnections()
+      server.close()
+    })
+)
+
+const stripe = new Stripe("sk_test_not_used_for_verification")
+
+const subscribe = (h: HarnessShape, key: string, url: string, events: Array<string> = ["agent.created"]) =>
+  Effect.map(h.call("POST", "/v1/webhooks", { key, body: { url, events } }), (r) => r.body)
+
+const createAgent = (h: HarnessShape, key: string, name = "Hooked") =>
+  Effect.map(h.call("POST", "/v1/agents", { key, body: { type: "support", name } }), (r) => r.body.data)
+
+const deliveriesOf = (h: HarnessShape, key: string, id: string, query = "") =>
+  Effect.map(h.call("GET", `/v1/webhooks/${id}/deliveries${query}`, { key }), (r) => r.body.data as Array<any>)
+
+const webhookPath =
+  (environment: "test" | "live", suffix = "") =>
+  (ws: SeededWorkspace, h: HarnessShape) =>
+    Effect.map(
+      subscribe(h, environment === "test" ? ws.secretTest : ws.secretLive, "https://example.com/hook"),
+      (body) => `/v1/webhooks/${body.data.id}${suffix}`
+    )
+
+const deliveryPath =
+  (environment: "test" | "live", suffix = "") =>
+  (ws: SeededWorkspace, h: HarnessShape) =>
+    Effect.gen(function* () {
+      const key = environment === "test" ? ws.secretTest : ws.secretLive
+      const sub = yield* subscribe(h, key, "https://example.com/hook")
+      const test = yield* h.call("POST", `/v1/webhooks/${sub.data.id}/test`, { key })
+      return `/v1/webhooks/${sub.data.id}/deliveries/${test.body.data.delivery_id}${suffix}`
+    })
+
+const webhookEndpoints: ReadonlyArray<SecuredEndpoint> = [
+  {
+    name: "create",
+    method: "POST",
+    path: () => Effect.succeed("/v1/webhooks"),
+    body: { url: "https://example.com/hook", events: ["agent.created"] },
+    scope: "write:webhooks"
+  },
+  { name: "list", method: "GET", path: () => Effect.succeed("/v1/webhooks"), scope: "read:webhooks" },
+  { name: "retrieve", method: "GET", path: webhookPath("test"), liveObjectPath: webhookPath("live"), scope: "read:webhooks" },
+  {
+    name: "update",
+    method: "PATCH",
+    path: webhookPath("test"),
+    liveObjectPath: webhookPath("live"),
+    body: { is_active: true },
+    scope: "write:webhooks"
+  },
+  { name: "delete", method: "DELETE", path: webhookPath("test"), liveObjectPath: webhookPath("live"), scope: "write:webhooks" },
+  {
+    name: "test",
+    method: "POST",
+    path: webhookPath("test", "/test"),
+    liveObjectPath: webhookPath("live", "/test"),
+    scope: "write:webhooks"
+  },
+  {
+    name: "deliveries",
+    method: "GET",
+    path: webhookPath("test", "/deliveries"),
+    liveObjectPath: webhookPath("live", "/deliveries"),
+    scope: "read:webhooks"
+  },
+  { name: "delivery", method: "GET", path: deliveryPath("test"), liveObjectPath: deliveryPath("live"), scope: "read:webhooks" },
+  {
+    name: "retry",
+    method: "POST",
+    path: deliveryPath("test", "/retry"),
+    liveObjectPath: deliveryPath("live", "/retry"),
+    scope: "write:webhooks"
+  },
+  {
+    name: "rotate_secret",
+    method: "POST",
+    path: webhookPath("test", "/rotate_secret"),
+    liveObjectPath: webhookPath("live", "/rotate_secret"),
+    scope: "write:webhooks"
+  }
+]
+
+layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (it) => {
+  describe("security matrix", () => {
+    for (const endpoint of webhookEndpoints) {
+      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
+    }
+  })
+
+  it.scoped("every subscribed event arrives signed; Stripe's SDK and verifyWebhook both accept it", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const receiver = yield* startReceiver
+      const ws = yield* h.seed()
+      const created = yield* subscribe(h, ws.secretTest, `${receiver.url}/ok`, ["agent.created", "agent.deleted"])
+      expect(created.data).toMatchObject({ object: "webhook_subscription", is_active: true, degraded: false })
+      const secret: string = created.data.secret
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9]{32}$/)
+      // the secret is shown once
+      const read = yield* h.call("GET", `/v1/webhooks/${created.data.id}`, { key: ws.secretTest })
+      expect(read.body.data.secret).toBeUndefined()
+
+      const agent = yield* createAgent(h, ws.secretTest)
+      yield* h.call("PATCH", `/v1/agents/${agent.id}`, { key: ws.secretTest, body: { name: "Not subscribed" } })
+      yield* h.call("DELETE", `/v1/agents/${agent.id}`, { key: ws.secretTest })
+      yield* eventually(Effect.sync(() => receiver.received.length), (n) => n >= 2)
+
+      const types = receiver.received.map((r) => r.headers["service-event-type"])
+      expect(types).toEqual(["agent.created", "agent.deleted"])
+      for (const delivery of receiver.received) {
+        const header = delivery.headers["service-signature"] as string
+        expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+        const viaStripe = stripe.webhooks.constructEvent(delivery.body, header, secret)
+        const viaSdk = verifyWebhook(delivery.body, header, secret) as any
+        expect(viaStripe.id).toBe(delivery.headers["service-event-id"])
+        expect(viaSdk.id).toBe(delivery.headers["service-event-id"])
+        expect(viaSdk).toMatchObject({ object: "event", api_version: "v1", livemode: false, workspace_id: ws.workspace.id })
+        expect(delivery.headers["service-delivery-id"]).toMatch(/^whd_/)
+        expect(delivery.headers["content-type"]).toBe("application/json")
+        expect(delivery.headers["user-agent"]).toMatch(/^AssistantPlatform-Webhooks\//)
+      }
+      expect(JSON.parse(receiver.received[0]!.body).data.agent.id).toBe(agent.id)
+
+      // one altered byte, another secret, or a stale timestamp: refused by both verifiers
+      const { body, headers } = receiver.received[0]!
+      const header = headers["service-signature"] as string
+      const altered = body.replace(/"Hooked"/, '"Hooker"')
+      expect(altered).not.toBe(body)
+      expect(() => stripe.webhooks.constructEvent(altered, header, secret)).toThrow()
+      expect(() => verifyWebhook(altered, header, secret)).toThrow(WebhookVerificationError)
+      expect(() => verifyWebhook(body, header, "whsec_someoneelse")).toThrow(WebhookVerificationError)
+      const stale = Math.floor(Date.now() / 1000) - 301
+      const staleHeader = signatureHeader([secret], stale, body)
+      expect(() => stripe.webhooks.constructEvent(body, staleHeader, secret)).toThrow()
+      expect(() => verifyWebhook(body, staleHeader, secret)).toThrow(WebhookVerificationError)
+      expect(() => verifyWebhook(body, undefined, secret)).toThrow(WebhookVerificationError)
+    })
+  )
+
+  it.scoped("the delivery log shows every attempt; a manual retry delivers again, now", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const receiver = yield* startReceiver
+      const ws = yield* h.seed()
+      const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/fail`)).data
+      yield* createAgent(h, ws.secretTest)
+      const [failed] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1)
+      expect(failed).toMatchObject({ status: "pending", response_status: 503, last_error: "HTTP 503" })
+      expect(Date.parse(failed.next_attempt_at) - Date.parse(failed.last_attempted_at)).toBe(30_000)
+
+      // filter by status
+      expect(yield* deliveriesOf(h, ws.secretTest, sub.id, "?status=succeeded")).toEqual([])
+      expect((yield* deliveriesOf(h, ws.secretTest, sub.id, "?status=pending")).map((d) => d.id)).toEqual([failed.id])
+      const badStatus = yield* h.call("GET", `/v1/webhooks/${sub.id}/deliveries?status=lost`, { key: ws.secretTest })
+      expect(badStatus.body.error).toMatchObject({ code: "parameter_invalid", param: "status" })
+
+      // point the subscription at a working path and retry by hand
+      yield* h.call("PATCH", `/v1/webhooks/${sub.id}`, { key: ws.secretTest, body: { url: `${receiver.url}/ok` } })
+      const retried = yield* h.call("POST", `/v1/webhooks/${sub.id}/deliveries/${failed.id}/retry`, { key: ws.secretTest })
+      expect(retried.status).toBe(202)
+      yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.status === "succeeded")
+      const detail = (yield* h.call("GET", `/v1/webhooks/${sub.id}/deliveries/${failed.id}`, { key: ws.secretTest })).body.data
+      expect(detail.attempt_count).toBe(2)
+      expect(detail.attempts).toHaveLength(2)
+      expect(detail.attempts[0]).toMatchObject({ response_status: 503, response_body_excerpt: "busy", error: "HTTP 503" })
+      expect(detail.attempts[1]).toMatchObject({ response_status: 200, response_body_excerpt: "thanks", error: null })
+      expect(detail.attempts[1].duration_ms).toBeGreaterThanOrEqual(0)
+      const ids = receiver.received.map((r) => r.headers["service-event-id"])
+      expect(new Set(ids).size).toBe(1) // the same event both times
+    })
+  )
+
+  it.scoped("webhook.test goes to that subscription only", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const receiver = yield* startReceiver
+      const ws = yield* h.seed()
+      const one = (yield* subscribe(h, ws.secretTest, `${receiver.url}/ok`)).data
+      yield* subscribe(h, ws.secretTest, `${receiver.url}/ok`, ["webhook.test"])
+      const test = yield* h.call("POST", `/v1/webhooks/${one.id}/test`, { key: ws.secretTest })
+      expect(test.status).toBe(202)
+      expect(test.body.data.delivery_id).toMatch(/^whd_/)
+      yield* eventually(Effect.sync(() => receiver.received.length), (n) => n === 1)
+      expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ type: "webhook.test", data: { message: expect.any(String) } })
+    })
+  )
+
+  it.scoped("a 301 is a failure (redirects are not followed)", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const receiver = yield* startReceiver
+      const ws = yield* h.seed()
+      const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/moved`)).data
+      yield* createAgent(h, ws.secretTest)
+      const [d] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1)
+      expect(d).toMatchObject({ status: "pending", response_status: 301 })
+      expect(d.last_error).toContain("redirect")
+      expect(receiver.received.filter((r) => r.path === "/ok")).toEqual([])
+    })
+  )
+
+  it.scoped(
+    "a receiver that hangs past 10 s is a failure",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const receiver = yield* startReceiver
+        const ws = yield* h.seed()
+        const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/hang`)).data
+        yield* createAgent(h, ws.secretTest)
+        const [d] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1, {
+          tries: 2000
+        })
+        expect(d.status).toBe("pending")
+        expect(d.last_error).toContain("timeout")
+        const detail = (yield* h.call("GET", `/v1/webhooks/${sub.id}/deliveries/${d.id}`, { key: ws.secretTest })).body.data
+        expect(detail.attempts[0].duration_ms).toBeGreaterThanOrEqual(9_900)
+      }),
+    { timeout: 40_000 }
+  )
+
+  it.scoped("DELETE revokes: pending deliveries are cancelled and nothing more is sent", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const receiver = yield* startReceiver
+      const ws = yield* h.seed()
+      const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/fail`)).data
+      yield* createAgent(h, ws.secretTest)
+      yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1)
+      const deleted = yield* h.call("DELETE", `/v1/webhooks/${sub.id}`, { key: ws.secretTest })
+      expect(deleted.body.data).toEqual({ id: sub.id, object: "webhook_subscription", deleted: true })
+      expect((yield* h.call("GET", `/v1/webhooks/${sub.id}`, { key: ws.secretTest })).status).toBe(404)
+      expect((yield* h.call("GET", "/v1/webhooks", { key: ws.secretTest })).body.data).toEqual([])
+      yield* createAgent(h, ws.secretTest)
+      expect(receiver.received).toHaveLength(1)
+    })
+  )
+
+  it.effect("validation: known event types only, a non-empty list, a URL", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const cases: Array<[unknown, string, string]> = [
+        [{ url: "https://example.com/h", events: ["agent.created", "agent.exploded"] }, "unknown_event_type", "events[1]"],
+        [{ url: "https://example.com/h", events: [] }, "parameter_invalid", "events"],
+        [{ url: "https://example.com/h" }, "parameter_missing", "events"],
+        [{ url: "ftp://example.com/h", events: ["agent.created"] }, "parameter_invalid", "url"],
+        [{ url: "not a url", events: ["agent.created"] }, "parameter_invalid", "url"]
+      ]
+      for (const [body, code, param] of cases) {
+        const r = yield* h.call("POST", "/v1/webhooks", { key: ws.secretTest, body })
+        expect(r.status, JSON.stringify(body)).toBe(400)
+        expect(r.body.error, JSON.stringify(body)).toMatchObject({ code, param })
+      }
+      const sub = (yield* subscribe(h, ws.secretTest, "https://example.com/h")).data
+      const patched = yield* h.call("PATCH", `/v1/webhooks/${sub.id}`, { key: ws.secretTest, body: { events: ["nope"] } })
+      expect(patched.body.error).toMatchObject({ code: "unknown_event_type", param: "events[0]" })
+      // live receivers must be HTTPS
+      const live = yield* h.call("POST", "/v1/webhooks", {
+        key: ws.secretLive,
+        body: { url: "http://example.com/h", events: ["agent.created"] }
+      })
+      expect(live.status).toBe(400)
+      expect(live.body.error).toMatchObject({ code: "url_not_allowed", param: "url" })
+    })
+  )
+})
+
+layer(testServer({ allowPrivateUrls: false }), { excludeTestServices: true })("webhooks: SSRF", (it) => {
+  it.effect("loopback, private, link-local and IPv6 equivalents are refused", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      for (const url of [
+        "https://127.0.0.1/hook",
+        "https://localhost/hook",
+        "https://10.1.2.3/hook",
+        "https://192.168.0.10/hook",
+        "https://172.16.5.4/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[::1]/hook",
+        "https://[fe80::1]/hook",
+        "https://[fd00::1]/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://0x7f.1/hook"
+      ]) {
+        const r = yield* h.call("POST", "/v1/webhooks", { key: ws.secretTest, body: { url, events: ["agent.created"] } })
+        expect(r.status, url).toBe(400)
+        expect(r.body.error, url).toMatchObject({ code: "url_not_allowed", param: "url" })
+      }
+    })
+  )
+})
