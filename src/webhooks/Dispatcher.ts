@@ -6,7 +6,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import { Fetcher, type PostResult } from "../../layers/Fetcher.js"
 import { AppConfig } from "../Config.js"
 import { Emails } from "../email/Emails.js"
@@ -19,8 +21,13 @@ import { DeliverySignal } from "./Signal.js"
 export const responseDeadlineMillis = 10_000
 /** A claim outlives the deadline comfortably; past it another dispatcher may take the delivery. */
 const leaseMillis = 60_000
-const batchSize = 50
+/** Deliveries in flight per process. */
 const concurrency = 16
+/**
+ * Deliveries in flight per subscription, across all instances: a slow receiver
+ * can hold this many slots, never all of them, so it cannot stall the others.
+ */
+const perSubscription = 4
 
 export const userAgent = "AssistantPlatform-Webhooks/1.0"
 
@@ -63,25 +70,35 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const signal = yield* DeliverySignal
     const config = yield* AppConfig
 
-    const claimDue = Effect.gen(function* () {
-      const at = yield* now
-      return yield* sql<Claimed>`
-        with due as (
-          select d.id from webhook_deliveries d
-          join webhook_subscriptions s on s.id = d.subscription_id
-          where d.status = 'pending' and d.next_attempt_at <= ${at}
-            and (d.locked_until is null or d.locked_until <= ${at})
-            and s.is_active and s.deleted_at is null
-          order by d.next_attempt_at
-          limit ${batchSize}
-          for update of d skip locked
-        )
-        update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-        from due, webhook_subscriptions s, events e
-        where d.id = due.id and s.id = d.subscription_id and e.id = d.event_id
-        returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
-          s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
-    }).pipe(sql.withTransaction)
+    /** Claims up to `limit` due deliveries, at most `perSubscription` in flight for any subscription. */
+    const claimDue = (limit: number) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        return yield* sql<Claimed>`
+          with candidates as (
+            select d.id, d.next_attempt_at,
+              row_number() over (partition by d.subscription_id order by d.next_attempt_at, d.seq) as rank,
+              (select count(*) from webhook_deliveries x
+                where x.subscription_id = d.subscription_id and x.status = 'pending' and x.locked_until > ${at}) as busy
+            from webhook_deliveries d
+            join webhook_subscriptions s on s.id = d.subscription_id
+            where d.status = 'pending' and d.next_attempt_at <= ${at}
+              and (d.locked_until is null or d.locked_until <= ${at})
+              and s.is_active and s.deleted_at is null
+          ),
+          due as (
+            select d.id from webhook_deliveries d join candidates c on c.id = d.id
+            where c.rank + c.busy <= ${perSubscription}
+            order by c.next_attempt_at
+            limit ${limit}
+            for update of d skip locked
+          )
+          update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
+          from due, webhook_subscriptions s, events e
+          where d.id = due.id and s.id = d.subscription_id and e.id = d.event_id
+          returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
+            s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
+      }).pipe(sql.withTransaction, Effect.orDie)
 
     /** Failure bookkeeping of the subscription; deactivates it and e-mails the owner past the threshold. */
     const subscriptionFailed = (subscriptionId: string, at: Date, dropped: boolean) =>
@@ -180,14 +197,22 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           allowPrivate: config.allowPrivateUrls
         })
         yield* record(c, at, result)
-      }).pipe(Effect.catchAllCause((cause) => Effect.logError(`delivery ${c.id} could not be recorded`, cause)))
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logError(`delivery ${c.id} could not be recorded`, cause)),
+        // on shutdown, hand the claim back at once rather than after the lease
+        Effect.onInterrupt(() =>
+          sql`update webhook_deliveries set locked_until = null where id = ${c.id} and status = 'pending'`.pipe(
+            Effect.ignore
+          )
+        )
+      )
 
-    /** One round: claim what is due and deliver it. Returns how many were claimed. */
+    /** One round, all at once (tests, tools): claim what is due and deliver it. Returns how many were claimed. */
     const dispatchDue = Effect.gen(function* () {
-      const claimed = yield* claimDue
+      const claimed = yield* claimDue(concurrency)
       yield* Effect.forEach(claimed, deliver, { concurrency, discard: true })
       return claimed.length
-    }).pipe(Effect.orDie, Effect.withSpan("Webhooks.dispatchDue"))
+    }).pipe(Effect.withSpan("Webhooks.dispatchDue"))
 
     /** When the next pending delivery of an active subscription falls due (or its lease lapses). */
     const nextDueAt = Effect.gen(function* () {
@@ -198,21 +223,46 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       return Option.fromNullable(row?.at ?? null)
     }).pipe(Effect.orDie)
 
-    /** Runs forever: a round, then sleep until the next due time, the poll interval, or the bell. */
-    const run = Effect.gen(function* () {
-      while (true) {
-        if ((yield* dispatchDue) >= batchSize) continue
-        const due = yield* nextDueAt
-        // read the clock right before sleeping: a clock that moved during the query must not push the wake-up later
-        const wait = yield* Effect.map(now, (at) =>
-          Option.match(due, {
-            onNone: () => config.webhookPollMillis,
-            onSome: (d) => Math.min(Math.max(0, d.getTime() - at.getTime()), config.webhookPollMillis)
-          })
-        )
-        yield* Effect.raceFirst(Effect.sleep(wait), signal.wait)
-      }
-    })
+    /**
+     * Runs forever as a pool of `concurrency` slots: whenever slots are free it
+     * claims that many due deliveries and sends each in its own fiber; then it
+     * sleeps until a slot frees, the next due time, the poll interval, or the bell.
+     */
+    const run = Effect.scoped(
+      Effect.gen(function* () {
+        const inFlight = yield* FiberSet.make()
+        const slotFreed = yield* Queue.sliding<void>(1)
+        let busy = 0
+        const start = (c: Claimed) => {
+          busy++
+          return FiberSet.run(
+            inFlight,
+            deliver(c).pipe(Effect.ensuring(Effect.suspend(() => (busy--, Queue.offer(slotFreed, undefined)))))
+          )
+        }
+        while (true) {
+          const free = concurrency - busy
+          const claimedAt = (yield* now).getTime()
+          const claimed = free > 0 ? yield* claimDue(free) : []
+          for (const c of claimed) yield* start(c)
+          if (free > 0 && claimed.length === free) continue
+          const due = yield* nextDueAt
+          // read the clock right before sleeping: a clock that moved during the query must not push the wake-up later
+          const wait = yield* Effect.map(now, (at) =>
+            Option.match(due, {
+              onNone: () => config.webhookPollMillis,
+              // due by the time of the claim but not claimed: every slot busy or its subscription at the cap,
+              // so a freed slot (or the poll) wakes us; due since then: go again at once
+              onSome: (d) =>
+                d.getTime() <= claimedAt
+                  ? config.webhookPollMillis
+                  : Math.min(Math.max(0, d.getTime() - at.getTime()), config.webhookPollMillis)
+            })
+          )
+          yield* Effect.raceAll([Effect.sleep(wait), signal.wait, Queue.take(slotFreed)])
+        }
+      })
+    )
 
     return { dispatchDue, run } as const
   })

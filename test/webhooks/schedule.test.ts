@@ -16,6 +16,8 @@ const answers = new Map<string, () => Fetcher.PostResult>()
 const received: Array<Fetcher.PostRequest> = []
 const receiver = Fetcher.layerTest((request) => {
   received.push(request)
+  // a receiver that answers just inside the 10 s deadline, by the Clock
+  if (request.url.endsWith("/slow")) return Effect.as(Effect.sleep("9 seconds"), Fetcher.response(200))
   return (answers.get(request.url) ?? (() => Fetcher.response(200)))()
 })
 
@@ -178,6 +180,30 @@ layer(testServer({}, { fetcher: receiver }))("webhook schedule (TestClock)", (it
       const [dropped] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.status === "failed")
       expect(dropped.attempt_count).toBe(1)
       expect(dropped.last_error).toContain("horizon")
+    })
+  )
+
+  it.effect("a slow receiver holds a few delivery slots, never the others' deliveries", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const stuck = (yield* h.call("POST", "/v1/webhooks", {
+        key: ws.secretTest,
+        body: { url: "https://slow.example/slow", events: ["agent.created"] }
+      })).body.data
+      const fast = yield* subscribe(h, ws.secretTest, succeeding)
+      for (let i = 0; i < 30; i++) yield* createAgent(h, ws.secretTest)
+      yield* eventually(deliveriesOf(h, ws.secretTest, fast.id), (ds) => ds.length === 30 && ds.every((d) => d.status === "succeeded"), {
+        label: "fast receiver served"
+      })
+      // the slow one has at most 4 requests in flight; the fast one never waited for them
+      expect(received.filter((r) => r.url === "https://slow.example/slow").length).toBeLessThanOrEqual(4)
+      expect((yield* deliveriesOf(h, ws.secretTest, stuck.id)).every((d) => d.attempt_count === 0)).toBe(true)
+      // and it gets through, four at a time, as its answers come
+      for (let i = 0; i < 8; i++) yield* TestClock.adjust("9 seconds")
+      yield* eventually(deliveriesOf(h, ws.secretTest, stuck.id), (ds) => ds.every((d) => d.status === "succeeded"), {
+        label: "slow receiver served"
+      })
     })
   )
 
