@@ -180,11 +180,14 @@ export const pg = createRequire(import.meta.url)("pg") as PgModule
 
 const adminUrl = process.env["BENCH_PG_URL"] ?? `postgres://postgres@${host}:5432/postgres`
 
-/** Creates `bench_<random>` and registers its drop; returns its connection URL. */
-export const throwawayDatabase = async (): Promise<string> => {
-  const name = `bench_${randomBytes(6).toString("hex")}`
+/** Creates `<prefix>_<random>` on the server of `serverUrl` and registers its drop; returns its connection URL. */
+export const throwawayDatabase = async (
+  options: { readonly serverUrl?: string; readonly prefix?: string } = {}
+): Promise<string> => {
+  const serverUrl = options.serverUrl ?? adminUrl
+  const name = `${options.prefix ?? "bench"}_${randomBytes(6).toString("hex")}`
   const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: adminUrl })
+    const client = new pg.Client({ connectionString: serverUrl })
     await client.connect()
     try {
       await client.query(statement)
@@ -195,7 +198,7 @@ export const throwawayDatabase = async (): Promise<string> => {
   await admin(`create database ${name}`)
   // `with (force)` ends sessions a killed child may have left behind
   onCleanup(() => admin(`drop database if exists ${name} with (force)`))
-  const url = new URL(adminUrl)
+  const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return url.toString()
 }

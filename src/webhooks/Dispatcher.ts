@@ -27,7 +27,7 @@ const concurrency = 16
  * Deliveries in flight per subscription, across all instances: a slow receiver
  * can hold this many slots, never all of them, so it cannot stall the others.
  */
-const perSubscription = 4
+const perSubscription = 8
 
 export const userAgent = "AssistantPlatform-Webhooks/1.0"
 

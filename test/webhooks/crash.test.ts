@@ -41,7 +41,8 @@ import {
   sleep,
   spawnService,
   startTimed,
-  tempDir
+  tempDir,
+  throwawayDatabase
 } from "../../scripts/bench/lib.js"
 
 const totalAgents = 2_000
@@ -131,25 +132,6 @@ const startReceiver = async (): Promise<Receiver> => {
 
 // --- the database ----------------------------------------------------------------------
 
-/** `t_<hex>` on DATABASE_URL's server, dropped at cleanup; its URL. */
-const throwawayPostgres = async (adminUrl: string): Promise<string> => {
-  const name = `t_${randomBytes(8).toString("hex")}`
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: adminUrl })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`create database ${name}`)
-  // FORCE: the killed child's sessions may linger
-  onCleanup(() => admin(`drop database if exists ${name} with (force)`))
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
 
 // --- HTTP to the service -------------------------------------------------------------------
 
@@ -260,7 +242,7 @@ describe(`webhook delivery survives a SIGKILL (${kind})`, () => {
       const receiver = await startReceiver()
       onCleanup(receiver.close)
       const dataDir = await tempDir("webhook-crash")
-      const database: Record<string, string> = databaseUrl ? { DATABASE_URL: await throwawayPostgres(databaseUrl) } : {}
+      const database: Record<string, string> = databaseUrl ? { DATABASE_URL: await throwawayDatabase({ serverUrl: databaseUrl, prefix: "t" }) } : {}
       const env = (port: number) =>
         serviceEnv({
           PORT: String(port),
