@@ -19,8 +19,12 @@ import { DeliverySignal } from "./Signal.js"
 
 /** Success is any 2xx within this deadline. */
 export const responseDeadlineMillis = 10_000
-/** A claim outlives the deadline comfortably; past it another dispatcher may take the delivery. */
-const leaseMillis = 60_000
+/**
+ * A claim outlives the 10 s deadline comfortably; past it another dispatcher may
+ * take the delivery. Kept short: a crashed instance's claims count against the
+ * subscription's in-flight cap until they lapse.
+ */
+const leaseMillis = 30_000
 /** Deliveries in flight per process. */
 const concurrency = 16
 /**
@@ -76,22 +80,26 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         const at = yield* now
         return yield* sql<Claimed>`
           with candidates as (
-            select d.id, d.next_attempt_at,
-              row_number() over (partition by d.subscription_id order by d.next_attempt_at, d.seq) as rank,
-              (select count(*) from webhook_deliveries x
-                where x.subscription_id = d.subscription_id and x.status = 'pending' and x.locked_until > ${at}) as busy
-            from webhook_deliveries d
-            join webhook_subscriptions s on s.id = d.subscription_id
-            where d.status = 'pending' and d.next_attempt_at <= ${at}
-              and (d.locked_until is null or d.locked_until <= ${at})
-              and s.is_active and s.deleted_at is null
+            -- per active subscription, its earliest due deliveries, as many as it has free in-flight room
+            select x.id, x.next_attempt_at
+            from webhook_subscriptions s
+            cross join lateral (
+              select d.id, d.next_attempt_at from webhook_deliveries d
+              where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${at}
+                and (d.locked_until is null or d.locked_until <= ${at})
+              order by d.next_attempt_at
+              limit greatest(${perSubscription} - (
+                select count(*) from webhook_deliveries b
+                where b.subscription_id = s.id and b.status = 'pending' and b.locked_until > ${at}), 0)
+            ) x
+            where s.is_active and s.deleted_at is null
           ),
           due as (
-            select d.id from webhook_deliveries d join candidates c on c.id = d.id
-            where c.rank + c.busy <= ${perSubscription}
-            order by c.next_attempt_at
+            select d.id from webhook_deliveries d
+            where d.id in (select id from candidates)
+            order by d.next_attempt_at
             limit ${limit}
-            for update of d skip locked
+            for update skip locked
           )
           update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
           from due, webhook_subscriptions s, events e

@@ -135,10 +135,18 @@ const startReceiver = async (): Promise<Receiver> => {
 
 // --- HTTP to the service -------------------------------------------------------------------
 
-const call = async (base: string, token: string, method: string, path: string, body?: unknown) => {
+const call = async (
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {}
+) => {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: {
+      ...headers,
       authorization: `Bearer ${token}`,
       ...(body === undefined ? {} : { "content-type": "application/json" })
     },
@@ -158,6 +166,22 @@ interface Storm {
 }
 
 /**
+ * One creation. A network error (a pooled socket to the killed process, a busy
+ * machine) is retried with the same Idempotency-Key, so a retry never creates twice.
+ */
+const createOnce = async (base: string, token: string, key: string, n: number, stopped: () => boolean) => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await call(base, token, "POST", "/v1/agents", { type: "support", name: `Crash ${n}` }, { "idempotency-key": key })
+      if (r.status !== 409 || attempt >= 5) return r // 409: the first try is still running; ask again
+    } catch (error) {
+      if (stopped() || attempt >= 3) throw error
+    }
+    await sleep(200 * attempt)
+  }
+}
+
+/**
  * Creates agents `concurrency` at a time until `target` creations answered 201.
  * With `kill`, calls it once `killAt` have; from then on failures count as lost
  * and no new request starts.
@@ -169,6 +193,7 @@ const storm = async (
   kill?: { readonly killAt: number; readonly kill: () => void }
 ): Promise<Storm> => {
   const started = performance.now()
+  const stormId = randomBytes(4).toString("hex")
   const created: Array<string> = []
   let lost = 0
   let issued = 0
@@ -176,9 +201,9 @@ const storm = async (
   const worker = async () => {
     // bounded: at most `target` requests in all, each with a timeout
     while (!killed && issued < target && created.length < target) {
-      issued++
+      const n = ++issued
       try {
-        const r = await call(base, token, "POST", "/v1/agents", { type: "support", name: `Crash ${issued}` })
+        const r = await createOnce(base, token, `crash-${stormId}-${n}`, n, () => killed)
         if (r.status !== 201) throw new Error(`POST /v1/agents answered ${r.status}: ${r.text.slice(0, 300)}`)
         created.push(r.json().data.id)
         if (kill !== undefined && !killed && created.length >= kill.killAt) {

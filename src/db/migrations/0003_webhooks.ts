@@ -49,6 +49,10 @@ export default Effect.gen(function* () {
       created_at timestamptz not null
     )`
   yield* sql`create index webhook_deliveries_due on webhook_deliveries (next_attempt_at) where status = 'pending'`
+  // the dispatcher's claim walks each subscription's pending deliveries in due order
+  yield* sql`
+    create index webhook_deliveries_pending on webhook_deliveries (subscription_id, next_attempt_at)
+    where status = 'pending'`
   yield* sql`create index webhook_deliveries_page on webhook_deliveries (subscription_id, seq desc)`
   yield* sql`
     create table webhook_attempts (
