@@ -98,9 +98,7 @@ export const isPublicAddress = (ip: string): boolean => {
   }
 }
 
-// ---------------------------------------------------------------------------
 // Host names
-// ---------------------------------------------------------------------------
 
 /** A URL's `hostname` as the resolver sees it: no IPv6 brackets, no trailing dot, lower case. */
 export const bareHostname = (hostname: string): string => {
@@ -114,7 +112,5 @@ export const isLocalhostName = (host: string): boolean => {
   return h === "localhost" || h.endsWith(".localhost")
 }
 
-// ---------------------------------------------------------------------------
 // The check
-// ---------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ const databaseInfo = (kind: "pglite" | "postgres") =>
     Effect.map(SqlClient.SqlClient, (sql) => ({ kind, ping: Effect.asVoid(sql`select 1`) }))
   )
 
-// --- PGlite -----------------------------------------------------------------
+// PGlite
 
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
 
@@ -121,7 +121,7 @@ export const layerPglite = (options: {
   return databaseInfo("pglite").pipe(Layer.provideMerge(client))
 }
 
-// --- PostgreSQL ---------------------------------------------------------------
+// PostgreSQL
 
 /** PostgreSQL through a node-postgres pool. */
 export const layerPg = (options: {

@@ -72,9 +72,7 @@ export const failure = (reason: FailureReason, message: string = reason, duratio
   durationMillis
 })
 
-// ---------------------------------------------------------------------------
 // Live: node:http / node:https
-// ---------------------------------------------------------------------------
 
 type Outcome =
   | { readonly _tag: "Response"; readonly status: number; readonly bodyExcerpt: string }
@@ -306,9 +304,7 @@ const post = (request: PostRequest): Effect.Effect<PostResult> =>
 /** Real network through `node:http`/`node:https`; no redirects, no pooling, SSRF checks at connect time. */
 export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post })
 
-// ---------------------------------------------------------------------------
 // Test
-// ---------------------------------------------------------------------------
 
 /** Answers every POST with `handler` (a result, or an Effect of one, e.g. to wait on the TestClock). */
 export const layerTest = (

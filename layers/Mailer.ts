@@ -31,7 +31,7 @@ export interface MailerShape {
 
 export class Mailer extends Context.Tag("Layers/Mailer")<Mailer, MailerShape>() {}
 
-// --- SMTP -------------------------------------------------------------------
+// SMTP
 
 /**
  * Defaults (milliseconds) keeping one attempt well inside the sender's 60 s
@@ -94,7 +94,7 @@ export const layerSmtp = (options: { readonly url: string; readonly from: string
     })
   )
 
-// --- Log --------------------------------------------------------------------
+// Log
 
 /** Embedded default without `SMTP_URL`: every message is written to the log, never sent. */
 export const layerLog = (options: { readonly from: string }): Layer.Layer<Mailer> =>
@@ -108,7 +108,7 @@ export const layerLog = (options: { readonly from: string }): Layer.Layer<Mailer
     })
   )
 
-// --- Memory -----------------------------------------------------------------
+// Memory
 
 export interface MemoryMailboxShape {
   /** Every message delivered so far, oldest first. */

@@ -26,7 +26,7 @@ export const median = (xs: ReadonlyArray<number>): number => {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
 
-// --- cleanup ------------------------------------------------------------------
+// Cleanup
 
 const cleanups: Array<() => Promise<void>> = []
 
@@ -39,7 +39,7 @@ export const tempDir = async (label: string): Promise<string> => {
   return dir
 }
 
-// --- child processes ------------------------------------------------------------
+// Child processes
 
 export interface Child {
   readonly process: ChildProcess
@@ -97,7 +97,7 @@ export const serviceEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => 
 export const spawnService = (env: NodeJS.ProcessEnv): Child =>
   spawnTracked(process.execPath, ["--import", "tsx", "src/main.ts"], env)
 
-// --- HTTP -------------------------------------------------------------------------
+// HTTP
 
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -166,7 +166,7 @@ export const bootstrapSecret = (child: Child): string => {
   return match[1]!
 }
 
-// --- pg (no type declarations shipped) ----------------------------------------------
+// Pg (no type declarations shipped)
 
 export interface PgQueryable {
   query<R>(text: string, values?: ReadonlyArray<unknown>): Promise<{ readonly rows: Array<R> }>
@@ -203,7 +203,7 @@ export const throwawayDatabase = async (
   return url.toString()
 }
 
-// --- autocannon (no type declarations shipped) --------------------------------------
+// Autocannon (no type declarations shipped)
 
 export interface AutocannonResult {
   readonly requests: { readonly average: number; readonly total: number }
@@ -220,7 +220,7 @@ type Autocannon = (options: {
 }) => PromiseLike<AutocannonResult>
 export const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon
 
-// --- report ---------------------------------------------------------------------------
+// Report
 
 /** One benchmark's part of the summary: a heading and markdown lines. */
 export interface Section {

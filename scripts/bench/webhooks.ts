@@ -59,7 +59,7 @@ const percentile = (xs: ReadonlyArray<number>, p: number): number => {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!
 }
 
-// --- the receiver (child process) ------------------------------------------------------
+// The receiver (child process)
 
 interface Delivery {
   readonly eventId: string
@@ -204,7 +204,7 @@ const receiverMain = (port: number) => {
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)
 if (isMain && process.argv.includes("--receiver")) receiverMain(Number(process.env["PORT"]))
 
-// --- HTTP from the benchmark -----------------------------------------------------------------
+// HTTP from the benchmark
 
 const callJson = async <A>(url: string, init: { method?: string; token?: string; body?: unknown; timeout?: number } = {}) => {
   const res = await fetch(url, {
@@ -264,7 +264,7 @@ const startReceiver = async (): Promise<Receiver> => {
   }
 }
 
-// --- measurements ---------------------------------------------------------------------------
+// Measurements
 
 interface Throughput {
   readonly label: string

@@ -11,7 +11,7 @@ import { Mailer, MemoryMailbox, layerSmtp } from "../../layers/Mailer.js"
 import { Emails, maxAttempts, retryDelaysMillis } from "../../src/email/Emails.js"
 import { Harness, testServer } from "../support/harness.js"
 
-// --- SMTP: nodemailer against a real SMTP server on loopback ----------------
+// SMTP: nodemailer against a real SMTP server on loopback
 
 interface Received {
   readonly from: string
@@ -115,7 +115,7 @@ describe("layerSmtp", () => {
   )
 })
 
-// --- The queue, through the real server on TestClock ------------------------
+// The queue, through the real server on TestClock
 
 interface EmailRow {
   readonly id: string

@@ -53,7 +53,7 @@ const requestTimeoutMillis = 30_000
 
 const stripe = new Stripe("sk_test_dummy")
 
-// --- the receiver ------------------------------------------------------------------
+// The receiver
 
 interface Received {
   readonly at: number
@@ -130,10 +130,10 @@ const startReceiver = async (): Promise<Receiver> => {
   return receiver
 }
 
-// --- the database ----------------------------------------------------------------------
+// The database
 
 
-// --- HTTP to the service -------------------------------------------------------------------
+// HTTP to the service
 
 const call = async (
   base: string,
@@ -246,7 +246,7 @@ const refusesConnections = async (base: string): Promise<boolean> => {
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
-// --- the test ----------------------------------------------------------------------------------
+// The test
 
 const databaseUrl = process.env["DATABASE_URL"]
 const kind = databaseUrl ? "PostgreSQL" : "PGlite"
@@ -279,7 +279,7 @@ describe(`webhook delivery survives a SIGKILL (${kind})`, () => {
           RATE_LIMIT_BURST: "1000000"
         })
 
-      // --- first life
+      // First life
       const port1 = await freePort()
       const first = await startTimed(() => spawnService(env(port1)), port1)
       mark("first start to ready", first.ms)
@@ -319,7 +319,7 @@ describe(`webhook delivery survives a SIGKILL (${kind})`, () => {
       }
       mark(`storm before the kill (${phase1.created.length} created, ${phase1.lost} lost in flight)`, phase1.millis)
 
-      // --- second life, same data
+      // Second life, same data
       const port2 = await freePort()
       const second = await startTimed(() => spawnService(env(port2)), port2)
       const restartedAt = performance.now()
@@ -340,7 +340,7 @@ describe(`webhook delivery survives a SIGKILL (${kind})`, () => {
       // in-flight creations at the kill may or may not have committed
       expect(listed.length).toBeLessThanOrEqual(totalAgents + phase1.lost)
 
-      // --- wait (bounded) until every listed agent's event has arrived
+      // Wait (bounded) until every listed agent's event has arrived
       const waitStarted = performance.now()
       const undelivered = () => {
         const seen = new Set(receiver.received.map((r) => r.agentId))
@@ -354,7 +354,7 @@ describe(`webhook delivery survives a SIGKILL (${kind})`, () => {
       mark(`waiting for the last deliveries (${missing.length} missing at the end)`, performance.now() - waitStarted)
       mark("whole test", performance.now() - t0)
 
-      // --- what the receiver got
+      // What the receiver got
       const received = receiver.received
       const agentByEvent = new Map<string, Set<string | undefined>>()
       const eventByAgent = new Map<string | undefined, Set<string>>()
