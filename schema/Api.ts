@@ -21,6 +21,7 @@ import {
   UnsupportedMediaType
 } from "./Errors.js"
 import { SystemGroup } from "./System.js"
+import { TicketsGroup } from "./Tickets.js"
 import { WebhooksGroup } from "./Webhooks.js"
 
 /**
@@ -45,6 +46,7 @@ export class Api extends HttpApi.make("assistant-platform")
   .add(SystemGroup)
   .add(AgentsGroup)
   .add(WebhooksGroup)
+  .add(TicketsGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

@@ -35,6 +35,9 @@ import { EdgeLive } from "./http/Edge.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
+import { TicketsHttp } from "./tickets/Http.js"
+import { Tickets } from "./tickets/Tickets.js"
+import { TicketsRepo } from "./tickets/TicketsRepo.js"
 import { DeliverySignal } from "./webhooks/Signal.js"
 import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
@@ -54,10 +57,17 @@ export interface ServerLayers {
 export type { RateLimitStore }
 
 /** Application services over the database; what handlers and the edge use. */
-const Services = Layer.mergeAll(Agents.Default, Authenticator.Default, Webhooks.Default, Dispatcher.Default).pipe(
+const Services = Layer.mergeAll(
+  Agents.Default,
+  Authenticator.Default,
+  Webhooks.Default,
+  Dispatcher.Default,
+  Tickets.Default
+).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       AgentsRepo.Default,
+      TicketsRepo.Default,
       Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
       Emails.Default,
       ApiKeys.Default,
@@ -69,7 +79,7 @@ const Services = Layer.mergeAll(Agents.Default, Authenticator.Default, Webhooks.
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AgentsHttp, WebhooksHttp, SystemHttp]),
+  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, SystemHttp]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -1,0 +1,288 @@
+/**
+ * Tickets: support requests from the widget, AI escalation, forms or the API,
+ * with a thread of messages and status events. Creation is capped per plan and
+ * month; erasure replaces the visitor's personal data with `[deleted]`.
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
+import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
+import {
+  ApiError,
+  InvalidCursor,
+  InvalidLimit,
+  KeyScopeMismatch,
+  LimitReached,
+  ParameterInvalid,
+  ResourceMissing
+} from "./Errors.js"
+import { AgentId } from "./Ids.js"
+import { StrictStruct } from "./Payload.js"
+
+export const TicketPublicId = Schema.String.pipe(
+  Schema.pattern(/^tck_[A-Za-z0-9]{8,64}$/, { message: () => "Expected a ticket id (tck_...)" }),
+  Schema.brand("TicketPublicId")
+)
+export type TicketPublicId = typeof TicketPublicId.Type
+
+export const TicketMessageId = Schema.String.pipe(
+  Schema.pattern(/^tmsg_[A-Za-z0-9]{8,64}$/, { message: () => "Expected a ticket message id (tmsg_...)" }),
+  Schema.brand("TicketMessageId")
+)
+export type TicketMessageId = typeof TicketMessageId.Type
+
+export const TicketStatus = Schema.Literal("open", "pending_user", "resolved")
+export type TicketStatus = typeof TicketStatus.Type
+export const TicketStatuses: ReadonlyArray<TicketStatus> = TicketStatus.literals
+
+export const TicketPriority = Schema.Literal("low", "normal", "high", "urgent")
+export type TicketPriority = typeof TicketPriority.Type
+export const TicketPriorities: ReadonlyArray<TicketPriority> = TicketPriority.literals
+
+export const TicketOrigin = Schema.Literal("api", "widget_button", "ai_escalation", "form")
+export type TicketOrigin = typeof TicketOrigin.Type
+export const TicketOrigins: ReadonlyArray<TicketOrigin> = TicketOrigin.literals
+
+export const AuthorType = Schema.Literal("visitor", "member")
+export type AuthorType = typeof AuthorType.Type
+
+export const ActorType = Schema.Literal("api", "member", "system", "visitor")
+export type ActorType = typeof ActorType.Type
+
+export const Actor = Schema.Struct({
+  type: ActorType,
+  id: Schema.NullOr(Schema.String).annotations({
+    description: "The key id (`api`), the member UID (`member`), or null (`system`, `visitor`)"
+  })
+}).annotations({ identifier: "TicketActor" })
+export type Actor = typeof Actor.Type
+
+export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const Ticket = Schema.Struct({
+  id: Schema.UUID.annotations({ description: "Internal identifier; paths use `public_id`" }),
+  public_id: TicketPublicId,
+  object: Schema.Literal("ticket"),
+  agent_id: AgentId,
+  status: TicketStatus,
+  priority: TicketPriority,
+  origin: TicketOrigin,
+  visitor_name: Schema.NullOr(Schema.String).annotations({ description: "Personal data: `[deleted]` after erasure" }),
+  visitor_email: Schema.NullOr(Schema.String).annotations({ description: "Personal data: `[deleted]` after erasure" }),
+  subject: Schema.String,
+  assigned_to: Schema.NullOr(Schema.String).annotations({ description: "Member UID" }),
+  tags: Schema.Array(Schema.String),
+  metadata: Metadata,
+  conversation_id: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  resolved_at: Schema.NullOr(Timestamp),
+  first_response_at: Schema.NullOr(Timestamp)
+}).annotations({ identifier: "Ticket" })
+export type Ticket = typeof Ticket.Type
+
+export const TicketMessage = Schema.Struct({
+  id: TicketMessageId,
+  object: Schema.Literal("ticket_message"),
+  ticket_public_id: TicketPublicId,
+  author_type: AuthorType,
+  author_id: Schema.NullOr(Schema.String).annotations({
+    description: "The member UID (`Service-Member-Id`) of a member message; null otherwise"
+  }),
+  body: Schema.String.annotations({ description: "Personal data: `[deleted]` after erasure" }),
+  created_at: Timestamp
+}).annotations({ identifier: "TicketMessage" })
+export type TicketMessage = typeof TicketMessage.Type
+
+export const TicketEventType = Schema.Literal(
+  "created",
+  "status_changed",
+  "resolved",
+  "reopened",
+  "message_added",
+  "assigned",
+  "erased"
+)
+export type TicketEventType = typeof TicketEventType.Type
+
+export const TicketEvent = Schema.Struct({
+  id: Schema.String.annotations({ description: "tev_..." }),
+  object: Schema.Literal("ticket_event"),
+  type: TicketEventType,
+  from: Schema.NullOr(Schema.String),
+  to: Schema.NullOr(Schema.String),
+  actor: Actor,
+  created_at: Timestamp
+}).annotations({ identifier: "TicketEvent" })
+export type TicketEvent = typeof TicketEvent.Type
+
+export const ThreadItem = Schema.Union(TicketMessage, TicketEvent)
+export type ThreadItem = typeof ThreadItem.Type
+
+export const TicketWithThread = Schema.Struct({
+  ...Ticket.fields,
+  thread: Schema.Array(ThreadItem).annotations({ description: "Messages and events, oldest first" })
+}).annotations({ identifier: "TicketWithThread" })
+export type TicketWithThread = typeof TicketWithThread.Type
+
+const Subject = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "subject must not be empty" }),
+  Schema.maxLength(500, { message: () => "subject must be at most 500 characters" })
+)
+const Body = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "body must not be empty" }),
+  Schema.maxLength(20_000, { message: () => "body must be at most 20000 characters" })
+)
+const VisitorName = Schema.Trim.pipe(Schema.maxLength(200))
+const VisitorEmail = Schema.Trim.pipe(
+  Schema.maxLength(320),
+  Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "visitor_email must be an e-mail address" })
+)
+const Tag = Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100))
+const Tags = Schema.Array(Tag).pipe(Schema.maxItems(50))
+const MemberUid = Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(200))
+
+export const CreateTicket = StrictStruct({
+  agent_id: AgentId,
+  subject: Subject,
+  body: Schema.optional(Body).annotations({ description: "First message of the thread, from the visitor" }),
+  origin: Schema.optional(TicketOrigin).annotations({
+    description:
+      "Secret keys: `api` (default), `widget_button`, `ai_escalation`. Widget keys: `widget_button` (default), `ai_escalation`. `form` is set only by form submissions."
+  }),
+  visitor_name: Schema.optional(Schema.NullOr(VisitorName)),
+  visitor_email: Schema.optional(Schema.NullOr(VisitorEmail)),
+  priority: Schema.optional(TicketPriority),
+  tags: Schema.optional(Tags),
+  metadata: Schema.optional(Metadata),
+  conversation_id: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(100))))
+}).annotations({ identifier: "CreateTicket" })
+export type CreateTicket = typeof CreateTicket.Type
+
+export const UpdateTicket = StrictStruct({
+  status: Schema.optional(TicketStatus),
+  priority: Schema.optional(TicketPriority),
+  assigned_to: Schema.optional(Schema.NullOr(MemberUid)),
+  tags: Schema.optional(Tags).annotations({ description: "Replaces the whole list" }),
+  metadata: Schema.optional(Metadata).annotations({
+    description: "Shallow merge into the stored metadata; a key set to null is removed"
+  })
+}).annotations({ identifier: "UpdateTicket" })
+export type UpdateTicket = typeof UpdateTicket.Type
+
+export const CreateTicketMessage = StrictStruct({ body: Body }).annotations({ identifier: "CreateTicketMessage" })
+export type CreateTicketMessage = typeof CreateTicketMessage.Type
+
+/** A query parameter that may be repeated (`?status=open&status=resolved` means either). */
+const Repeatable = Schema.Union(Schema.String, Schema.Array(Schema.String))
+
+export const TicketListParams = Schema.Struct({
+  ...PageParams.fields,
+  status: Schema.optional(Repeatable).annotations({ description: "Repeat for OR: open, pending_user, resolved" }),
+  priority: Schema.optional(Repeatable).annotations({ description: "Repeat for OR: low, normal, high, urgent" }),
+  assigned_to: Schema.optional(Schema.String),
+  agent_id: Schema.optional(Schema.String),
+  origin: Schema.optional(Schema.String),
+  tag: Schema.optional(Schema.String).annotations({ description: "Tickets carrying this tag" }),
+  include: Schema.optional(Schema.String).annotations({ description: "`total_count` adds meta.pagination.total_count" })
+})
+export type TicketListParams = typeof TicketListParams.Type
+
+/** Sent by a dashboard acting for a member: the change is then attributed to that member. */
+export const ActingHeaders = Schema.Struct({
+  "service-member-id": Schema.optional(
+    MemberUid.annotations({ description: "Member UID the change is attributed to (actor `member`)" })
+  )
+})
+
+const id = HttpApiSchema.param("public_id", TicketPublicId)
+const missing = ApiError(ResourceMissing)
+
+export class TicketsGroup extends HttpApiGroup.make("tickets")
+  .add(
+    HttpApiEndpoint.post("create", "/v1/tickets")
+      .setHeaders(ActingHeaders)
+      .setPayload(CreateTicket)
+      .addSuccess(Envelope(Ticket), { status: 201 })
+      .addError(ApiError(LimitReached))
+      .addError(missing)
+      .addError(ApiError(KeyScopeMismatch))
+      .annotate(RequiredScope, "write:tickets")
+      .annotate(WidgetScope, "widget:tickets")
+      .annotate(OpenApi.Summary, "Open a ticket; notifies the owner; capped per plan and month")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/tickets")
+      .setUrlParams(TicketListParams)
+      .addSuccess(ListEnvelope(Ticket))
+      .addError(ApiError(InvalidLimit))
+      .addError(ApiError(InvalidCursor))
+      .addError(ApiError(ParameterInvalid))
+      .annotate(RequiredScope, "read:tickets")
+      .annotate(OpenApi.Summary, "List tickets, newest first, with filters")
+  )
+  .add(
+    HttpApiEndpoint.get("retrieve")`/v1/tickets/${id}`
+      .addSuccess(Envelope(TicketWithThread))
+      .addError(missing)
+      .annotate(RequiredScope, "read:tickets")
+      .annotate(OpenApi.Summary, "Retrieve a ticket with its thread of messages and events")
+  )
+  .add(
+    HttpApiEndpoint.get("messages")`/v1/tickets/${id}/messages`
+      .setUrlParams(PageParams)
+      .addSuccess(ListEnvelope(TicketMessage))
+      .addError(missing)
+      .addError(ApiError(InvalidLimit))
+      .addError(ApiError(InvalidCursor))
+      .annotate(RequiredScope, "read:tickets")
+      .annotate(OpenApi.Summary, "List a ticket's messages, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.patch("update")`/v1/tickets/${id}`
+      .setHeaders(ActingHeaders)
+      .setPayload(UpdateTicket)
+      .addSuccess(Envelope(Ticket))
+      .addError(missing)
+      .annotate(RequiredScope, "write:tickets")
+      .annotate(OpenApi.Summary, "Change status, priority, assignee, tags (replace) or metadata (merge)")
+  )
+  .add(
+    HttpApiEndpoint.post("resolve")`/v1/tickets/${id}/resolve`
+      .setHeaders(ActingHeaders)
+      .addSuccess(Envelope(Ticket))
+      .addError(missing)
+      .annotate(RequiredScope, "write:tickets")
+      .annotate(OpenApi.Summary, "Resolve a ticket; a resolved ticket is left as it is")
+  )
+  .add(
+    HttpApiEndpoint.post("reopen")`/v1/tickets/${id}/reopen`
+      .setHeaders(ActingHeaders)
+      .addSuccess(Envelope(Ticket))
+      .addError(missing)
+      .annotate(RequiredScope, "write:tickets")
+      .annotate(OpenApi.Summary, "Reopen a resolved ticket; any other ticket is left as it is")
+  )
+  .add(
+    HttpApiEndpoint.post("addMessage")`/v1/tickets/${id}/messages`
+      .setHeaders(ActingHeaders)
+      .setPayload(CreateTicketMessage)
+      .addSuccess(Envelope(TicketMessage), { status: 201 })
+      .addError(missing)
+      .annotate(RequiredScope, "write:tickets")
+      .annotate(WidgetScope, "widget:tickets")
+      .annotate(OpenApi.Summary, "Add a message: from a member with a secret key, from the visitor with a widget key")
+  )
+  .add(
+    HttpApiEndpoint.del("erase")`/v1/tickets/${id}`
+      .setHeaders(ActingHeaders)
+      .addSuccess(Envelope(Ticket))
+      .addError(missing)
+      .annotate(RequiredScope, "write:tickets")
+      .annotate(OpenApi.Summary, "Erase the visitor's personal data (name, e-mail, message bodies); idempotent")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Tickets") {}
