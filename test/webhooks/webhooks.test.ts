@@ -57,6 +57,18 @@ const createAgent = (h: HarnessShape, key: string, name = "Hooked") =>
 const deliveriesOf = (h: HarnessShape, key: string, id: string, query = "") =>
   Effect.map(h.call("GET", `/v1/webhooks/${id}/deliveries${query}`, { key }), (r) => r.body.data as Array<any>)
 
+/** A fresh workspace whose sandbox subscription points at `path` of a new receiver, and one agent created. */
+const firstDeliveryTo = (path: string) =>
+  Effect.gen(function* () {
+    const h = yield* Harness
+    const receiver = yield* startReceiver
+    const ws = yield* h.seed()
+    const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}${path}`)).data
+    yield* createAgent(h, ws.secretTest)
+    const deliveries = deliveriesOf(h, ws.secretTest, sub.id)
+    return { h, receiver, ws, sub, deliveries }
+  })
+
 const webhookPath =
   (environment: "test" | "live", suffix = "") =>
   (ws: SeededWorkspace, h: HarnessShape) =>
@@ -184,12 +196,8 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
 
   it.scoped("the delivery log shows every attempt; a manual retry delivers again, now", () =>
     Effect.gen(function* () {
-      const h = yield* Harness
-      const receiver = yield* startReceiver
-      const ws = yield* h.seed()
-      const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/fail`)).data
-      yield* createAgent(h, ws.secretTest)
-      const [failed] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1)
+      const { h, receiver, ws, sub, deliveries } = yield* firstDeliveryTo("/fail")
+      const [failed] = yield* eventually(deliveries, (ds) => ds[0]?.attempt_count === 1)
       expect(failed).toMatchObject({ status: "pending", response_status: 503, last_error: "HTTP 503" })
       expect(Date.parse(failed.next_attempt_at) - Date.parse(failed.last_attempted_at)).toBe(30_000)
 
@@ -232,12 +240,8 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
 
   it.scoped("a 301 is a failure (redirects are not followed)", () =>
     Effect.gen(function* () {
-      const h = yield* Harness
-      const receiver = yield* startReceiver
-      const ws = yield* h.seed()
-      const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/moved`)).data
-      yield* createAgent(h, ws.secretTest)
-      const [d] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1)
+      const { receiver, deliveries } = yield* firstDeliveryTo("/moved")
+      const [d] = yield* eventually(deliveries, (ds) => ds[0]?.attempt_count === 1)
       expect(d).toMatchObject({ status: "pending", response_status: 301 })
       expect(d.last_error).toContain("redirect")
       expect(receiver.received.filter((r) => r.path === "/ok")).toEqual([])
@@ -248,12 +252,8 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
     "a receiver that hangs past 10 s is a failure",
     () =>
       Effect.gen(function* () {
-        const h = yield* Harness
-        const receiver = yield* startReceiver
-        const ws = yield* h.seed()
-        const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/hang`)).data
-        yield* createAgent(h, ws.secretTest)
-        const [d] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1, {
+        const { h, ws, sub, deliveries } = yield* firstDeliveryTo("/hang")
+        const [d] = yield* eventually(deliveries, (ds) => ds[0]?.attempt_count === 1, {
           tries: 2000
         })
         expect(d.status).toBe("pending")
@@ -266,12 +266,8 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
 
   it.scoped("DELETE revokes: pending deliveries are cancelled and nothing more is sent", () =>
     Effect.gen(function* () {
-      const h = yield* Harness
-      const receiver = yield* startReceiver
-      const ws = yield* h.seed()
-      const sub = (yield* subscribe(h, ws.secretTest, `${receiver.url}/fail`)).data
-      yield* createAgent(h, ws.secretTest)
-      yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === 1)
+      const { h, receiver, ws, sub, deliveries } = yield* firstDeliveryTo("/fail")
+      yield* eventually(deliveries, (ds) => ds[0]?.attempt_count === 1)
       const deleted = yield* h.call("DELETE", `/v1/webhooks/${sub.id}`, { key: ws.secretTest })
       expect(deleted.body.data).toEqual({ id: sub.id, object: "webhook_subscription", deleted: true })
       expect((yield* h.call("GET", `/v1/webhooks/${sub.id}`, { key: ws.secretTest })).status).toBe(404)
