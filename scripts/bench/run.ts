@@ -10,9 +10,10 @@ import { cpus, loadavg } from "node:os"
 import { getAgent } from "./get-agent.js"
 import { cleanupAll, repoRoot, type Section } from "./lib.js"
 import { startup } from "./startup.js"
+import { tickets } from "./tickets.js"
 import { webhooks } from "./webhooks.js"
 
-const benchmarks: Record<string, () => Promise<Section>> = { startup, "get-agent": getAgent, webhooks }
+const benchmarks: Record<string, () => Promise<Section>> = { startup, "get-agent": getAgent, webhooks, tickets }
 
 const requested = process.argv.slice(2)
 const unknown = requested.filter((name) => !(name in benchmarks))

@@ -41,6 +41,8 @@ const maxJsonBodyBytes = 2 * 1024 * 1024
 const isOperational = (path: string) =>
   path === "/healthz" || path === "/readyz" || path === "/docs" || path.startsWith("/docs/") || path.startsWith("/admin/")
 
+const isWrite = (method: string) => method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE"
+
 const validIdempotencyKey = /^[\x21-\x7e]{1,255}$/
 
 const isJson = (contentType: string | undefined) =>
@@ -146,7 +148,7 @@ export const makeEdge = Effect.gen(function* () {
         if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) {
           return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxJsonBodyBytes} bytes` })
         }
-        if (["POST", "PUT", "PATCH"].includes(request.method) && hasBody(request.headers) && !isJson(request.headers["content-type"])) {
+        if (isWrite(request.method) && request.method !== "DELETE" && hasBody(request.headers) && !isJson(request.headers["content-type"])) {
           return yield* new UnsupportedMediaType({
             message: "Send the body as JSON with `Content-Type: application/json`",
             param: "Content-Type"

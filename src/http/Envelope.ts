@@ -13,3 +13,12 @@ export const ok = <A>(data: A) =>
 
 export const okList = <A>(data: ReadonlyArray<A>, pagination: Pagination) =>
   Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({ data, meta: { request_id, pagination } }))
+
+/**
+ * Handler option for every write: it runs to its end even if the client hangs up.
+ * The router would otherwise interrupt it, and interrupting a PostgreSQL query
+ * cancels it over another pooled connection, which under load stalls every
+ * transaction queued behind its locks; the client may also retry with the same
+ * Idempotency-Key and expects the first attempt to have finished.
+ */
+export const runsToCompletion = { uninterruptible: true } as const

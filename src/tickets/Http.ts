@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
-import { ok, okList } from "../http/Envelope.js"
+import { ok, okList, runsToCompletion } from "../http/Envelope.js"
 import { type Acting, Tickets } from "./Tickets.js"
 
 const acting = (headers: { readonly "service-member-id"?: string | undefined }) =>
@@ -14,8 +14,10 @@ export const TicketsHttp = HttpApiBuilder.group(Api, "tickets", (handlers) =>
   Effect.gen(function* () {
     const tickets = yield* Tickets
     return handlers
-      .handle("create", ({ headers, payload }) =>
-        Effect.flatMap(acting(headers), (a) => tickets.create(a, payload)).pipe(Effect.flatMap(ok))
+      .handle(
+        "create",
+        ({ headers, payload }) => Effect.flatMap(acting(headers), (a) => tickets.create(a, payload)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
       )
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(Caller, (c) => tickets.list(c, urlParams)).pipe(
@@ -30,22 +32,37 @@ export const TicketsHttp = HttpApiBuilder.group(Api, "tickets", (handlers) =>
           Effect.flatMap(({ messages, pagination }) => okList(messages, pagination))
         )
       )
-      .handle("update", ({ headers, path, payload }) =>
-        Effect.flatMap(acting(headers), (a) => tickets.update(a, path.public_id, payload)).pipe(Effect.flatMap(ok))
+      .handle(
+        "update",
+        ({ headers, path, payload }) =>
+          Effect.flatMap(acting(headers), (a) => tickets.update(a, path.public_id, payload)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
       )
-      .handle("resolve", ({ headers, path }) =>
-        Effect.flatMap(acting(headers), (a) => tickets.resolve(a, path.public_id)).pipe(Effect.flatMap(ok))
+      .handle(
+        "resolve",
+        ({ headers, path }) =>
+          Effect.flatMap(acting(headers), (a) => tickets.resolve(a, path.public_id)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
       )
-      .handle("reopen", ({ headers, path }) =>
-        Effect.flatMap(acting(headers), (a) => tickets.reopen(a, path.public_id)).pipe(Effect.flatMap(ok))
+      .handle(
+        "reopen",
+        ({ headers, path }) =>
+          Effect.flatMap(acting(headers), (a) => tickets.reopen(a, path.public_id)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
       )
-      .handle("addMessage", ({ headers, path, payload }) =>
-        Effect.flatMap(acting(headers), (a) => tickets.addMessage(a, path.public_id, payload.body)).pipe(
-          Effect.flatMap(ok)
-        )
+      .handle(
+        "addMessage",
+        ({ headers, path, payload }) =>
+          Effect.flatMap(acting(headers), (a) => tickets.addMessage(a, path.public_id, payload.body)).pipe(
+            Effect.flatMap(ok)
+          ),
+        runsToCompletion
       )
-      .handle("erase", ({ headers, path }) =>
-        Effect.flatMap(acting(headers), (a) => tickets.erase(a, path.public_id)).pipe(Effect.flatMap(ok))
+      .handle(
+        "erase",
+        ({ headers, path }) =>
+          Effect.flatMap(acting(headers), (a) => tickets.erase(a, path.public_id)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
       )
   })
 )
