@@ -9,12 +9,15 @@ import {
   type AutocannonResult,
   bootstrapSecret,
   type Child,
+  connections,
   cpuMs,
   fmt,
   freePort,
   host,
+  noRateLimit,
   ratio,
   rssMb,
+  seconds,
   type Section,
   serviceEnv,
   sleep,
@@ -23,14 +26,10 @@ import {
   startTimed,
   stop,
   tempDir,
-  throwawayDatabase
+  throwawayDatabase,
+  warmupSeconds
 } from "./lib.js"
 
-const connections = 20
-const warmupSeconds = 2
-// BENCH_SECONDS shortens runs while working on the scripts
-const seconds = Number(process.env["BENCH_SECONDS"] ?? 10)
-const noRateLimit = { RATE_LIMIT_RPS: "1000000", RATE_LIMIT_BURST: "1000000" }
 
 interface Measured {
   readonly result: AutocannonResult

@@ -230,3 +230,11 @@ export interface Section {
 
 export const fmt = (n: number, digits = 0) => n.toFixed(digits)
 export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`
+
+/** Shape of every load run: 20 connections, a 2 s warm-up, then the measured seconds. */
+export const connections = 20
+export const warmupSeconds = 2
+// BENCH_SECONDS shortens runs while working on the scripts
+export const seconds = Number(process.env["BENCH_SECONDS"] ?? 10)
+/** The service's rate limits, out of the way of a load run. */
+export const noRateLimit = { RATE_LIMIT_RPS: "1000000", RATE_LIMIT_BURST: "1000000" }

@@ -31,12 +31,15 @@ import {
   autocannon,
   type AutocannonResult,
   type Child,
+  connections,
   cpuMs,
   fmt,
   freePort,
   host,
+  noRateLimit,
   pg,
   ratio,
+  seconds,
   type Section,
   serviceEnv,
   spawnService,
@@ -44,14 +47,10 @@ import {
   startTimed,
   stop,
   tempDir,
-  throwawayDatabase
+  throwawayDatabase,
+  warmupSeconds
 } from "./lib.js"
 
-const connections = 20
-const warmupSeconds = 2
-// BENCH_SECONDS shortens runs while working on the scripts
-const seconds = Number(process.env["BENCH_SECONDS"] ?? 10)
-const noRateLimit = { RATE_LIMIT_RPS: "1000000", RATE_LIMIT_BURST: "1000000" }
 const cliTimeoutMs = 60_000
 
 // autocannon as used here: POST with a body; the result also counts 2xx and requests sent

@@ -32,6 +32,7 @@ import {
   fmt,
   freePort,
   host,
+  noRateLimit,
   ratio,
   type Section,
   serviceEnv,
@@ -50,7 +51,6 @@ const latencyN = Number(process.env["BENCH_LATENCY_N"] ?? 200)
 const concurrency = 16
 const holdMillis = 8_000
 const backlogDeadlineMillis = 240_000
-const noRateLimit = { RATE_LIMIT_RPS: "1000000", RATE_LIMIT_BURST: "1000000" }
 
 const epochNow = () => performance.timeOrigin + performance.now()
 
