@@ -7,17 +7,11 @@
  * PORT and DATABASE_URL.
  */
 import { createHash, randomBytes } from "node:crypto"
-import { createServer, type ServerResponse } from "node:http"
-import { host, pg } from "./lib.js"
+import { createServer } from "node:http"
+import { fail, pool, port, send, wellFormedKey } from "./baseline-http.js"
+import { host } from "./lib.js"
 
-const port = Number(process.env["PORT"])
-const databaseUrl = process.env["DATABASE_URL"]
-if (!Number.isInteger(port) || databaseUrl === undefined) throw new Error("PORT and DATABASE_URL are required")
 
-// same pool size as the service's layerPg default
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 })
-
-const wellFormed = /^(sk|widget_pk|pk)_(test|live)_[A-Za-z0-9]{16,128}$/
 const agentPath = /^\/v1\/agents\/([^/?]+)$/
 
 interface KeyRow {
@@ -36,14 +30,6 @@ interface AgentRow {
   readonly updated_at: Date
 }
 
-const send = (res: ServerResponse, status: number, body: unknown, requestId: string) => {
-  const json = JSON.stringify(body)
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json), "request-id": requestId })
-  res.end(json)
-}
-
-const fail = (res: ServerResponse, status: number, code: string, requestId: string) =>
-  send(res, status, { error: { code }, meta: { request_id: requestId } }, requestId)
 
 const server = createServer((req, res) => {
   // same shape as the service's ids: prefix + 24 characters
@@ -52,7 +38,7 @@ const server = createServer((req, res) => {
   if (req.method === "GET" && req.url === "/readyz") return send(res, 200, { status: "ready" }, requestId)
   if (req.method !== "GET" || match === null) return fail(res, 404, "route_not_found", requestId)
   const token = /^Bearer\s+(.*)$/i.exec(req.headers.authorization?.trim() ?? "")?.[1]?.trim()
-  if (token === undefined || !wellFormed.test(token)) return fail(res, 401, "invalid_api_key", requestId)
+  if (token === undefined || !wellFormedKey.test(token)) return fail(res, 401, "invalid_api_key", requestId)
 
   void (async () => {
     const hash = createHash("sha256").update(token).digest("hex")

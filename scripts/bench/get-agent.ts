@@ -11,9 +11,8 @@ import {
   type Child,
   connections,
   cpuMs,
+  createAgent,
   fmt,
-  freePort,
-  host,
   noRateLimit,
   ratio,
   rssMb,
@@ -23,11 +22,10 @@ import {
   sleep,
   spawnService,
   spawnTracked,
-  startTimed,
-  stop,
   tempDir,
   throwawayDatabase,
-  warmupSeconds
+  warmupSeconds,
+  withServer
 } from "./lib.js"
 
 
@@ -58,28 +56,6 @@ const getJson = async (url: string, token: string) => {
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5_000) })
   if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`)
   return (await res.json()) as { readonly data: { readonly id: string } }
-}
-
-const createAgent = async (base: string, token: string): Promise<string> => {
-  const res = await fetch(`${base}/v1/agents`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ type: "support", name: "Bench agent" }),
-    signal: AbortSignal.timeout(5_000)
-  })
-  if (res.status !== 201) throw new Error(`POST /v1/agents: ${res.status} ${await res.text()}`)
-  return ((await res.json()) as { readonly data: { readonly id: string } }).data.id
-}
-
-/** Starts a server, runs `body`, always stops it. */
-const withServer = async <A>(spawnIt: (port: number) => Child, body: (base: string, child: Child) => Promise<A>) => {
-  const port = await freePort()
-  const { child } = await startTimed(() => spawnIt(port), port)
-  try {
-    return await body(`http://${host}:${port}`, child)
-  } finally {
-    await stop(child)
-  }
 }
 
 export const getAgent = async (): Promise<Section> => {

@@ -238,3 +238,29 @@ export const warmupSeconds = 2
 export const seconds = Number(process.env["BENCH_SECONDS"] ?? 10)
 /** The service's rate limits, out of the way of a load run. */
 export const noRateLimit = { RATE_LIMIT_RPS: "1000000", RATE_LIMIT_BURST: "1000000" }
+
+/** Starts a server on a free port, runs `body` against it, always stops it. */
+export const withServer = async <A>(
+  spawnIt: (port: number) => Child,
+  body: (base: string, child: Child) => Promise<A>
+): Promise<A> => {
+  const port = await freePort()
+  const { child } = await startTimed(() => spawnIt(port), port)
+  try {
+    return await body(`http://${host}:${port}`, child)
+  } finally {
+    await stop(child)
+  }
+}
+
+/** `POST /v1/agents` with a secret key; the new agent's id. */
+export const createAgent = async (base: string, token: string, name = "Bench agent"): Promise<string> => {
+  const res = await fetch(`${base}/v1/agents`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ type: "support", name }),
+    signal: AbortSignal.timeout(30_000)
+  })
+  if (res.status !== 201) throw new Error(`POST /v1/agents: ${res.status} ${(await res.text()).slice(0, 300)}`)
+  return ((await res.json()) as { readonly data: { readonly id: string } }).data.id
+}

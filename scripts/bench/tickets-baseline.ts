@@ -20,15 +20,10 @@
  * with PORT and DATABASE_URL.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import { host, pg } from "./lib.js"
+import { createServer, type IncomingMessage } from "node:http"
+import { fail, pool, port, send, wellFormedKey } from "./baseline-http.js"
+import { host } from "./lib.js"
 
-const port = Number(process.env["PORT"])
-const databaseUrl = process.env["DATABASE_URL"]
-if (!Number.isInteger(port) || databaseUrl === undefined) throw new Error("PORT and DATABASE_URL are required")
-
-// same pool size as the service's layerPg default
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 })
 
 // The pool's client type: `lib.ts` declares the pool only as queryable.
 interface PoolClient {
@@ -37,7 +32,6 @@ interface PoolClient {
 }
 const connect = (): Promise<PoolClient> => (pool as unknown as { connect(): Promise<PoolClient> }).connect()
 
-const wellFormed = /^(sk|widget_pk|pk)_(test|live)_[A-Za-z0-9]{16,128}$/
 const maxBodyBytes = 2 * 1024 * 1024
 const capOf: Record<string, number | null> = { free: 20, starter: 200, pro: null, enterprise: null }
 const horizonMillis = 24 * 60 * 60 * 1000
@@ -89,14 +83,6 @@ interface Input {
   readonly visitor_email: string | null
 }
 
-const send = (res: ServerResponse, status: number, body: unknown, requestId: string) => {
-  const json = JSON.stringify(body)
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json), "request-id": requestId })
-  res.end(json)
-}
-
-const fail = (res: ServerResponse, status: number, code: string, requestId: string) =>
-  send(res, status, { error: { code }, meta: { request_id: requestId } }, requestId)
 
 const readBody = (req: IncomingMessage) =>
   new Promise<string | undefined>((resolve, reject) => {
@@ -375,7 +361,7 @@ const server = createServer((req, res) => {
 
   void (async () => {
     const text = await readBody(req)
-    if (token === undefined || !wellFormed.test(token)) return fail(res, 401, "invalid_api_key", requestId)
+    if (token === undefined || !wellFormedKey.test(token)) return fail(res, 401, "invalid_api_key", requestId)
     if (text === undefined) return fail(res, 413, "payload_too_large", requestId)
     const hash = createHash("sha256").update(token).digest("hex")
     const keys = await pool.query<KeyRow>(

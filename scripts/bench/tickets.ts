@@ -33,9 +33,8 @@ import {
   type Child,
   connections,
   cpuMs,
+  createAgent,
   fmt,
-  freePort,
-  host,
   noRateLimit,
   pg,
   ratio,
@@ -44,11 +43,11 @@ import {
   serviceEnv,
   spawnService,
   spawnTracked,
-  startTimed,
   stop,
   tempDir,
   throwawayDatabase,
-  warmupSeconds
+  warmupSeconds,
+  withServer
 } from "./lib.js"
 
 const cliTimeoutMs = 60_000
@@ -137,17 +136,6 @@ const load = async (base: string, token: string, agentId: string, server: Child)
 
 // HTTP and the admin CLI
 
-const createAgent = async (base: string, token: string): Promise<string> => {
-  const res = await fetch(`${base}/v1/agents`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ type: "support", name: "Tickets bench agent" }),
-    signal: AbortSignal.timeout(5_000)
-  })
-  if (res.status !== 201) throw new Error(`POST /v1/agents: ${res.status} ${await res.text()}`)
-  return ((await res.json()) as { readonly data: { readonly id: string } }).data.id
-}
-
 /** One `POST /v1/tickets`; its body text and the ticket's public id. */
 const probe = async (base: string, token: string, agentId: string, timeoutMs = 5_000) => {
   const res = await fetch(`${base}/v1/tickets`, {
@@ -211,17 +199,6 @@ const setUp = async (base: string, adminToken: string): Promise<Tenant> => {
     "tickets bench"
   ])
   return { workspaceId: workspace.id, token: key.secret, agentId: await createAgent(base, key.secret) }
-}
-
-/** Starts a server, runs `body`, always stops it. */
-const withServer = async <A>(spawnIt: (port: number) => Child, body: (base: string, child: Child) => Promise<A>) => {
-  const port = await freePort()
-  const { child } = await startTimed(() => spawnIt(port), port)
-  try {
-    return await body(`http://${host}:${port}`, child)
-  } finally {
-    await stop(child)
-  }
 }
 
 // Comparing answers and rows: ids and times differ between any two tickets

@@ -29,6 +29,7 @@ import {
   bootstrapSecret,
   type Child,
   cpuMs,
+  createAgent,
   fmt,
   freePort,
   host,
@@ -218,16 +219,6 @@ const callJson = async <A>(url: string, init: { method?: string; token?: string;
   })
   const text = await res.text()
   return { status: res.status, text, body: (text === "" ? null : JSON.parse(text)) as A }
-}
-
-const createAgent = async (base: string, token: string, name: string): Promise<string> => {
-  const r = await callJson<{ data: { id: string } }>(`${base}/v1/agents`, {
-    method: "POST",
-    token,
-    body: { type: "support", name }
-  })
-  if (r.status !== 201) throw new Error(`POST /v1/agents: ${r.status} ${r.text.slice(0, 300)}`)
-  return r.body.data.id
 }
 
 /** Runs `task(i)` for i < n, `concurrency` at a time. */
