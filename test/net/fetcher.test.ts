@@ -6,6 +6,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { vi } from "vitest"
 import * as Fetcher from "../../layers/Fetcher.js"
+import { eventually } from "../support/eventually.js"
 
 // One name that DNS answers with 127.0.0.1: it exercises the connect-time
 // lookup (an IP literal never reaches it). Other names go to the real resolver.
@@ -251,14 +252,10 @@ describe("Fetcher.layerNode", () => {
       const result = yield* post(server.origin, { timeoutMillis: 10_000 }).pipe(Effect.timeout("200 millis"), Effect.option)
       expect(result._tag).toBe("None")
       // the server sees the client's socket go away
-      yield* Effect.promise(
-        () =>
-          new Promise<void>((resolve) => {
-            const check = () =>
-              server.server.getConnections((_e, n) => (n === 0 ? resolve() : setTimeout(check, 20)))
-            check()
-          })
-      )
+      const connections = Effect.async<number>((resume) => {
+        server.server.getConnections((_e, n) => resume(Effect.succeed(n)))
+      })
+      yield* eventually(connections, (n) => n === 0, { label: "client socket closed" })
     })
   )
 })
