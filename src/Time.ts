@@ -6,4 +6,6 @@ export const now: Effect.Effect<Date> = Effect.map(Clock.currentTimeMillis, (ms)
 
 export const iso = (d: Date | string): string => (typeof d === "string" ? new Date(d) : d).toISOString()
 
+export const isoOrNull = (d: Date | null): string | null => (d === null ? null : iso(d))
+
 export const unixSeconds = (d: Date): number => Math.floor(d.getTime() / 1000)

@@ -18,7 +18,7 @@ import {
 } from "../../schema/Auth.js"
 import type { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { iso, now } from "../Time.js"
+import { iso, isoOrNull, now } from "../Time.js"
 
 const secretLength = 32
 
@@ -59,7 +59,7 @@ const toApiKey = (row: KeyRow): ApiKey => ({
   scopes: splitScopes(row.scopes),
   redacted: `${row.prefix}…${row.last4}`,
   created_at: iso(row.created_at),
-  revoked_at: row.revoked_at === null ? null : iso(row.revoked_at)
+  revoked_at: isoOrNull(row.revoked_at)
 })
 
 /** What a presented token resolves to. */

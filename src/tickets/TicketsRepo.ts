@@ -19,7 +19,7 @@ import type {
 } from "../../schema/Tickets.js"
 import type { Tenant } from "../agents/AgentsRepo.js"
 import type { PageRequest } from "../http/Pagination.js"
-import { iso } from "../Time.js"
+import { iso, isoOrNull } from "../Time.js"
 
 export interface TicketRow {
   readonly seq: string
@@ -86,7 +86,6 @@ export interface TicketFilters {
 
 // PGlite and node-postgres both parse jsonb, but a text value is tolerated
 const json = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value)
-const isoOrNull = (d: Date | null) => (d === null ? null : iso(d))
 
 export const toTicket = (row: TicketRow): Ticket => ({
   id: row.id,

@@ -215,13 +215,6 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         )
       )
 
-    /** One round, all at once (tests, tools): claim what is due and deliver it. Returns how many were claimed. */
-    const dispatchDue = Effect.gen(function* () {
-      const claimed = yield* claimDue(concurrency)
-      yield* Effect.forEach(claimed, deliver, { concurrency, discard: true })
-      return claimed.length
-    }).pipe(Effect.withSpan("Webhooks.dispatchDue"))
-
     /** When the next pending delivery of an active subscription falls due (or its lease lapses). */
     const nextDueAt = Effect.gen(function* () {
       const [row] = yield* sql<{ readonly at: Date | null }>`
@@ -272,6 +265,6 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       })
     )
 
-    return { dispatchDue, run } as const
+    return { run } as const
   })
 }) {}

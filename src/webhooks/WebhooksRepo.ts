@@ -5,7 +5,7 @@ import * as Option from "effect/Option"
 import type { Delivery, DeliveryStatus, Subscription } from "../../schema/Webhooks.js"
 import type { Tenant } from "../agents/AgentsRepo.js"
 import type { PageRequest } from "../http/Pagination.js"
-import { iso } from "../Time.js"
+import { iso, isoOrNull } from "../Time.js"
 
 export interface SubscriptionRow {
   readonly seq: string
@@ -70,8 +70,8 @@ export const toDelivery = (row: DeliveryRow): Delivery => ({
   status: row.status,
   response_status: row.response_status,
   attempt_count: row.attempt_count,
-  last_attempted_at: row.last_attempted_at === null ? null : iso(row.last_attempted_at),
-  next_attempt_at: row.next_attempt_at === null ? null : iso(row.next_attempt_at),
+  last_attempted_at: isoOrNull(row.last_attempted_at),
+  next_attempt_at: isoOrNull(row.next_attempt_at),
   last_error: row.last_error,
   created_at: iso(row.created_at)
 })
