@@ -42,11 +42,12 @@ const migrator = Migrator.make({})
 // - "locked": Migrator swallows its own lock conflict and returns no work,
 //   which we detect below and re-raise as "locked";
 // - concurrent first runs both try to CREATE the migrations table; the loser
-//   fails with duplicate_table (42P07) or a pg_type unique_violation (23505).
+//   fails with duplicate_table (42P07), or on its row type with duplicate_object (42710) or a
+//   pg_type unique_violation (23505), depending on where the two collide.
 const isRetryable = (error: Migrator.MigrationError | SqlError): boolean => {
   if (error._tag === "MigrationError") return error.reason === "locked"
   const code = (error.cause as { code?: unknown } | undefined)?.code
-  return code === "42P07" || code === "23505"
+  return code === "42P07" || code === "42710" || code === "23505"
 }
 
 /**
