@@ -177,6 +177,12 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
   static readonly type: ErrorType = "invalid_request"
   static readonly description = "The body is larger than the endpoint accepts."
 }
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", fields) {
+  static readonly code = "header_too_large"
+  static readonly status = 431
+  static readonly type: ErrorType = "invalid_request"
+  static readonly description = "The request headers exceed 16 KB; Node refuses them before they reach the API."
+}
 export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields) {
   static readonly code = "unsupported_media_type"
   static readonly status = 415
@@ -238,6 +244,7 @@ export const ErrorCatalog = [
   IdempotencyRequestInProgress,
   PayloadTooLarge,
   UnsupportedMediaType,
+  HeadersTooLarge,
   IdempotencyKeyMismatch,
   RateLimited,
   InternalError,

@@ -13,7 +13,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
-import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
@@ -32,6 +31,7 @@ import { runMigrations } from "./db/Migrator.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { EdgeLive } from "./http/Edge.js"
+import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
@@ -141,7 +141,7 @@ export const makeServer = (layers: ServerLayers) => {
     Layer.provide(ApiLive),
     Layer.provide(EdgeLive),
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: layers.config.port, host: layers.config.host }))
+    Layer.provideMerge(NodeHttpServer.layer(makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` }), { port: layers.config.port, host: layers.config.host }))
   )
   return Layer.mergeAll(Http, Workers).pipe(
     Layer.provide(Startup),
