@@ -30,7 +30,9 @@ import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
+import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
+import { Paginator } from "./http/Pagination.js"
 import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
@@ -73,6 +75,7 @@ const Services = Layer.mergeAll(
       ApiKeys.Default,
       Workspaces.Default,
       IdempotencyStore.Default,
+      Paginator.Default,
       RequestRateLimiter.Default
     )
   )
@@ -134,6 +137,7 @@ export const makeServer = (layers: ServerLayers) => {
     layers.mailer,
     layers.fetcher,
     Layer.succeed(AppConfig, layers.config),
+    CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   )
   const Http = HttpApiBuilder.serve().pipe(

@@ -72,6 +72,18 @@ const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiFailure => 
   const issue = error.issues[0]
   if (issue === undefined) return new ParameterInvalid({ message: "The request does not match the expected shape" })
   const param = formatParam(issue.path)
+  // a union of literals fails once per member: name them all
+  const literals = error.issues
+    .filter((i) => i._tag === "Type" && formatParam(i.path) === param)
+    .map((i) => /^Expected ("(?:[^"\\]|\\.)*"), actual/.exec(i.message)?.[1])
+  if (literals.length > 1 && literals.every((l) => l !== undefined)) {
+    const actual = /, actual ([\s\S]*)$/.exec(issue.message)?.[1] ?? ""
+    const expected = `one of ${literals.map((l) => `'${l!.slice(1, -1)}'`).join(", ")}`
+    return new ParameterInvalid({
+      message: `Invalid ${param ?? "body"}: expected ${expected}, got ${excerptOf(actual)}`,
+      ...(param ? { param } : {})
+    })
+  }
   // `limit=1&limit=2` and other malformed paging parameters keep their own codes
   if (param === "limit") {
     return new InvalidLimit({ message: "limit must be one integer between 1 and 100", param })
@@ -88,7 +100,9 @@ const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiFailure => 
       if (param === undefined) {
         return issue.message.includes("actual null") || issue.message.includes("actual undefined")
           ? new ParameterMissing({ message: "The request body is empty; expected a JSON object" })
-          : new ParameterInvalid({ message: `Invalid request body: ${humanExpected(issue.message)}` })
+          : new ParameterInvalid({
+              message: `Invalid request body: expected an object${/, actual ([\s\S]*)$/.test(issue.message) ? `, got ${excerptOf(/, actual ([\s\S]*)$/.exec(issue.message)![1]!)}` : ""}`
+            })
       }
       return new ParameterInvalid({ message: `Invalid ${param}: ${humanExpected(issue.message)}`, param })
   }

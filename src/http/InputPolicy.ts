@@ -64,12 +64,14 @@ const excerpt = (text: string, length = 40) =>
   text.length <= length ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, length))}…`
 
 /**
- * Deepest nesting of `[` and `{` in JSON text, found without parsing and
- * without recursion, stopping as soon as `limit` is passed.
+ * One pass over JSON text, without parsing and without recursion: whether
+ * `[`/`{` nest deeper than `limit`, and the first integer literal a double
+ * cannot hold exactly (`12345678901234567890` would be stored as another number).
  */
-export const nestingExceeds = (text: string, limit: number): boolean => {
+export const scanJson = (text: string, limit: number): { readonly tooDeep: boolean; readonly inexact?: number } => {
   let depth = 0
   let inString = false
+  let inexact: number | undefined
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
@@ -77,10 +79,17 @@ export const nestingExceeds = (text: string, limit: number): boolean => {
       else if (c === 34) inString = false
     } else if (c === 34) inString = true
     else if (c === 123 || c === 91) {
-      if (++depth > limit) return true
+      if (++depth > limit) return { tooDeep: true }
     } else if (c === 125 || c === 93) depth--
+    else if ((c >= 48 && c <= 57) || c === 45) {
+      const literal = /^-?[0-9]+([.eE][-+0-9.eE]*)?/.exec(text.slice(i, i + 400))?.[0] ?? ""
+      if (inexact === undefined && literal.length > 15 && /^-?[0-9]+$/.test(literal) && !Number.isSafeInteger(Number(literal))) {
+        inexact = Number(literal)
+      }
+      i += Math.max(literal.length - 1, 0)
+    }
   }
-  return false
+  return inexact === undefined ? { tooDeep: false } : { tooDeep: false, inexact }
 }
 
 const invalid = (path: ReadonlyArray<PropertyKey>, message: string) => {
@@ -89,15 +98,19 @@ const invalid = (path: ReadonlyArray<PropertyKey>, message: string) => {
 }
 
 /** The first string with NUL or number that does not round-trip, walked without recursion. */
-export const checkValue = (value: unknown, root: ReadonlyArray<PropertyKey> = []): ParameterInvalid | undefined => {
+export const checkValue = (
+  value: unknown,
+  root: ReadonlyArray<PropertyKey> = [],
+  inexact?: number
+): ParameterInvalid | undefined => {
   const stack: Array<readonly [unknown, ReadonlyArray<PropertyKey>]> = [[value, root]]
   while (stack.length > 0) {
     const [current, path] = stack.pop()!
     if (typeof current === "string") {
       if (current.includes("\u0000")) return invalid(path, "strings must not contain the NUL character (U+0000)")
     } else if (typeof current === "number") {
-      if (!Number.isFinite(current) || (Number.isInteger(current) && !Number.isSafeInteger(current))) {
-        return invalid(path, "number out of range: it must be finite and integers within ±(2^53 - 1)")
+      if (!Number.isFinite(current) || current === inexact) {
+        return invalid(path, "number out of range: it must be finite, and integers within ±(2^53 - 1)")
       }
     } else if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) stack.push([current[i], [...path, i]])
@@ -116,7 +129,8 @@ export const checkValue = (value: unknown, root: ReadonlyArray<PropertyKey> = []
 /** JSON text to a value that passed the policy; an empty body is `undefined`. */
 export const parseJsonBody = (text: string): Either.Either<unknown, ParameterInvalid> => {
   if (text.trim() === "") return Either.right(undefined)
-  if (nestingExceeds(text, maxDepth)) {
+  const scanned = scanJson(text, maxDepth)
+  if (scanned.tooDeep) {
     return Either.left(new ParameterInvalid({ message: `The JSON body nests deeper than ${maxDepth} levels` }))
   }
   let value: unknown
@@ -127,7 +141,7 @@ export const parseJsonBody = (text: string): Either.Either<unknown, ParameterInv
       new ParameterInvalid({ message: `The request body is not valid JSON (it starts with ${excerpt(text.trim(), 20)})` })
     )
   }
-  const refused = checkValue(value)
+  const refused = checkValue(value, [], scanned.inexact)
   return refused === undefined ? Either.right(value) : Either.left(refused)
 }
 
