@@ -20,6 +20,7 @@ import {
   ServiceUnavailable,
   UnsupportedMediaType
 } from "./Errors.js"
+import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
 import { WebhooksGroup } from "./Webhooks.js"
@@ -42,7 +43,7 @@ const dropLibraryDecodeError = (spec: Record<string, any>): Record<string, any> 
   return spec
 }
 
-export class Api extends HttpApi.make("assistant-platform")
+const Contract = HttpApi.make("assistant-platform")
   .add(SystemGroup)
   .add(AgentsGroup)
   .add(WebhooksGroup)
@@ -65,4 +66,7 @@ export class Api extends HttpApi.make("assistant-platform")
     OpenApi.Description,
     "Configurable AI assistants: agents, knowledge, conversations, leads, tickets, webhooks and forms."
   )
-  .annotate(OpenApi.Transform, dropLibraryDecodeError) {}
+
+export class Api extends Contract.annotate(OpenApi.Transform, (spec) =>
+  completeDocument(Contract)(dropLibraryDecodeError(spec))
+) {}
