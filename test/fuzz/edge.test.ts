@@ -11,7 +11,7 @@ import fc from "fast-check"
 import { Harness, testServer } from "../support/harness.js"
 import { type FuzzRequest, operationsOf, requestFor } from "./openapi-arbitraries.js"
 
-const runs = Number(process.env["FUZZ_RUNS"] ?? 2500)
+const runs = Number(process.env["FUZZ_RUNS"] ?? 2000)
 const perRequestTimeoutMs = 10_000
 
 interface Outcome {
