@@ -1,8 +1,10 @@
 /**
  * The edge: one middleware around the whole API. For every request it assigns
  * the request id, resolves the presented key once, takes a rate-limit token,
- * checks the body's media type, applies Idempotency-Key to POSTs, renders every
- * failure into the error envelope, and sets `Request-Id` and `X-RateLimit-*`.
+ * applies the input policy (`InputPolicy.ts`: path, query, body size, media
+ * type, JSON shape) and hands the API the checked body, applies Idempotency-Key
+ * to POSTs, renders every failure into the error envelope, and sets
+ * `Request-Id` and `X-RateLimit-*`.
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -178,7 +180,6 @@ export const makeEdge = Effect.gen(function* () {
         if (refused !== undefined) return yield* refused
         // refuse an oversized body before reading any of it
         if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
-          closeAfter = true
           return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes` })
         }
         if (operational || !isWrite(request.method) || request.method === "DELETE") return yield* idempotent("", rendered(app))
