@@ -56,18 +56,18 @@ const isEmptyObject = (value: unknown) =>
   typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0
 
 /**
- * The request the API sees: the body already read and checked by the edge, and
- * any `+json` type presented as `application/json`, which is how the library
- * picks its JSON decoder. Everything else is the original request (its prototype).
+ * The request the API sees: the body already read and checked by the edge, as
+ * `application/json` (a `+json` type, or no type on an empty body), which is how
+ * the library picks its decoder; any other decoder would read the already
+ * consumed stream and wait forever. Everything else is the original request
+ * (its prototype).
  */
 const withCheckedBody = (
   request: HttpServerRequest.HttpServerRequest,
   text: string,
   value: unknown
 ): HttpServerRequest.HttpServerRequest => {
-  const headers = isJson(request.headers["content-type"])
-    ? { ...request.headers, "content-type": "application/json" }
-    : request.headers
+  const headers = { ...request.headers, "content-type": "application/json" }
   const bytes = new TextEncoder().encode(text)
   return Object.create(request, {
     headers: { value: headers },

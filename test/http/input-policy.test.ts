@@ -166,6 +166,11 @@ layer(testServer())("input policy at the edge", (it) => {
         headers: { "content-type": "application/json; charset=utf-8" }
       })
       expect(charset.status).toBe(201)
+      // an empty body under another type is decoded as JSON (the stream is already read): an answer, not a hang
+      for (const type of ["multipart/form-data; boundary=x", "text/plain", "application/octet-stream"]) {
+        const empty = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: "", headers: { "content-type": type } })
+        refused(empty, 400, "parameter_missing")
+      }
       for (const type of ["text/plain", "application/jsonx", "application/x-www-form-urlencoded", "application/json-seq"]) {
         refused(
           yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "x" }, headers: { "content-type": type } }),
