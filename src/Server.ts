@@ -41,6 +41,7 @@ import { TicketsRepo } from "./tickets/TicketsRepo.js"
 import { DeliverySignal } from "./webhooks/Signal.js"
 import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
+import { WebhookFanOut } from "./webhooks/FanOut.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { bootstrap } from "./workspaces/Bootstrap.js"
@@ -68,7 +69,9 @@ const Services = Layer.mergeAll(
     Layer.mergeAll(
       AgentsRepo.Default,
       TicketsRepo.Default,
-      Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
+      Outbox.Default.pipe(Layer.provide(WebhookFanOut)),
+      WebhooksRepo.Default,
+      DeliverySignal.Default,
       Emails.Default,
       ApiKeys.Default,
       Workspaces.Default,

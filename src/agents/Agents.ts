@@ -12,7 +12,8 @@ import { isUniqueViolation } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { parsePage, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
-import { AgentsRepo, type Tenant, toAgent } from "./AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { AgentsRepo, toAgent } from "./AgentsRepo.js"
 import { firstFree, slugify } from "./Slug.js"
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })

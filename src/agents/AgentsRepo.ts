@@ -4,15 +4,12 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Agent, AgentType } from "../../schema/Agents.js"
-import type { Environment } from "../../schema/Auth.js"
-import type { AgentId, WorkspaceId } from "../../schema/Ids.js"
-import type { PageRequest } from "../http/Pagination.js"
+import type { AgentId } from "../../schema/Ids.js"
+import type { PageRequest } from "../../schema/Envelope.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { iso } from "../Time.js"
 
-export interface Tenant {
-  readonly workspaceId: WorkspaceId
-  readonly environment: Environment
-}
+export type { Tenant }
 
 export interface AgentRow {
   readonly seq: string

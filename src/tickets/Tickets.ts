@@ -27,7 +27,8 @@ import {
   type UpdateTicket
 } from "../../schema/Tickets.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { AgentsRepo, type Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { Emails } from "../email/Emails.js"
 import { Outbox } from "../events/Outbox.js"
 import { parsePage, toPage } from "../http/Pagination.js"

@@ -17,8 +17,8 @@ import type {
   TicketPublicId,
   TicketStatus
 } from "../../schema/Tickets.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
-import type { PageRequest } from "../http/Pagination.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import type { PageRequest } from "../../schema/Envelope.js"
 import { iso, isoOrNull } from "../Time.js"
 
 export interface TicketRow {

@@ -3,8 +3,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Delivery, DeliveryStatus, Subscription } from "../../schema/Webhooks.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
-import type { PageRequest } from "../http/Pagination.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import type { PageRequest } from "../../schema/Envelope.js"
 import { iso, isoOrNull } from "../Time.js"
 
 export interface SubscriptionRow {
