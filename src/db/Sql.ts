@@ -1,9 +1,12 @@
 /** Helpers shared by the repositories. */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 /** A unique-index violation (SQLSTATE 23505), from node-postgres or PGlite alike. */
 export const isUniqueViolation = (error: SqlError): boolean => {
@@ -45,3 +48,21 @@ export const transaction =
   (sql: SqlClient.SqlClient) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, Broken>, R> =>
     boundary(sql.withTransaction(self))
+
+type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
+
+/** The rows of `statement`, each decoded by `Row`. */
+export const decodeAll = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<ReadonlyArray<A>> =>
+  boundary(SqlSchema.findAll({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined))
+
+/** The first row of `statement`, decoded, if any. */
+export const decodeOne = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<Option.Option<A>> =>
+  boundary(SqlSchema.findOne({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined))
+
+/** The one row `statement` must return (an insert or update `returning`), decoded. */
+export const decodeSingle = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<A> =>
+  boundary(SqlSchema.single({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined))
+
+/** A statement run for its effect only. */
+export const execute = (statement: Effect.Effect<unknown, SqlError>): Effect.Effect<void> =>
+  boundary(Effect.asVoid(statement))

@@ -41,7 +41,7 @@ export const WebhookFanOut = Layer.effect(
             yield* signal.ring
           }
           return deliveries
-        }).pipe(Effect.orDie)
+        })
     }
   })
 ).pipe(Layer.provide(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default)))
