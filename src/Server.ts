@@ -36,6 +36,7 @@ import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
+import { Erasure } from "./tickets/Erasure.js"
 import { Tickets } from "./tickets/Tickets.js"
 import { TicketsRepo } from "./tickets/TicketsRepo.js"
 import { DeliverySignal } from "./webhooks/Signal.js"
@@ -63,7 +64,8 @@ const Services = Layer.mergeAll(
   Authenticator.Default,
   Webhooks.Default,
   Dispatcher.Default,
-  Tickets.Default
+  Tickets.Default,
+  Erasure.Default
 ).pipe(
   Layer.provideMerge(
     Layer.mergeAll(

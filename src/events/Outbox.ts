@@ -6,9 +6,11 @@
  * else must hear of it.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Environment } from "../../schema/Auth.js"
 import type { Event, EventType } from "../../schema/Events.js"
 import { EventId, type WorkspaceId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { now, unixSeconds } from "../Time.js"
 import { EventsRepo } from "./EventsRepo.js"
@@ -54,13 +56,13 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
      * at send time.
      */
     const scrub = Effect.fn("Outbox.scrub")(function* (
-      tenant: { readonly workspaceId: WorkspaceId; readonly environment: Environment },
+      tenant: Tenant,
       needle: string,
-      scrub: (body: string) => import("effect/Option").Option<string>
+      scrub: (body: string) => Option.Option<string>
     ) {
       for (const e of yield* repo.ticketEventsMentioning(tenant, needle)) {
         const scrubbed = scrub(e.body)
-        if (scrubbed._tag === "Some") yield* repo.rewrite(e.id, scrubbed.value)
+        if (Option.isSome(scrubbed)) yield* repo.rewrite(e.id, scrubbed.value)
       }
     })
 
