@@ -6,10 +6,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomBytes, randomUUID } from "node:crypto"
+import type { IdPrefix } from "../schema/Ids.js"
 
 export interface IdGeneratorShape {
   /** `${prefix}_` followed by 24 base62 characters (about 143 bits). */
-  readonly make: (prefix: string) => Effect.Effect<string>
+  readonly make: (prefix: IdPrefix) => Effect.Effect<string>
   /** `length` base62 characters for secrets such as API keys. */
   readonly secret: (length: number) => Effect.Effect<string>
   /** A version 4 UUID, for internal keys stored as `uuid`. */
