@@ -107,5 +107,6 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
     })
 
     return { create, retrieve, list, update, remove } as const
-  })
+  }),
+  dependencies: [AgentsRepo.Default]
 }) {}

@@ -61,7 +61,8 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
       }
     })
     return { resolve } as const
-  })
+  }),
+  dependencies: [ApiKeys.Default]
 }) {}
 
 /** Whether this caller's key may call an endpoint with this policy. */

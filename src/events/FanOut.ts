@@ -5,8 +5,7 @@
  * webhooks.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Effect from "effect/Effect"
 import type { Event } from "../../schema/Events.js"
 import type { Tenant } from "../../schema/Tenant.js"
 
@@ -24,6 +23,3 @@ export interface FanOutShape {
 }
 
 export class FanOut extends Context.Tag("Events/FanOut")<FanOut, FanOutShape>() {}
-
-/** Nobody listens: for programs run without the webhooks area. */
-export const layerNone = Layer.succeed(FanOut, { fanOut: () => Effect.succeed([]) })

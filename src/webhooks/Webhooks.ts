@@ -180,5 +180,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     })
 
     return { create, list, retrieve, update, remove, sendTest, deliveries, delivery, retry, rotateSecret } as const
-  })
+  }),
+  dependencies: [WebhooksRepo.Default, DeliverySignal.Default]
 }) {}

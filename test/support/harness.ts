@@ -13,7 +13,7 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import type { Environment, Plan, Scope } from "../../schema/Auth.js"
 import type { Workspace } from "../../schema/Admin.js"
-import { layerTest as idsTest } from "../../layers/IdGenerator.js"
+import { layerLive as idsLive } from "../../layers/IdGenerator.js"
 import * as Mailer from "../../layers/Mailer.js"
 import * as Fetcher from "../../layers/Fetcher.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
@@ -174,7 +174,7 @@ export const testServer = (
         config: testConfig(overrides),
         database: testDatabaseLayer,
         rateLimitStore: RateLimitStore.layerMemory,
-        ids: idsTest,
+        ids: idsLive,
         mailer,
         fetcher: options.fetcher ?? Fetcher.layerNode
       })
