@@ -36,12 +36,21 @@ export type EventId = typeof EventId.Type
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
-/** Prefixes of every id the service mints, in one place so generators and docs agree. */
+/**
+ * Prefixes of every id the service mints, in one place so generators and docs
+ * agree: `IdGenerator.make` takes only these.
+ */
 export const IdPrefix = {
   workspace: "ws",
   apiKey: "key",
   agent: "agt",
   event: "evt",
-  request: "req"
+  request: "req",
+  webhook: "whs",
+  delivery: "whd",
+  email: "eml",
+  ticket: "tck",
+  ticketMessage: "tmsg",
+  ticketEvent: "tev"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

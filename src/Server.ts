@@ -21,7 +21,6 @@ import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
 import { Agents } from "./agents/Agents.js"
-import { AgentsRepo } from "./agents/AgentsRepo.js"
 import { AgentsHttp } from "./agents/Http.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
@@ -38,11 +37,11 @@ import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
+import { Erasure } from "./tickets/Erasure.js"
 import { Tickets } from "./tickets/Tickets.js"
-import { TicketsRepo } from "./tickets/TicketsRepo.js"
 import { DeliverySignal } from "./webhooks/Signal.js"
-import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
+import { WebhookFanOut } from "./webhooks/FanOut.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { bootstrap } from "./workspaces/Bootstrap.js"
@@ -58,28 +57,26 @@ export interface ServerLayers {
 }
 export type { RateLimitStore }
 
-/** Application services over the database; what handlers and the edge use. */
-const Services = Layer.mergeAll(
-  Agents.Default,
-  Authenticator.Default,
-  Webhooks.Default,
-  Dispatcher.Default,
-  Tickets.Default
-).pipe(
-  Layer.provideMerge(
-    Layer.mergeAll(
-      AgentsRepo.Default,
-      TicketsRepo.Default,
-      Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
-      Emails.Default,
-      ApiKeys.Default,
-      Workspaces.Default,
-      IdempotencyStore.Default,
-      Paginator.Default,
-      RequestRateLimiter.Default
-    )
-  )
+/** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
+const Programs = Layer.mergeAll(Agents.Default, Webhooks.Default, Tickets.Default, Erasure.Default, Authenticator.Default)
+
+/**
+ * What several areas share, wired here because no area may import the one that
+ * implements it: the outbox with the webhooks area's fan-out, the e-mail outbox,
+ * the stores the edge and the admin RPC use, and the dispatcher's doorbell.
+ */
+const Shared = Layer.mergeAll(
+  Outbox.Default.pipe(Layer.provide(WebhookFanOut)),
+  Emails.Default,
+  ApiKeys.Default,
+  Workspaces.Default,
+  IdempotencyStore.Default,
+  Paginator.Default,
+  RequestRateLimiter.Default,
+  DeliverySignal.Default
 )
+
+const Services = Layer.mergeAll(Programs, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, SystemHttp]),
