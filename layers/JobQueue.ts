@@ -102,7 +102,11 @@ export interface WorkerOptions<R> {
 export interface Primitives {
   readonly enqueue: (input: EnqueueInput) => Effect.Effect<string>
   readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Job>>
-  /** False when the lease was lost (lapsed and claimed again, or settled). */
+  /**
+   * False when the claim is stale (the job was claimed again, or settled). A lapsed
+   * lease nobody claimed since is still ours: a Clock that jumped (TestClock, a
+   * paused VM) must not cost a running handler its job.
+   */
   readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
   readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
   readonly release: (job: Job) => Effect.Effect<void>
@@ -123,17 +127,26 @@ export class JobQueue extends Context.Tag("Jobs/JobQueue")<JobQueue, JobQueueSha
 
 // After-commit hooks
 
-const pendingHooks = FiberRef.unsafeMake<ReadonlyArray<Effect.Effect<void>>>([])
+/** None: no `withAfterCommit` boundary around this fiber. */
+const pendingHooks = FiberRef.unsafeMake<Option.Option<ReadonlyArray<Effect.Effect<void>>>>(Option.none())
+
+/** Without a boundary, a hook registered inside a transaction runs this long later (the commit should be done by then). */
+export const afterCommitGraceMillis = 1_000
 
 /**
- * Runs `effect` once the current transaction has committed: registered on the
- * fiber and run by the nearest `withAfterCommit` around it; at once when no
- * transaction is open.
+ * Runs `effect` once the current transaction has committed: at once when no
+ * transaction is open; else registered on the fiber and run by the nearest
+ * `withAfterCommit` around it; with no boundary, `afterCommitGraceMillis` later
+ * on a fiber of its own (by the Clock).
  */
 export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
-  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-    Option.isSome(transaction) ? FiberRef.update(pendingHooks, (hooks) => [...hooks, effect]) : effect
-  )
+  Effect.gen(function* () {
+    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+    if (Option.isNone(transaction)) return yield* effect
+    const hooks = yield* FiberRef.get(pendingHooks)
+    if (Option.isSome(hooks)) return yield* FiberRef.set(pendingHooks, Option.some([...hooks.value, effect]))
+    yield* Effect.forkDaemon(Effect.zipRight(Effect.sleep(afterCommitGraceMillis), effect))
+  })
 
 /**
  * The boundary of a unit of work (an HTTP request, a job handler): after `self`
@@ -143,8 +156,10 @@ export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
 export const withAfterCommit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.ensuring(
     self,
-    Effect.flatMap(FiberRef.get(pendingHooks), (hooks) => Effect.all(hooks, { discard: true }))
-  ).pipe(Effect.locally(pendingHooks, []))
+    Effect.flatMap(FiberRef.get(pendingHooks), (hooks) =>
+      Effect.all(Option.getOrElse(hooks, () => []), { discard: true })
+    )
+  ).pipe(Effect.locally(pendingHooks, Option.some([])))
 
 // Supervision
 
@@ -398,7 +413,7 @@ const makePostgres = Effect.gen(function* () {
         const at = yield* nowMillis
         const rows = yield* sql`
           update jobs set locked_until = ${new Date(at + leaseMillis)}
-          where id = ${job.id} and claims = ${job.claim} and status = 'pending' and locked_until > ${new Date(at)}
+          where id = ${job.id} and claims = ${job.claim} and status = 'pending'
           returning id`
         return rows.length === 1
       }).pipe(orDie),
@@ -546,7 +561,7 @@ const makeMemory = Effect.gen(function* () {
     extend: (job, leaseMillis) =>
       Effect.map(nowMillis, (at) => {
         const j = held(job)
-        if (j === undefined || j.lockedUntil === null || j.lockedUntil <= at) return false
+        if (j === undefined) return false
         j.lockedUntil = at + leaseMillis
         return true
       }),

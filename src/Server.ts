@@ -9,7 +9,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -17,6 +16,7 @@ import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
+import * as JobQueue from "../layers/JobQueue.js"
 import type { Fetcher } from "../layers/Fetcher.js"
 import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
@@ -75,7 +75,8 @@ const Services = Layer.mergeAll(
       IdempotencyStore.Default,
       RequestRateLimiter.Default
     )
-  )
+  ),
+  Layer.provideMerge(JobQueue.layerPostgres)
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
@@ -92,35 +93,20 @@ const Startup = Layer.effectDiscard(
   })
 )
 
-/** Supervised background work: restarted with backoff if it ever fails. */
-const supervised = (name: string, every: Duration.DurationInput, work: Effect.Effect<void>) =>
-  Layer.scopedDiscard(
-    work.pipe(
-      Effect.repeat(Schedule.spaced(every)),
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
-
-/** A worker that loops forever on its own; restarted with backoff if it fails. */
-const supervisedLoop = (name: string, loop: Effect.Effect<never>) =>
-  Layer.scopedDiscard(
-    loop.pipe(
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
+/** A background fiber for the life of the server (`work` supervises itself, or is wrapped in `supervise`). */
+const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDiscard(Effect.forkScoped(work))
 
 const Workers = Layer.mergeAll(
-  Layer.unwrapEffect(Effect.map(Dispatcher, (dispatcher) => supervisedLoop("webhook-dispatcher", dispatcher.run))),
   Layer.unwrapEffect(
-    Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
+    Effect.map(Dispatcher, (dispatcher) => background(JobQueue.supervise("webhook-dispatcher", dispatcher.run)))
   ),
-  Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run)))
+  Layer.unwrapEffect(
+    Effect.map(IdempotencyStore, (store) =>
+      background(JobQueue.supervise("idempotency-sweeper", Effect.repeat(store.sweep(), Schedule.spaced("10 minutes"))))
+    )
+  ),
+  // the JobQueue worker supervises itself
+  Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run)))
 )
 
 /**

@@ -7,14 +7,14 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import type { Environment } from "../../schema/Auth.js"
 import type { Event, EventType } from "../../schema/Events.js"
 import type { EventId, WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { afterCommit } from "../../layers/JobQueue.js"
 import { now, unixSeconds } from "../Time.js"
 import { horizonMillis } from "../webhooks/Schedule.js"
-import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
+import { DeliverySignal } from "../webhooks/Signal.js"
 import { WebhooksRepo } from "../webhooks/WebhooksRepo.js"
 
 export interface EmitInput {
@@ -69,10 +69,7 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
         })
         deliveries.push(id)
       }
-      if (deliveries.length > 0) {
-        yield* FiberRef.set(DeliveriesCreated, true)
-        yield* signal.ring
-      }
+      if (deliveries.length > 0) yield* afterCommit(signal.ring)
       return { event, deliveries }
     }, Effect.orDie)
 
