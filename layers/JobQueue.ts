@@ -25,8 +25,10 @@
  *   a key are in flight, in no particular order. A job whose retry waits keeps
  *   later jobs of its key (serial mode) waiting behind it. Creation order is the
  *   order of `enqueue` calls (the id sequence), not of commits.
+ * - `hurry(queue, key)`: every waiting job of the key is due now (its owner
+ *   came back, e.g. a re-enabled webhook subscription).
  * - Primitives the worker is built on, also used by tests: `claim`, `extend`,
- *   `settle`, `release`, `nextDueAt`, `wake`; `awaitIdle(queue)` (test probe):
+ *   `settle`, `release`, `nextDueAt`, `claimable`, `wake`; `awaitIdle(queue)` (test probe):
  *   waits until no job of the queue is in flight in this process and none is
  *   claimable now (needs a running worker for that queue).
  */
@@ -112,6 +114,8 @@ export interface Primitives {
   readonly release: (job: Job) => Effect.Effect<void>
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
   readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
+  /** Makes every waiting job of `key` due now (e.g. its owner was re-enabled); returns how many. */
+  readonly hurry: (queue: string, key: string) => Effect.Effect<number>
   /** Jobs claimable right now (same rules as `claim`). */
   readonly claimable: (options: Omit<ClaimOptions, "limit" | "leaseMillis">) => Effect.Effect<number>
 }
@@ -313,7 +317,10 @@ const make = (primitives: Primitives) =>
         return yield* Effect.dieMessage(`awaitIdle: queue ${queue} never became idle`)
       })
 
-    return JobQueue.of({ ...primitives, enqueue, worker, wake, awaitIdle })
+    const hurry = (queue: string, key: string) =>
+      Effect.tap(primitives.hurry(queue, key), (n) => (n > 0 ? afterCommit(wake(queue)) : Effect.void))
+
+    return JobQueue.of({ ...primitives, enqueue, hurry, worker, wake, awaitIdle })
   })
 
 // PostgreSQL / PGlite
@@ -444,6 +451,16 @@ const makePostgres = Effect.gen(function* () {
       Effect.asVoid(
         sql`update jobs set locked_until = null where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
       ).pipe(orDie),
+
+    hurry: (queue, key) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        const rows = yield* sql`
+          update jobs set run_at = ${at}
+          where queue = ${queue} and key = ${key} and status = 'pending' and run_at > ${at}
+          returning id`
+        return rows.length
+      }).pipe(orDie),
 
     nextDueAt: (queue) =>
       Effect.gen(function* () {
@@ -583,6 +600,17 @@ const makeMemory = Effect.gen(function* () {
       Effect.sync(() => {
         const j = held(job)
         if (j !== undefined) j.lockedUntil = null
+      }),
+    hurry: (queue, key) =>
+      Effect.map(nowMillis, (at) => {
+        let n = 0
+        for (const j of jobs.values()) {
+          if (j.queue === queue && j.key === key && j.status === "pending" && j.runAt > at) {
+            j.runAt = at
+            n++
+          }
+        }
+        return n
       }),
     nextDueAt: (queue) =>
       Effect.sync(() => {

@@ -38,7 +38,6 @@ import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Tickets } from "./tickets/Tickets.js"
 import { TicketsRepo } from "./tickets/TicketsRepo.js"
-import { DeliverySignal } from "./webhooks/Signal.js"
 import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
@@ -68,7 +67,7 @@ const Services = Layer.mergeAll(
     Layer.mergeAll(
       AgentsRepo.Default,
       TicketsRepo.Default,
-      Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
+      Outbox.Default.pipe(Layer.provideMerge(WebhooksRepo.Default)),
       Emails.Default,
       ApiKeys.Default,
       Workspaces.Default,
@@ -93,19 +92,18 @@ const Startup = Layer.effectDiscard(
   })
 )
 
-/** A background fiber for the life of the server (`work` supervises itself, or is wrapped in `supervise`). */
+/** A background fiber for the life of the server (JobQueue workers supervise themselves; others use `supervise`). */
 const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDiscard(Effect.forkScoped(work))
 
 const Workers = Layer.mergeAll(
   Layer.unwrapEffect(
-    Effect.map(Dispatcher, (dispatcher) => background(JobQueue.supervise("webhook-dispatcher", dispatcher.run)))
+    Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run))
   ),
   Layer.unwrapEffect(
     Effect.map(IdempotencyStore, (store) =>
       background(JobQueue.supervise("idempotency-sweeper", Effect.repeat(store.sweep(), Schedule.spaced("10 minutes"))))
     )
   ),
-  // the JobQueue worker supervises itself
   Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run)))
 )
 
