@@ -26,7 +26,8 @@
  *   later jobs of its key (serial mode) waiting behind it. Creation order is the
  *   order of `enqueue` calls (the id sequence), not of commits.
  * - `hurry(queue, key)`: every waiting job of the key is due now (its owner
- *   came back, e.g. a re-enabled webhook subscription).
+ *   came back, e.g. a re-enabled webhook subscription); one running now that
+ *   settles with a retry runs again at once.
  * - Primitives the worker is built on, also used by tests: `claim`, `extend`,
  *   `settle`, `release`, `nextDueAt`, `claimable`, `wake`; `awaitIdle(queue)` (test probe):
  *   waits until no job of the queue is in flight in this process and none is
@@ -434,8 +435,8 @@ const makePostgres = Effect.gen(function* () {
             return
           case "Retry":
             yield* sql`
-              update jobs set run_at = ${outcome.at}, attempts = attempts + 1, locked_until = null,
-                last_error = ${outcome.reason}
+              update jobs set run_at = case when hurried then ${at}::timestamptz else ${outcome.at}::timestamptz end,
+                hurried = false, attempts = attempts + 1, locked_until = null, last_error = ${outcome.reason}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
           case "Failed":
@@ -456,8 +457,9 @@ const makePostgres = Effect.gen(function* () {
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         const rows = yield* sql`
-          update jobs set run_at = ${at}
-          where queue = ${queue} and key = ${key} and status = 'pending' and run_at > ${at}
+          update jobs set run_at = least(run_at, ${at}), hurried = (locked_until is not null and locked_until > ${at})
+          where queue = ${queue} and key = ${key} and status = 'pending'
+            and (run_at > ${at} or (locked_until is not null and locked_until > ${at}))
           returning id`
         return rows.length
       }).pipe(orDie),
@@ -496,6 +498,7 @@ interface MemoryJob {
   runAt: number
   lockedUntil: number | null
   claims: number
+  hurried: boolean
   attempts: number
   lastError: string | null
   readonly createdAt: number
@@ -557,6 +560,7 @@ const makeMemory = Effect.gen(function* () {
           runAt: input.runAt?.getTime() ?? at,
           lockedUntil: null,
           claims: 0,
+          hurried: false,
           attempts: 0,
           lastError: null,
           createdAt: at
@@ -583,7 +587,7 @@ const makeMemory = Effect.gen(function* () {
         return true
       }),
     settle: (job, outcome) =>
-      Effect.sync(() => {
+      Effect.map(nowMillis, (at) => {
         const j = held(job)
         if (j === undefined) return
         if (outcome._tag === "Done") {
@@ -593,8 +597,9 @@ const makeMemory = Effect.gen(function* () {
         j.attempts++
         j.lockedUntil = null
         j.lastError = outcome.reason
-        if (outcome._tag === "Retry") j.runAt = outcome.at.getTime()
+        if (outcome._tag === "Retry") j.runAt = j.hurried ? Math.min(outcome.at.getTime(), at) : outcome.at.getTime()
         else j.status = "failed"
+        j.hurried = false
       }),
     release: (job) =>
       Effect.sync(() => {
@@ -605,10 +610,12 @@ const makeMemory = Effect.gen(function* () {
       Effect.map(nowMillis, (at) => {
         let n = 0
         for (const j of jobs.values()) {
-          if (j.queue === queue && j.key === key && j.status === "pending" && j.runAt > at) {
-            j.runAt = at
-            n++
-          }
+          if (j.queue !== queue || j.key !== key || j.status !== "pending") continue
+          const leased = j.lockedUntil !== null && j.lockedUntil > at
+          if (j.runAt <= at && !leased) continue
+          j.runAt = Math.min(j.runAt, at)
+          j.hurried = leased
+          n++
         }
         return n
       }),

@@ -11,7 +11,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
+import * as Clock from "effect/Clock"
 import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
 import type { Database } from "../layers/Database.js"
@@ -92,6 +92,9 @@ const Startup = Layer.effectDiscard(
   })
 )
 
+/** Sweeps of idempotency records are batched at least this far apart. */
+const sweepMinGapMillis = 10 * 60_000
+
 /** A background fiber for the life of the server (JobQueue workers supervise themselves; others use `supervise`). */
 const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDiscard(Effect.forkScoped(work))
 
@@ -101,7 +104,17 @@ const Workers = Layer.mergeAll(
   ),
   Layer.unwrapEffect(
     Effect.map(IdempotencyStore, (store) =>
-      background(JobQueue.supervise("idempotency-sweeper", Effect.repeat(store.sweep(), Schedule.spaced("10 minutes"))))
+      background(
+        JobQueue.supervise(
+          "idempotency-sweeper",
+          // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
+          Effect.forever(
+            Effect.flatMap(store.sweep(), (next) =>
+              Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sleep(Math.max(sweepMinGapMillis, next - at)))
+            )
+          )
+        )
+      )
     )
   ),
   Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run)))

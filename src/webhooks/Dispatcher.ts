@@ -11,7 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { Fetcher, type PostResult } from "../../layers/Fetcher.js"
+import { failure, Fetcher, type PostResult } from "../../layers/Fetcher.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { AppConfig } from "../Config.js"
 import { Emails } from "../email/Emails.js"
@@ -208,7 +208,19 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           },
           timeoutMillis: config.webhookResponseDeadlineMillis,
           allowPrivate: config.allowPrivateUrls
-        })
+        }).pipe(
+          // the deadline by the Clock as well (the Fetcher's own timer is real time), so TestClock drives it
+          Effect.timeoutTo({
+            duration: config.webhookResponseDeadlineMillis,
+            onSuccess: (posted): PostResult => posted,
+            onTimeout: (): PostResult =>
+              failure(
+                "timeout",
+                `timed out after ${config.webhookResponseDeadlineMillis} ms`,
+                config.webhookResponseDeadlineMillis
+              )
+          })
+        )
         return yield* record(c, at, result)
       }).pipe(
         Effect.map((next) => (next === null ? Outcome.done : Outcome.retryAt(next))),
