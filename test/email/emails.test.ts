@@ -9,6 +9,7 @@ import { type AddressInfo, type Server, createServer } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { Mailer, MemoryMailbox, layerSmtp } from "../../layers/Mailer.js"
 import { Emails, emailQueue, maxAttempts, retryDelaysMillis } from "../../src/email/Emails.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import { Harness, testServer } from "../support/harness.js"
 
 // SMTP: nodemailer against a real SMTP server on loopback
@@ -174,6 +175,9 @@ const eventually = <A>(read: Effect.Effect<A, never, SqlClient.SqlClient | Memor
 
 const at = Effect.map(Clock.currentTimeMillis, Number)
 
+/** The e-mail sender has nothing due and nothing in flight: what follows a "nothing more was sent" check. */
+const senderIdle = Effect.flatMap(JobQueue, (queue) => queue.awaitIdle(emailQueue))
+
 layer(testServer())("emails", (it) => {
   it.effect("an e-mail written by another instance (no local enqueue) is found by the next poll", () =>
     Effect.gen(function* () {
@@ -296,6 +300,7 @@ layer(testServer())("emails", (it) => {
 
       yield* TestClock.adjust("4 minutes")
       expect((yield* emails.dispatchDue()).claimed).toBe(0)
+      yield* senderIdle
       expect(yield* mailTo(to)).toHaveLength(0)
 
       // attempt 3 at +6 min: sent
@@ -333,6 +338,7 @@ layer(testServer())("emails", (it) => {
       yield* mailbox.failNext(0)
       yield* TestClock.adjust("1 day")
       yield* emails.dispatchDue()
+      yield* senderIdle
       expect((yield* rowTo(to)).status).toBe("failed")
       expect(yield* mailTo(to)).toHaveLength(0)
     })
@@ -359,6 +365,7 @@ layer(testServer())("emails", (it) => {
 
       yield* emails.dispatchDue()
       expect((yield* eventually(rowTo("lapsed@acme.test"), (r) => r.status === "sent")).status).toBe("sent")
+      yield* senderIdle
       expect((yield* rowTo("leased@acme.test")).status).toBe("pending")
       expect(yield* mailTo("leased@acme.test")).toHaveLength(0)
 
