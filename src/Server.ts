@@ -38,6 +38,7 @@ import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Tickets } from "./tickets/Tickets.js"
 import { TicketsRepo } from "./tickets/TicketsRepo.js"
+import { DeliverySignal } from "./webhooks/Signal.js"
 import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
@@ -67,7 +68,7 @@ const Services = Layer.mergeAll(
     Layer.mergeAll(
       AgentsRepo.Default,
       TicketsRepo.Default,
-      Outbox.Default.pipe(Layer.provideMerge(WebhooksRepo.Default)),
+      Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
       Emails.Default,
       ApiKeys.Default,
       Workspaces.Default,
@@ -100,7 +101,7 @@ const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDisc
 
 const Workers = Layer.mergeAll(
   Layer.unwrapEffect(
-    Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run))
+    Effect.map(Dispatcher, (dispatcher) => background(JobQueue.supervise("webhook-dispatcher", dispatcher.run)))
   ),
   Layer.unwrapEffect(
     Effect.map(IdempotencyStore, (store) =>

@@ -3,8 +3,7 @@
  * reports, so an event exists exactly when its change committed. The body is
  * serialised once here: every later delivery sends these same bytes. In the
  * same transaction it fans out: one pending delivery per active subscription
- * of the workspace and environment that takes the event's type, each with its
- * job on the dispatcher's queue.
+ * of the workspace and environment that takes the event's type.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -12,10 +11,10 @@ import type { Environment } from "../../schema/Auth.js"
 import type { Event, EventType } from "../../schema/Events.js"
 import type { EventId, WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { JobQueue } from "../../layers/JobQueue.js"
+import { afterCommit } from "../../layers/JobQueue.js"
 import { now, unixSeconds } from "../Time.js"
 import { horizonMillis } from "../webhooks/Schedule.js"
-import { webhookQueue } from "../webhooks/Dispatcher.js"
+import { DeliverySignal } from "../webhooks/Signal.js"
 import { WebhooksRepo } from "../webhooks/WebhooksRepo.js"
 
 export interface EmitInput {
@@ -32,7 +31,7 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
     const webhooks = yield* WebhooksRepo
-    const jobs = yield* JobQueue
+    const signal = yield* DeliverySignal
 
     const emit = Effect.fn("Outbox.emit")(function* (input: EmitInput) {
       const created_at = yield* now
@@ -68,10 +67,9 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
           at: created_at,
           horizonAt: new Date(created_at.getTime() + horizonMillis)
         })
-        // the work item; it wakes this instance's dispatcher once the transaction commits
-        yield* jobs.enqueue({ queue: webhookQueue, key: subscriptionId, payload: { deliveryId: id } })
         deliveries.push(id)
       }
+      if (deliveries.length > 0) yield* afterCommit(signal.ring)
       return { event, deliveries }
     }, Effect.orDie)
 

@@ -7,14 +7,13 @@ import { ResourceMissing, UnknownEventType } from "../../schema/Errors.js"
 import { EventTypes } from "../../schema/Events.js"
 import type { CreateWebhook, DeliveryListParams, UpdateWebhook } from "../../schema/Webhooks.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { JobQueue } from "../../layers/JobQueue.js"
 import type { Tenant } from "../agents/AgentsRepo.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
 import { parsePage, toPage } from "../http/Pagination.js"
 import { checkUrl } from "../net/UrlPolicy.js"
 import { now } from "../Time.js"
-import { webhookQueue } from "./Dispatcher.js"
+import { DeliverySignal } from "./Signal.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -46,7 +45,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     const repo = yield* WebhooksRepo
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
-    const jobs = yield* JobQueue
+    const signal = yield* DeliverySignal
     const config = yield* AppConfig
 
     const receiverUrl = (tenant: Tenant, url: string) =>
@@ -98,7 +97,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
         )
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
       // reactivation: pending deliveries still inside their horizon are due again
-      if (input.is_active === true) yield* jobs.hurry(webhookQueue, id)
+      if (input.is_active === true) yield* signal.ring
       return toSubscription(row)
     })
 
@@ -153,7 +152,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       if (Option.isNone(yield* Effect.orDie(repo.findDelivery(id, deliveryId)))) return yield* missingDelivery(deliveryId)
       const at = yield* now
       const row = yield* Effect.orDie(repo.requeue(deliveryId, at, new Date(at.getTime() + manualRetryHorizonMillis)))
-      yield* jobs.enqueue({ queue: webhookQueue, key: id, payload: { deliveryId } })
+      yield* signal.ring
       return toDelivery(row)
     })
 

@@ -8,8 +8,6 @@ import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import * as Fetcher from "../../layers/Fetcher.js"
 import { MemoryMailbox } from "../../layers/Mailer.js"
-import { JobQueue } from "../../layers/JobQueue.js"
-import { webhookQueue } from "../../src/webhooks/Dispatcher.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testEpoch, testServer } from "../support/harness.js"
 
@@ -47,9 +45,6 @@ const deliveriesOf = (h: HarnessShape, key: string, subscriptionId: string) =>
 
 const subscriptionOf = (h: HarnessShape, key: string, id: string) =>
   Effect.map(h.call("GET", `/v1/webhooks/${id}`, { key }), (r) => r.body.data)
-
-/** The dispatcher has nothing due and nothing in flight: what follows a "nothing more happened" check. */
-const idle = Effect.flatMap(JobQueue, (queue) => queue.awaitIdle(webhookQueue))
 
 const minutes = (n: number) => n * 60_000
 const hours = (n: number) => n * 3_600_000
@@ -101,7 +96,6 @@ layer(testServer({}, { fetcher: receiver }))("webhook schedule (TestClock)", (it
 
       // nothing more happens to it
       yield* TestClock.adjust(hours(48))
-      yield* idle
       expect((yield* deliveriesOf(h, ws.secretTest, sub.id))[0].attempt_count).toBe(10)
 
       // the receiver recovers: the next event succeeds and the flag clears
@@ -155,7 +149,6 @@ layer(testServer({}, { fetcher: receiver }))("webhook schedule (TestClock)", (it
       yield* h.call("PATCH", `/v1/webhooks/${sub.id}`, { key: ws.secretTest, body: { is_active: false } })
       yield* createAgent(h, ws.secretTest) // produced while inactive: never stored, never delivered
       yield* TestClock.adjust(minutes(5))
-      yield* idle
       const paused = yield* deliveriesOf(h, ws.secretTest, sub.id)
       expect(paused).toHaveLength(1)
       expect(paused[0].attempt_count).toBe(1)

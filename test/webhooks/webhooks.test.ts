@@ -11,8 +11,6 @@ import type { AddressInfo } from "node:net"
 import Stripe from "stripe"
 import { verifyWebhook, WebhookVerificationError } from "../../src/sdk/index.js"
 import { signatureHeader } from "../../src/webhooks/Signature.js"
-import { JobQueue } from "../../layers/JobQueue.js"
-import { webhookQueue } from "../../src/webhooks/Dispatcher.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
@@ -260,7 +258,6 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
       expect((yield* h.call("GET", `/v1/webhooks/${sub.id}`, { key: ws.secretTest })).status).toBe(404)
       expect((yield* h.call("GET", "/v1/webhooks", { key: ws.secretTest })).body.data).toEqual([])
       yield* createAgent(h, ws.secretTest)
-      yield* Effect.flatMap(JobQueue, (queue) => queue.awaitIdle(webhookQueue))
       expect(receiver.received).toHaveLength(1)
     })
   )
