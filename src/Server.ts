@@ -9,13 +9,13 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
+import * as Clock from "effect/Clock"
 import { Api } from "../schema/Api.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
+import * as JobQueue from "../layers/JobQueue.js"
 import type { Fetcher } from "../layers/Fetcher.js"
 import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
@@ -63,7 +63,8 @@ const Programs = Layer.mergeAll(Agents.Default, Webhooks.Default, Tickets.Defaul
 /**
  * What several areas share, wired here because no area may import the one that
  * implements it: the outbox with the webhooks area's fan-out, the e-mail outbox,
- * the stores the edge and the admin RPC use, and the dispatcher's doorbell.
+ * the stores the edge and the admin RPC use, the dispatcher's doorbell, and the
+ * job queue every background worker runs on.
  */
 const Shared = Layer.mergeAll(
   Outbox.Default.pipe(Layer.provide(WebhookFanOut)),
@@ -74,7 +75,7 @@ const Shared = Layer.mergeAll(
   Paginator.Default,
   RequestRateLimiter.Default,
   DeliverySignal.Default
-)
+).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
 const Services = Layer.mergeAll(Programs, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
 
@@ -92,35 +93,32 @@ const Startup = Layer.effectDiscard(
   })
 )
 
-/** Supervised background work: restarted with backoff if it ever fails. */
-const supervised = (name: string, every: Duration.DurationInput, work: Effect.Effect<void>) =>
-  Layer.scopedDiscard(
-    work.pipe(
-      Effect.repeat(Schedule.spaced(every)),
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
+/** Sweeps of idempotency records are batched at least this far apart. */
+const sweepMinGapMillis = 10 * 60_000
 
-/** A worker that loops forever on its own; restarted with backoff if it fails. */
-const supervisedLoop = (name: string, loop: Effect.Effect<never>) =>
-  Layer.scopedDiscard(
-    loop.pipe(
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
+/** A background fiber for the life of the server (JobQueue workers supervise themselves; others use `supervise`). */
+const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDiscard(Effect.forkScoped(work))
 
 const Workers = Layer.mergeAll(
-  Layer.unwrapEffect(Effect.map(Dispatcher, (dispatcher) => supervisedLoop("webhook-dispatcher", dispatcher.run))),
   Layer.unwrapEffect(
-    Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
+    Effect.map(Dispatcher, (dispatcher) => background(JobQueue.supervise("webhook-dispatcher", dispatcher.run)))
   ),
-  Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run)))
+  Layer.unwrapEffect(
+    Effect.map(IdempotencyStore, (store) =>
+      background(
+        JobQueue.supervise(
+          "idempotency-sweeper",
+          // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
+          Effect.forever(
+            Effect.flatMap(store.sweep(), (next) =>
+              Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sleep(Math.max(sweepMinGapMillis, next - at)))
+            )
+          )
+        )
+      )
+    )
+  ),
+  Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run)))
 )
 
 /**

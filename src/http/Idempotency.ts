@@ -13,7 +13,8 @@ import * as Schema from "effect/Schema"
 import type { Environment } from "../../schema/Auth.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { decodeAll, decodeOne, execute } from "../db/Sql.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
 
 export const retentionMillis = 24 * 60 * 60 * 1000
@@ -102,10 +103,19 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
           and state = 'running'`)
     })
 
-    /** Drop records past retention; run periodically by the sweeper fiber. */
+    /**
+     * Drop records past retention; returns when the oldest remaining one expires
+     * (one retention ahead when none is left: a newer record expires later still),
+     * so the sweeper sleeps until there is work rather than waking on a fixed beat.
+     */
     const sweep = Effect.fn("Idempotency.sweep")(function* () {
       const at = yield* now
       yield* execute(sql`delete from idempotency_keys where created_at <= ${new Date(at.getTime() - retentionMillis)}`)
+      const oldest = yield* decodeSingle(
+        Schema.Struct({ at: Schema.NullOr(DbDate) }),
+        sql`select min(created_at) as at from idempotency_keys`
+      )
+      return oldest.at === null ? at.getTime() + retentionMillis : oldest.at.getTime() + retentionMillis
     })
 
     /**

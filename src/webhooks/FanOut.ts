@@ -1,15 +1,15 @@
 /**
  * The webhooks area's answer to the outbox: one pending delivery per active
  * subscription of the tenant that takes the event's type, then a ring of the
- * dispatcher's doorbell.
+ * dispatcher's doorbell once the transaction has committed.
  */
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { afterCommit } from "../../layers/JobQueue.js"
 import { FanOut } from "../events/FanOut.js"
 import { horizonMillis } from "./Schedule.js"
-import { DeliveriesCreated, DeliverySignal } from "./Signal.js"
+import { DeliverySignal } from "./Signal.js"
 import { WebhooksRepo } from "./WebhooksRepo.js"
 
 export const WebhookFanOut = Layer.effect(
@@ -36,10 +36,8 @@ export const WebhookFanOut = Layer.effect(
             })
             deliveries.push(id)
           }
-          if (deliveries.length > 0) {
-            yield* FiberRef.set(DeliveriesCreated, true)
-            yield* signal.ring
-          }
+          // after the commit: before it, PostgreSQL shows the dispatcher nothing yet
+          if (deliveries.length > 0) yield* afterCommit(signal.ring)
           return deliveries
         })
     }
