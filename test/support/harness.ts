@@ -1,8 +1,11 @@
 /**
  * Boots the real service on a random loopback port with test layers (a fresh
  * database: PGlite in memory, or a throwaway PostgreSQL database when
- * DATABASE_URL is set) and gives tests plain HTTP calls plus seeding helpers.
+ * DATABASE_URL is set) and gives tests the typed client of `Api` for ordinary
+ * calls, raw HTTP calls for tests of the edge itself, and seeding helpers.
  */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
@@ -20,6 +23,7 @@ import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import { makeServer } from "../../src/Server.js"
+import { type Client, makeClient } from "../../src/sdk/index.js"
 import { Workspaces } from "../../src/workspaces/Workspaces.js"
 import { testDatabaseLayer } from "./database.js"
 
@@ -53,8 +57,20 @@ export interface SeededWorkspace {
   readonly revoke: (keyId: string) => Effect.Effect<void>
 }
 
+export interface ClientOptions {
+  /** Sent as `Idempotency-Key` on every POST of this client. */
+  readonly idempotencyKey?: string
+}
+
 export interface HarnessShape {
   readonly url: string
+  /**
+   * The typed client of `Api` for this server, authenticated with `key` (bearer):
+   * successes decode to the contract's types (a status other than the declared
+   * one fails), failures to the tagged errors of `schema/Errors.ts`.
+   */
+  readonly client: (key: string, options?: ClientOptions) => Effect.Effect<Client>
+  /** Raw fetch, for tests of the edge itself: envelope, headers, input policy, malformed requests. */
   readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<Reply>
   readonly seed: (options?: { readonly plan?: Plan }) => Effect.Effect<SeededWorkspace>
 }
@@ -95,6 +111,12 @@ const HarnessLive = Layer.effect(
     const address = server.address
     if (address._tag !== "TcpAddress") return yield* Effect.die("expected a TCP address")
     const url = `http://127.0.0.1:${address.port}`
+    const httpClient = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
+
+    const client: HarnessShape["client"] = (key, options = {}) =>
+      makeClient({ baseUrl: url, apiKey: key, ...options }).pipe(
+        Effect.provideService(HttpClient.HttpClient, httpClient)
+      )
 
     const call: HarnessShape["call"] = (method, path, options = {}) =>
       Effect.promise(async () => {
@@ -140,7 +162,7 @@ const HarnessLive = Layer.effect(
         }
       })
 
-    return { url, call, seed }
+    return { url, client, call, seed }
   })
 )
 
