@@ -1,16 +1,25 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import type { CreateAgent } from "../../schema/Agents.js"
+import { ResourceMissing } from "../../schema/Errors.js"
+import type { Client } from "../../src/sdk/index.js"
+import { expectFailure } from "../support/expect.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 
-const createAgent = (h: HarnessShape, key: string, body: Record<string, unknown> = {}) =>
+/** Raw, for the tests of what the edge does with the body as sent (trimming, unknown fields). */
+const createAgentRaw = (h: HarnessShape, key: string, body: Record<string, unknown> = {}) =>
   h.call("POST", "/v1/agents", { key, body: { type: "support", name: "Support Bot", ...body } })
 
+const createAgent = (api: Client, payload: Partial<CreateAgent> = {}) =>
+  Effect.map(api.agents.create({ payload: { type: "support", name: "Support Bot", ...payload } }), (r) => r.data)
+
 const agentPath = (environment: "test" | "live") => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.map(
-    createAgent(h, environment === "test" ? ws.secretTest : ws.secretLive),
-    (r) => `/v1/agents/${r.body.data.id}`
+  h.client(environment === "test" ? ws.secretTest : ws.secretLive).pipe(
+    Effect.flatMap((api) => createAgent(api)),
+    Effect.map((agent) => `/v1/agents/${agent.id}`),
+    Effect.orDie
   )
 
 export const agentEndpoints: ReadonlyArray<SecuredEndpoint> = [
@@ -49,7 +58,7 @@ layer(testServer())("agents", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const reply = yield* createAgent(h, ws.secretTest, { name: "  Ayuda Técnica 24/7 ", welcome_message: "Hola" })
+      const reply = yield* createAgentRaw(h, ws.secretTest, { name: "  Ayuda Técnica 24/7 ", welcome_message: "Hola" })
       expect(reply.status).toBe(201)
       const agent = reply.body.data
       expect(agent).toMatchObject({
@@ -85,16 +94,17 @@ layer(testServer())("agents", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const replies = yield* Effect.all(
-        Array.from({ length: 6 }, () => createAgent(h, ws.secretTest, { name: "Sales" })),
+      const api = yield* h.client(ws.secretTest)
+      // each succeeds with the declared 201, or the client fails the test
+      const agents = yield* Effect.all(
+        Array.from({ length: 6 }, () => createAgent(api, { name: "Sales" })),
         { concurrency: "unbounded" }
       )
-      expect(replies.map((r) => r.status)).toEqual(Array(6).fill(201))
-      const slugs = replies.map((r) => r.body.data.slug).sort()
+      const slugs = agents.map((a) => a.slug).sort()
       expect(slugs).toEqual(["sales", "sales-2", "sales-3", "sales-4", "sales-5", "sales-6"])
       // the live environment has its own namespace
-      const live = yield* createAgent(h, ws.secretLive, { name: "Sales" })
-      expect(live.body.data.slug).toBe("sales")
+      const live = yield* createAgent(yield* h.client(ws.secretLive), { name: "Sales" })
+      expect(live.slug).toBe("sales")
     })
   )
 
@@ -102,13 +112,12 @@ layer(testServer())("agents", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const live = yield* createAgent(h, ws.secretLive, { name: "Live one" })
-      yield* createAgent(h, ws.secretTest, { name: "Test one" })
-      const listed = yield* h.call("GET", "/v1/agents", { key: ws.secretTest })
-      expect(listed.body.data.map((a: any) => a.name)).toEqual(["Test one"])
-      const crossed = yield* h.call("GET", `/v1/agents/${live.body.data.id}`, { key: ws.secretTest })
-      expect(crossed.status).toBe(404)
-      expect(crossed.body.error.code).toBe("resource_missing")
+      const api = yield* h.client(ws.secretTest)
+      const live = yield* createAgent(yield* h.client(ws.secretLive), { name: "Live one" })
+      yield* createAgent(api, { name: "Test one" })
+      const listed = yield* api.agents.list({ urlParams: {} })
+      expect(listed.data.map((a) => a.name)).toEqual(["Test one"])
+      yield* expectFailure(api.agents.retrieve({ path: { id: live.id } }), ResourceMissing)
       const events = yield* eventsOf(ws.workspace.id)
       expect(events.map((e) => [e.environment, e.body.livemode])).toEqual([
         ["live", true],
@@ -116,8 +125,8 @@ layer(testServer())("agents", (it) => {
       ])
       // another workspace's agent is just as invisible
       const other = yield* h.seed()
-      const foreign = yield* h.call("GET", `/v1/agents/${live.body.data.id}`, { key: other.secretLive })
-      expect(foreign.status).toBe(404)
+      const foreign = yield* h.client(other.secretLive)
+      yield* expectFailure(foreign.agents.retrieve({ path: { id: live.id } }), ResourceMissing)
     })
   )
 
@@ -125,13 +134,10 @@ layer(testServer())("agents", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const created = (yield* createAgent(h, ws.secretTest, { name: "Old Name", instructions: "Be brief" })).body.data
-      const updated = yield* h.call("PATCH", `/v1/agents/${created.id}`, {
-        key: ws.secretTest,
-        body: { name: "New Name", instructions: null }
-      })
-      expect(updated.status).toBe(200)
-      expect(updated.body.data).toMatchObject({ name: "New Name", slug: "new-name", instructions: null })
+      const api = yield* h.client(ws.secretTest)
+      const created = yield* createAgent(api, { name: "Old Name", instructions: "Be brief" })
+      const updated = yield* api.agents.update({ path: { id: created.id }, payload: { name: "New Name", instructions: null } })
+      expect(updated.data).toMatchObject({ name: "New Name", slug: "new-name", instructions: null })
       const events = yield* eventsOf(ws.workspace.id)
       expect(events.map((e) => e.type)).toEqual(["agent.created", "agent.updated"])
       expect(events[1]!.body.data.changes).toEqual({
@@ -140,10 +146,9 @@ layer(testServer())("agents", (it) => {
         instructions: { from: "Be brief", to: null }
       })
       // a PATCH that changes nothing writes no event
-      const same = yield* h.call("PATCH", `/v1/agents/${created.id}`, { key: ws.secretTest, body: { name: "New Name" } })
-      expect(same.status).toBe(200)
+      yield* api.agents.update({ path: { id: created.id }, payload: { name: "New Name" } })
       expect((yield* eventsOf(ws.workspace.id)).length).toBe(2)
-      // the agent type cannot be changed, and unknown fields are refused by name
+      // the agent type cannot be changed, and unknown fields are refused by name (raw: the client cannot send them)
       const typed = yield* h.call("PATCH", `/v1/agents/${created.id}`, { key: ws.secretTest, body: { type: "training" } })
       expect(typed.status).toBe(400)
       expect(typed.body.error).toMatchObject({ code: "parameter_invalid", param: "type" })
@@ -154,20 +159,22 @@ layer(testServer())("agents", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const created = (yield* createAgent(h, ws.secretTest, { name: "Temp" })).body.data
+      const api = yield* h.client(ws.secretTest)
+      const created = yield* createAgent(api, { name: "Temp" })
+      // raw: the exact body, which the client's decoding (dropping unknown fields) would not check
       const deleted = yield* h.call("DELETE", `/v1/agents/${created.id}`, { key: ws.secretTest })
       expect(deleted.status).toBe(200)
       expect(deleted.body.data).toEqual({ id: created.id, object: "agent", deleted: true })
-      expect((yield* h.call("GET", `/v1/agents/${created.id}`, { key: ws.secretTest })).status).toBe(404)
-      expect((yield* h.call("DELETE", `/v1/agents/${created.id}`, { key: ws.secretTest })).status).toBe(404)
-      expect((yield* h.call("GET", "/v1/agents", { key: ws.secretTest })).body.data).toEqual([])
+      yield* expectFailure(api.agents.retrieve({ path: { id: created.id } }), ResourceMissing)
+      yield* expectFailure(api.agents.delete({ path: { id: created.id } }), ResourceMissing)
+      expect((yield* api.agents.list({ urlParams: {} })).data).toEqual([])
       const sql = yield* SqlClient.SqlClient
       const rows = yield* Effect.orDie(sql`select deleted_at from agents where id = ${created.id}`)
       expect(rows[0]!.deleted_at).toBeInstanceOf(Date)
       const events = yield* eventsOf(ws.workspace.id)
       expect(events.at(-1)!.body).toMatchObject({ type: "agent.deleted", data: { agent_id: created.id } })
-      const again = yield* createAgent(h, ws.secretTest, { name: "Temp" })
-      expect(again.body.data.slug).toBe("temp")
+      const again = yield* createAgent(api, { name: "Temp" })
+      expect(again.slug).toBe("temp")
     })
   )
 
