@@ -11,6 +11,7 @@ import * as TestClock from "effect/TestClock"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { MemoryMailbox } from "../../layers/Mailer.js"
+import type { CreateTicket } from "../../schema/Tickets.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
@@ -64,14 +65,22 @@ const mailTo = (address: string) =>
     (sent) => sent.filter((message) => message.to === address)
   )
 
-/** A workspace with an agent and a ticket (no first message) made with the sandbox secret key. */
-const setup = (h: HarnessShape, body: Record<string, unknown> = {}) =>
+/**
+ * A workspace with an agent and a ticket (no first message) made with the sandbox
+ * secret key, and the typed client of that key (`id` is the ticket's path parameter).
+ */
+const setup = (h: HarnessShape, payload: Partial<Omit<CreateTicket, "agent_id">> = {}) =>
   Effect.gen(function* () {
     const ws = yield* h.seed({ plan: "pro" })
-    const agentId = yield* createAgent(h, ws.secretTest)
-    const created = yield* createTicket(h, ws.secretTest, { agent_id: agentId, ...body })
-    expect(created.status).toBe(201)
-    return { ws, agentId, ticket: created.body.data, path: `/v1/tickets/${created.body.data.public_id}` }
+    const api = yield* h.client(ws.secretTest)
+    const agent = yield* api.agents.create({ payload: { type: "support", name: "Help desk" } })
+    // the client checks the declared 201
+    const created = yield* api.tickets.create({
+      headers: {},
+      payload: { subject: "Printer on fire", ...payload, agent_id: agent.data.id }
+    })
+    const ticket = created.data
+    return { ws, api, agentId: agent.data.id, ticket, id: { public_id: ticket.public_id }, path: `/v1/tickets/${ticket.public_id}` }
   })
 
 const keyIdOf = (ws: SeededWorkspace) =>
@@ -307,13 +316,12 @@ layer(testServer())("tickets", (it) => {
     it.effect("PATCH status: any to the value given, ticket.status.changed with actor api (the key id)", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path, ticket } = yield* setup(h)
+        const { ws, api, id, ticket } = yield* setup(h)
         const keyId = yield* keyIdOf(ws)
         yield* TestClock.adjust("1 minute")
-        const patched = yield* h.call("PATCH", path, { key: ws.secretTest, body: { status: "pending_user" } })
-        expect(patched.status).toBe(200)
-        expect(patched.body.data).toMatchObject({ status: "pending_user", resolved_at: null })
-        expect(patched.body.data.updated_at).not.toBe(ticket.updated_at)
+        const patched = (yield* api.tickets.update({ path: id, headers: {}, payload: { status: "pending_user" } })).data
+        expect(patched).toMatchObject({ status: "pending_user", resolved_at: null })
+        expect(patched.updated_at).not.toBe(ticket.updated_at)
         const events = yield* ticketEvents(ws.workspace.id)
         expect(events.map((e) => e.type)).toEqual(["ticket.created", "ticket.status.changed"])
         expect(events[1]!.body.data).toEqual({
@@ -321,11 +329,11 @@ layer(testServer())("tickets", (it) => {
           from: "open",
           to: "pending_user",
           actor: { type: "api", id: keyId },
-          changed_at: patched.body.data.updated_at
+          changed_at: patched.updated_at
         })
         // the same status again changes nothing and writes nothing
-        const same = yield* h.call("PATCH", path, { key: ws.secretTest, body: { status: "pending_user" } })
-        expect(same.body.data.updated_at).toBe(patched.body.data.updated_at)
+        const same = yield* api.tickets.update({ path: id, headers: {}, payload: { status: "pending_user" } })
+        expect(same.data.updated_at).toBe(patched.updated_at)
         expect(yield* ticketEvents(ws.workspace.id)).toHaveLength(2)
       })
     )
@@ -333,23 +341,23 @@ layer(testServer())("tickets", (it) => {
     it.effect("PATCH with Service-Member-Id acts as that member; to resolved also writes ticket.resolved", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path, ticket } = yield* setup(h)
-        const resolved = yield* h.call("PATCH", path, {
-          key: ws.secretTest,
-          body: { status: "resolved" },
-          headers: { "service-member-id": "mem_42" }
-        })
-        expect(resolved.body.data.status).toBe("resolved")
-        expect(resolved.body.data.resolved_at).toBe(resolved.body.data.updated_at)
+        const { ws, api, id, ticket } = yield* setup(h)
+        const resolved = (yield* api.tickets.update({
+          path: id,
+          headers: { "service-member-id": "mem_42" },
+          payload: { status: "resolved" }
+        })).data
+        expect(resolved.status).toBe("resolved")
+        expect(resolved.resolved_at).toBe(resolved.updated_at)
         const events = yield* ticketEvents(ws.workspace.id)
         expect(events.map((e) => e.type)).toEqual(["ticket.created", "ticket.status.changed", "ticket.resolved"])
         expect(events[1]!.body.data).toMatchObject({ from: "open", to: "resolved", actor: { type: "member", id: "mem_42" } })
-        expect(events[2]!.body.data.ticket).toEqual(resolved.body.data)
+        expect(events[2]!.body.data.ticket).toEqual(resolved)
 
         // leaving resolved by PATCH clears resolved_at
         yield* TestClock.adjust("1 minute")
-        const pending = yield* h.call("PATCH", path, { key: ws.secretTest, body: { status: "pending_user" } })
-        expect(pending.body.data).toMatchObject({ status: "pending_user", resolved_at: null })
+        const pending = yield* api.tickets.update({ path: id, headers: {}, payload: { status: "pending_user" } })
+        expect(pending.data).toMatchObject({ status: "pending_user", resolved_at: null })
         const after = yield* ticketEvents(ws.workspace.id)
         expect(after.map((e) => e.type)).toEqual([
           "ticket.created",
@@ -364,17 +372,16 @@ layer(testServer())("tickets", (it) => {
     it.effect("resolve: sets resolved_at and writes both events; idempotent", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path } = yield* setup(h)
+        const { ws, api, id } = yield* setup(h)
         yield* TestClock.adjust("5 minutes")
         const resolvedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
-        const first = yield* h.call("POST", `${path}/resolve`, { key: ws.secretTest })
-        expect(first.status).toBe(200)
-        expect(first.body.data.status).toBe("resolved")
-        expect(first.body.data.resolved_at).toBe(resolvedAt)
+        // the client checks the declared 200 of each call
+        const first = (yield* api.tickets.resolve({ path: id, headers: {} })).data
+        expect(first.status).toBe("resolved")
+        expect(first.resolved_at).toBe(resolvedAt)
         yield* TestClock.adjust("5 minutes")
-        const second = yield* h.call("POST", `${path}/resolve`, { key: ws.secretTest })
-        expect(second.status).toBe(200)
-        expect(second.body.data).toEqual(first.body.data)
+        const second = (yield* api.tickets.resolve({ path: id, headers: {} })).data
+        expect(second).toEqual(first)
         const types = (yield* ticketEvents(ws.workspace.id)).map((e) => e.type)
         expect(types).toEqual(["ticket.created", "ticket.status.changed", "ticket.resolved"])
       })
@@ -383,15 +390,14 @@ layer(testServer())("tickets", (it) => {
     it.effect("reopen: resolved to open clears resolved_at with ticket.status.changed; otherwise a no-op", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path } = yield* setup(h)
-        const noop = yield* h.call("POST", `${path}/reopen`, { key: ws.secretTest })
-        expect(noop.status).toBe(200)
-        expect(noop.body.data.status).toBe("open")
+        const { ws, api, id } = yield* setup(h)
+        const noop = yield* api.tickets.reopen({ path: id, headers: {} })
+        expect(noop.data.status).toBe("open")
         expect(yield* ticketEvents(ws.workspace.id)).toHaveLength(1)
 
-        yield* h.call("POST", `${path}/resolve`, { key: ws.secretTest })
-        const reopened = yield* h.call("POST", `${path}/reopen`, { key: ws.secretTest })
-        expect(reopened.body.data).toMatchObject({ status: "open", resolved_at: null })
+        yield* api.tickets.resolve({ path: id, headers: {} })
+        const reopened = yield* api.tickets.reopen({ path: id, headers: {} })
+        expect(reopened.data).toMatchObject({ status: "open", resolved_at: null })
         const events = yield* ticketEvents(ws.workspace.id)
         expect(events.map((e) => e.type)).toEqual([
           "ticket.created",
@@ -400,29 +406,29 @@ layer(testServer())("tickets", (it) => {
           "ticket.status.changed"
         ])
         expect(events[3]!.body.data).toMatchObject({ from: "resolved", to: "open", actor: { type: "api" } })
-        const thread = (yield* h.call("GET", path, { key: ws.secretTest })).body.data.thread
-        expect(thread.map((t: any) => t.type)).toEqual(["created", "resolved", "reopened"])
+        const thread = (yield* api.tickets.retrieve({ path: id })).data.thread
+        expect(thread.map((t) => ("type" in t ? t.type : t.object))).toEqual(["created", "resolved", "reopened"])
       })
     )
 
     it.effect("a member reply on an open ticket sets pending_user and first_response_at once (actor system)", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path, ticket } = yield* setup(h, { body: "help me" })
+        const { ws, api, id, ticket } = yield* setup(h, { body: "help me" })
         yield* TestClock.adjust("2 minutes")
         const firstResponse = new Date(yield* Clock.currentTimeMillis).toISOString()
-        const reply = yield* h.call("POST", `${path}/messages`, {
-          key: ws.secretTest,
-          body: { body: "On it" },
-          headers: { "service-member-id": "mem_7" }
-        })
-        expect(reply.status).toBe(201)
-        expect(reply.body.data).toMatchObject({ author_type: "member", author_id: "mem_7", body: "On it" })
-        const read = (yield* h.call("GET", path, { key: ws.secretTest })).body.data
+        // the client checks the declared 201
+        const reply = (yield* api.tickets.addMessage({
+          path: id,
+          headers: { "service-member-id": "mem_7" },
+          payload: { body: "On it" }
+        })).data
+        expect(reply).toMatchObject({ author_type: "member", author_id: "mem_7", body: "On it" })
+        const read = (yield* api.tickets.retrieve({ path: id })).data
         expect(read).toMatchObject({ status: "pending_user", first_response_at: firstResponse })
         const events = yield* ticketEvents(ws.workspace.id)
         expect(events.map((e) => e.type)).toEqual(["ticket.created", "ticket.message.created", "ticket.status.changed"])
-        expect(events[1]!.body.data).toEqual({ ticket_public_id: ticket.public_id, message: reply.body.data })
+        expect(events[1]!.body.data).toEqual({ ticket_public_id: ticket.public_id, message: reply })
         expect(events[2]!.body.data).toMatchObject({
           from: "open",
           to: "pending_user",
@@ -432,8 +438,8 @@ layer(testServer())("tickets", (it) => {
 
         // a second member reply: no status change, first_response_at kept
         yield* TestClock.adjust("2 minutes")
-        yield* h.call("POST", `${path}/messages`, { key: ws.secretTest, body: { body: "Any news?" } })
-        const again = (yield* h.call("GET", path, { key: ws.secretTest })).body.data
+        yield* api.tickets.addMessage({ path: id, headers: {}, payload: { body: "Any news?" } })
+        const again = (yield* api.tickets.retrieve({ path: id })).data
         expect(again).toMatchObject({ status: "pending_user", first_response_at: firstResponse })
         expect((yield* ticketEvents(ws.workspace.id)).map((e) => e.type).slice(3)).toEqual(["ticket.message.created"])
       })
@@ -442,9 +448,10 @@ layer(testServer())("tickets", (it) => {
     it.effect("a visitor message on pending_user or resolved sets open (actor system); on open nothing changes", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path } = yield* setup(h)
-        const visitor = (body: string) => h.call("POST", `${path}/messages`, { key: ws.widgetTest, body: { body } })
-        const statusOf = Effect.map(h.call("GET", path, { key: ws.secretTest }), (r) => r.body.data)
+        const { ws, api, id } = yield* setup(h)
+        const widget = yield* h.client(ws.widgetTest)
+        const visitor = (body: string) => widget.tickets.addMessage({ path: id, headers: {}, payload: { body } })
+        const statusOf = Effect.map(api.tickets.retrieve({ path: id }), (r) => r.data)
 
         yield* visitor("on open")
         expect((yield* statusOf).status).toBe("open")
@@ -453,14 +460,14 @@ layer(testServer())("tickets", (it) => {
           "ticket.message.created"
         ])
 
-        yield* h.call("PATCH", path, { key: ws.secretTest, body: { status: "pending_user" } })
+        yield* api.tickets.update({ path: id, headers: {}, payload: { status: "pending_user" } })
         yield* visitor("on pending")
         expect((yield* statusOf).status).toBe("open")
         let events = yield* ticketEvents(ws.workspace.id)
         expect(events.slice(-2).map((e) => e.type)).toEqual(["ticket.message.created", "ticket.status.changed"])
         expect(events.at(-1)!.body.data).toMatchObject({ from: "pending_user", to: "open", actor: { type: "system", id: null } })
 
-        yield* h.call("POST", `${path}/resolve`, { key: ws.secretTest })
+        yield* api.tickets.resolve({ path: id, headers: {} })
         yield* visitor("on resolved")
         const reopened = yield* statusOf
         expect(reopened).toMatchObject({ status: "open", resolved_at: null })
@@ -473,10 +480,10 @@ layer(testServer())("tickets", (it) => {
     it.effect("a member message on a resolved ticket leaves it resolved", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path } = yield* setup(h)
-        const resolved = (yield* h.call("POST", `${path}/resolve`, { key: ws.secretTest })).body.data
-        yield* h.call("POST", `${path}/messages`, { key: ws.secretTest, body: { body: "closing note" } })
-        const read = (yield* h.call("GET", path, { key: ws.secretTest })).body.data
+        const { ws, api, id } = yield* setup(h)
+        const resolved = (yield* api.tickets.resolve({ path: id, headers: {} })).data
+        yield* api.tickets.addMessage({ path: id, headers: {}, payload: { body: "closing note" } })
+        const read = (yield* api.tickets.retrieve({ path: id })).data
         expect(read).toMatchObject({ status: "resolved", resolved_at: resolved.resolved_at })
         expect(read.first_response_at).not.toBeNull()
         expect((yield* ticketEvents(ws.workspace.id)).at(-1)!.type).toBe("ticket.message.created")
@@ -486,30 +493,31 @@ layer(testServer())("tickets", (it) => {
     it.effect("PATCH assigned_to, tags (replace), metadata (shallow merge, null removes), priority", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path } = yield* setup(h, { tags: ["a", "b"], metadata: { keep: 1, drop: "x", nested: { a: 1 } } })
-        const patched = yield* h.call("PATCH", path, {
-          key: ws.secretTest,
-          body: { assigned_to: "mem_1", tags: ["c"], metadata: { drop: null, nested: { b: 2 }, added: true }, priority: "urgent" }
+        const { ws, api, id, path } = yield* setup(h, { tags: ["a", "b"], metadata: { keep: 1, drop: "x", nested: { a: 1 } } })
+        const patched = yield* api.tickets.update({
+          path: id,
+          headers: {},
+          payload: { assigned_to: "mem_1", tags: ["c"], metadata: { drop: null, nested: { b: 2 }, added: true }, priority: "urgent" }
         })
-        expect(patched.status).toBe(200)
-        expect(patched.body.data).toMatchObject({
+        expect(patched.data).toMatchObject({
           assigned_to: "mem_1",
           tags: ["c"],
           metadata: { keep: 1, nested: { b: 2 }, added: true },
           priority: "urgent",
           status: "open"
         })
-        expect(patched.body.data.metadata).not.toHaveProperty("drop")
-        const unassigned = yield* h.call("PATCH", path, { key: ws.secretTest, body: { assigned_to: null } })
-        expect(unassigned.body.data.assigned_to).toBeNull()
+        expect(patched.data.metadata).not.toHaveProperty("drop")
+        const unassigned = yield* api.tickets.update({ path: id, headers: {}, payload: { assigned_to: null } })
+        expect(unassigned.data.assigned_to).toBeNull()
         // no status change: no webhook event; the thread records the assignments
         expect((yield* ticketEvents(ws.workspace.id)).map((e) => e.type)).toEqual(["ticket.created"])
-        const thread = (yield* h.call("GET", path, { key: ws.secretTest })).body.data.thread
-        expect(thread.map((t: any) => [t.type, t.from, t.to])).toEqual([
+        const thread = (yield* api.tickets.retrieve({ path: id })).data.thread
+        expect(thread.map((t) => ("type" in t ? [t.type, t.from, t.to] : [t.object]))).toEqual([
           ["created", null, "open"],
           ["assigned", null, "mem_1"],
           ["assigned", "mem_1", null]
         ])
+        // raw: the client cannot send an unknown status
         const bad = yield* h.call("PATCH", path, { key: ws.secretTest, body: { status: "closed" } })
         expect(bad.status).toBe(400)
         expect(bad.body.error).toMatchObject({ code: "parameter_invalid", param: "status" })
