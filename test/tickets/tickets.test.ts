@@ -11,8 +11,10 @@ import * as TestClock from "effect/TestClock"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { MemoryMailbox } from "../../layers/Mailer.js"
-import type { CreateTicket } from "../../schema/Tickets.js"
+import { ResourceMissing } from "../../schema/Errors.js"
+import { type CreateTicket, TicketPublicId } from "../../schema/Tickets.js"
 import { eventually } from "../support/eventually.js"
+import { expectFailure } from "../support/expect.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 import { createAgent, createTicket, eventsOf } from "./support.js"
@@ -190,11 +192,11 @@ layer(testServer())("tickets", (it) => {
     it.effect("without a body: first_message is null and the thread holds only the creation", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path } = yield* setup(h)
+        const { ws, api, id } = yield* setup(h)
         const events = yield* ticketEvents(ws.workspace.id)
         expect(events[0]!.body.data.first_message).toBeNull()
-        const read = yield* h.call("GET", path, { key: ws.secretTest })
-        expect(read.body.data.thread.map((t: any) => [t.object, t.type])).toEqual([["ticket_event", "created"]])
+        const read = yield* api.tickets.retrieve({ path: id })
+        expect(read.data.thread.map((t) => [t.object, "type" in t ? t.type : undefined])).toEqual([["ticket_event", "created"]])
       })
     )
 
@@ -294,10 +296,11 @@ layer(testServer())("tickets", (it) => {
     it.effect("widget keys add visitor messages; the live widget cannot reach a sandbox ticket", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path, ticket } = yield* setup(h)
-        const reply = yield* h.call("POST", `${path}/messages`, { key: ws.widgetTest, body: { body: "still broken" } })
-        expect(reply.status).toBe(201)
-        expect(reply.body.data).toMatchObject({
+        const { ws, id, ticket } = yield* setup(h)
+        const widget = yield* h.client(ws.widgetTest)
+        // the client checks the declared 201
+        const reply = yield* widget.tickets.addMessage({ path: id, headers: {}, payload: { body: "still broken" } })
+        expect(reply.data).toMatchObject({
           object: "ticket_message",
           ticket_public_id: ticket.public_id,
           author_type: "visitor",
@@ -305,9 +308,8 @@ layer(testServer())("tickets", (it) => {
           body: "still broken"
         })
         const liveWidget = yield* ws.key({ kind: "widget", environment: "live", scopes: ["widget:tickets"] })
-        const crossed = yield* h.call("POST", `${path}/messages`, { key: liveWidget.secret, body: { body: "x" } })
-        expect(crossed.status).toBe(404)
-        expect(crossed.body.error.code).toBe("resource_missing")
+        const live = yield* h.client(liveWidget.secret)
+        yield* expectFailure(live.tickets.addMessage({ path: id, headers: {}, payload: { body: "x" } }), ResourceMissing)
       })
     )
   })
@@ -529,12 +531,13 @@ layer(testServer())("tickets", (it) => {
     it.effect("the thread interleaves messages and events in order; messages list oldest first, paginated", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const { ws, path } = yield* setup(h, { body: "m1" })
-        yield* h.call("POST", `${path}/messages`, { key: ws.secretTest, body: { body: "m2" } })
-        yield* h.call("POST", `${path}/messages`, { key: ws.widgetTest, body: { body: "m3" } })
-        yield* h.call("POST", `${path}/resolve`, { key: ws.secretTest })
-        const thread = (yield* h.call("GET", path, { key: ws.secretTest })).body.data.thread
-        expect(thread.map((t: any) => (t.object === "ticket_message" ? `msg:${t.body}` : `evt:${t.type}`))).toEqual([
+        const { ws, api, id, path } = yield* setup(h, { body: "m1" })
+        const widget = yield* h.client(ws.widgetTest)
+        yield* api.tickets.addMessage({ path: id, headers: {}, payload: { body: "m2" } })
+        yield* widget.tickets.addMessage({ path: id, headers: {}, payload: { body: "m3" } })
+        yield* api.tickets.resolve({ path: id, headers: {} })
+        const thread = (yield* api.tickets.retrieve({ path: id })).data.thread
+        expect(thread.map((t) => (t.object === "ticket_message" ? `msg:${t.body}` : `evt:${t.type}`))).toEqual([
           "evt:created",
           "msg:m1",
           "evt:message_added",
@@ -546,16 +549,20 @@ layer(testServer())("tickets", (it) => {
           "evt:status_changed",
           "evt:resolved"
         ])
-        const page1 = yield* h.call("GET", `${path}/messages?limit=2`, { key: ws.secretTest })
-        expect(page1.body.data.map((m: any) => m.body)).toEqual(["m1", "m2"])
-        expect(page1.body.meta.pagination.has_more).toBe(true)
-        const page2 = yield* h.call("GET", `${path}/messages?limit=2&starting_after=${page1.body.meta.pagination.next_cursor}`, {
+        const page1 = yield* api.tickets.messages({ path: id, urlParams: { limit: "2" } })
+        expect(page1.data.map((m) => m.body)).toEqual(["m1", "m2"])
+        expect(page1.meta.pagination.has_more).toBe(true)
+        // raw: the exact pagination object, which the client's decoding (dropping unknown fields) would not check
+        const page2 = yield* h.call("GET", `${path}/messages?limit=2&starting_after=${page1.meta.pagination.next_cursor}`, {
           key: ws.secretTest
         })
         expect(page2.body.data.map((m: any) => m.body)).toEqual(["m3"])
         expect(page2.body.meta.pagination).toEqual({ has_more: false, next_cursor: null })
-        const missing = yield* h.call("GET", "/v1/tickets/tck_doesnotexist000/messages", { key: ws.secretTest })
-        expect(missing.status).toBe(404)
+        yield* expectFailure(
+          api.tickets.messages({ path: { public_id: TicketPublicId.make("tck_doesnotexist000") }, urlParams: {} }),
+          ResourceMissing
+        )
+        // raw: the client cannot send a malformed id
         const malformed = yield* h.call("GET", "/v1/tickets/nope", { key: ws.secretTest })
         expect(malformed.status).toBe(400)
         expect(malformed.body.error).toMatchObject({ code: "parameter_invalid", param: "public_id" })
