@@ -6,6 +6,17 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 
+/** Which `Ai` provider knowledge ingestion uses; `openai` speaks to any OpenAI-compatible server. */
+export type AiSettings =
+  | { readonly provider: "local" }
+  | {
+      readonly provider: "openai"
+      readonly baseUrl: string
+      readonly apiKey: Redacted.Redacted<string>
+      readonly chatModel: string
+      readonly embeddingModel: string
+    }
+
 export interface AppConfigShape {
   readonly host: string
   readonly port: number
@@ -27,6 +38,7 @@ export interface AppConfigShape {
   readonly allowPrivateUrls: boolean
   /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
   readonly webhookPollMillis: number
+  readonly ai: AiSettings
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
 }
@@ -38,6 +50,25 @@ const positiveInt = (name: string, fallback: number) =>
     Config.withDefault(fallback),
     Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
   )
+
+const aiFromEnv = Effect.gen(function* () {
+  const provider = yield* Config.literal("local", "openai")("AI_PROVIDER").pipe(Config.withDefault("local" as const))
+  if (provider === "local") return { provider } satisfies AiSettings
+  return {
+    provider,
+    baseUrl: yield* Config.string("AI_BASE_URL").pipe(
+      Config.withDefault("https://api.openai.com/v1"),
+      Config.validate({
+        message: "AI_BASE_URL must be an http:// or https:// URL",
+        validation: (url) => /^https?:\/\/[^/]/i.test(url) && URL.canParse(url)
+      })
+    ),
+    // no default: an OpenAI-compatible server without a key is refused at start, by name
+    apiKey: yield* Config.redacted("AI_API_KEY"),
+    chatModel: yield* Config.nonEmptyString("AI_CHAT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+    embeddingModel: yield* Config.nonEmptyString("AI_EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small"))
+  } satisfies AiSettings
+})
 
 export const fromEnv = Effect.gen(function* () {
   const host = yield* Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
@@ -68,6 +99,7 @@ export const fromEnv = Effect.gen(function* () {
     emailPollMillis: yield* positiveInt("EMAIL_POLL_MS", 1000),
     allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
     webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
+    ai: yield* aiFromEnv,
     announceKeys: true
   })
 })

@@ -78,6 +78,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   // like webhookPollMillis: the sender sleeps until the next due e-mail or a local enqueue
   emailPollMillis: 60 * 60 * 1000,
   announceKeys: false,
+  ai: { provider: "local" },
   allowPrivateUrls: true,
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,

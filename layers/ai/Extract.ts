@@ -1,0 +1,304 @@
+/**
+ * Extractive reading of a document for the local provider: its headings,
+ * sections and FAQ pairs, then categories and Q&A drafts made from them.
+ * Deterministic: the same input gives the same output, in the same order.
+ */
+import { firstSentence, fold, looksSpanish, terms, words } from "./Text.js"
+
+interface Heading {
+  readonly kind: "heading"
+  readonly level: number
+  readonly text: string
+}
+interface Line {
+  readonly kind: "line"
+  readonly text: string
+  /** Index of the blank-line separated paragraph the line belongs to. */
+  readonly paragraph: number
+}
+type Entry = Heading | Line
+
+const markdownHeading = /^(#{1,6})\s+(.+?)\s*#*\s*$/
+const bullet = /^(?:[-*+•]|\d+[.)])\s+/
+const questionMarker = /^(?:q|question|p|pregunta)\s*[:.]\s*/i
+const answerMarker = /^(?:a|answer|r|respuesta)\s*[:.]\s*/i
+
+const clean = (text: string) => text.replace(/[*_`]+/g, "").replace(/\s+/g, " ").trim()
+
+const isQuestionText = (text: string) => /\?\s*$/.test(text) && text.length <= 200
+
+/** Blocks and lines of a Markdown or plain-text document, headings recognised either way. */
+const entries = (text: string): Array<Entry> => {
+  const blocks = text.replace(/\r\n?/g, "\n").split(/\n\s*\n/)
+  const raw: Array<Array<Entry>> = []
+  let paragraph = 0
+  for (const block of blocks) {
+    const lines = block.split("\n").map((l) => l.trim()).filter((l) => l.length > 0)
+    const out: Array<Entry> = []
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!
+      const next = lines[i + 1]
+      const md = markdownHeading.exec(line)
+      if (md) {
+        out.push({ kind: "heading", level: md[1]!.length, text: clean(md[2]!) })
+        paragraph++
+      } else if (next !== undefined && /^(=+|-+)$/.test(next) && !/^(=+|-+)$/.test(line)) {
+        out.push({ kind: "heading", level: next.startsWith("=") ? 1 : 2, text: clean(line) })
+        paragraph++
+        i++
+      } else {
+        const body = clean(line.replace(bullet, ""))
+        if (body.length > 0) out.push({ kind: "line", text: body, paragraph })
+      }
+    }
+    paragraph++
+    raw.push(out)
+  }
+  // a lone short line with no closing punctuation, before more text, reads as a heading
+  const result: Array<Entry> = []
+  for (let b = 0; b < raw.length; b++) {
+    const block = raw[b]!
+    const only = block.length === 1 ? block[0]! : undefined
+    const followed = raw.slice(b + 1).some((later) => later.some((e) => e.kind === "line"))
+    if (
+      only?.kind === "line" &&
+      followed &&
+      only.text.length <= 80 &&
+      words(only.text).length <= 10 &&
+      !/[.,;:!]$/.test(only.text) &&
+      !questionMarker.test(only.text) &&
+      !isQuestionText(only.text)
+    ) {
+      result.push({ kind: "heading", level: 2, text: only.text })
+    } else {
+      result.push(...block)
+    }
+  }
+  return result
+}
+
+interface Section {
+  /** Headings from the outermost down to this section's own (empty before the first heading). */
+  readonly path: ReadonlyArray<string>
+  readonly heading: string | null
+  readonly paragraphs: Array<Array<string>>
+}
+
+export interface Parsed {
+  readonly headings: ReadonlyArray<Heading>
+  readonly faq: ReadonlyArray<{ readonly question: string; readonly answer: string; readonly path: ReadonlyArray<string> }>
+  readonly sections: ReadonlyArray<Section>
+  readonly spanish: boolean
+}
+
+const maxAnswer = 1200
+
+const clip = (text: string, max: number) => {
+  if (text.length <= max) return text
+  const cut = text.slice(0, max)
+  const space = cut.lastIndexOf(" ")
+  return `${(space > max * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`
+}
+
+export const parse = (doc: { readonly title: string; readonly text: string }): Parsed => {
+  const all = entries(doc.text)
+  const headings = all.filter((e): e is Heading => e.kind === "heading")
+  const consumed = new Set<number>()
+  const faq: Array<{ question: string; answer: string; path: ReadonlyArray<string> }> = []
+  const stack: Array<Heading> = []
+  const pathAt: Array<ReadonlyArray<string>> = []
+  for (let i = 0; i < all.length; i++) {
+    const e = all[i]!
+    if (e.kind === "heading") {
+      while (stack.length > 0 && stack[stack.length - 1]!.level >= e.level) stack.pop()
+      stack.push(e)
+    }
+    pathAt.push(stack.map((h) => h.text))
+  }
+  const questionAt = (e: Entry) =>
+    e.kind === "heading" ? isQuestionText(e.text) : questionMarker.test(e.text) || isQuestionText(e.text)
+  for (let i = 0; i < all.length; i++) {
+    const e = all[i]!
+    if (!questionAt(e)) continue
+    const answer: Array<string> = []
+    let j = i + 1
+    for (; j < all.length; j++) {
+      const next = all[j]!
+      if (next.kind === "heading" || questionAt(next)) break
+      answer.push(next.text.replace(answerMarker, ""))
+    }
+    if (answer.length === 0) continue
+    const question = e.text.replace(questionMarker, "").trim()
+    const path = e.kind === "heading" ? pathAt[i]!.slice(0, -1) : pathAt[i]!
+    faq.push({ question, answer: clip(answer.join("\n"), maxAnswer), path })
+    for (let k = i; k < j; k++) consumed.add(k)
+    i = j - 1
+  }
+  const sections: Array<Section> = []
+  let current: Section = { path: [], heading: null, paragraphs: [] }
+  let lastParagraph = -1
+  for (let i = 0; i < all.length; i++) {
+    const e = all[i]!
+    if (e.kind === "heading") {
+      if (current.heading !== null || current.paragraphs.length > 0) sections.push(current)
+      current = { path: pathAt[i]!, heading: consumed.has(i) ? null : e.text, paragraphs: [] }
+      lastParagraph = -1
+      continue
+    }
+    if (consumed.has(i)) continue
+    if (e.paragraph !== lastParagraph || current.paragraphs.length === 0) current.paragraphs.push([])
+    current.paragraphs[current.paragraphs.length - 1]!.push(e.text)
+    lastParagraph = e.paragraph
+  }
+  if (current.heading !== null || current.paragraphs.length > 0) sections.push(current)
+  return { headings, faq, sections, spanish: looksSpanish(`${doc.title}\n${doc.text}`) }
+}
+
+export interface Category {
+  readonly name: string
+  readonly description: string
+}
+
+const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
+
+const describe = (parsed: Parsed, heading: string): string => {
+  const section = parsed.sections.find((s) => s.heading === heading)
+  const text = section?.paragraphs[0]?.join(" ")
+  if (text) return clip(firstSentence(text), 200)
+  return parsed.spanish ? `Preguntas sobre ${heading.toLowerCase()}` : `Questions about ${heading.toLowerCase()}`
+}
+
+/** 3..8 categories: the document's headings at the shallowest level that has 3, topped up with its top terms. */
+export const categories = (doc: { readonly title: string; readonly text: string }): Array<Category> => {
+  const parsed = parse(doc)
+  const title = fold(doc.title).trim()
+  const candidates = parsed.headings.filter(
+    (h) => !isQuestionText(h.text) && fold(h.text).trim() !== title && h.text.length > 0
+  )
+  const levels = [...new Set(candidates.map((h) => h.level))].sort((a, b) => a - b)
+  const level = levels.find((l) => new Set(candidates.filter((h) => h.level === l).map((h) => fold(h.text))).size >= 3)
+  const ordered = level === undefined
+    ? [...candidates].sort((a, b) => a.level - b.level)
+    : candidates.filter((h) => h.level === level)
+  const out: Array<Category> = []
+  const seen = new Set<string>()
+  const push = (name: string, description: string) => {
+    const key = fold(name).trim()
+    if (out.length >= 8 || key.length === 0 || seen.has(key)) return
+    seen.add(key)
+    out.push({ name, description })
+  }
+  for (const h of ordered) push(clip(h.text, 60), describe(parsed, h.text))
+  if (out.length < 3) {
+    const covered = new Set(out.flatMap((c) => terms(c.name)))
+    const counts = new Map<string, { count: number; surface: Map<string, number>; first: number }>()
+    let position = 0
+    for (const word of words(`${doc.title}\n${doc.text}`)) {
+      position++
+      const [term] = terms(word)
+      // adverbs name no topic
+      if (term === undefined || word.length < 3 || /^[0-9]+$/.test(word) || /(ly|mente)$/.test(word) || covered.has(term)) continue
+      const entry = counts.get(term) ?? { count: 0, surface: new Map<string, number>(), first: position }
+      entry.count++
+      entry.surface.set(word, (entry.surface.get(word) ?? 0) + 1)
+      counts.set(term, entry)
+    }
+    const ranked = [...counts.entries()].sort((a, b) => b[1].count - a[1].count || a[1].first - b[1].first)
+    const sentences = doc.text.replace(/\s+/g, " ").split(/(?<=[.!?])\s+/)
+    for (const [term, entry] of ranked) {
+      if (out.length >= 3) break
+      const surface = [...entry.surface.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]![0]
+      const sentence = sentences.find((s) => terms(s).includes(term))
+      push(
+        capitalise(surface),
+        sentence ? clip(sentence.trim(), 200) : parsed.spanish ? `Contenido sobre ${surface}` : `Content about ${surface}`
+      )
+    }
+  }
+  const fallback = parsed.spanish ? ["General", "Otros", "Más información"] : ["General", "Other", "More information"]
+  for (const name of fallback) {
+    if (out.length >= 3) break
+    push(name, parsed.spanish ? `Contenido de ${doc.title}` : `Content of ${doc.title}`)
+  }
+  return out
+}
+
+export interface Qa {
+  readonly question: string
+  readonly answer: string
+  readonly category: string | null
+}
+
+const topic = (sentence: string) => {
+  const trimmed = sentence.replace(/[.!?¿¡:;,\s]+$/u, "").replace(/^[¿¡]/u, "")
+  const parts = trimmed.split(/\s+/)
+  const short = parts.length > 14 ? `${parts.slice(0, 14).join(" ")}…` : trimmed
+  // sentence case reads on inside a question; a capitalised name stays as written
+  const sentenceCase = !/\s\p{Lu}/u.test(short) && !/^\p{Lu}{2}/u.test(short)
+  return sentenceCase ? short.charAt(0).toLowerCase() + short.slice(1) : short
+}
+
+const fromHeading = (heading: string, spanish: boolean) =>
+  spanish ? `¿Qué debo saber sobre ${topic(heading)}?` : `What should I know about ${topic(heading)}?`
+
+const fromSentence = (sentence: string, spanish: boolean) =>
+  spanish ? `¿Qué me puedes decir sobre ${topic(sentence)}?` : `What can you tell me about ${topic(sentence)}?`
+
+/** The category a Q&A falls under: a heading above it with that name, else the best term overlap, else none. */
+const place = (
+  path: ReadonlyArray<string>,
+  question: string,
+  answer: string,
+  given: ReadonlyArray<{ readonly name: string; readonly description: string }>
+): string | null => {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const hit = given.find((c) => fold(c.name).trim() === fold(path[i]!).trim())
+    if (hit) return hit.name
+  }
+  const qTerms = new Set(terms(`${path.join(" ")} ${question}`))
+  const aTerms = new Set(terms(answer))
+  let best: string | null = null
+  let bestScore = 0
+  for (const category of given) {
+    let score = 0
+    for (const t of new Set(terms(category.name))) score += (qTerms.has(t) ? 3 : 0) + (aTerms.has(t) ? 1 : 0)
+    for (const t of new Set(terms(category.description))) score += (qTerms.has(t) ? 0.5 : 0) + (aTerms.has(t) ? 0.25 : 0)
+    if (score > bestScore) {
+      best = category.name
+      bestScore = score
+    }
+  }
+  return best
+}
+
+const maxQa = 300
+
+/** FAQ pairs first, then one Q&A per headed section, then one per remaining paragraph. */
+export const qa = (
+  doc: { readonly title: string; readonly text: string },
+  given: ReadonlyArray<{ readonly name: string; readonly description: string }>
+): Array<Qa> => {
+  const parsed = parse(doc)
+  const out: Array<Qa> = []
+  const seen = new Set<string>()
+  const push = (path: ReadonlyArray<string>, question: string, answer: string) => {
+    const key = fold(question).replace(/[^a-z0-9]+/g, " ").trim()
+    if (out.length >= maxQa || key.length === 0 || answer.trim().length === 0 || seen.has(key)) return
+    seen.add(key)
+    out.push({ question, answer, category: place(path, question, answer, given) })
+  }
+  for (const pair of parsed.faq) push(pair.path, pair.question, pair.answer)
+  for (const section of parsed.sections) {
+    const paragraphs = section.paragraphs.map((p) => p.join("\n"))
+    if (paragraphs.length === 0) continue
+    let rest = paragraphs
+    if (section.heading !== null) {
+      push(section.path, fromHeading(section.heading, parsed.spanish), clip(paragraphs.join("\n\n"), maxAnswer))
+      rest = paragraphs.slice(1)
+    }
+    for (const paragraph of rest) {
+      push(section.path, fromSentence(firstSentence(paragraph), parsed.spanish), clip(paragraph, maxAnswer))
+    }
+  }
+  return out
+}

@@ -1,0 +1,189 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Ai from "../../layers/Ai.js"
+import { cosine } from "../../layers/ai/Text.js"
+
+const handbook = {
+  title: "Acme Help Center",
+  text: `# Acme Help Center
+
+Everything about using the Acme store.
+
+## Shipping
+
+We ship to 40 countries. Orders placed before 2 pm leave the warehouse the same day.
+
+Express delivery takes one business day inside the country and costs 9 euros.
+
+## Returns and refunds
+
+You can return any item within 30 days of delivery. Refunds reach your card within 5 business days.
+
+## Account and security
+
+Reset your password from Settings > Security. Two-factor authentication protects your account.
+
+## Payments
+
+We accept Visa, Mastercard and PayPal. Invoices are sent by e-mail after each purchase.
+`
+}
+
+const faq = {
+  title: "FAQ",
+  text: `Frequently asked questions
+
+Q: Do you offer gift cards?
+A: Yes, gift cards from 10 to 200 euros are sold in every store.
+
+Can I change the delivery address after ordering?
+Yes, as long as the parcel has not left the warehouse: write to support with the order number.
+
+Where are your stores?
+We have stores in Madrid, Lisbon and Paris.
+`
+}
+
+describe("local Ai provider", () => {
+  it.effect("is deterministic", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const first = [yield* ai.categorize(handbook), yield* ai.generateQa(handbook, yield* ai.categorize(handbook))]
+      const second = [yield* ai.categorize(handbook), yield* ai.generateQa(handbook, yield* ai.categorize(handbook))]
+      expect(second).toEqual(first)
+      const [a, b] = [yield* ai.embed(["Where is my parcel?"]), yield* ai.embed(["Where is my parcel?"])]
+      expect(b).toEqual(a)
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("categories come from the headings, 3..8 of them, each with a description", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const categories = yield* ai.categorize(handbook)
+      expect(categories.map((c) => c.name)).toEqual(["Shipping", "Returns and refunds", "Account and security", "Payments"])
+      expect(categories[0]!.description).toBe("We ship to 40 countries.")
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("a text without headings gets 3 categories from its top terms; an empty one still gets 3", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const plain = yield* ai.categorize({
+        title: "Notes",
+        text: "Coffee beans are roasted daily. The coffee is ground fresh. Our tea comes from Assam; tea bags are compostable. Pastries are baked daily with butter; pastries sell out early."
+      })
+      expect(plain.map((c) => c.name)).toEqual(["Coffee", "Tea", "Pastries"])
+      expect(plain[0]!.description).toBe("Coffee beans are roasted daily.")
+      const empty = yield* ai.categorize({ title: "Empty", text: "" })
+      expect(empty.length).toBe(3)
+      const many = yield* ai.categorize({
+        title: "Big",
+        text: Array.from({ length: 12 }, (_, i) => `## Topic ${i}\n\nText of topic ${i}.`).join("\n\n")
+      })
+      expect(many.length).toBe(8)
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("Q&A from sections and paragraphs, placed in the category of their heading", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const categories = yield* ai.categorize(handbook)
+      const qa = yield* ai.generateQa(handbook, categories)
+      const shipping = qa.find((q) => q.question === "What should I know about shipping?")
+      expect(shipping?.category).toBe("Shipping")
+      expect(shipping?.answer).toContain("We ship to 40 countries.")
+      expect(shipping?.answer).toContain("Express delivery")
+      const express = qa.find((q) => q.question.startsWith("What can you tell me about express delivery"))
+      expect(express?.category).toBe("Shipping")
+      expect(qa.find((q) => q.answer.includes("Reset your password"))?.category).toBe("Account and security")
+      for (const q of qa) expect(q.category === null || categories.some((c) => c.name === q.category)).toBe(true)
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("FAQ patterns: Q:/A: pairs and lines ending in ? followed by their answer", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const given = [
+        { name: "Gift cards", description: "Gift cards and vouchers" },
+        { name: "Delivery", description: "Delivery address and parcels" },
+        { name: "Stores", description: "Where our stores are" }
+      ]
+      const qa = yield* ai.generateQa(faq, given)
+      expect(qa.slice(0, 3)).toEqual([
+        { question: "Do you offer gift cards?", answer: "Yes, gift cards from 10 to 200 euros are sold in every store.", category: "Gift cards" },
+        {
+          question: "Can I change the delivery address after ordering?",
+          answer: "Yes, as long as the parcel has not left the warehouse: write to support with the order number.",
+          category: "Delivery"
+        },
+        { question: "Where are your stores?", answer: "We have stores in Madrid, Lisbon and Paris.", category: "Stores" }
+      ])
+      // a category that fits nothing leaves the Q&A unplaced
+      const unplaced = yield* ai.generateQa(faq, [{ name: "Quantum physics", description: "Particles" }])
+      expect(unplaced.every((q) => q.category === null)).toBe(true)
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("a Spanish document gets Spanish questions; accents do not split terms", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const doc = {
+        title: "Ayuda",
+        text: "Envíos\n\nEnviamos a toda España en 48 horas.\n\nDevoluciones\n\nPuedes devolver el pedido durante 30 días.\n\nFacturación\n\nLa factura se envía por correo electrónico."
+      }
+      const categories = yield* ai.categorize(doc)
+      expect(categories.map((c) => c.name)).toEqual(["Envíos", "Devoluciones", "Facturación"])
+      const qa = yield* ai.generateQa(doc, [{ name: "Envios y entregas", description: "" }, { name: "Facturacion", description: "" }])
+      expect(qa.map((q) => [q.question, q.category])).toEqual([
+        ["¿Qué debo saber sobre envíos?", "Envios y entregas"],
+        ["¿Qué debo saber sobre devoluciones?", null],
+        ["¿Qué debo saber sobre facturación?", "Facturacion"]
+      ])
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("embeddings are unit vectors of the declared length, for any text", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const vectors = yield* ai.embed(["Hello world", "", "¿Dónde está mi pedido?", "x".repeat(10_000)])
+      expect(vectors.length).toBe(4)
+      for (const v of vectors) {
+        expect(v.length).toBe(ai.dimensions)
+        expect(Math.abs(Math.sqrt(v.reduce((s, x) => s + x * x, 0)) - 1)).toBeLessThan(1e-9)
+      }
+    }).pipe(Effect.provide(Ai.layerLocal)))
+})
+
+// 20 Q&As, 12 English and 8 Spanish, and a question for each worded differently
+const corpus: ReadonlyArray<readonly [question: string, answer: string, paraphrase: string]> = [
+  ["How do I reset my password?", "Open Settings > Security and choose Reset password; we e-mail you a link.", "I forgot my password, how can I change it?"],
+  ["How long does shipping take?", "Standard shipping takes 3 to 5 business days; express shipping arrives the next day.", "How many days until my shipping arrives?"],
+  ["What is your refund policy?", "Refunds are issued within 30 days of purchase to the original payment method.", "Can I get my money back after buying?"],
+  ["Which payment methods do you accept?", "We accept Visa, Mastercard, American Express and PayPal.", "Can I pay with a credit card or PayPal?"],
+  ["How do I cancel my subscription?", "Go to Billing and click Cancel subscription; access continues until the period ends.", "I want to stop my subscription plan"],
+  ["Do you ship internationally?", "Yes, we ship to more than 40 countries worldwide.", "Can you send orders abroad to other countries?"],
+  ["How can I contact customer support?", "Write to support@example.com or use the chat, Monday to Friday from 9 to 18.", "What is the e-mail of your support team?"],
+  ["Is my personal data secure?", "All data is encrypted at rest and in transit, and we never sell personal information.", "Do you protect the privacy of my information?"],
+  ["Can I change my delivery address?", "You can edit the address until the parcel leaves the warehouse.", "I moved, how do I update the shipping address of my parcel?"],
+  ["How do I enable two-factor authentication?", "In Security settings turn on two-factor authentication and scan the QR code.", "How to set up 2FA with an authenticator app?"],
+  ["Where are your offices located?", "Our offices are in Madrid and Lisbon.", "In which city is your office?"],
+  ["Do you offer discounts for students?", "Students get 20% off with a valid student card.", "Is there a student discount?"],
+  ["¿Cómo restablezco mi contraseña?", "Abre Ajustes > Seguridad y pulsa Restablecer contraseña; te enviamos un enlace por correo.", "Olvidé la contraseña, ¿cómo la cambio?"],
+  ["¿Cuánto tarda el envío?", "El envío estándar tarda de 3 a 5 días hábiles; el envío urgente llega al día siguiente.", "¿En cuántos días llega mi pedido enviado?"],
+  ["¿Puedo devolver un producto?", "Aceptamos devoluciones durante 30 días desde la entrega, con el ticket de compra.", "Quiero hacer una devolución de lo que compré"],
+  ["¿Qué métodos de pago aceptan?", "Aceptamos tarjeta Visa, Mastercard, Bizum y PayPal.", "¿Se puede pagar con tarjeta?"],
+  ["¿Cómo cancelo mi suscripción?", "En Facturación pulsa Cancelar suscripción; el acceso sigue hasta el final del periodo.", "Deseo darme de baja de la suscripción mensual"],
+  ["¿Hacen envíos internacionales?", "Sí, enviamos a más de 40 países de todo el mundo.", "¿Envían pedidos a otros países?"],
+  ["¿Cuál es el horario de atención al cliente?", "Atendemos de lunes a viernes de 9 a 18 horas por chat y correo.", "¿A qué hora abre el servicio de atención?"],
+  ["¿Tienen descuentos para estudiantes?", "Los estudiantes tienen un 20% de descuento con su carné.", "¿Hay algún descuento de estudiante?"]
+]
+
+describe("local embeddings", () => {
+  it.effect("a question worded differently ranks its Q&A in the top 3 of 20 (English and Spanish)", () =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const documents = yield* ai.embed(corpus.map(([q, a]) => `${q}\n${a}`))
+      const queries = yield* ai.embed(corpus.map(([, , p]) => p))
+      const misses: Array<string> = []
+      queries.forEach((query, i) => {
+        const ranked = documents.map((d, j) => ({ j, score: cosine(query, d) })).sort((a, b) => b.score - a.score)
+        const rank = ranked.findIndex((r) => r.j === i)
+        if (rank >= 3) misses.push(`${corpus[i]![2]} → rank ${rank + 1}`)
+      })
+      expect(misses).toEqual([])
+    }).pipe(Effect.provide(Ai.layerLocal)))
+})
