@@ -3,10 +3,12 @@ import foundation from "./0001_foundation.js"
 import emails from "./0002_emails.js"
 import webhooks from "./0003_webhooks.js"
 import tickets from "./0004_tickets.js"
+import jobs from "./0005_jobs.js"
 
 export const migrations = {
   "0001_foundation": foundation,
   "0002_emails": emails,
   "0003_webhooks": webhooks,
-  "0004_tickets": tickets
+  "0004_tickets": tickets,
+  "0005_jobs": jobs
 }

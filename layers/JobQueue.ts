@@ -1,0 +1,589 @@
+/**
+ * JobQueue: durable background work with leases, by the Clock. Two
+ * implementations side by side: `layerPostgres` (the `jobs` table through
+ * `SqlClient`, on PostgreSQL and PGlite alike) and `layerMemory` (for tests of
+ * programs). Both pass one behaviour suite (`test/queue/jobqueue.test.ts`).
+ *
+ * Public interface (stable):
+ * - `enqueue({ queue, key?, payload, runAt? })` -> job id. Call it inside the
+ *   transaction of the change that causes the work: the job exists exactly when
+ *   that change committed. Inside a transaction it also registers an after-commit
+ *   wake-up (see `withAfterCommit`); outside one it wakes local workers at once.
+ * - `worker({ queue, concurrency, leaseMillis?, perKey?, pollMillis?, handle })`:
+ *   an effect that never ends. It claims while slots are free, runs
+ *   `handle(job)` in its own fiber and settles the job by the returned
+ *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`); a handler that
+ *   fails or dies is retried with backoff. While a handler runs, its lease is
+ *   extended every third of `leaseMillis`; a handler that loses its lease is
+ *   interrupted. On interruption (shutdown) the lease is released, so another
+ *   process takes the job at once; a crashed process's leases lapse and its jobs
+ *   are claimed again. Between claims the worker sleeps until the next due job,
+ *   a local wake-up, a freed slot, or `pollMillis` (other processes' jobs). It is
+ *   supervised: it restarts with backoff and logs.
+ * - Keys: jobs with the same `key` run strictly one at a time in creation order
+ *   (across processes too), unless the worker sets `perKey: n`: then at most n of
+ *   a key are in flight, in no particular order. A job whose retry waits keeps
+ *   later jobs of its key (serial mode) waiting behind it. Creation order is the
+ *   order of `enqueue` calls (the id sequence), not of commits.
+ * - Primitives the worker is built on, also used by tests: `claim`, `extend`,
+ *   `settle`, `release`, `nextDueAt`, `wake`; `awaitIdle(queue)` (test probe):
+ *   waits until no job of the queue is in flight in this process and none is
+ *   claimable now (needs a running worker for that queue).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+
+export interface EnqueueInput {
+  readonly queue: string
+  /** Jobs of one key are serialised (or capped, see `WorkerOptions.perKey`). */
+  readonly key?: string | null | undefined
+  /** Any JSON value; the handler decodes it with its Schema. */
+  readonly payload: unknown
+  /** Not before this instant (default: now). */
+  readonly runAt?: Date | undefined
+}
+
+export interface Job {
+  readonly id: string
+  readonly queue: string
+  readonly key: string | null
+  readonly payload: unknown
+  /** Attempts settled before this one (retries so far). */
+  readonly attempts: number
+  /** Fencing token of this claim: only its holder may extend, settle or release. */
+  readonly claim: number
+  readonly createdAt: Date
+}
+
+export type Outcome =
+  | { readonly _tag: "Done" }
+  | { readonly _tag: "Retry"; readonly at: Date; readonly reason: string | null }
+  | { readonly _tag: "Failed"; readonly reason: string }
+
+export const Outcome = {
+  done: { _tag: "Done" } as Outcome,
+  retryAt: (at: Date, reason: string | null = null): Outcome => ({ _tag: "Retry", at, reason }),
+  failed: (reason: string): Outcome => ({ _tag: "Failed", reason })
+}
+
+export interface ClaimOptions {
+  readonly queue: string
+  readonly limit: number
+  readonly leaseMillis: number
+  /** Absent: strict order per key. A number: at most that many in flight per key, unordered. */
+  readonly perKey?: number | undefined
+}
+
+export interface WorkerOptions<R> {
+  readonly queue: string
+  readonly concurrency: number
+  /** Default 60 s; extended while the handler runs. */
+  readonly leaseMillis?: number | undefined
+  readonly perKey?: number | undefined
+  /** Longest sleep between claims when nothing local wakes the worker (default 1 s). */
+  readonly pollMillis?: number | undefined
+  readonly handle: (job: Job) => Effect.Effect<Outcome, unknown, R>
+}
+
+/** What each implementation provides; the worker and the probes are built on it. */
+export interface Primitives {
+  readonly enqueue: (input: EnqueueInput) => Effect.Effect<string>
+  readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Job>>
+  /** False when the lease was lost (lapsed and claimed again, or settled). */
+  readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
+  readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
+  readonly release: (job: Job) => Effect.Effect<void>
+  /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
+  readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
+  /** Jobs claimable right now (same rules as `claim`). */
+  readonly claimable: (options: Omit<ClaimOptions, "limit" | "leaseMillis">) => Effect.Effect<number>
+}
+
+export interface JobQueueShape extends Primitives {
+  readonly worker: <R>(options: WorkerOptions<R>) => Effect.Effect<never, never, R>
+  /** Wakes this process's workers of `queue`. */
+  readonly wake: (queue: string) => Effect.Effect<void>
+  readonly awaitIdle: (queue: string) => Effect.Effect<void>
+}
+
+export class JobQueue extends Context.Tag("Jobs/JobQueue")<JobQueue, JobQueueShape>() {}
+
+// After-commit hooks
+
+const pendingHooks = FiberRef.unsafeMake<ReadonlyArray<Effect.Effect<void>>>([])
+
+/**
+ * Runs `effect` once the current transaction has committed: registered on the
+ * fiber and run by the nearest `withAfterCommit` around it; at once when no
+ * transaction is open.
+ */
+export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+    Option.isSome(transaction) ? FiberRef.update(pendingHooks, (hooks) => [...hooks, effect]) : effect
+  )
+
+/**
+ * The boundary of a unit of work (an HTTP request, a job handler): after `self`
+ * (and so its transactions) is done, runs the hooks it registered, also when it
+ * failed (a rolled-back hook only wakes a worker for nothing).
+ */
+export const withAfterCommit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.ensuring(
+    self,
+    Effect.flatMap(FiberRef.get(pendingHooks), (hooks) => Effect.all(hooks, { discard: true }))
+  ).pipe(Effect.locally(pendingHooks, []))
+
+// Supervision
+
+/** Runs `work` forever: when it ends or fails it is logged and restarted with backoff. */
+export const supervise = <E, R>(name: string, work: Effect.Effect<unknown, E, R>): Effect.Effect<never, never, R> =>
+  work.pipe(
+    Effect.matchCauseEffect({
+      onFailure: (cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logError(`${name} failed; restarting`, cause),
+      onSuccess: () => Effect.logWarning(`${name} stopped; restarting`)
+    }),
+    Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
+    Effect.zipRight(Effect.never),
+    Effect.annotateLogs("worker", name)
+  )
+
+// The worker and probes, over any implementation's primitives
+
+const nowMillis = Clock.currentTimeMillis
+
+const retryBackoffMillis = (attempts: number) => Math.min(1_000 * 2 ** attempts, 60 * 60_000)
+
+const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).slice(0, 1000)
+
+const make = (primitives: Primitives) =>
+  Effect.gen(function* () {
+    const bells = new Map<string, Queue.Queue<void>>()
+    const bell = (queue: string) =>
+      Effect.suspend(() => {
+        const existing = bells.get(queue)
+        if (existing) return Effect.succeed(existing)
+        return Effect.tap(Queue.sliding<void>(1), (created) => Effect.sync(() => bells.set(queue, created)))
+      })
+    const wake = (queue: string) => Effect.flatMap(bell(queue), (b) => Effect.asVoid(Queue.offer(b, undefined)))
+
+    // per queue: jobs in flight here, workers running here, and a tick bumped on every change (for awaitIdle)
+    const inFlight = new Map<string, number>()
+    const workers = new Map<string, number>()
+    const perKeyOf = new Map<string, number | undefined>()
+    const ticks = yield* SubscriptionRef.make(0)
+    const bump = SubscriptionRef.update(ticks, (n) => n + 1)
+    const add = (map: Map<string, number>, queue: string, delta: number) =>
+      Effect.sync(() => map.set(queue, (map.get(queue) ?? 0) + delta))
+
+    const enqueue = (input: EnqueueInput) =>
+      Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
+
+    const runOne = <R>(options: WorkerOptions<R>, leaseMillis: number, job: Job) =>
+      Effect.gen(function* () {
+        const heartbeat = Effect.gen(function* () {
+          while (true) {
+            yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
+            if (!(yield* primitives.extend(job, leaseMillis))) return
+          }
+        })
+        // the handler races its heartbeat; the heartbeat only ends when the lease was lost
+        const result = yield* Effect.raceFirst(
+          Effect.exit(withAfterCommit(options.handle(job))),
+          Effect.as(heartbeat, undefined)
+        )
+        if (result === undefined) {
+          return yield* Effect.logWarning(`job ${job.id} lost its lease; another worker has it`)
+        }
+        if (result._tag === "Success") return yield* primitives.settle(job, result.value)
+        if (Cause.isInterruptedOnly(result.cause)) return yield* Effect.interrupt
+        const at = (yield* nowMillis) + retryBackoffMillis(job.attempts)
+        yield* Effect.logError(`job ${job.id} of ${job.queue} failed; retrying`, result.cause)
+        yield* primitives.settle(job, Outcome.retryAt(new Date(at), describe(result.cause)))
+      }).pipe(
+        // on shutdown, hand the job back at once rather than after the lease
+        Effect.onInterrupt(() => primitives.release(job)),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`job ${job.id} could not be settled`, cause)
+        )
+      )
+
+    const loop = <R>(options: WorkerOptions<R>) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const leaseMillis = options.leaseMillis ?? 60_000
+          const pollMillis = options.pollMillis ?? 1_000
+          const running = yield* FiberSet.make<void, never>()
+          const slotFreed = yield* Queue.sliding<void>(1)
+          const rung = yield* bell(options.queue)
+          yield* Effect.acquireRelease(
+            Effect.zipRight(add(workers, options.queue, 1), Effect.sync(() => perKeyOf.set(options.queue, options.perKey))),
+            () => add(workers, options.queue, -1)
+          )
+          let busy = 0
+          const start = (job: Job) => {
+            busy++
+            return Effect.zipRight(
+              add(inFlight, options.queue, 1),
+              FiberSet.run(
+                running,
+                runOne(options, leaseMillis, job).pipe(
+                  Effect.ensuring(
+                    Effect.suspend(() => {
+                      busy--
+                      return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump])
+                    })
+                  )
+                )
+              )
+            )
+          }
+          while (true) {
+            const free = options.concurrency - busy
+            const claimedAt = yield* nowMillis
+            const jobs =
+              free > 0
+                ? yield* primitives.claim({ queue: options.queue, limit: free, leaseMillis, perKey: options.perKey })
+                : []
+            for (const job of jobs) yield* start(job)
+            yield* bump
+            if (free > 0 && jobs.length === free) continue
+            const due = yield* primitives.nextDueAt(options.queue)
+            // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
+            const at = yield* nowMillis
+            const wait = Option.match(due, {
+              onNone: () => pollMillis,
+              // due by the claim but not claimed (slots, caps or an earlier job of its key): a change wakes us
+              onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
+            })
+            yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed)])
+          }
+        })
+      )
+
+    const worker = <R>(options: WorkerOptions<R>): Effect.Effect<never, never, R> =>
+      supervise(`queue:${options.queue}`, loop(options))
+
+    const isIdle = (queue: string) =>
+      Effect.gen(function* () {
+        if ((inFlight.get(queue) ?? 0) > 0) return false
+        return (yield* primitives.claimable({ queue, perKey: perKeyOf.get(queue) })) === 0
+      })
+
+    const awaitIdle = (queue: string) =>
+      Effect.gen(function* () {
+        // a worker forked just now may not have started yet
+        for (let i = 0; i < 1_000 && (workers.get(queue) ?? 0) === 0; i++) yield* Effect.yieldNow()
+        if ((workers.get(queue) ?? 0) === 0) return yield* Effect.dieMessage(`awaitIdle: no worker runs queue ${queue}`)
+        // bounded: each round waits for the worker to move (a claim pass or a settled job)
+        for (let round = 0; round < 10_000; round++) {
+          const seen = yield* SubscriptionRef.get(ticks)
+          if (yield* isIdle(queue)) return
+          yield* wake(queue)
+          yield* Stream.runDrain(Stream.take(Stream.filter(ticks.changes, (n) => n > seen), 1))
+        }
+        return yield* Effect.dieMessage(`awaitIdle: queue ${queue} never became idle`)
+      })
+
+    return JobQueue.of({ ...primitives, enqueue, worker, wake, awaitIdle })
+  })
+
+// PostgreSQL / PGlite
+
+const JobRow = Schema.Struct({
+  id: Schema.String,
+  queue: Schema.String,
+  key: Schema.NullOr(Schema.String),
+  payload: Schema.parseJson(),
+  attempts: Schema.Number,
+  claims: Schema.Number,
+  created_at: Schema.DateFromSelf
+})
+
+const DueRow = Schema.Struct({ at: Schema.NullOr(Schema.DateFromSelf) })
+const CountRow = Schema.Struct({ n: Schema.NumberFromString })
+
+const toJob = (row: typeof JobRow.Type): Job => ({
+  id: row.id,
+  queue: row.queue,
+  key: row.key,
+  payload: row.payload,
+  attempts: row.attempts,
+  claim: row.claims,
+  createdAt: row.created_at
+})
+
+const makePostgres = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
+  const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
+
+  // Rows claimable at `at`, as a subquery over `jobs j`: due, not leased, and room in its key.
+  const claimableIds = (queue: string, at: Date, perKey: number | undefined) =>
+    perKey === undefined
+      ? sql`
+          select j.id, j.run_at from jobs j
+          where j.queue = ${queue} and j.status = 'pending' and j.run_at <= ${at}
+            and (j.locked_until is null or j.locked_until <= ${at})
+            and (j.key is null or not exists (
+              select 1 from jobs e
+              where e.queue = j.queue and e.key = j.key and e.status = 'pending' and e.id < j.id))`
+      : sql`
+          select r.id, r.run_at from (
+            select j.id, j.run_at, j.key, row_number() over (partition by j.key order by j.run_at, j.id) as rn
+            from jobs j
+            where j.queue = ${queue} and j.status = 'pending' and j.run_at <= ${at}
+              and (j.locked_until is null or j.locked_until <= ${at})
+          ) r
+          left join (
+            select b.key, count(*) as busy from jobs b
+            where b.queue = ${queue} and b.status = 'pending' and b.locked_until > ${at} and b.key is not null
+            group by b.key
+          ) k on k.key = r.key
+          where r.key is null or r.rn <= ${perKey} - coalesce(k.busy, 0)`
+
+  const primitives: Primitives = {
+    enqueue: (input) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        const rows = yield* sql<{ id: string }>`
+          insert into jobs ${sql.insert({
+            queue: input.queue,
+            key: input.key ?? null,
+            payload: JSON.stringify(input.payload ?? null),
+            status: "pending",
+            run_at: input.runAt ?? at,
+            created_at: at
+          })} returning id`
+        return String(rows[0]!.id)
+      }).pipe(orDie),
+
+    // One short transaction. The advisory lock serialises claims of one queue across
+    // processes, so per-key order and caps hold exactly; SKIP LOCKED passes over rows
+    // being settled right now.
+    claim: (options) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`}))`
+        const rows = yield* sql`
+          with due as (
+            select j.id from jobs j
+            where j.id in (select c.id from (${claimableIds(options.queue, at, options.perKey)}) c)
+            order by j.run_at, j.id
+            limit ${options.limit}
+            for update skip locked
+          )
+          update jobs j set locked_until = ${new Date(at.getTime() + options.leaseMillis)}, claims = j.claims + 1
+          from due where j.id = due.id
+          returning j.id, j.queue, j.key, j.payload, j.attempts, j.claims, j.created_at`
+        const jobs = (yield* decodeJobs(rows)).map(toJob)
+        return jobs.sort((a, b) => Number(a.id) - Number(b.id))
+      }).pipe(sql.withTransaction, orDie),
+
+    extend: (job, leaseMillis) =>
+      Effect.gen(function* () {
+        const at = yield* nowMillis
+        const rows = yield* sql`
+          update jobs set locked_until = ${new Date(at + leaseMillis)}
+          where id = ${job.id} and claims = ${job.claim} and status = 'pending' and locked_until > ${new Date(at)}
+          returning id`
+        return rows.length === 1
+      }).pipe(orDie),
+
+    settle: (job, outcome) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        switch (outcome._tag) {
+          case "Done":
+            yield* sql`delete from jobs where id = ${job.id} and claims = ${job.claim}`
+            return
+          case "Retry":
+            yield* sql`
+              update jobs set run_at = ${outcome.at}, attempts = attempts + 1, locked_until = null,
+                last_error = ${outcome.reason}
+              where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
+            return
+          case "Failed":
+            yield* sql`
+              update jobs set status = 'failed', attempts = attempts + 1, locked_until = null,
+                last_error = ${outcome.reason}, finished_at = ${at}
+              where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
+            return
+        }
+      }).pipe(orDie),
+
+    release: (job) =>
+      Effect.asVoid(
+        sql`update jobs set locked_until = null where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
+      ).pipe(orDie),
+
+    nextDueAt: (queue) =>
+      Effect.gen(function* () {
+        const rows = yield* sql`
+          select min(greatest(run_at, coalesce(locked_until, run_at))) as at
+          from jobs where queue = ${queue} and status = 'pending'`
+        const [row] = yield* Schema.decodeUnknown(Schema.Array(DueRow))(rows)
+        return Option.map(Option.fromNullable(row?.at ?? null), (d) => d.getTime())
+      }).pipe(orDie),
+
+    claimable: (options) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        const rows = yield* sql`select count(*) as n from (${claimableIds(options.queue, at, options.perKey)}) c`
+        const [row] = yield* Schema.decodeUnknown(Schema.Array(CountRow))(rows)
+        return row?.n ?? 0
+      }).pipe(orDie)
+  }
+  return yield* make(primitives)
+})
+
+/** On the `jobs` table (migration 0005), through whichever `SqlClient` is provided. */
+export const layerPostgres: Layer.Layer<JobQueue, never, SqlClient.SqlClient> = Layer.effect(JobQueue, makePostgres)
+
+// Memory
+
+interface MemoryJob {
+  readonly id: number
+  readonly queue: string
+  readonly key: string | null
+  readonly payload: string
+  status: "pending" | "failed"
+  runAt: number
+  lockedUntil: number | null
+  claims: number
+  attempts: number
+  lastError: string | null
+  readonly createdAt: number
+}
+
+const makeMemory = Effect.gen(function* () {
+  const jobs = new Map<number, MemoryJob>()
+  let sequence = 0
+
+  const claimableAt = (queue: string, at: number, perKey: number | undefined): Array<MemoryJob> => {
+    const pending = [...jobs.values()].filter((j) => j.queue === queue && j.status === "pending")
+    const free = (j: MemoryJob) => j.runAt <= at && (j.lockedUntil === null || j.lockedUntil <= at)
+    if (perKey === undefined) {
+      return pending.filter(
+        (j) => free(j) && (j.key === null || !pending.some((e) => e.key === j.key && e.id < j.id))
+      )
+    }
+    const busy = new Map<string, number>()
+    for (const j of pending) {
+      if (j.key !== null && j.lockedUntil !== null && j.lockedUntil > at) busy.set(j.key, (busy.get(j.key) ?? 0) + 1)
+    }
+    const taken = new Map<string, number>()
+    return pending
+      .filter(free)
+      .sort((a, b) => a.runAt - b.runAt || a.id - b.id)
+      .filter((j) => {
+        if (j.key === null) return true
+        const rank = (taken.get(j.key) ?? 0) + 1
+        taken.set(j.key, rank)
+        return rank <= perKey - (busy.get(j.key) ?? 0)
+      })
+  }
+
+  const toPublic = (j: MemoryJob): Job => ({
+    id: String(j.id),
+    queue: j.queue,
+    key: j.key,
+    payload: JSON.parse(j.payload),
+    attempts: j.attempts,
+    claim: j.claims,
+    createdAt: new Date(j.createdAt)
+  })
+
+  const held = (job: Job) => {
+    const j = jobs.get(Number(job.id))
+    return j !== undefined && j.claims === job.claim && j.status === "pending" ? j : undefined
+  }
+
+  const primitives: Primitives = {
+    enqueue: (input) =>
+      Effect.map(nowMillis, (at) => {
+        const id = ++sequence
+        jobs.set(id, {
+          id,
+          queue: input.queue,
+          key: input.key ?? null,
+          payload: JSON.stringify(input.payload ?? null),
+          status: "pending",
+          runAt: input.runAt?.getTime() ?? at,
+          lockedUntil: null,
+          claims: 0,
+          attempts: 0,
+          lastError: null,
+          createdAt: at
+        })
+        return String(id)
+      }),
+    claim: (options) =>
+      Effect.map(nowMillis, (at) =>
+        claimableAt(options.queue, at, options.perKey)
+          .sort((a, b) => a.runAt - b.runAt || a.id - b.id)
+          .slice(0, options.limit)
+          .map((j) => {
+            j.lockedUntil = at + options.leaseMillis
+            j.claims++
+            return toPublic(j)
+          })
+          .sort((a, b) => Number(a.id) - Number(b.id))
+      ),
+    extend: (job, leaseMillis) =>
+      Effect.map(nowMillis, (at) => {
+        const j = held(job)
+        if (j === undefined || j.lockedUntil === null || j.lockedUntil <= at) return false
+        j.lockedUntil = at + leaseMillis
+        return true
+      }),
+    settle: (job, outcome) =>
+      Effect.sync(() => {
+        const j = held(job)
+        if (j === undefined) return
+        if (outcome._tag === "Done") {
+          jobs.delete(j.id)
+          return
+        }
+        j.attempts++
+        j.lockedUntil = null
+        j.lastError = outcome.reason
+        if (outcome._tag === "Retry") j.runAt = outcome.at.getTime()
+        else j.status = "failed"
+      }),
+    release: (job) =>
+      Effect.sync(() => {
+        const j = held(job)
+        if (j !== undefined) j.lockedUntil = null
+      }),
+    nextDueAt: (queue) =>
+      Effect.sync(() => {
+        const times = [...jobs.values()]
+          .filter((j) => j.queue === queue && j.status === "pending")
+          .map((j) => Math.max(j.runAt, j.lockedUntil ?? j.runAt))
+        return times.length === 0 ? Option.none() : Option.some(Math.min(...times))
+      }),
+    claimable: (options) => Effect.map(nowMillis, (at) => claimableAt(options.queue, at, options.perKey).length)
+  }
+  return yield* make(primitives)
+})
+
+/** In process memory: the same behaviour, no database, nothing durable. */
+export const layerMemory: Layer.Layer<JobQueue> = Layer.effect(JobQueue, makeMemory)
+
+/** Forks `worker` for the life of the layer. */
+export const layerWorker = <R>(options: WorkerOptions<R>): Layer.Layer<never, never, JobQueue | R> =>
+  Layer.scopedDiscard(Effect.flatMap(JobQueue, (queue) => Effect.forkScoped(queue.worker(options))))

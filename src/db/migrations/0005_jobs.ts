@@ -1,0 +1,29 @@
+/**
+ * The JobQueue's work items (`layers/JobQueue.ts`). A job is `pending` until it
+ * is done (then deleted) or given up (`failed`, kept with its reason). A claim
+ * is a lease (`locked_until`) fenced by `claims`: only the holder of the latest
+ * claim can extend, settle or release it. `id` orders jobs of one key.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    create table jobs (
+      id bigserial primary key,
+      queue text not null,
+      key text,
+      payload text not null,
+      status text not null check (status in ('pending', 'failed')),
+      run_at timestamptz not null,
+      locked_until timestamptz,
+      claims integer not null default 0,
+      attempts integer not null default 0,
+      last_error text,
+      created_at timestamptz not null,
+      finished_at timestamptz
+    )`
+  yield* sql`create index jobs_due on jobs (queue, run_at) where status = 'pending'`
+  yield* sql`create index jobs_key on jobs (queue, key, id) where status = 'pending' and key is not null`
+})

@@ -1,0 +1,305 @@
+/**
+ * One behaviour suite for both JobQueue implementations: the `jobs` table (on
+ * PGlite, or PostgreSQL when DATABASE_URL is set) and the memory twin. Time is
+ * the TestClock; each test uses its own queue name.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import * as JobQueue from "../../layers/JobQueue.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import { runMigrations } from "../../src/db/Migrator.js"
+import { testDatabaseLayer } from "../support/database.js"
+import { eventually } from "../support/eventually.js"
+
+const epoch = Date.parse("2026-11-02T10:00:00Z")
+
+/** A second, independent instance over the same store (another process), and whether enqueue joins transactions. */
+class Other extends Context.Tag("Test/OtherQueue")<
+  Other,
+  {
+    readonly queue: JobQueue.JobQueueShape
+    readonly withTransaction: Option.Option<<A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, unknown, R>>
+  }
+>() {}
+
+const Clock0 = Layer.effectDiscard(TestClock.setTime(epoch))
+
+const postgres = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    yield* Effect.orDie(runMigrations(migrations))
+    const sql = yield* SqlClient.SqlClient
+    const other = yield* Layer.build(JobQueue.layerPostgres).pipe(
+      Effect.map((context) => Context.get(context, JobQueue.JobQueue))
+    )
+    return Layer.merge(
+      JobQueue.layerPostgres,
+      Layer.succeed(Other, { queue: other, withTransaction: Option.some(sql.withTransaction) })
+    )
+  })
+).pipe(Layer.provideMerge(Layer.orDie(testDatabaseLayer)), Layer.provide(Clock0))
+
+const memory = Layer.unwrapEffect(
+  Effect.map(JobQueue.JobQueue, (queue) => Layer.succeed(Other, { queue, withTransaction: Option.none() }))
+).pipe(Layer.provideMerge(JobQueue.layerMemory), Layer.provide(Clock0))
+
+let queues = 0
+const fresh = (name: string) => `${name}-${++queues}`
+
+const startWorker = <R>(options: JobQueue.WorkerOptions<R>, on?: JobQueue.JobQueueShape) =>
+  Effect.flatMap(JobQueue.JobQueue, (queue) => Effect.fork((on ?? queue).worker({ pollMillis: 3_600_000, ...options })))
+
+const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Other>) =>
+  layer(implementation, { timeout: 60_000 })(name, (it) => {
+    it.effect("runs an enqueued job once and forgets it when done", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("once")
+        const seen: Array<unknown> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 2,
+          handle: (job) => Effect.sync(() => (seen.push(job.payload), JobQueue.Outcome.done))
+        })
+        yield* jobs.enqueue({ queue, payload: { sourceId: "src_1" } })
+        yield* jobs.awaitIdle(queue)
+        expect(seen).toEqual([{ sourceId: "src_1" }])
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("jobs of one key run one at a time in creation order, across two workers of two instances", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const other = (yield* Other).queue
+        const queue = fresh("serial")
+        const running = new Map<string, number>()
+        const order = new Map<string, Array<number>>()
+        let overlap = 0
+        const handle = (job: JobQueue.Job) =>
+          Effect.gen(function* () {
+            const key = job.key!
+            running.set(key, (running.get(key) ?? 0) + 1)
+            if (running.get(key)! > 1) overlap++
+            for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+            order.set(key, [...(order.get(key) ?? []), (job.payload as { n: number }).n])
+            running.set(key, running.get(key)! - 1)
+            return JobQueue.Outcome.done
+          })
+        const a = yield* startWorker({ queue, concurrency: 4, handle })
+        const b = yield* startWorker({ queue, concurrency: 4, handle }, other)
+        for (let n = 0; n < 12; n++) {
+          yield* jobs.enqueue({ queue, key: n % 3 === 0 ? "agt_b" : "agt_a", payload: { n } })
+        }
+        yield* eventually(
+          Effect.sync(() => [...order.values()].reduce((sum, xs) => sum + xs.length, 0)),
+          (done) => done === 12
+        )
+        yield* jobs.awaitIdle(queue)
+        expect(overlap).toBe(0)
+        expect(order.get("agt_b")).toEqual([0, 3, 6, 9])
+        expect(order.get("agt_a")).toEqual([1, 2, 4, 5, 7, 8, 10, 11])
+        yield* Fiber.interrupt(a)
+        yield* Fiber.interrupt(b)
+      }))
+
+    it.effect("a per-key cap keeps at most that many of a key in flight", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("capped")
+        const gate = yield* Deferred.make<void>()
+        let running = 0
+        let most = 0
+        let finished = 0
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 10,
+          perKey: 3,
+          handle: () =>
+            Effect.gen(function* () {
+              running++
+              most = Math.max(most, running)
+              yield* Deferred.await(gate)
+              running--
+              finished++
+              return JobQueue.Outcome.done
+            })
+        })
+        for (let n = 0; n < 7; n++) yield* jobs.enqueue({ queue, key: "sub_1", payload: { n } })
+        yield* jobs.enqueue({ queue, key: "sub_2", payload: { n: 7 } })
+        yield* eventually(Effect.sync(() => running), (n) => n === 4)
+        expect(most).toBe(4) // 3 of sub_1, 1 of sub_2
+        yield* Deferred.succeed(gate, undefined)
+        yield* eventually(Effect.sync(() => finished), (n) => n === 8)
+        yield* jobs.awaitIdle(queue)
+        expect(most).toBeLessThanOrEqual(4)
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a retry waits for its instant by the Clock, and holds later jobs of its key behind it", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("retry")
+        const attempts: Array<string> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 4,
+          handle: (job) =>
+            Effect.gen(function* () {
+              attempts.push(`${(job.payload as { n: number }).n}@${job.attempts}`)
+              if (job.attempts === 0 && (job.payload as { n: number }).n === 1) {
+                const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+                return JobQueue.Outcome.retryAt(new Date(at + 5 * 60_000), "receiver down")
+              }
+              return JobQueue.Outcome.done
+            })
+        })
+        yield* jobs.enqueue({ queue, key: "agt_1", payload: { n: 1 } })
+        yield* jobs.enqueue({ queue, key: "agt_1", payload: { n: 2 } })
+        yield* jobs.awaitIdle(queue)
+        expect(attempts).toEqual(["1@0"])
+        yield* TestClock.adjust("4 minutes")
+        yield* jobs.awaitIdle(queue)
+        expect(attempts).toEqual(["1@0"])
+        yield* TestClock.adjust("1 minute")
+        yield* jobs.awaitIdle(queue)
+        expect(attempts).toEqual(["1@0", "1@1", "2@0"])
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a handler that fails is retried with backoff; a failed outcome is never run again", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("failing")
+        const calls: Array<number> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 1,
+          handle: (job) =>
+            Effect.suspend(() => {
+              calls.push(job.attempts)
+              return job.attempts === 0 ? Effect.fail("boom") : Effect.succeed(JobQueue.Outcome.failed("gave up"))
+            })
+        })
+        yield* jobs.enqueue({ queue, payload: null })
+        yield* jobs.awaitIdle(queue)
+        expect(calls).toEqual([0])
+        yield* TestClock.adjust("1 second")
+        yield* jobs.awaitIdle(queue)
+        expect(calls).toEqual([0, 1])
+        yield* TestClock.adjust("1 day")
+        yield* jobs.awaitIdle(queue)
+        expect(calls).toEqual([0, 1])
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a crashed holder's lease lapses and the job is claimed again; its stale claim cannot settle it", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const other = (yield* Other).queue
+        const queue = fresh("lapse")
+        yield* jobs.enqueue({ queue, payload: { n: 1 } })
+        const [crashed] = yield* jobs.claim({ queue, limit: 5, leaseMillis: 30_000 })
+        expect(crashed?.payload).toEqual({ n: 1 })
+        expect(yield* other.claim({ queue, limit: 5, leaseMillis: 30_000 })).toEqual([])
+        yield* TestClock.adjust("29 seconds")
+        expect(yield* other.claim({ queue, limit: 5, leaseMillis: 30_000 })).toEqual([])
+        yield* TestClock.adjust("1 second")
+        const [taken] = yield* other.claim({ queue, limit: 5, leaseMillis: 30_000 })
+        expect(taken?.id).toBe(crashed!.id)
+        expect(taken!.claim).toBeGreaterThan(crashed!.claim)
+        // the crashed process comes back and reports: its claim is stale, the job stays with `taken`
+        yield* jobs.settle(crashed!, JobQueue.Outcome.done)
+        expect(yield* jobs.extend(crashed!, 30_000)).toBe(false)
+        expect(yield* other.extend(taken!, 30_000)).toBe(true)
+        yield* other.settle(taken!, JobQueue.Outcome.done)
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
+      }))
+
+    it.effect("a worker takes over a lapsed job by itself", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("takeover")
+        yield* jobs.enqueue({ queue, payload: { n: 1 } })
+        yield* jobs.claim({ queue, limit: 1, leaseMillis: 60_000 })
+        const seen: Array<number> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 1,
+          handle: (job) => Effect.sync(() => (seen.push(job.claim), JobQueue.Outcome.done))
+        })
+        yield* jobs.awaitIdle(queue)
+        expect(seen).toEqual([])
+        yield* TestClock.adjust("60 seconds")
+        yield* jobs.awaitIdle(queue)
+        expect(seen).toEqual([2])
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("the lease is extended while a handler runs for minutes, and released when the worker is interrupted", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const other = (yield* Other).queue
+        const queue = fresh("lease")
+        const started = yield* Deferred.make<void>()
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 1,
+          leaseMillis: 30_000,
+          handle: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+        })
+        yield* jobs.enqueue({ queue, key: "agt_1", payload: { n: 1 } })
+        yield* Deferred.await(started)
+        for (let i = 0; i < 10; i++) {
+          yield* TestClock.adjust("10 seconds")
+          // the heartbeat runs on its own fiber: let it write before looking
+          yield* eventually(other.claimable({ queue }), (n) => n === 0)
+        }
+        expect(yield* other.claim({ queue, limit: 1, leaseMillis: 30_000 })).toEqual([])
+        // shutdown: the lease is handed back at once, not after it lapses
+        yield* Fiber.interrupt(worker)
+        const [taken] = yield* other.claim({ queue, limit: 1, leaseMillis: 30_000 })
+        expect(taken?.payload).toEqual({ n: 1 })
+        yield* other.settle(taken!, JobQueue.Outcome.done)
+      }))
+
+    it.effect("enqueue inside a transaction wakes the worker after commit, and a rollback leaves no job", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const { withTransaction } = yield* Other
+        const queue = fresh("commit")
+        const seen: Array<unknown> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 1,
+          handle: (job) => Effect.sync(() => (seen.push(job.payload), JobQueue.Outcome.done))
+        })
+        yield* jobs.awaitIdle(queue)
+        if (Option.isSome(withTransaction)) {
+          const transaction = withTransaction.value
+          yield* JobQueue.withAfterCommit(
+            Effect.ignore(transaction(Effect.zipRight(jobs.enqueue({ queue, payload: "rolled back" }), Effect.fail("abort"))))
+          )
+          yield* JobQueue.withAfterCommit(Effect.orDie(transaction(jobs.enqueue({ queue, payload: "committed" }))))
+        } else {
+          yield* JobQueue.withAfterCommit(jobs.enqueue({ queue, payload: "committed" }))
+        }
+        // the poll is an hour and the Clock does not move: only the after-commit wake-up can run it
+        yield* eventually(Effect.sync(() => seen.length), (n) => n === 1)
+        yield* jobs.awaitIdle(queue)
+        expect(seen).toEqual(["committed"])
+        yield* Fiber.interrupt(worker)
+      }))
+  })
+
+describe("JobQueue", () => {
+  suite("postgres", postgres)
+  suite("memory", memory)
+})
