@@ -20,6 +20,8 @@ import {
   ServiceUnavailable,
   UnsupportedMediaType
 } from "./Errors.js"
+import { GlossaryGroup } from "./Glossary.js"
+import { QaGroup } from "./Qa.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
 import { WebhooksGroup } from "./Webhooks.js"
@@ -47,6 +49,8 @@ export class Api extends HttpApi.make("assistant-platform")
   .add(AgentsGroup)
   .add(WebhooksGroup)
   .add(TicketsGroup)
+  .add(QaGroup)
+  .add(GlossaryGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

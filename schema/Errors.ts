@@ -162,6 +162,12 @@ export class TermExists extends Schema.TaggedError<TermExists>()("TermExists", f
   static readonly type: ErrorType = "invalid_request"
   static readonly description = "The glossary already holds this term."
 }
+export class CategoryExists extends Schema.TaggedError<CategoryExists>()("CategoryExists", fields) {
+  static readonly code = "category_exists"
+  static readonly status = 409
+  static readonly type: ErrorType = "invalid_request"
+  static readonly description = "The agent already has a category with this name (names are compared ignoring case)."
+}
 export class IdempotencyRequestInProgress extends Schema.TaggedError<IdempotencyRequestInProgress>()(
   "IdempotencyRequestInProgress",
   fields
@@ -235,6 +241,7 @@ export const ErrorCatalog = [
   MethodNotAllowed,
   FileNotUploaded,
   TermExists,
+  CategoryExists,
   IdempotencyRequestInProgress,
   PayloadTooLarge,
   UnsupportedMediaType,

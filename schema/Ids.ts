@@ -31,6 +31,30 @@ export const EventId = Schema.String.pipe(
 )
 export type EventId = typeof EventId.Type
 
+export const SourceId = Schema.String.pipe(
+  Schema.pattern(prefixed("src"), { message: () => "Expected a knowledge source id (src_...)" }),
+  Schema.brand("SourceId")
+)
+export type SourceId = typeof SourceId.Type
+
+export const FileId = Schema.String.pipe(
+  Schema.pattern(prefixed("file"), { message: () => "Expected a file id (file_...)" }),
+  Schema.brand("FileId")
+)
+export type FileId = typeof FileId.Type
+
+export const CategoryId = Schema.String.pipe(
+  Schema.pattern(prefixed("cat"), { message: () => "Expected a category id (cat_...)" }),
+  Schema.brand("CategoryId")
+)
+export type CategoryId = typeof CategoryId.Type
+
+export const QaId = Schema.String.pipe(
+  Schema.pattern(prefixed("qa"), { message: () => "Expected a Q&A id (qa_...)" }),
+  Schema.brand("QaId")
+)
+export type QaId = typeof QaId.Type
+
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
@@ -40,6 +64,10 @@ export const IdPrefix = {
   apiKey: "key",
   agent: "agt",
   event: "evt",
+  source: "src",
+  file: "file",
+  category: "cat",
+  qa: "qa",
   request: "req"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

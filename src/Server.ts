@@ -15,9 +15,11 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
+import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
 import type { Fetcher } from "../layers/Fetcher.js"
+import * as JobQueue from "../layers/JobQueue.js"
 import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
@@ -31,9 +33,16 @@ import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
+import { Glossary } from "./glossary/Glossary.js"
+import { GlossaryHttp } from "./glossary/Http.js"
 import { EdgeLive } from "./http/Edge.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
+import { Categories } from "./qa/Categories.js"
+import { QaHttp } from "./qa/Http.js"
+import { QaItems } from "./qa/QaItems.js"
+import { regenerateQueue, Regeneration } from "./qa/Regeneration.js"
+import { SourceTexts } from "./qa/SourceTexts.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Tickets } from "./tickets/Tickets.js"
@@ -53,16 +62,28 @@ export interface ServerLayers {
   readonly ids: Layer.Layer<IdGenerator>
   readonly mailer: Layer.Layer<Mailer>
   readonly fetcher: Layer.Layer<Fetcher>
+  /** Default: the provider `config.ai` names. */
+  readonly ai?: Layer.Layer<Ai.Ai>
+  /** Default: the knowledge area's indexed sources. */
+  readonly sourceTexts?: Layer.Layer<SourceTexts>
 }
 export type { RateLimitStore }
 
 /** Application services over the database; what handlers and the edge use. */
+const KnowledgeServices = Layer.mergeAll(
+  QaItems.Default,
+  Categories.Default,
+  Regeneration.Default,
+  Glossary.Default
+).pipe(Layer.provide(Agents.Default))
+
 const Services = Layer.mergeAll(
   Agents.Default,
   Authenticator.Default,
   Webhooks.Default,
   Dispatcher.Default,
-  Tickets.Default
+  Tickets.Default,
+  KnowledgeServices
 ).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
@@ -79,7 +100,7 @@ const Services = Layer.mergeAll(
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, SystemHttp]),
+  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, QaHttp, GlossaryHttp, SystemHttp]),
   Layer.provide(AuthenticationLive)
 )
 
@@ -120,8 +141,16 @@ const Workers = Layer.mergeAll(
   Layer.unwrapEffect(
     Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
   ),
-  Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run)))
+  Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run))),
+  Layer.unwrapEffect(
+    Effect.map(Regeneration, (regeneration) =>
+      JobQueue.layerWorker({ queue: regenerateQueue, concurrency: 2, handle: regeneration.handle })
+    )
+  )
 )
+
+// no knowledge sources exist in this build yet: regeneration finds no text to draw from
+const noSourceTexts = Layer.succeed(SourceTexts, { indexedTexts: () => Effect.succeed([]) })
 
 /**
  * Everything, listening on `config.port` (0 picks a free port). The output
@@ -133,6 +162,9 @@ export const makeServer = (layers: ServerLayers) => {
     layers.ids,
     layers.mailer,
     layers.fetcher,
+    layers.ai ?? Ai.layerLocal,
+    layers.sourceTexts ?? noSourceTexts,
+    JobQueue.layerPostgres.pipe(Layer.provide(layers.database)),
     Layer.succeed(AppConfig, layers.config),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   )

@@ -16,9 +16,11 @@ import type { Workspace } from "../../schema/Admin.js"
 import { layerLive as idsLive } from "../../layers/IdGenerator.js"
 import * as Mailer from "../../layers/Mailer.js"
 import * as Fetcher from "../../layers/Fetcher.js"
+import type { Ai } from "../../layers/Ai.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import type { AppConfigShape } from "../../src/Config.js"
+import type { SourceTexts } from "../../src/qa/SourceTexts.js"
 import { makeServer } from "../../src/Server.js"
 import { Workspaces } from "../../src/workspaces/Workspaces.js"
 import { testDatabaseLayer } from "./database.js"
@@ -165,6 +167,10 @@ export const testServer = (
   options: {
     /** How webhook POSTs leave: real HTTP by default, or a test layer that answers itself. */
     readonly fetcher?: Layer.Layer<Fetcher.Fetcher>
+    /** The AI provider (default: `local`). */
+    readonly ai?: Layer.Layer<Ai>
+    /** Indexed source texts for Q&A regeneration (default: the service's own). */
+    readonly sourceTexts?: Layer.Layer<SourceTexts>
   } = {}
 ) => {
   // one mailbox per server: this reference is built once, for the server and the test
@@ -177,7 +183,9 @@ export const testServer = (
         rateLimitStore: RateLimitStore.layerMemory,
         ids: idsLive,
         mailer,
-        fetcher: options.fetcher ?? Fetcher.layerNode
+        fetcher: options.fetcher ?? Fetcher.layerNode,
+        ...(options.ai === undefined ? {} : { ai: options.ai }),
+        ...(options.sourceTexts === undefined ? {} : { sourceTexts: options.sourceTexts })
       })
     ),
     Layer.provideMerge(mailer),

@@ -59,12 +59,17 @@ export const runSecurityMatrix = (h: HarnessShape, endpoint: SecuredEndpoint) =>
     // the right scope passes authentication whatever the outcome of the call itself
     const exact = yield* ws.key({ kind: "secret", scopes: [endpoint.scope] })
     const allowed = yield* call({ key: exact.secret })
-    expect([401, 403], `key with exactly ${endpoint.scope}`).not.toContain(allowed.status)
+    const passed = (status: number) => status < 500 && status !== 401 && status !== 403
+    expect(passed(allowed.status), `key with exactly ${endpoint.scope}: got ${allowed.status} ${allowed.text}`).toBe(true)
 
-    // the legacy header authenticates like the bearer one
-    const legacy = yield* call({ headers: { "x-api-key": exact.secret } })
-    expect(legacy.status, "legacy x-api-key").toBe(allowed.status === 201 ? 201 : legacy.status)
-    expect([401, 403], "legacy x-api-key").not.toContain(legacy.status)
+    // the legacy header authenticates like the bearer one: on a fresh object (the first call may
+    // have deleted or changed its own) it gets the very same answer
+    const legacyPath = yield* endpoint.path(ws, h)
+    const legacy = yield* h.call(endpoint.method, legacyPath, {
+      headers: { "x-api-key": exact.secret },
+      ...(endpoint.body === undefined ? {} : { body: endpoint.body })
+    })
+    expect(legacy.status, `legacy x-api-key (body ${legacy.text})`).toBe(allowed.status)
 
     if (endpoint.liveObjectPath !== undefined) {
       const livePath = yield* endpoint.liveObjectPath(ws, h)
