@@ -39,6 +39,8 @@ export interface AppConfigShape {
   /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
   readonly webhookPollMillis: number
   readonly ai: AiSettings
+  /** A webhook attempt succeeds on a 2xx within this many milliseconds (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
+  readonly webhookResponseDeadlineMillis: number
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
 }
@@ -100,6 +102,7 @@ export const fromEnv = Effect.gen(function* () {
     allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
     webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
     ai: yield* aiFromEnv,
+    webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
     announceKeys: true
   })
 })

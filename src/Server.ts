@@ -9,15 +9,15 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
+import * as Clock from "effect/Clock"
 import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
+import * as JobQueue from "../layers/JobQueue.js"
 import type { Fetcher } from "../layers/Fetcher.js"
 import * as JobQueue from "../layers/JobQueue.js"
 import type { Mailer } from "../layers/Mailer.js"
@@ -47,7 +47,6 @@ import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Tickets } from "./tickets/Tickets.js"
 import { TicketsRepo } from "./tickets/TicketsRepo.js"
-import { DeliverySignal } from "./webhooks/Signal.js"
 import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
@@ -89,14 +88,15 @@ const Services = Layer.mergeAll(
     Layer.mergeAll(
       AgentsRepo.Default,
       TicketsRepo.Default,
-      Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
+      Outbox.Default.pipe(Layer.provideMerge(WebhooksRepo.Default)),
       Emails.Default,
       ApiKeys.Default,
       Workspaces.Default,
       IdempotencyStore.Default,
       RequestRateLimiter.Default
     )
-  )
+  ),
+  Layer.provideMerge(JobQueue.layerPostgres)
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
@@ -113,35 +113,32 @@ const Startup = Layer.effectDiscard(
   })
 )
 
-/** Supervised background work: restarted with backoff if it ever fails. */
-const supervised = (name: string, every: Duration.DurationInput, work: Effect.Effect<void>) =>
-  Layer.scopedDiscard(
-    work.pipe(
-      Effect.repeat(Schedule.spaced(every)),
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
+/** Sweeps of idempotency records are batched at least this far apart. */
+const sweepMinGapMillis = 10 * 60_000
 
-/** A worker that loops forever on its own; restarted with backoff if it fails. */
-const supervisedLoop = (name: string, loop: Effect.Effect<never>) =>
-  Layer.scopedDiscard(
-    loop.pipe(
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
+/** A background fiber for the life of the server (JobQueue workers supervise themselves; others use `supervise`). */
+const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDiscard(Effect.forkScoped(work))
 
 const Workers = Layer.mergeAll(
-  Layer.unwrapEffect(Effect.map(Dispatcher, (dispatcher) => supervisedLoop("webhook-dispatcher", dispatcher.run))),
   Layer.unwrapEffect(
-    Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
+    Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run))
   ),
-  Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run))),
+  Layer.unwrapEffect(
+    Effect.map(IdempotencyStore, (store) =>
+      background(
+        JobQueue.supervise(
+          "idempotency-sweeper",
+          // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
+          Effect.forever(
+            Effect.flatMap(store.sweep(), (next) =>
+              Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sleep(Math.max(sweepMinGapMillis, next - at)))
+            )
+          )
+        )
+      )
+    )
+  ),
+  Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run))),
   Layer.unwrapEffect(
     Effect.map(Regeneration, (regeneration) =>
       JobQueue.layerWorker({ queue: regenerateQueue, concurrency: 2, handle: regeneration.handle })

@@ -3,18 +3,19 @@
  * reports, so an event exists exactly when its change committed. The body is
  * serialised once here: every later delivery sends these same bytes. In the
  * same transaction it fans out: one pending delivery per active subscription
- * of the workspace and environment that takes the event's type.
+ * of the workspace and environment that takes the event's type, each with its
+ * job on the dispatcher's queue.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import type { Environment } from "../../schema/Auth.js"
 import type { Event, EventType } from "../../schema/Events.js"
 import type { EventId, WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import { now, unixSeconds } from "../Time.js"
 import { horizonMillis } from "../webhooks/Schedule.js"
-import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
+import { webhookQueue } from "../webhooks/Dispatcher.js"
 import { WebhooksRepo } from "../webhooks/WebhooksRepo.js"
 
 export interface EmitInput {
@@ -31,7 +32,7 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
     const webhooks = yield* WebhooksRepo
-    const signal = yield* DeliverySignal
+    const jobs = yield* JobQueue
 
     const emit = Effect.fn("Outbox.emit")(function* (input: EmitInput) {
       const created_at = yield* now
@@ -67,11 +68,9 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
           at: created_at,
           horizonAt: new Date(created_at.getTime() + horizonMillis)
         })
+        // the work item; it wakes this instance's dispatcher once the transaction commits
+        yield* jobs.enqueue({ queue: webhookQueue, key: subscriptionId, payload: { deliveryId: id } })
         deliveries.push(id)
-      }
-      if (deliveries.length > 0) {
-        yield* FiberRef.set(DeliveriesCreated, true)
-        yield* signal.ring
       }
       return { event, deliveries }
     }, Effect.orDie)

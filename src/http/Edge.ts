@@ -13,7 +13,6 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import {
@@ -24,6 +23,7 @@ import {
   UnsupportedMediaType
 } from "../../schema/Errors.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
 import { CurrentRequestId } from "./Envelope.js"
@@ -32,7 +32,6 @@ import { fromCause } from "./Failures.js"
 import { IdempotencyStore } from "./Idempotency.js"
 import { type RateLimitState, RequestRateLimiter } from "./RateLimit.js"
 import { routeTable } from "./Routes.js"
-import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
 
 /** JSON bodies beyond this are refused with 413 (CSV content is capped at 1 MB). */
 const maxJsonBodyBytes = 2 * 1024 * 1024
@@ -61,7 +60,6 @@ export const makeEdge = Effect.gen(function* () {
   const idempotency = yield* IdempotencyStore
   const ids = yield* IdGenerator
   const config = yield* AppConfig
-  const signal = yield* DeliverySignal
   const docsUrl = `${config.publicUrl}/docs/errors`
 
   return (app: HttpApp.Default): HttpApp.Default =>
@@ -158,8 +156,8 @@ export const makeEdge = Effect.gen(function* () {
       })
 
       let response = yield* rendered(guarded).pipe(
-        Effect.zipLeft(Effect.flatMap(FiberRef.get(DeliveriesCreated), (created) => (created ? signal.ring : Effect.void))),
-        Effect.locally(DeliveriesCreated, false),
+        // wake-ups registered inside the request's transactions (e.g. new jobs), now that they committed
+        withAfterCommit,
         Effect.locally(CurrentRequestId, requestId),
         Effect.locally(CurrentAuth, auth)
       )

@@ -89,10 +89,16 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
           and state = 'running'`
     }, Effect.orDie)
 
-    /** Drop records past retention; run periodically by the sweeper fiber. */
+    /**
+     * Drop records past retention; returns when the oldest remaining one expires
+     * (one retention ahead when none is left: a newer record expires later still),
+     * so the sweeper sleeps until there is work rather than waking on a fixed beat.
+     */
     const sweep = Effect.fn("Idempotency.sweep")(function* () {
       const at = yield* now
       yield* sql`delete from idempotency_keys where created_at <= ${new Date(at.getTime() - retentionMillis)}`
+      const [oldest] = yield* sql<{ readonly at: Date | null }>`select min(created_at) as at from idempotency_keys`
+      return oldest?.at == null ? at.getTime() + retentionMillis : oldest.at.getTime() + retentionMillis
     }, Effect.orDie)
 
     return { claim, complete, release, sweep } as const

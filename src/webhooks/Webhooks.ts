@@ -7,13 +7,14 @@ import { ResourceMissing, UnknownEventType } from "../../schema/Errors.js"
 import { EventTypes } from "../../schema/Events.js"
 import type { CreateWebhook, DeliveryListParams, UpdateWebhook } from "../../schema/Webhooks.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import type { Tenant } from "../agents/AgentsRepo.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
 import { parsePage, toPage } from "../http/Pagination.js"
 import { checkUrl } from "../net/UrlPolicy.js"
 import { now } from "../Time.js"
-import { DeliverySignal } from "./Signal.js"
+import { webhookQueue } from "./Dispatcher.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -45,7 +46,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     const repo = yield* WebhooksRepo
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
-    const signal = yield* DeliverySignal
+    const jobs = yield* JobQueue
     const config = yield* AppConfig
 
     const receiverUrl = (tenant: Tenant, url: string) =>
@@ -97,7 +98,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
         )
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
       // reactivation: pending deliveries still inside their horizon are due again
-      if (input.is_active === true) yield* signal.ring
+      if (input.is_active === true) yield* jobs.hurry(webhookQueue, id)
       return toSubscription(row)
     })
 
@@ -152,7 +153,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       if (Option.isNone(yield* Effect.orDie(repo.findDelivery(id, deliveryId)))) return yield* missingDelivery(deliveryId)
       const at = yield* now
       const row = yield* Effect.orDie(repo.requeue(deliveryId, at, new Date(at.getTime() + manualRetryHorizonMillis)))
-      yield* signal.ring
+      yield* jobs.enqueue({ queue: webhookQueue, key: id, payload: { deliveryId } })
       return toDelivery(row)
     })
 

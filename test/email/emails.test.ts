@@ -8,7 +8,7 @@ import * as TestClock from "effect/TestClock"
 import { type AddressInfo, type Server, createServer } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { Mailer, MemoryMailbox, layerSmtp } from "../../layers/Mailer.js"
-import { Emails, maxAttempts, retryDelaysMillis } from "../../src/email/Emails.js"
+import { Emails, emailQueue, maxAttempts, retryDelaysMillis } from "../../src/email/Emails.js"
 import { Harness, testServer } from "../support/harness.js"
 
 // SMTP: nodemailer against a real SMTP server on loopback
@@ -182,6 +182,10 @@ layer(testServer())("emails", (it) => {
       yield* sql`
         insert into emails (id, to_address, subject, body_text, status, attempts, next_attempt_at, created_at)
         values ('eml_fromanotherinstance0001', 'polled@acme.test', 'Polled', 'found by the poll', 'pending', 0, ${t0}, ${t0})`
+      // and its job, as that instance's enqueue writes it
+      yield* sql`
+        insert into jobs (queue, payload, status, run_at, created_at)
+        values (${emailQueue}, ${JSON.stringify({ emailId: "eml_fromanotherinstance0001" })}, 'pending', ${t0}, ${t0})`
       // nothing rang the local sender; its poll (hourly on the test server: emailPollMillis) finds the row
       yield* TestClock.adjust("1 hour")
       expect((yield* eventually(rowTo("polled@acme.test"), (r) => r.status === "sent")).status).toBe("sent")
@@ -339,11 +343,19 @@ layer(testServer())("emails", (it) => {
       const sql = yield* SqlClient.SqlClient
       const emails = yield* Emails
       const t0 = yield* at
-      // as if another instance claimed both and died mid-send
-      yield* emails.enqueue({ to: "leased@acme.test", subject: "Leased", text: "held by a dead sender" })
-      yield* emails.enqueue({ to: "lapsed@acme.test", subject: "Lapsed", text: "lease already over" })
-      yield* sql`update emails set locked_until = ${new Date(t0 + 30_000)} where to_address = 'leased@acme.test'`
-      yield* sql`update emails set locked_until = ${new Date(t0 - 1_000)} where to_address = 'lapsed@acme.test'`
+      // as if another instance claimed both (the lease is on the e-mail's job) and died mid-send
+      const leaseJobOf = (emailId: string, until: Date) =>
+        sql`
+          update jobs set locked_until = ${until}, claims = claims + 1
+          where queue = ${emailQueue} and payload = ${JSON.stringify({ emailId })}`
+      yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const leased = yield* emails.enqueue({ to: "leased@acme.test", subject: "Leased", text: "held by a dead sender" })
+          const lapsed = yield* emails.enqueue({ to: "lapsed@acme.test", subject: "Lapsed", text: "lease already over" })
+          yield* leaseJobOf(leased, new Date(t0 + 30_000))
+          yield* leaseJobOf(lapsed, new Date(t0 - 1_000))
+        })
+      )
 
       yield* emails.dispatchDue()
       expect((yield* eventually(rowTo("lapsed@acme.test"), (r) => r.status === "sent")).status).toBe("sent")

@@ -84,6 +84,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   allowPrivateUrls: true,
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,
+  webhookResponseDeadlineMillis: 10_000,
   ...overrides
 })
 
