@@ -22,6 +22,8 @@ import {
 } from "./Errors.js"
 import { GlossaryGroup } from "./Glossary.js"
 import { QaGroup } from "./Qa.js"
+import { FilesGroup } from "./Files.js"
+import { KnowledgeGroup } from "./Knowledge.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
 import { WebhooksGroup } from "./Webhooks.js"
@@ -51,6 +53,8 @@ export class Api extends HttpApi.make("assistant-platform")
   .add(TicketsGroup)
   .add(QaGroup)
   .add(GlossaryGroup)
+  .add(KnowledgeGroup)
+  .add(FilesGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

@@ -68,6 +68,7 @@ export const IdPrefix = {
   file: "file",
   category: "cat",
   qa: "qa",
-  request: "req"
+  request: "req",
+  chunk: "chk"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

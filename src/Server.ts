@@ -19,7 +19,8 @@ import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
 import * as JobQueue from "../layers/JobQueue.js"
 import type { Fetcher } from "../layers/Fetcher.js"
-import * as JobQueue from "../layers/JobQueue.js"
+import type { FileStorage } from "../layers/FileStorage.js"
+import type { Ocr } from "../layers/Ocr.js"
 import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
@@ -43,6 +44,13 @@ import { QaHttp } from "./qa/Http.js"
 import { QaItems } from "./qa/QaItems.js"
 import { regenerateQueue, Regeneration } from "./qa/Regeneration.js"
 import { SourceTexts } from "./qa/SourceTexts.js"
+import { Files } from "./files/Files.js"
+import { FilesHttp } from "./files/Http.js"
+import { KnowledgeHttp } from "./knowledge/Http.js"
+import { INGEST_QUEUE, Knowledge } from "./knowledge/Knowledge.js"
+import { KnowledgeRepo } from "./knowledge/KnowledgeRepo.js"
+import { Pipeline } from "./knowledge/Pipeline.js"
+import { QaRepo } from "./qa/QaRepo.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Tickets } from "./tickets/Tickets.js"
@@ -61,8 +69,9 @@ export interface ServerLayers {
   readonly ids: Layer.Layer<IdGenerator>
   readonly mailer: Layer.Layer<Mailer>
   readonly fetcher: Layer.Layer<Fetcher>
-  /** Default: the provider `config.ai` names. */
-  readonly ai?: Layer.Layer<Ai.Ai>
+  readonly ai: Layer.Layer<Ai.Ai>
+  readonly ocr: Layer.Layer<Ocr>
+  readonly fileStorage: Layer.Layer<FileStorage>
   /** Default: the knowledge area's indexed sources. */
   readonly sourceTexts?: Layer.Layer<SourceTexts>
 }
@@ -82,12 +91,16 @@ const Services = Layer.mergeAll(
   Webhooks.Default,
   Dispatcher.Default,
   Tickets.Default,
-  KnowledgeServices
+  KnowledgeServices,
+  Files.Default,
+  Knowledge.Default,
+  Pipeline.Default
 ).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       AgentsRepo.Default,
       TicketsRepo.Default,
+      QaRepo.Default,
       Outbox.Default.pipe(Layer.provideMerge(WebhooksRepo.Default)),
       Emails.Default,
       ApiKeys.Default,
@@ -100,7 +113,7 @@ const Services = Layer.mergeAll(
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, QaHttp, GlossaryHttp, SystemHttp]),
+  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, KnowledgeHttp, FilesHttp, QaHttp, GlossaryHttp, SystemHttp]),
   Layer.provide(AuthenticationLive)
 )
 
@@ -143,11 +156,28 @@ const Workers = Layer.mergeAll(
     Effect.map(Regeneration, (regeneration) =>
       JobQueue.layerWorker({ queue: regenerateQueue, concurrency: 2, handle: regeneration.handle })
     )
+  ),
+  // one source at a time per agent (the job key), up to `INGEST_CONCURRENCY` agents at once
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const pipeline = yield* Pipeline
+      const config = yield* AppConfig
+      return JobQueue.layerWorker({
+        queue: INGEST_QUEUE,
+        concurrency: config.ingest.concurrency,
+        leaseMillis: 60_000,
+        pollMillis: config.ingest.pollMillis,
+        handle: pipeline.handle
+      })
+    })
   )
 )
 
-// no knowledge sources exist in this build yet: regeneration finds no text to draw from
-const noSourceTexts = Layer.succeed(SourceTexts, { indexedTexts: () => Effect.succeed([]) })
+/** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
+const SourceTextsLive = Layer.effect(
+  SourceTexts,
+  Effect.map(KnowledgeRepo, (repo) => ({ indexedTexts: repo.indexedTexts }))
+).pipe(Layer.provide(KnowledgeRepo.Default))
 
 /**
  * Everything, listening on `config.port` (0 picks a free port). The output
@@ -155,16 +185,16 @@ const noSourceTexts = Layer.succeed(SourceTexts, { indexedTexts: () => Effect.su
  */
 export const makeServer = (layers: ServerLayers) => {
   const Infra = Layer.mergeAll(
-    layers.database,
     layers.ids,
     layers.mailer,
     layers.fetcher,
-    layers.ai ?? Ai.layerLocal,
-    layers.sourceTexts ?? noSourceTexts,
-    JobQueue.layerPostgres.pipe(Layer.provide(layers.database)),
+    layers.ai,
+    layers.ocr,
+    layers.fileStorage,
+    JobQueue.layerPostgres,
     Layer.succeed(AppConfig, layers.config),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
-  )
+  ).pipe(Layer.provideMerge(layers.database))
   const Http = HttpApiBuilder.serve().pipe(
     Layer.provide([DocsRoutes, AdminRoutes]),
     Layer.provide(ApiLive),
@@ -175,6 +205,7 @@ export const makeServer = (layers: ServerLayers) => {
   return Layer.mergeAll(Http, Workers).pipe(
     Layer.provide(Startup),
     Layer.provideMerge(Services),
+    Layer.provideMerge(layers.sourceTexts ?? SourceTextsLive),
     Layer.provideMerge(Infra)
   )
 }

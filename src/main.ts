@@ -7,7 +7,10 @@ import { join } from "node:path"
 import { layerPg, layerPglite } from "../layers/Database.js"
 import { layerLive as idsLive } from "../layers/IdGenerator.js"
 import * as Fetcher from "../layers/Fetcher.js"
+import * as Ai from "../layers/Ai.js"
+import * as FileStorage from "../layers/FileStorage.js"
 import * as Mailer from "../layers/Mailer.js"
+import * as Ocr from "../layers/Ocr.js"
 import * as RateLimitStore from "../layers/RateLimitStore.js"
 import { fromEnv } from "./Config.js"
 import { makeServer } from "./Server.js"
@@ -26,7 +29,28 @@ const program = Effect.gen(function* () {
     onSome: (url) => Mailer.layerSmtp({ url, from: config.mailFrom }),
     onNone: () => Mailer.layerLog({ from: config.mailFrom })
   })
-  return yield* Layer.launch(makeServer({ config, database, rateLimitStore, ids: idsLive, mailer, fetcher: Fetcher.layerNode }))
+  const ai =
+    config.ai.provider === "openai"
+      ? Ai.layerOpenAi({
+          baseUrl: config.ai.baseUrl,
+          apiKey: config.ai.apiKey,
+          chatModel: config.ai.chatModel,
+          embeddingModel: config.ai.embeddingModel
+        })
+      : Ai.layerLocal
+  return yield* Layer.launch(
+    makeServer({
+      config,
+      database,
+      rateLimitStore,
+      ids: idsLive,
+      mailer,
+      fetcher: Fetcher.layerNode,
+      ai,
+      ocr: Ocr.layerTesseract,
+      fileStorage: FileStorage.layerDirectory(join(config.dataDir, "files"))
+    })
+  )
 })
 
 NodeRuntime.runMain(program)

@@ -22,6 +22,7 @@ import {
   PayloadTooLarge,
   UnsupportedMediaType
 } from "../../schema/Errors.js"
+import { MAX_FILE_BYTES } from "../../schema/Files.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
@@ -35,6 +36,13 @@ import { routeTable } from "./Routes.js"
 
 /** JSON bodies beyond this are refused with 413 (CSV content is capped at 1 MB). */
 const maxJsonBodyBytes = 2 * 1024 * 1024
+
+/**
+ * The one route whose body is raw bytes (a file's content): these media types,
+ * up to 25 MB, counted as they stream in; the JSON rules do not apply to it.
+ */
+const isUpload = (method: string, path: string) => method === "PUT" && /^\/v1\/files\/[^/]+\/content\/?$/.test(path)
+const uploadMediaType = /^(application\/octet-stream|application\/pdf|image\/(png|jpeg|webp)|text\/[a-z0-9.+-]+)\s*(;|$)/i
 
 /** Operational paths: no key, no rate limit (probes and docs must always answer). */
 const isOperational = (path: string) =>
@@ -142,9 +150,20 @@ export const makeEdge = Effect.gen(function* () {
           rate = decision.state
           if (decision.rejected !== undefined) return yield* decision.rejected
         }
+        const upload = isUpload(request.method, path)
+        const maxBytes = upload ? MAX_FILE_BYTES : maxJsonBodyBytes
         // refuse an oversized body before reading any of it
-        if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) {
-          return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxJsonBodyBytes} bytes` })
+        if (Number(request.headers["content-length"] ?? 0) > maxBytes) {
+          return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxBytes} bytes` })
+        }
+        if (upload) {
+          if (!uploadMediaType.test(request.headers["content-type"] ?? "")) {
+            return yield* new UnsupportedMediaType({
+              message: "Send the file's bytes as application/octet-stream, image/*, application/pdf or text/*",
+              param: "Content-Type"
+            })
+          }
+          return yield* rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_FILE_BYTES)))
         }
         if (isWrite(request.method) && request.method !== "DELETE" && hasBody(request.headers) && !isJson(request.headers["content-type"])) {
           return yield* new UnsupportedMediaType({
