@@ -50,6 +50,7 @@ import { KnowledgeHttp } from "./knowledge/Http.js"
 import { INGEST_QUEUE, Knowledge } from "./knowledge/Knowledge.js"
 import { KnowledgeRepo } from "./knowledge/KnowledgeRepo.js"
 import { Pipeline } from "./knowledge/Pipeline.js"
+import { Retrieval } from "./knowledge/Retrieval.js"
 import { QaRepo } from "./qa/QaRepo.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
@@ -94,7 +95,8 @@ const Services = Layer.mergeAll(
   KnowledgeServices,
   Files.Default,
   Knowledge.Default,
-  Pipeline.Default
+  Pipeline.Default,
+  Retrieval.Default
 ).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
