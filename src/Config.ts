@@ -25,6 +25,8 @@ export interface IngestSettings {
   readonly maxPageBytes: number
   /** Longest sleep of the ingestion worker when nothing local wakes it (jobs of other processes). */
   readonly pollMillis: number
+  /** A job's lease (`INGEST_LEASE_MS`, default 60 s), extended while it runs; a dead process's job is taken over after it. */
+  readonly leaseMillis: number
 }
 
 export interface AppConfigShape {
@@ -117,7 +119,8 @@ export const fromEnv = Effect.gen(function* () {
       concurrency: yield* positiveInt("INGEST_CONCURRENCY", 2),
       fetchTimeoutMillis: yield* positiveInt("INGEST_FETCH_TIMEOUT_MS", 20_000),
       maxPageBytes: yield* positiveInt("INGEST_MAX_PAGE_BYTES", 10 * 1024 * 1024),
-      pollMillis: yield* positiveInt("INGEST_POLL_MS", 1000)
+      pollMillis: yield* positiveInt("INGEST_POLL_MS", 1000),
+      leaseMillis: yield* positiveInt("INGEST_LEASE_MS", 60_000)
     },
     ai: yield* aiFromEnv,
     webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),

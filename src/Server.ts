@@ -167,7 +167,7 @@ const Workers = Layer.mergeAll(
       return JobQueue.layerWorker({
         queue: INGEST_QUEUE,
         concurrency: config.ingest.concurrency,
-        leaseMillis: 60_000,
+        leaseMillis: config.ingest.leaseMillis,
         pollMillis: config.ingest.pollMillis,
         handle: pipeline.handle
       })

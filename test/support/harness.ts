@@ -84,7 +84,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   announceKeys: false,
   ai: { provider: "local" },
   // under TestClock the worker sleeps until the next due job; local enqueues wake it
-  ingest: { concurrency: 2, fetchTimeoutMillis: 5_000, maxPageBytes: 2 * 1024 * 1024, pollMillis: 60 * 60 * 1000 },
+  ingest: { concurrency: 2, fetchTimeoutMillis: 5_000, maxPageBytes: 2 * 1024 * 1024, pollMillis: 60 * 60 * 1000, leaseMillis: 60_000 },
   allowPrivateUrls: true,
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,
