@@ -1,5 +1,6 @@
 /** `npm start`: the service with layers chosen from the environment. */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -14,6 +15,21 @@ import * as Ocr from "../layers/Ocr.js"
 import * as RateLimitStore from "../layers/RateLimitStore.js"
 import { fromEnv } from "./Config.js"
 import { makeServer } from "./Server.js"
+
+/**
+ * Tesseract starts its worker on the first image instead of at boot: the
+ * worker costs seconds of start-up and memory that most instances never use.
+ */
+const lazyTesseract = Layer.scoped(
+  Ocr.Ocr,
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const ocr = yield* Effect.cached(
+      Effect.map(Layer.buildWithScope(Ocr.layerTesseract, scope), (context) => Context.get(context, Ocr.Ocr))
+    )
+    return Ocr.Ocr.of({ recognize: (image) => Effect.flatMap(ocr, (o) => o.recognize(image)) })
+  })
+)
 
 const program = Effect.gen(function* () {
   const config = yield* fromEnv
@@ -47,7 +63,7 @@ const program = Effect.gen(function* () {
       mailer,
       fetcher: Fetcher.layerNode,
       ai,
-      ocr: Ocr.layerTesseract,
+      ocr: lazyTesseract,
       fileStorage: FileStorage.layerDirectory(join(config.dataDir, "files"))
     })
   )
