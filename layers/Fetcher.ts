@@ -324,13 +324,14 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
 }
 
 /** Why a URL may not be fetched before any socket opens (scheme, literal private address), or none. */
-const refusedBeforeConnect = (url: URL, allowPrivate: boolean): Outcome | undefined => {
-  if (url.protocol !== "https:" && url.protocol !== "http:") return fail("other", `unsupported protocol ${url.protocol}`)
-  if (url.username !== "" || url.password !== "") return fail("other", "credentials in URLs are not sent")
+const refusedBeforeConnect = (url: URL, allowPrivate: boolean): GetFailure | undefined => {
+  const refuse = (reason: GetFailureReason, message: string): GetFailure => ({ _tag: "Failure", reason, message })
+  if (url.protocol !== "https:" && url.protocol !== "http:") return refuse("other", `unsupported protocol ${url.protocol}`)
+  if (url.username !== "" || url.password !== "") return refuse("other", "credentials in URLs are not sent")
   if (allowPrivate) return undefined
   const host = bareHostname(url.hostname)
   return isLocalhostName(host) || (isIP(host) !== 0 && !isPublicAddress(host))
-    ? fail("private_address", `${host} is a private, loopback or link-local address`)
+    ? refuse("private_address", `${host} is a private, loopback or link-local address`)
     : undefined
 }
 
@@ -362,8 +363,8 @@ const getHop = (
     done(outcome)
   }
   const refused = refusedBeforeConnect(url, request.allowPrivate)
-  if (refused !== undefined && refused._tag === "Failure") {
-    finish({ _tag: "Failure", reason: refused.reason, message: refused.message })
+  if (refused !== undefined) {
+    finish(refused)
     return () => {}
   }
   const isTls = url.protocol === "https:"
