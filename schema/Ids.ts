@@ -8,7 +8,9 @@ const body = "[A-Za-z0-9]{8,64}"
 const prefixed = (prefix: string) => new RegExp(`^${prefix}_${body}$`)
 
 export const WorkspaceId = Schema.String.pipe(
-  Schema.pattern(prefixed("ws"), { message: () => "Expected a workspace id (ws_...)" }),
+  Schema.pattern(prefixed("ws"), {
+    message: () => "Expected a workspace id: `ws_` followed by 8 to 64 letters and digits (e.g. ws_4XBHdA3MTVhAInuslAkKdkQi)"
+  }),
   Schema.brand("WorkspaceId")
 )
 export type WorkspaceId = typeof WorkspaceId.Type
@@ -58,17 +60,26 @@ export type QaId = typeof QaId.Type
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
-/** Prefixes of every id the service mints, in one place so generators and docs agree. */
+/**
+ * Prefixes of every id the service mints, in one place so generators and docs
+ * agree: `IdGenerator.make` takes only these.
+ */
 export const IdPrefix = {
   workspace: "ws",
   apiKey: "key",
   agent: "agt",
   event: "evt",
+  request: "req",
+  webhook: "whs",
+  delivery: "whd",
+  email: "eml",
+  ticket: "tck",
+  ticketMessage: "tmsg",
+  ticketEvent: "tev",
   source: "src",
   file: "file",
   category: "cat",
   qa: "qa",
-  request: "req",
   chunk: "chk"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

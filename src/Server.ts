@@ -12,7 +12,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
-import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
@@ -36,7 +35,10 @@ import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { Glossary } from "./glossary/Glossary.js"
 import { GlossaryHttp } from "./glossary/Http.js"
+import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
+import { Paginator } from "./http/Pagination.js"
+import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { Categories } from "./qa/Categories.js"
@@ -54,10 +56,10 @@ import { Retrieval } from "./knowledge/Retrieval.js"
 import { QaRepo } from "./qa/QaRepo.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
+import { Erasure } from "./tickets/Erasure.js"
 import { Tickets } from "./tickets/Tickets.js"
-import { TicketsRepo } from "./tickets/TicketsRepo.js"
-import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
+import { WebhookFanOut } from "./webhooks/FanOut.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { bootstrap } from "./workspaces/Bootstrap.js"
@@ -78,41 +80,37 @@ export interface ServerLayers {
 }
 export type { RateLimitStore }
 
-/** Application services over the database; what handlers and the edge use. */
-const KnowledgeServices = Layer.mergeAll(
+/** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
+const Programs = Layer.mergeAll(Agents.Default, Webhooks.Default, Tickets.Default, Erasure.Default, Authenticator.Default)
+
+/** Q&A, categories, glossary, files and knowledge, over the Q&A and agents repositories they share. */
+const KnowledgePrograms = Layer.mergeAll(
   QaItems.Default,
   Categories.Default,
   Regeneration.Default,
-  Glossary.Default
-).pipe(Layer.provide(Agents.Default))
-
-const Services = Layer.mergeAll(
-  Agents.Default,
-  Authenticator.Default,
-  Webhooks.Default,
-  Dispatcher.Default,
-  Tickets.Default,
-  KnowledgeServices,
+  Glossary.Default,
   Files.Default,
   Knowledge.Default,
   Pipeline.Default,
   Retrieval.Default
-).pipe(
-  Layer.provideMerge(
-    Layer.mergeAll(
-      AgentsRepo.Default,
-      TicketsRepo.Default,
-      QaRepo.Default,
-      Outbox.Default.pipe(Layer.provideMerge(WebhooksRepo.Default)),
-      Emails.Default,
-      ApiKeys.Default,
-      Workspaces.Default,
-      IdempotencyStore.Default,
-      RequestRateLimiter.Default
-    )
-  ),
-  Layer.provideMerge(JobQueue.layerPostgres)
+).pipe(Layer.provide(Agents.Default), Layer.provideMerge(Layer.mergeAll(QaRepo.Default, AgentsRepo.Default)))
+
+/**
+ * What several areas share, wired here because no area may import the one that
+ * implements it: the outbox with the webhooks area's fan-out, the e-mail outbox,
+ * and the stores the edge and the admin RPC use.
+ */
+const Shared = Layer.mergeAll(
+  Outbox.Default.pipe(Layer.provide(WebhookFanOut)),
+  Emails.Default,
+  ApiKeys.Default,
+  Workspaces.Default,
+  IdempotencyStore.Default,
+  Paginator.Default,
+  RequestRateLimiter.Default
 )
+
+const Services = Layer.mergeAll(Programs, KnowledgePrograms, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, KnowledgeHttp, FilesHttp, QaHttp, GlossaryHttp, SystemHttp]),
@@ -195,6 +193,7 @@ export const makeServer = (layers: ServerLayers) => {
     layers.fileStorage,
     JobQueue.layerPostgres,
     Layer.succeed(AppConfig, layers.config),
+    CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   ).pipe(Layer.provideMerge(layers.database))
   const Http = HttpApiBuilder.serve().pipe(
@@ -202,7 +201,7 @@ export const makeServer = (layers: ServerLayers) => {
     Layer.provide(ApiLive),
     Layer.provide(EdgeLive),
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: layers.config.port, host: layers.config.host }))
+    Layer.provideMerge(NodeHttpServer.layer(makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` }), { port: layers.config.port, host: layers.config.host }))
   )
   return Layer.mergeAll(Http, Workers).pipe(
     Layer.provide(Startup),

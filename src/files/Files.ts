@@ -12,7 +12,7 @@ import {
 import { type CreateFile, type File, MAX_FILE_BYTES } from "../../schema/Files.js"
 import { FileId } from "../../schema/Ids.js"
 import { FileStorage } from "../../layers/FileStorage.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { mint } from "../Mint.js"
 import { iso, isoOrNull, now } from "../Time.js"

@@ -5,7 +5,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { FileContentType, FileStatus } from "../../schema/Files.js"
 import { FileId } from "../../schema/Ids.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 
 export const FileRow = Schema.Struct({
   id: FileId,

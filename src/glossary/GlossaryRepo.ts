@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import type { GlossaryTerm } from "../../schema/Glossary.js"
 import { Environment } from "../../schema/Auth.js"
 import { AgentId, WorkspaceId } from "../../schema/Ids.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { lockWith, transactionWith } from "../db/Sql.js"
 import { iso } from "../Time.js"
 

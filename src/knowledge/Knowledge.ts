@@ -26,10 +26,11 @@ import {
   type SourceListParams
 } from "../../schema/Knowledge.js"
 import { JobQueue, withAfterCommit } from "../../layers/JobQueue.js"
-import { AgentsRepo, type Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { AppConfig } from "../Config.js"
 import { Files } from "../files/Files.js"
-import { parsePage, toPage } from "../http/Pagination.js"
+import { Paginator, toPage } from "../http/Pagination.js"
 import { mint } from "../Mint.js"
 import { checkUrl } from "../net/UrlPolicy.js"
 import { QaRepo } from "../qa/QaRepo.js"
@@ -63,6 +64,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const qa = yield* QaRepo
     const queue = yield* JobQueue
     const config = yield* AppConfig
+    const pages = yield* Paginator
 
     const agentExists = (tenant: Tenant, agentId: AgentId) =>
       Effect.flatMap(Effect.orDie(agents.find(tenant, agentId)), (row) =>
@@ -193,7 +195,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
 
     const list = Effect.fn("Knowledge.list")(function* (caller: CallerShape, agentId: AgentId, params: SourceListParams) {
       const tenant = tenantOf(caller)
-      const page = yield* parsePage(params)
+      const page = yield* pages.parse(`agents/${agentId}/knowledge`, params, { status: params.status })
       yield* agentExists(tenant, agentId)
       const rows = yield* repo.page(tenant, agentId, Option.fromNullable(params.status), page)
       const { pagination, rows: kept } = toPage(rows, page)

@@ -15,7 +15,7 @@ import {
   SourceStatus,
   SourceType
 } from "../../schema/Knowledge.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
 

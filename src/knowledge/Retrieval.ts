@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
 import type { AgentId } from "../../schema/Ids.js"
 import { Ai } from "../../layers/Ai.js"
 import { Database } from "../../layers/Database.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 
 export interface Hit {
