@@ -32,6 +32,12 @@
  *   `settle`, `release`, `nextDueAt`, `claimable`, `wake`; `awaitIdle(queue)` (test probe):
  *   waits until no job of the queue is in flight in this process and none is
  *   claimable now (needs a running worker for that queue).
+ * - Module functions: `afterCommit(effect)` / `withAfterCommit(self)` (wake-ups
+ *   run once the caller's transaction committed: the HTTP edge and every job
+ *   handler are such boundaries; without one, a hook waits
+ *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
+ *   backoff helper), `layerWorker(options)`.
+ * - The payload is stored as JSON text; handlers decode it with their Schema.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -196,7 +202,14 @@ const make = (primitives: Primitives) =>
       Effect.suspend(() => {
         const existing = bells.get(queue)
         if (existing) return Effect.succeed(existing)
-        return Effect.tap(Queue.sliding<void>(1), (created) => Effect.sync(() => bells.set(queue, created)))
+        // two fibers may create one at once: the first to register wins, so wake and worker share it
+        return Effect.flatMap(Queue.sliding<void>(1), (created) =>
+          Effect.sync(() => {
+            const winner = bells.get(queue) ?? created
+            bells.set(queue, winner)
+            return winner
+          })
+        )
       })
     const wake = (queue: string) => Effect.flatMap(bell(queue), (b) => Effect.asVoid(Queue.offer(b, undefined)))
 
@@ -217,7 +230,11 @@ const make = (primitives: Primitives) =>
         const heartbeat = Effect.gen(function* () {
           while (true) {
             yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
-            if (!(yield* primitives.extend(job, leaseMillis))) return
+            // a failed write (database briefly away) is not a lost lease: try again next beat
+            const kept = yield* primitives.extend(job, leaseMillis).pipe(
+              Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`job ${job.id}: lease not extended`, cause), true))
+            )
+            if (!kept) return
           }
         })
         // the handler races its heartbeat; the heartbeat only ends when the lease was lost

@@ -58,6 +58,7 @@ import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Erasure } from "./tickets/Erasure.js"
 import { Tickets } from "./tickets/Tickets.js"
+import { DeliverySignal } from "./webhooks/Signal.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
 import { WebhookFanOut } from "./webhooks/FanOut.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
@@ -98,7 +99,8 @@ const KnowledgePrograms = Layer.mergeAll(
 /**
  * What several areas share, wired here because no area may import the one that
  * implements it: the outbox with the webhooks area's fan-out, the e-mail outbox,
- * and the stores the edge and the admin RPC use.
+ * the stores the edge and the admin RPC use, the dispatcher's doorbell, and the
+ * job queue every background worker runs on.
  */
 const Shared = Layer.mergeAll(
   Outbox.Default.pipe(Layer.provide(WebhookFanOut)),
@@ -107,8 +109,9 @@ const Shared = Layer.mergeAll(
   Workspaces.Default,
   IdempotencyStore.Default,
   Paginator.Default,
-  RequestRateLimiter.Default
-)
+  RequestRateLimiter.Default,
+  DeliverySignal.Default
+).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
 const Services = Layer.mergeAll(Programs, KnowledgePrograms, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
 
@@ -134,7 +137,7 @@ const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDisc
 
 const Workers = Layer.mergeAll(
   Layer.unwrapEffect(
-    Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run))
+    Effect.map(Dispatcher, (dispatcher) => background(JobQueue.supervise("webhook-dispatcher", dispatcher.run)))
   ),
   Layer.unwrapEffect(
     Effect.map(IdempotencyStore, (store) =>
@@ -191,7 +194,6 @@ export const makeServer = (layers: ServerLayers) => {
     layers.ai,
     layers.ocr,
     layers.fileStorage,
-    JobQueue.layerPostgres,
     Layer.succeed(AppConfig, layers.config),
     CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))

@@ -13,10 +13,9 @@ import * as Schema from "effect/Schema"
 import type { Environment } from "../../schema/Auth.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { decodeAll, decodeOne, execute } from "../db/Sql.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
-
-const Oldest = Schema.Struct({ at: Schema.NullOr(Schema.DateFromSelf) })
 
 export const retentionMillis = 24 * 60 * 60 * 1000
 const leaseMillis = 60 * 1000
@@ -112,9 +111,11 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
     const sweep = Effect.fn("Idempotency.sweep")(function* () {
       const at = yield* now
       yield* execute(sql`delete from idempotency_keys where created_at <= ${new Date(at.getTime() - retentionMillis)}`)
-      const oldest = yield* decodeOne(Oldest, sql`select min(created_at) as at from idempotency_keys`)
-      const first = Option.flatMap(oldest, (row) => Option.fromNullable(row.at))
-      return Option.isNone(first) ? at.getTime() + retentionMillis : first.value.getTime() + retentionMillis
+      const oldest = yield* decodeSingle(
+        Schema.Struct({ at: Schema.NullOr(DbDate) }),
+        sql`select min(created_at) as at from idempotency_keys`
+      )
+      return oldest.at === null ? at.getTime() + retentionMillis : oldest.at.getTime() + retentionMillis
     })
 
     /**

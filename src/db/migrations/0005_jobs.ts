@@ -28,13 +28,9 @@ export default Effect.gen(function* () {
     )`
   yield* sql`create index jobs_due on jobs (queue, run_at) where status = 'pending'`
   yield* sql`create index jobs_key on jobs (queue, key, id) where status = 'pending' and key is not null`
-  // Work queued before the JobQueue existed: one job per pending e-mail and delivery, due when the row was.
+  // E-mails queued before the JobQueue existed: one job per pending e-mail, due when the row was.
   yield* sql`
     insert into jobs (queue, payload, status, run_at, created_at)
     select 'email', json_build_object('emailId', id)::text, 'pending', next_attempt_at, created_at
     from emails where status = 'pending' order by created_at, id`
-  yield* sql`
-    insert into jobs (queue, key, payload, status, run_at, created_at)
-    select 'webhooks', subscription_id, json_build_object('deliveryId', id)::text, 'pending', next_attempt_at, created_at
-    from webhook_deliveries where status = 'pending' order by created_at, id`
 })
