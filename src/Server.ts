@@ -162,7 +162,7 @@ export const makeServer = (layers: ServerLayers) => {
     layers.ids,
     layers.mailer,
     layers.fetcher,
-    layers.ai ?? Ai.layerLocal,
+    layers.ai ?? (layers.config.ai.provider === "openai" ? Ai.layerOpenAi(layers.config.ai) : Ai.layerLocal),
     layers.sourceTexts ?? noSourceTexts,
     JobQueue.layerPostgres.pipe(Layer.provide(layers.database)),
     Layer.succeed(AppConfig, layers.config),
