@@ -38,6 +38,8 @@ export interface AppConfigShape {
   readonly allowPrivateUrls: boolean
   /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
   readonly webhookPollMillis: number
+  /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
+  readonly qaRegeneratePollMillis: number
   readonly ai: AiSettings
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
@@ -99,6 +101,7 @@ export const fromEnv = Effect.gen(function* () {
     emailPollMillis: yield* positiveInt("EMAIL_POLL_MS", 1000),
     allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
     webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
+    qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
     ai: yield* aiFromEnv,
     announceKeys: true
   })

@@ -143,9 +143,16 @@ const Workers = Layer.mergeAll(
   ),
   Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run))),
   Layer.unwrapEffect(
-    Effect.map(Regeneration, (regeneration) =>
-      JobQueue.layerWorker({ queue: regenerateQueue, concurrency: 2, handle: regeneration.handle })
-    )
+    Effect.gen(function* () {
+      const regeneration = yield* Regeneration
+      const config = yield* AppConfig
+      return JobQueue.layerWorker({
+        queue: regenerateQueue,
+        concurrency: 2,
+        pollMillis: config.qaRegeneratePollMillis,
+        handle: regeneration.handle
+      })
+    })
   )
 )
 

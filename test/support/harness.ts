@@ -84,6 +84,8 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   allowPrivateUrls: true,
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,
+  // likewise: a job queued here wakes the worker at once; a poll would only wake it once per polled second
+  qaRegeneratePollMillis: 60 * 60 * 1000,
   ...overrides
 })
 
