@@ -156,7 +156,8 @@ const Workers = Layer.mergeAll(
   )
 )
 
-// no knowledge sources exist in this build yet: regeneration finds no text to draw from
+// Until the knowledge area is composed here, no source is indexed and regeneration finds no text. With it:
+// Layer.effect(SourceTexts, Effect.map(KnowledgeRepo, (k) => ({ indexedTexts: k.indexedTexts })))
 const noSourceTexts = Layer.succeed(SourceTexts, { indexedTexts: () => Effect.succeed([]) })
 
 /**

@@ -243,23 +243,20 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       transaction(
         Effect.gen(function* () {
           yield* lockCategories(agentId)
-          const rows = [...(yield* categoryRows(tenant, agentId))]
+          let count = (yield* categoryRows(tenant, agentId)).length
           const result: Array<CategoryRow> = []
           for (const draft of drafts) {
             const name = draft.name.trim()
             if (name === "") continue
-            const existing = rows.find((r) => r.name.toLowerCase() === name.toLowerCase())
-            if (existing !== undefined) {
-              if (!result.includes(existing)) result.push(existing)
+            // compared by the database, whose case folding the unique index uses
+            const existing = yield* categoryNamed(tenant, agentId, name)
+            if (Option.isSome(existing)) {
+              if (!result.some((r) => r.id === existing.value.id)) result.push(existing.value)
               continue
             }
-            const created = yield* insertCategory(tenant, agentId, {
-              name,
-              description: draft.description.trim(),
-              position: rows.length
-            })
-            rows.push(created)
-            result.push(created)
+            result.push(
+              yield* insertCategory(tenant, agentId, { name, description: draft.description.trim(), position: count++ })
+            )
           }
           return result.map(toCategory)
         })
