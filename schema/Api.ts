@@ -22,6 +22,7 @@ import {
 } from "./Errors.js"
 import { GlossaryGroup } from "./Glossary.js"
 import { QaGroup } from "./Qa.js"
+import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
 import { WebhooksGroup } from "./Webhooks.js"
@@ -44,7 +45,7 @@ const dropLibraryDecodeError = (spec: Record<string, any>): Record<string, any> 
   return spec
 }
 
-export class Api extends HttpApi.make("assistant-platform")
+const Contract = HttpApi.make("assistant-platform")
   .add(SystemGroup)
   .add(AgentsGroup)
   .add(WebhooksGroup)
@@ -69,4 +70,7 @@ export class Api extends HttpApi.make("assistant-platform")
     OpenApi.Description,
     "Configurable AI assistants: agents, knowledge, conversations, leads, tickets, webhooks and forms."
   )
-  .annotate(OpenApi.Transform, dropLibraryDecodeError) {}
+
+export class Api extends Contract.annotate(OpenApi.Transform, (spec) =>
+  completeDocument(Contract)(dropLibraryDecodeError(spec))
+) {}

@@ -37,7 +37,12 @@ export const ListEnvelope = <S extends Schema.Schema.Any>(item: S) =>
  * (`invalid_limit`, `invalid_cursor`).
  */
 export const PageParams = Schema.Struct({
-  limit: Schema.optional(Schema.String.annotations({ description: "1 to 100, default 20" })),
+  limit: Schema.optional(
+    Schema.String.annotations({
+      description: "1 to 100, default 20",
+      jsonSchema: { type: "integer", minimum: 1, maximum: 100, default: 20 }
+    })
+  ),
   starting_after: Schema.optional(
     Schema.String.annotations({ description: "Opaque cursor from `meta.pagination.next_cursor`" })
   )

@@ -25,197 +25,228 @@ const fields = {
   param: Schema.optional(Schema.String)
 }
 
-export class MissingAuthorization extends Schema.TaggedError<MissingAuthorization>()("MissingAuthorization", fields) {
-  static readonly code = "missing_authorization"
-  static readonly status = 401
-  static readonly type: ErrorType = "authentication_error"
-  static readonly description = "No `Authorization: Bearer` or `x-api-key` header was sent."
+/** One row of the catalog: what a failure class says about itself on the wire and in the docs. */
+interface CatalogEntry<Code extends string> {
+  readonly code: Code
+  readonly status: number
+  readonly type: ErrorType
+  readonly description: string
 }
-export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", fields) {
-  static readonly code = "invalid_api_key"
-  static readonly status = 401
-  static readonly type: ErrorType = "authentication_error"
-  static readonly description = "The key is unknown, malformed or revoked."
-}
-export class KeyScopeMismatch extends Schema.TaggedError<KeyScopeMismatch>()("KeyScopeMismatch", fields) {
-  static readonly code = "key_scope_mismatch"
-  static readonly status = 403
-  static readonly type: ErrorType = "permission_error"
-  static readonly description = "The key is valid but its kind or scopes do not allow this operation."
-}
-export class ParameterInvalid extends Schema.TaggedError<ParameterInvalid>()("ParameterInvalid", fields) {
-  static readonly code = "parameter_invalid"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description =
-    "A parameter has the wrong type or value, an unknown parameter was sent, or the body is not valid JSON; `param` names the path."
-}
-export class ParameterMissing extends Schema.TaggedError<ParameterMissing>()("ParameterMissing", fields) {
-  static readonly code = "parameter_missing"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "A required parameter is absent; `param` names it."
-}
-export class InvalidLimit extends Schema.TaggedError<InvalidLimit>()("InvalidLimit", fields) {
-  static readonly code = "invalid_limit"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "`limit` must be an integer from 1 to 100."
-}
-export class InvalidCursor extends Schema.TaggedError<InvalidCursor>()("InvalidCursor", fields) {
-  static readonly code = "invalid_cursor"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "`starting_after` is not a cursor this list returned."
-}
-export class InvalidIdempotencyKey extends Schema.TaggedError<InvalidIdempotencyKey>()("InvalidIdempotencyKey", fields) {
-  static readonly code = "invalid_idempotency_key"
-  static readonly status = 400
-  static readonly type: ErrorType = "idempotency_error"
-  static readonly description = "`Idempotency-Key` must be 1 to 255 printable ASCII characters (a UUID where required)."
-}
-export class TooManyUrls extends Schema.TaggedError<TooManyUrls>()("TooManyUrls", fields) {
-  static readonly code = "too_many_urls"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "A batch holds more than 500 URLs."
-}
-export class AgentTypeMismatch extends Schema.TaggedError<AgentTypeMismatch>()("AgentTypeMismatch", fields) {
-  static readonly code = "agent_type_mismatch"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The operation needs an agent of another type (training features need `training`)."
-}
-export class UrlNotAllowed extends Schema.TaggedError<UrlNotAllowed>()("UrlNotAllowed", fields) {
-  static readonly code = "url_not_allowed"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description =
-    "The URL is not allowed: not HTTPS in live mode, or it resolves to a loopback, private or link-local address."
-}
-export class UnknownEventType extends Schema.TaggedError<UnknownEventType>()("UnknownEventType", fields) {
-  static readonly code = "unknown_event_type"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "An event name is not a known event type; `param` is `events[i]`."
-}
-export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("ValidationFailed", {
-  ...fields,
-  field_errors: Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String }))
-}) {
-  static readonly code = "validation_failed"
-  static readonly status = 400
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "A form submission failed validation; see `error.field_errors[]`."
-}
-export class LimitReached extends Schema.TaggedError<LimitReached>()("LimitReached", fields) {
-  static readonly code = "limit_reached"
-  static readonly status = 402
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The plan's monthly cap is reached (tickets: Free 20, Starter 200)."
-}
-export class IdentityRequired extends Schema.TaggedError<IdentityRequired>()("IdentityRequired", fields) {
-  static readonly code = "identity_required"
-  static readonly status = 401
-  static readonly type: ErrorType = "authentication_error"
-  static readonly description = "The form requires a signed `identity_token` and none was sent."
-}
-export class IdentityInvalid extends Schema.TaggedError<IdentityInvalid>()("IdentityInvalid", fields) {
-  static readonly code = "identity_invalid"
-  static readonly status = 401
-  static readonly type: ErrorType = "authentication_error"
-  static readonly description = "The `identity_token` is malformed, expired or not signed with the identity secret."
-}
-export class OriginNotAllowed extends Schema.TaggedError<OriginNotAllowed>()("OriginNotAllowed", fields) {
-  static readonly code = "origin_not_allowed"
-  static readonly status = 403
-  static readonly type: ErrorType = "permission_error"
-  static readonly description = "The form does not accept submissions from this `Origin`."
-}
-export class ResourceMissing extends Schema.TaggedError<ResourceMissing>()("ResourceMissing", fields) {
-  static readonly code = "resource_missing"
-  static readonly status = 404
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "No such object in this workspace and environment."
-}
-export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", fields) {
-  static readonly code = "route_not_found"
-  static readonly status = 404
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "No endpoint has this path."
-}
-export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", fields) {
-  static readonly code = "method_not_allowed"
-  static readonly status = 405
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The path exists but not with this method; the `Allow` header lists the methods."
-}
-export class FileNotUploaded extends Schema.TaggedError<FileNotUploaded>()("FileNotUploaded", fields) {
-  static readonly code = "file_not_uploaded"
-  static readonly status = 409
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The file's bytes have not been uploaded yet."
-}
-export class TermExists extends Schema.TaggedError<TermExists>()("TermExists", fields) {
-  static readonly code = "term_exists"
-  static readonly status = 409
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The glossary already holds this term."
-}
-export class CategoryExists extends Schema.TaggedError<CategoryExists>()("CategoryExists", fields) {
-  static readonly code = "category_exists"
-  static readonly status = 409
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The agent already has a category with this name (names are compared ignoring case)."
-}
-export class IdempotencyRequestInProgress extends Schema.TaggedError<IdempotencyRequestInProgress>()(
-  "IdempotencyRequestInProgress",
-  fields
-) {
-  static readonly code = "idempotency_request_in_progress"
-  static readonly status = 409
-  static readonly type: ErrorType = "idempotency_error"
-  static readonly description = "A request with this `Idempotency-Key` is still running; retry later."
-}
-export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields) {
-  static readonly code = "payload_too_large"
-  static readonly status = 413
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The body is larger than the endpoint accepts."
-}
-export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields) {
-  static readonly code = "unsupported_media_type"
-  static readonly status = 415
-  static readonly type: ErrorType = "invalid_request"
-  static readonly description = "The body's `Content-Type` (or its bytes) is not one the endpoint accepts."
-}
-export class IdempotencyKeyMismatch extends Schema.TaggedError<IdempotencyKeyMismatch>()("IdempotencyKeyMismatch", fields) {
-  static readonly code = "idempotency_key_mismatch"
-  static readonly status = 422
-  static readonly type: ErrorType = "idempotency_error"
-  static readonly description = "This `Idempotency-Key` was used with another method, path or body in the last 24 h."
-}
-export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
-  ...fields,
-  retry_after_seconds: Schema.optional(Schema.Int)
-}) {
-  static readonly code = "rate_limited"
-  static readonly status = 429
-  static readonly type: ErrorType = "rate_limit_error"
-  static readonly description = "Too many requests for this key; wait `Retry-After` seconds."
-}
-export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {
-  static readonly code = "internal_error"
-  static readonly status = 500
-  static readonly type: ErrorType = "api_error"
-  static readonly description = "Something failed on our side; quote `meta.request_id` when reporting it."
-}
-export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {
-  static readonly code = "service_unavailable"
-  static readonly status = 503
-  static readonly type: ErrorType = "api_error"
-  static readonly description = "A dependency (the database) is not reachable; retry with backoff."
-}
+
+/**
+ * A catalog class: the tagged error `Base` plus its entry as statics
+ * (`X.code`, `X.status`, `X.type`, `X.description`).
+ */
+// `any[]`: the mixin form TypeScript requires to extend a class given as a value
+const catalog = <B extends new (...args: Array<any>) => object, const Code extends string>(
+  Base: B,
+  entry: CatalogEntry<Code>
+) =>
+  class extends Base {
+    static readonly code: Code = entry.code
+    static readonly status: number = entry.status
+    static readonly type: ErrorType = entry.type
+    static readonly description: string = entry.description
+  }
+
+export class MissingAuthorization extends catalog(Schema.TaggedError<MissingAuthorization>()("MissingAuthorization", fields), {
+  code: "missing_authorization",
+  status: 401,
+  type: "authentication_error",
+  description: "No `Authorization: Bearer` or `x-api-key` header was sent."
+}) {}
+export class InvalidApiKey extends catalog(Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", fields), {
+  code: "invalid_api_key",
+  status: 401,
+  type: "authentication_error",
+  description: "The key is unknown, malformed or revoked, or `Authorization` does not use the `Bearer` scheme."
+}) {}
+export class KeyScopeMismatch extends catalog(Schema.TaggedError<KeyScopeMismatch>()("KeyScopeMismatch", fields), {
+  code: "key_scope_mismatch",
+  status: 403,
+  type: "permission_error",
+  description: "The key is valid but its kind or scopes do not allow this operation."
+}) {}
+export class ParameterInvalid extends catalog(Schema.TaggedError<ParameterInvalid>()("ParameterInvalid", fields), {
+  code: "parameter_invalid",
+  status: 400,
+  type: "invalid_request",
+  description: "A parameter has the wrong type or value, an unknown parameter was sent, or the body is not valid JSON; `param` names the path."
+}) {}
+export class ParameterMissing extends catalog(Schema.TaggedError<ParameterMissing>()("ParameterMissing", fields), {
+  code: "parameter_missing",
+  status: 400,
+  type: "invalid_request",
+  description: "A required parameter is absent; `param` names it."
+}) {}
+export class InvalidLimit extends catalog(Schema.TaggedError<InvalidLimit>()("InvalidLimit", fields), {
+  code: "invalid_limit",
+  status: 400,
+  type: "invalid_request",
+  description: "`limit` must be an integer from 1 to 100."
+}) {}
+export class InvalidCursor extends catalog(Schema.TaggedError<InvalidCursor>()("InvalidCursor", fields), {
+  code: "invalid_cursor",
+  status: 400,
+  type: "invalid_request",
+  description: "`starting_after` is not a cursor this list returned."
+}) {}
+export class InvalidIdempotencyKey extends catalog(Schema.TaggedError<InvalidIdempotencyKey>()("InvalidIdempotencyKey", fields), {
+  code: "invalid_idempotency_key",
+  status: 400,
+  type: "idempotency_error",
+  description: "`Idempotency-Key` must be 1 to 255 printable ASCII characters (a UUID where required)."
+}) {}
+export class TooManyUrls extends catalog(Schema.TaggedError<TooManyUrls>()("TooManyUrls", fields), {
+  code: "too_many_urls",
+  status: 400,
+  type: "invalid_request",
+  description: "A batch holds more than 500 URLs."
+}) {}
+export class AgentTypeMismatch extends catalog(Schema.TaggedError<AgentTypeMismatch>()("AgentTypeMismatch", fields), {
+  code: "agent_type_mismatch",
+  status: 400,
+  type: "invalid_request",
+  description: "The operation needs an agent of another type (training features need `training`)."
+}) {}
+export class UrlNotAllowed extends catalog(Schema.TaggedError<UrlNotAllowed>()("UrlNotAllowed", fields), {
+  code: "url_not_allowed",
+  status: 400,
+  type: "invalid_request",
+  description: "The URL is not allowed: not HTTPS in live mode, or it resolves to a loopback, private or link-local address."
+}) {}
+export class UnknownEventType extends catalog(Schema.TaggedError<UnknownEventType>()("UnknownEventType", fields), {
+  code: "unknown_event_type",
+  status: 400,
+  type: "invalid_request",
+  description: "An event name is not a known event type; `param` is `events[i]`."
+}) {}
+export class ValidationFailed extends catalog(
+  Schema.TaggedError<ValidationFailed>()("ValidationFailed", {
+    ...fields,
+    field_errors: Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String }))
+  }),
+  {
+    code: "validation_failed",
+    status: 400,
+    type: "invalid_request",
+    description: "A form submission failed validation; see `error.field_errors[]`."
+  }
+) {}
+export class LimitReached extends catalog(Schema.TaggedError<LimitReached>()("LimitReached", fields), {
+  code: "limit_reached",
+  status: 402,
+  type: "invalid_request",
+  description: "The plan's monthly cap is reached (tickets: Free 20, Starter 200)."
+}) {}
+export class IdentityRequired extends catalog(Schema.TaggedError<IdentityRequired>()("IdentityRequired", fields), {
+  code: "identity_required",
+  status: 401,
+  type: "authentication_error",
+  description: "The form requires a signed `identity_token` and none was sent."
+}) {}
+export class IdentityInvalid extends catalog(Schema.TaggedError<IdentityInvalid>()("IdentityInvalid", fields), {
+  code: "identity_invalid",
+  status: 401,
+  type: "authentication_error",
+  description: "The `identity_token` is malformed, expired or not signed with the identity secret."
+}) {}
+export class OriginNotAllowed extends catalog(Schema.TaggedError<OriginNotAllowed>()("OriginNotAllowed", fields), {
+  code: "origin_not_allowed",
+  status: 403,
+  type: "permission_error",
+  description: "The form does not accept submissions from this `Origin`."
+}) {}
+export class ResourceMissing extends catalog(Schema.TaggedError<ResourceMissing>()("ResourceMissing", fields), {
+  code: "resource_missing",
+  status: 404,
+  type: "invalid_request",
+  description: "No such object in this workspace and environment."
+}) {}
+export class RouteNotFound extends catalog(Schema.TaggedError<RouteNotFound>()("RouteNotFound", fields), {
+  code: "route_not_found",
+  status: 404,
+  type: "invalid_request",
+  description: "No endpoint has this path."
+}) {}
+export class MethodNotAllowed extends catalog(Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", fields), {
+  code: "method_not_allowed",
+  status: 405,
+  type: "invalid_request",
+  description: "The path exists but not with this method; the `Allow` header lists the methods."
+}) {}
+export class FileNotUploaded extends catalog(Schema.TaggedError<FileNotUploaded>()("FileNotUploaded", fields), {
+  code: "file_not_uploaded",
+  status: 409,
+  type: "invalid_request",
+  description: "The file's bytes have not been uploaded yet."
+}) {}
+export class TermExists extends catalog(Schema.TaggedError<TermExists>()("TermExists", fields), {
+  code: "term_exists",
+  status: 409,
+  type: "invalid_request",
+  description: "The glossary already holds this term."
+}) {}
+export class CategoryExists extends catalog(Schema.TaggedError<CategoryExists>()("CategoryExists", fields), {
+  code: "category_exists",
+  status: 409,
+  type: "invalid_request",
+  description: "The agent already has a category with this name (names are compared ignoring case)."
+}) {}
+export class IdempotencyRequestInProgress extends catalog(Schema.TaggedError<IdempotencyRequestInProgress>()("IdempotencyRequestInProgress", fields), {
+  code: "idempotency_request_in_progress",
+  status: 409,
+  type: "idempotency_error",
+  description: "A request with this `Idempotency-Key` is still running; retry later."
+}) {}
+export class PayloadTooLarge extends catalog(Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields), {
+  code: "payload_too_large",
+  status: 413,
+  type: "invalid_request",
+  description: "The body is larger than the endpoint accepts."
+}) {}
+export class HeadersTooLarge extends catalog(Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", fields), {
+  code: "header_too_large",
+  status: 431,
+  type: "invalid_request",
+  description: "The request headers exceed 16 KB; Node refuses them before they reach the API."
+}) {}
+export class UnsupportedMediaType extends catalog(Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields), {
+  code: "unsupported_media_type",
+  status: 415,
+  type: "invalid_request",
+  description: "The body's `Content-Type` (or its bytes) is not one the endpoint accepts."
+}) {}
+export class IdempotencyKeyMismatch extends catalog(Schema.TaggedError<IdempotencyKeyMismatch>()("IdempotencyKeyMismatch", fields), {
+  code: "idempotency_key_mismatch",
+  status: 422,
+  type: "idempotency_error",
+  description: "This `Idempotency-Key` was used with another method, path or body in the last 24 h."
+}) {}
+export class RateLimited extends catalog(
+  Schema.TaggedError<RateLimited>()("RateLimited", {
+    ...fields,
+    retry_after_seconds: Schema.optional(Schema.Int)
+  }),
+  {
+    code: "rate_limited",
+    status: 429,
+    type: "rate_limit_error",
+    description: "Too many requests for this key; wait `Retry-After` seconds."
+  }
+) {}
+export class InternalError extends catalog(Schema.TaggedError<InternalError>()("InternalError", fields), {
+  code: "internal_error",
+  status: 500,
+  type: "api_error",
+  description: "Something failed on our side; quote `meta.request_id` when reporting it."
+}) {}
+export class ServiceUnavailable extends catalog(Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields), {
+  code: "service_unavailable",
+  status: 503,
+  type: "api_error",
+  description: "A dependency (the database) is not reachable; retry with backoff."
+}) {}
 
 /** Every failure class, in the order the README and `/docs/errors` list them. */
 export const ErrorCatalog = [
@@ -245,6 +276,7 @@ export const ErrorCatalog = [
   IdempotencyRequestInProgress,
   PayloadTooLarge,
   UnsupportedMediaType,
+  HeadersTooLarge,
   IdempotencyKeyMismatch,
   RateLimited,
   InternalError,

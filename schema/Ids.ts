@@ -8,7 +8,9 @@ const body = "[A-Za-z0-9]{8,64}"
 const prefixed = (prefix: string) => new RegExp(`^${prefix}_${body}$`)
 
 export const WorkspaceId = Schema.String.pipe(
-  Schema.pattern(prefixed("ws"), { message: () => "Expected a workspace id (ws_...)" }),
+  Schema.pattern(prefixed("ws"), {
+    message: () => "Expected a workspace id: `ws_` followed by 8 to 64 letters and digits (e.g. ws_4XBHdA3MTVhAInuslAkKdkQi)"
+  }),
   Schema.brand("WorkspaceId")
 )
 export type WorkspaceId = typeof WorkspaceId.Type

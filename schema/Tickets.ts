@@ -179,15 +179,25 @@ export type CreateTicketMessage = typeof CreateTicketMessage.Type
 /** A query parameter that may be repeated (`?status=open&status=resolved` means either). */
 const Repeatable = Schema.Union(Schema.String, Schema.Array(Schema.String))
 
+/**
+ * The document shows the accepted values; decoding keeps plain strings so the
+ * program answers an unknown value with its own message naming the choices.
+ */
+const oneOf = (values: ReadonlyArray<string>) => ({ type: "string", enum: [...values] }) as const
+const RepeatableOf = (values: ReadonlyArray<string>) =>
+  Repeatable.annotations({ jsonSchema: { anyOf: [oneOf(values), { type: "array", items: oneOf(values) }] } })
+
 export const TicketListParams = Schema.Struct({
   ...PageParams.fields,
-  status: Schema.optional(Repeatable).annotations({ description: "Repeat for OR: open, pending_user, resolved" }),
-  priority: Schema.optional(Repeatable).annotations({ description: "Repeat for OR: low, normal, high, urgent" }),
+  status: Schema.optional(RepeatableOf(TicketStatuses)).annotations({ description: "Repeat for OR: open, pending_user, resolved" }),
+  priority: Schema.optional(RepeatableOf(TicketPriorities)).annotations({ description: "Repeat for OR: low, normal, high, urgent" }),
   assigned_to: Schema.optional(Schema.String),
   agent_id: Schema.optional(Schema.String),
-  origin: Schema.optional(Schema.String),
+  origin: Schema.optional(Schema.String.annotations({ jsonSchema: oneOf(TicketOrigins) })),
   tag: Schema.optional(Schema.String).annotations({ description: "Tickets carrying this tag" }),
-  include: Schema.optional(Schema.String).annotations({ description: "`total_count` adds meta.pagination.total_count" })
+  include: Schema.optional(Schema.String.annotations({ jsonSchema: oneOf(["total_count"]) })).annotations({
+    description: "`total_count` adds meta.pagination.total_count"
+  })
 })
 export type TicketListParams = typeof TicketListParams.Type
 

@@ -27,6 +27,8 @@ export interface AppConfigShape {
   readonly redisUrl: Option.Option<string>
   readonly rateLimit: { readonly rps: number; readonly burst: number }
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
+  /** `CURSOR_SECRET`: signs list cursors; unset, a key is derived (see `http/CursorSecret.ts`). */
+  readonly cursorSecret?: Redacted.Redacted<string> | undefined
   readonly ownerEmail: string
   /** `smtp://` or `smtps://` URL of the mail server; none: e-mail goes to the log. */
   readonly smtpUrl: Option.Option<string>
@@ -88,6 +90,7 @@ export const fromEnv = Effect.gen(function* () {
       burst: yield* positiveInt("RATE_LIMIT_BURST", 200)
     },
     adminToken: yield* Config.option(Config.redacted("ADMIN_TOKEN")),
+    cursorSecret: Option.getOrUndefined(yield* Config.option(Config.redacted("CURSOR_SECRET"))),
     ownerEmail: yield* Config.string("OWNER_EMAIL").pipe(Config.withDefault("owner@example.com")),
     smtpUrl: yield* Config.option(
       Config.string("SMTP_URL").pipe(

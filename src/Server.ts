@@ -13,7 +13,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
-import { createServer } from "node:http"
 import { Api } from "../schema/Api.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
@@ -35,7 +34,10 @@ import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { Glossary } from "./glossary/Glossary.js"
 import { GlossaryHttp } from "./glossary/Http.js"
+import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
+import { Paginator } from "./http/Pagination.js"
+import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { Categories } from "./qa/Categories.js"
@@ -94,6 +96,7 @@ const Services = Layer.mergeAll(
       ApiKeys.Default,
       Workspaces.Default,
       IdempotencyStore.Default,
+      Paginator.Default,
       RequestRateLimiter.Default
     )
   )
@@ -174,6 +177,7 @@ export const makeServer = (layers: ServerLayers) => {
     layers.sourceTexts ?? noSourceTexts,
     JobQueue.layerPostgres.pipe(Layer.provide(layers.database)),
     Layer.succeed(AppConfig, layers.config),
+    CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   )
   const Http = HttpApiBuilder.serve().pipe(
@@ -181,7 +185,7 @@ export const makeServer = (layers: ServerLayers) => {
     Layer.provide(ApiLive),
     Layer.provide(EdgeLive),
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: layers.config.port, host: layers.config.host }))
+    Layer.provideMerge(NodeHttpServer.layer(makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` }), { port: layers.config.port, host: layers.config.host }))
   )
   return Layer.mergeAll(Http, Workers).pipe(
     Layer.provide(Startup),

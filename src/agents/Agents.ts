@@ -10,7 +10,7 @@ import type { AgentId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { isUniqueViolation } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
-import { parsePage, toPage } from "../http/Pagination.js"
+import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { AgentsRepo, type Tenant, toAgent } from "./AgentsRepo.js"
 import { firstFree, slugify } from "./Slug.js"
@@ -25,6 +25,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
     const repo = yield* AgentsRepo
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
+    const pages = yield* Paginator
 
     /** A free slug for `name`; a concurrent writer may still take it, hence the retry below. */
     const slugFor = (tenant: Tenant, name: string) => {
@@ -63,7 +64,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
     })
 
     const list = Effect.fn("Agents.list")(function* (tenant: Tenant, params: PageParams) {
-      const page = yield* parsePage(params)
+      const page = yield* pages.parse("agents", params)
       const rows = yield* Effect.orDie(repo.page(tenant, page))
       const { rows: kept, pagination } = toPage(rows, page)
       return { agents: kept.map(toAgent), pagination }

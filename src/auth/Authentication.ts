@@ -27,15 +27,27 @@ export type AuthResult = Either.Either<AuthenticatedCaller, MissingAuthorization
 /** The key resolved by the edge for this request, if it ran. */
 export const CurrentAuth = FiberRef.unsafeMake<Option.Option<AuthResult>>(Option.none())
 
-/** `Authorization: Bearer <key>` or the legacy `x-api-key: <key>`. */
-export const presentedKey = (headers: Headers.Headers): Option.Option<string> => {
+/**
+ * `Authorization: Bearer <key>` or the legacy `x-api-key: <key>`. An
+ * `Authorization` header in any other scheme is refused rather than read as a key.
+ */
+export const presentedKey = (headers: Headers.Headers): Option.Option<Either.Either<string, InvalidApiKey>> => {
   const authorization = headers["authorization"]
   if (authorization !== undefined && authorization.trim() !== "") {
-    const match = /^Bearer\s+(.*)$/i.exec(authorization.trim())
-    return Option.some(match ? match[1]!.trim() : authorization.trim())
+    const match = /^Bearer[ \t]+(\S+)$/i.exec(authorization.trim())
+    return Option.some(
+      match
+        ? Either.right(match[1]!)
+        : Either.left(
+            new InvalidApiKey({
+              message: "The Authorization header must use the Bearer scheme: `Authorization: Bearer <API_KEY>`",
+              param: "Authorization"
+            })
+          )
+    )
   }
   const legacy = headers["x-api-key"]
-  return legacy !== undefined && legacy.trim() !== "" ? Option.some(legacy.trim()) : Option.none()
+  return legacy !== undefined && legacy.trim() !== "" ? Option.some(Either.right(legacy.trim())) : Option.none()
 }
 
 export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authenticator", {
@@ -50,7 +62,8 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
           })
         ) as AuthResult
       }
-      const found = yield* keys.lookup(token.value)
+      if (Either.isLeft(token.value)) return Either.left(token.value.left) as AuthResult
+      const found = yield* keys.lookup(token.value.right)
       switch (found._tag) {
         case "Active":
           return Either.right({ ...found.caller, plan: found.plan }) as AuthResult

@@ -176,11 +176,37 @@ const cli = Command.make("cli").pipe(
 
 const run = Command.run(cli, { name: "assistant-platform admin", version: "0.1.0" })
 
+/**
+ * @effect/cli styles help and usage errors with ANSI codes whatever the output
+ * is: keep them only on a terminal, and never with `--json`.
+ */
+const withPlainText = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Console.consoleWith((console) => {
+    const json = process.argv.includes("--json")
+    const strip = (tty: boolean | undefined) => (arg: unknown) =>
+      typeof arg === "string" && (json || !tty) ? arg.replace(/\u001b\[[0-9;]*m/g, "") : arg
+    const out = strip(process.stdout.isTTY)
+    const err = strip(process.stderr.isTTY)
+    return Effect.withConsole(effect, {
+      ...console,
+      log: (...args) => console.log(...args.map(out)),
+      info: (...args) => console.info(...args.map(out)),
+      error: (...args) => console.error(...args.map(err)),
+      unsafe: {
+        ...console.unsafe,
+        log: (...args) => console.unsafe.log(...args.map(out)),
+        info: (...args) => console.unsafe.info(...args.map(out)),
+        error: (...args) => console.unsafe.error(...args.map(err))
+      }
+    })
+  })
+
 run(process.argv).pipe(
   // @effect/cli already printed usage errors; everything else gets one line.
   Effect.tapErrorCause((cause) =>
     ValidationError.isValidationError(Cause.squash(cause)) ? Effect.void : Console.error(`error: ${describeFailure(cause)}`)
   ),
+  withPlainText,
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disableErrorReporting: true })
 )

@@ -1,25 +1,30 @@
 /**
  * The edge: one middleware around the whole API. For every request it assigns
  * the request id, resolves the presented key once, takes a rate-limit token,
- * checks the body's media type, applies Idempotency-Key to POSTs, renders every
- * failure into the error envelope, and sets `Request-Id` and `X-RateLimit-*`.
+ * applies the input policy (`InputPolicy.ts`: path, query, body size, media
+ * type, JSON shape) and hands the API the checked body, applies Idempotency-Key
+ * to POSTs, renders every failure into the error envelope, and sets
+ * `Request-Id` and `X-RateLimit-*`.
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import {
   IdempotencyKeyMismatch,
   IdempotencyRequestInProgress,
   InvalidIdempotencyKey,
+  ParameterInvalid,
   PayloadTooLarge,
   UnsupportedMediaType
 } from "../../schema/Errors.js"
@@ -29,13 +34,11 @@ import { AppConfig } from "../Config.js"
 import { CurrentRequestId } from "./Envelope.js"
 import { errorResponse } from "./ErrorResponse.js"
 import { fromCause } from "./Failures.js"
+import { bodyLeftUnread, checkPath, checkQuery, maxBodyBytes, parseJsonBody, readBody } from "./InputPolicy.js"
 import { IdempotencyStore } from "./Idempotency.js"
 import { type RateLimitState, RequestRateLimiter } from "./RateLimit.js"
 import { routeTable } from "./Routes.js"
 import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
-
-/** JSON bodies beyond this are refused with 413 (CSV content is capped at 1 MB). */
-const maxJsonBodyBytes = 2 * 1024 * 1024
 
 /** Operational paths: no key, no rate limit (probes and docs must always answer). */
 const isOperational = (path: string) =>
@@ -45,12 +48,38 @@ const isWrite = (method: string) => method === "POST" || method === "PUT" || met
 
 const validIdempotencyKey = /^[\x21-\x7e]{1,255}$/
 
+/** `application/json` and every `+json` type (`application/merge-patch+json`), with parameters. */
 const isJson = (contentType: string | undefined) =>
-  contentType !== undefined && /^application\/([a-z0-9.+-]+\+)?json\b/i.test(contentType.trim())
+  contentType !== undefined && /^application\/([a-z0-9!#$&^_.-]+\+)?json\s*(;.*)?$/is.test(contentType.trim())
 
-const hasBody = (headers: Readonly<Record<string, string | undefined>>) =>
-  (headers["content-length"] !== undefined && headers["content-length"] !== "0") ||
-  headers["transfer-encoding"] !== undefined
+const isEmptyObject = (value: unknown) =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0
+
+/**
+ * The request the API sees: the body already read and checked by the edge, as
+ * `application/json` (a `+json` type, or no type on an empty body), which is how
+ * the library picks its decoder; any other decoder would read the already
+ * consumed stream and wait forever. Everything else is the original request
+ * (its prototype).
+ */
+const withCheckedBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  text: string,
+  value: unknown
+): HttpServerRequest.HttpServerRequest => {
+  const headers = { ...request.headers, "content-type": "application/json" }
+  const bytes = new TextEncoder().encode(text)
+  return Object.create(request, {
+    headers: { value: headers },
+    text: { get: () => Effect.succeed(text) },
+    json: { get: () => Effect.succeed(value) },
+    arrayBuffer: { get: () => Effect.succeed(bytes.buffer) },
+    stream: { get: () => Stream.succeed(bytes) }
+  })
+}
+
+/** The path as sent, before any decoding. */
+const rawPathOf = (url: string) => url.split("?", 1)[0]!
 
 const storable = (response: HttpServerResponse.HttpServerResponse) =>
   response.status < 500 && (response.body._tag === "Uint8Array" || response.body._tag === "Empty")
@@ -86,8 +115,12 @@ export const makeEdge = Effect.gen(function* () {
         : Option.some(yield* authenticator.resolve(request.headers))
       const caller = Option.flatMap(auth, Either.getRight)
       let rate: RateLimitState | undefined
+      let closeAfter = false
 
-      const idempotent = (inner: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>) =>
+      const idempotent = (
+        body: string,
+        inner: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+      ) =>
         Effect.gen(function* () {
           const key = request.headers["idempotency-key"]
           if (request.method !== "POST" || key === undefined || Option.isNone(caller)) return yield* inner
@@ -97,7 +130,6 @@ export const makeEdge = Effect.gen(function* () {
               param: "Idempotency-Key"
             })
           }
-          const body = yield* Effect.orDie(request.text)
           const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${body}`).digest("hex")
           const scope = { workspaceId: caller.value.workspaceId, environment: caller.value.environment, key }
           const claim = yield* idempotency.claim(scope, fingerprint)
@@ -144,17 +176,34 @@ export const makeEdge = Effect.gen(function* () {
           rate = decision.state
           if (decision.rejected !== undefined) return yield* decision.rejected
         }
+        const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(new URL(request.url, "http://edge").searchParams)
+        if (refused !== undefined) return yield* refused
         // refuse an oversized body before reading any of it
-        if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) {
-          return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxJsonBodyBytes} bytes` })
+        if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
+          return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes` })
         }
-        if (isWrite(request.method) && request.method !== "DELETE" && hasBody(request.headers) && !isJson(request.headers["content-type"])) {
+        if (operational || !isWrite(request.method) || request.method === "DELETE") return yield* idempotent("", rendered(app))
+        const source = NodeHttpServerRequest.toIncomingMessage(request)
+        const text = yield* readBody(source).pipe(
+          Effect.tapError(() => Effect.sync(() => (closeAfter = bodyLeftUnread(source))))
+        )
+        if (text !== "" && !isJson(request.headers["content-type"])) {
           return yield* new UnsupportedMediaType({
-            message: "Send the body as JSON with `Content-Type: application/json`",
+            message: "Send the body as JSON with `Content-Type: application/json` (or a `+json` type)",
             param: "Content-Type"
           })
         }
-        return yield* idempotent(rendered(app))
+        const value = yield* parseJsonBody(text)
+        if (routeTable.find(request.method, path)?.bodiless && value !== undefined && !isEmptyObject(value)) {
+          return yield* new ParameterInvalid({
+            message: "This endpoint takes no body: send none, or `{}`",
+            param: "body"
+          })
+        }
+        return yield* idempotent(
+          text,
+          rendered(app).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withCheckedBody(request, text, value)))
+        )
       })
 
       let response = yield* rendered(guarded).pipe(
@@ -164,6 +213,7 @@ export const makeEdge = Effect.gen(function* () {
         Effect.locally(CurrentAuth, auth)
       )
       response = HttpServerResponse.setHeader(response, "request-id", requestId)
+      if (closeAfter) response = HttpServerResponse.setHeader(response, "connection", "close")
       if (rate !== undefined) {
         const nowMillis = yield* Clock.currentTimeMillis
         response = HttpServerResponse.setHeaders(response, {
@@ -173,7 +223,7 @@ export const makeEdge = Effect.gen(function* () {
         })
       }
       return response
-    }).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)))
+    }).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
 })
 
 /** Installs the edge around the API (the `HttpApiBuilder` global middleware slot). */

@@ -12,10 +12,13 @@ import {
   type ApiFailure,
   failureClassOf,
   InternalError,
+  InvalidCursor,
+  InvalidLimit,
   MethodNotAllowed,
   ParameterInvalid,
   ParameterMissing,
   PayloadTooLarge,
+  ResourceMissing,
   RouteNotFound
 } from "../../schema/Errors.js"
 
@@ -28,10 +31,66 @@ export const formatParam = (path: ReadonlyArray<PropertyKey>): string | undefine
         ""
       )
 
+const excerptOf = (text: string, length = 40) => (text.length <= length ? text : `${text.slice(0, length)}…`)
+
+/**
+ * The library's issue text ("Expected { readonly a: string }, actual {...}")
+ * rewritten for people: what was expected in plain words, and the input only
+ * as a short excerpt.
+ */
+export const humanExpected = (message: string): string => {
+  const match = /^Expected ([\s\S]*?)(?:, actual ([\s\S]*))?$/.exec(message.trim())
+  if (match === null) return excerptOf(message, 200)
+  const expected = describe(match[1]!.trim())
+  const actual = match[2]
+  return actual === undefined ? `expected ${expected}` : `expected ${expected}, got ${excerptOf(actual)}`
+}
+
+const describe = (schema: string): string => {
+  if (/^\{[\s\S]*\}$/.test(schema) || schema.startsWith("Record<")) return "an object"
+  if (/^(ReadonlyArray|Array)<|^readonly \[|^\[/.test(schema)) return "an array"
+  const literals = schema.split(" | ").map((part) => /^"((?:[^"\\]|\\.)*)"$/.exec(part.trim()))
+  if (literals.every((l) => l !== null)) {
+    const values = literals.map((l) => `'${l![1]}'`)
+    return values.length === 1 ? values[0]! : `one of ${values.join(", ")}`
+  }
+  switch (schema) {
+    case "string":
+      return "a string"
+    case "number":
+    case "Int":
+      return schema === "Int" ? "an integer" : "a number"
+    case "boolean":
+      return "a boolean (true or false)"
+    case "null":
+      return "null"
+  }
+  return excerptOf(schema, 120)
+}
+
 const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiFailure => {
   const issue = error.issues[0]
-  if (issue === undefined) return new ParameterInvalid({ message: error.message })
+  if (issue === undefined) return new ParameterInvalid({ message: "The request does not match the expected shape" })
   const param = formatParam(issue.path)
+  // a union of literals fails once per member: name them all
+  const literals = error.issues
+    .filter((i) => i._tag === "Type" && formatParam(i.path) === param)
+    .map((i) => /^Expected ("(?:[^"\\]|\\.)*"), actual/.exec(i.message)?.[1])
+  if (literals.length > 1 && literals.every((l) => l !== undefined)) {
+    const actual = /, actual ([\s\S]*)$/.exec(issue.message)?.[1] ?? ""
+    const expected = `one of ${literals.map((l) => `'${l!.slice(1, -1)}'`).join(", ")}`
+    return new ParameterInvalid({
+      message: `Invalid ${param ?? "body"}: expected ${expected}, got ${excerptOf(actual)}`,
+      ...(param ? { param } : {})
+    })
+  }
+  // `limit=1&limit=2` and other malformed paging parameters keep their own codes
+  if (param === "limit") {
+    return new InvalidLimit({ message: "limit must be one integer between 1 and 100", param })
+  }
+  if (param === "starting_after") {
+    return new InvalidCursor({ message: "starting_after must be one cursor returned by this list", param })
+  }
   switch (issue._tag) {
     case "Missing":
       return new ParameterMissing({ message: `Missing required parameter: ${param}`, ...(param ? { param } : {}) })
@@ -39,11 +98,13 @@ const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiFailure => 
       return new ParameterInvalid({ message: `Received unknown parameter: ${param}`, ...(param ? { param } : {}) })
     default:
       if (param === undefined) {
-        return issue.message.includes("actual null")
+        return issue.message.includes("actual null") || issue.message.includes("actual undefined")
           ? new ParameterMissing({ message: "The request body is empty; expected a JSON object" })
-          : new ParameterInvalid({ message: `Invalid request body: ${issue.message}` })
+          : new ParameterInvalid({
+              message: `Invalid request body: expected an object${/, actual ([\s\S]*)$/.test(issue.message) ? `, got ${excerptOf(/, actual ([\s\S]*)$/.exec(issue.message)![1]!)}` : ""}`
+            })
       }
-      return new ParameterInvalid({ message: `Invalid ${param}: ${issue.message}`, param })
+      return new ParameterInvalid({ message: `Invalid ${param}: ${humanExpected(issue.message)}`, param })
   }
 }
 
@@ -69,11 +130,15 @@ export const fromCause = (
   if (HttpServerError.isServerError(error)) {
     if (error._tag === "RouteNotFound") {
       const allowed = routes.methodsFor(request.path)
+      // the method is served here, so the router refused the id itself (too long, undecodable): no such object
+      if (allowed.includes(request.method)) {
+        return { failure: new ResourceMissing({ message: `No such object at ${excerptOf(request.path, 80)}` }), defect: false }
+      }
       return {
         failure:
           allowed.length > 0
-            ? new MethodNotAllowed({ message: `${request.method} is not allowed on ${request.path}; use ${allowed.join(", ")}` })
-            : new RouteNotFound({ message: `Unrecognized request URL (${request.method} ${request.path})` }),
+            ? new MethodNotAllowed({ message: `${request.method} is not allowed on ${excerptOf(request.path, 80)}; use ${allowed.join(", ")}` })
+            : new RouteNotFound({ message: `Unrecognized request URL (${request.method} ${excerptOf(request.path, 80)})` }),
         defect: false
       }
     }

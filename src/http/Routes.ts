@@ -20,6 +20,8 @@ interface RouteEntry {
   readonly path: string
   readonly pattern: RegExp
   readonly policy: EndpointPolicy
+  /** A POST that declares no payload (resolve, retry, ...): it takes no body or `{}`. */
+  readonly bodiless: boolean
 }
 
 const toPattern = (path: string) =>
@@ -33,6 +35,7 @@ HttpApi.reflect(Api, {
       method: endpoint.method,
       path: endpoint.path,
       pattern: toPattern(endpoint.path),
+      bodiless: endpoint.method === "POST" && Option.isNone(endpoint.payloadSchema),
       policy: {
         scope: Context.getOption(mergedAnnotations, RequiredScope),
         widgetScope: Context.getOption(mergedAnnotations, WidgetScope)
@@ -52,5 +55,8 @@ export const routeTable = {
   methodsFor: (path: string): ReadonlyArray<string> => [
     ...new Set(entries.filter((e) => e.pattern.test(path)).map((e) => e.method))
   ],
+  /** The endpoint serving this method and path, if one does. */
+  find: (method: string, path: string): RouteEntry | undefined =>
+    entries.find((e) => e.method === method && e.pattern.test(path)),
   all: (): ReadonlyArray<{ readonly method: string; readonly path: string }> => entries
 }

@@ -11,7 +11,7 @@ import type { CreateQa, QaListParams, UpdateQa } from "../../schema/Qa.js"
 import { Ai, type AiError } from "../../layers/Ai.js"
 import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../agents/AgentsRepo.js"
-import { parsePage, toPage } from "../http/Pagination.js"
+import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
 
@@ -30,6 +30,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
     const repo = yield* QaRepo
     const agents = yield* Agents
     const ai = yield* Ai
+    const pages = yield* Paginator
 
     const embed = (question: string, answer: string) =>
       ai.embed([qaEmbeddingText(question, answer)]).pipe(
@@ -63,7 +64,10 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
 
     const list = Effect.fn("Qa.list")(function* (tenant: Tenant, agentId: AgentId, params: QaListParams) {
       yield* agents.retrieve(tenant, agentId)
-      const page = yield* parsePage(params)
+      const page = yield* pages.parse(`agents/${agentId}/qa`, params, {
+        category_id: params.category_id,
+        origin: params.origin
+      })
       const rows = yield* repo.qaPage(
         tenant,
         agentId,

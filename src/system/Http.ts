@@ -39,6 +39,17 @@ export const SystemHttp = HttpApiBuilder.group(Api, "system", (handlers) =>
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
+/** The catalog's descriptions are Markdown with `code` spans (the README shows them as such): render those. */
+export const inlineMarkdown = (s: string) =>
+  s
+    .split(/(`[^`]*`)/)
+    .map((part) =>
+      part.length > 1 && part.startsWith("`") && part.endsWith("`")
+        ? `<code>${escapeHtml(part.slice(1, -1))}</code>`
+        : escapeHtml(part)
+    )
+    .join("")
+
 /** `/docs/errors`: every error code with its status, the target of `doc_url`. */
 const errorsPage = HttpServerResponse.html(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Error codes</title>
@@ -49,7 +60,7 @@ td,th{padding:.35rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical
 <table><tr><th>Code</th><th>Status</th><th>Type</th><th>Meaning</th></tr>
 ${ErrorCatalog.map(
   (c) =>
-    `<tr id="${c.code}"><td><code>${c.code}</code></td><td>${c.status}</td><td>${c.type}</td><td>${escapeHtml(c.description)}</td></tr>`
+    `<tr id="${c.code}"><td><code>${c.code}</code></td><td>${c.status}</td><td>${c.type}</td><td>${inlineMarkdown(c.description)}</td></tr>`
 ).join("\n")}
 </table></body></html>`)
 

@@ -30,7 +30,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { AgentsRepo, type Tenant } from "../agents/AgentsRepo.js"
 import { Emails } from "../email/Emails.js"
 import { Outbox } from "../events/Outbox.js"
-import { parsePage, toPage } from "../http/Pagination.js"
+import { Paginator, toPage } from "../http/Pagination.js"
 import { iso, now } from "../Time.js"
 import { type TicketFilters, type TicketRow, type TicketState, TicketsRepo, toEvent, toMessage, toTicket } from "./TicketsRepo.js"
 
@@ -125,6 +125,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
     const outbox = yield* Outbox
     const emails = yield* Emails
     const ids = yield* IdGenerator
+    const pages = yield* Paginator
 
     const locked = (tenant: Tenant, publicId: string) =>
       Effect.flatMap(repo.find(tenant, publicId, { forUpdate: true }), (row) =>
@@ -255,7 +256,14 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
     })
 
     const list = Effect.fn("Tickets.list")(function* (tenant: Tenant, params: TicketListParams) {
-      const page = yield* parsePage(params)
+      const page = yield* pages.parse("tickets", params, {
+        status: params.status,
+        priority: params.priority,
+        assigned_to: params.assigned_to,
+        agent_id: params.agent_id,
+        origin: params.origin,
+        tag: params.tag
+      })
       const origin = yield* valuesOf(params.origin, TicketOrigins, "origin")
       const filters: TicketFilters = {
         statuses: yield* valuesOf(params.status, TicketStatuses, "status"),
@@ -288,7 +296,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
     })
 
     const messages = Effect.fn("Tickets.messages")(function* (tenant: Tenant, publicId: string, params: PageParams) {
-      const page = yield* parsePage(params)
+      const page = yield* pages.parse(`tickets/${publicId}/messages`, params)
       const found = yield* Effect.orDie(repo.find(tenant, publicId))
       if (Option.isNone(found)) return yield* missing(publicId)
       const { rows, pagination } = toPage(yield* Effect.orDie(repo.messages(found.value.id, Option.some(page))), page)

@@ -10,7 +10,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import type { Tenant } from "../agents/AgentsRepo.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
-import { parsePage, toPage } from "../http/Pagination.js"
+import { Paginator, toPage } from "../http/Pagination.js"
 import { checkUrl } from "../net/UrlPolicy.js"
 import { now } from "../Time.js"
 import { DeliverySignal } from "./Signal.js"
@@ -45,6 +45,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     const repo = yield* WebhooksRepo
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
+    const pages = yield* Paginator
     const signal = yield* DeliverySignal
     const config = yield* AppConfig
 
@@ -70,7 +71,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     })
 
     const list = Effect.fn("Webhooks.list")(function* (tenant: Tenant, params: PageParams) {
-      const page = yield* parsePage(params)
+      const page = yield* pages.parse("webhooks", params)
       const { rows, pagination } = toPage(yield* Effect.orDie(repo.pageSubscriptions(tenant, page)), page)
       return { subscriptions: rows.map(toSubscription), pagination }
     })
@@ -123,7 +124,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     })
 
     const deliveries = Effect.fn("Webhooks.deliveries")(function* (tenant: Tenant, id: string, params: DeliveryListParams) {
-      const page = yield* parsePage(params)
+      const page = yield* pages.parse(`webhooks/${id}/deliveries`, params, { status: params.status })
       yield* subscriptionOf(tenant, id)
       const rows = yield* Effect.orDie(repo.pageDeliveries(id, Option.fromNullable(params.status), page))
       const { rows: kept, pagination } = toPage(rows, page)

@@ -199,6 +199,17 @@ layer(testServer({ adminToken: Option.some(Redacted.make(adminToken)) }), {
         expect(run.stdout).toBe("")
         expect(run.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^error: unauthorized: /)])
       }), 60_000)
+
+    it.effect("piped output has no colour codes; a malformed workspace id says the expected format", () =>
+      Effect.gen(function* () {
+        const help = yield* cli(["keys", "--help"])
+        expect(help.stdout + help.stderr).not.toContain("\u001b[")
+        expect(help.stdout).toContain("--workspace")
+        const bad = yield* cli(["keys", "list", "--workspace", "ws_nope", "--admin-token", adminToken])
+        expect(bad.code).not.toBe(0)
+        expect(bad.stdout + bad.stderr).not.toContain("\u001b[")
+        expect(bad.stdout + bad.stderr).toContain("`ws_` followed by 8 to 64 letters and digits")
+      }), 60_000)
   })
 })
 

@@ -134,6 +134,9 @@ layer(testServer())("envelope", (it) => {
       expect(docs.headers.get("content-type")).toContain("text/html")
       const errors = yield* h.call("GET", "/docs/errors")
       for (const cls of ErrorCatalog) expect(errors.text).toContain(`id="${cls.code}"`)
+      // the descriptions' Markdown code spans are rendered, not shown as backticks
+      expect(errors.text).toContain("<code>limit</code> must be an integer")
+      expect(errors.text).not.toContain("`")
     })
   )
 })

@@ -67,4 +67,49 @@ layer(testServer())("pagination", (it) => {
       }
     })
   )
+
+  it.effect("cursors are signed and bound to their list and filters; forged positions never reach SQL", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      for (let i = 0; i < 3; i++) {
+        yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: `A${i}` } })
+        yield* h.call("POST", "/v1/webhooks", {
+          key: ws.secretTest,
+          body: { url: `http://127.0.0.1:9/hook${i}`, events: ["agent.created"] }
+        })
+      }
+      const agents = yield* h.call("GET", "/v1/agents?limit=1", { key: ws.secretTest })
+      const agentsCursor: string = agents.body.meta.pagination.next_cursor
+      expect((yield* h.call("GET", `/v1/agents?limit=1&starting_after=${agentsCursor}`, { key: ws.secretTest })).status).toBe(200)
+      const expectInvalid = (r: { status: number; body: any }, label: string) => {
+        expect(r.status, label).toBe(400)
+        expect(r.body.error, label).toMatchObject({ code: "invalid_cursor", param: "starting_after" })
+        expect(r.body.meta.request_id).toMatch(/^req_/)
+      }
+      expectInvalid(yield* h.call("GET", `/v1/webhooks?starting_after=${agentsCursor}`, { key: ws.secretTest }), "agents cursor on webhooks")
+      // the unsigned form of earlier versions and forged positions, up to past 64 bits
+      for (const seq of ["1", "9223372036854775807", "9223372036854775808", "99999999999999999999999"]) {
+        const forged = Buffer.from(`cur1:${seq}`).toString("base64url")
+        expectInvalid(yield* h.call("GET", `/v1/agents?starting_after=${forged}`, { key: ws.secretTest }), seq)
+        const withMac = Buffer.from(`${seq}.${"A".repeat(22)}`).toString("base64url")
+        expectInvalid(yield* h.call("GET", `/v1/agents?starting_after=${withMac}`, { key: ws.secretTest }), `${seq} with a made-up mac`)
+      }
+      // one flipped character of a real cursor
+      const flipped = agentsCursor.slice(0, -1) + (agentsCursor.endsWith("A") ? "B" : "A")
+      expectInvalid(yield* h.call("GET", `/v1/agents?starting_after=${flipped}`, { key: ws.secretTest }), "flipped")
+
+      // ticket cursors hold only with the same filters (repeated values in any order count as the same)
+      const agent = agents.body.data[0].id
+      for (let i = 0; i < 3; i++) {
+        yield* h.call("POST", "/v1/tickets", { key: ws.secretTest, body: { agent_id: agent, subject: `T${i}`, priority: "high" } })
+      }
+      const tickets = yield* h.call("GET", "/v1/tickets?limit=1&priority=high&priority=low", { key: ws.secretTest })
+      const ticketsCursor: string = tickets.body.meta.pagination.next_cursor
+      const same = yield* h.call("GET", `/v1/tickets?limit=1&priority=low&priority=high&starting_after=${ticketsCursor}`, { key: ws.secretTest })
+      expect(same.status).toBe(200)
+      expectInvalid(yield* h.call("GET", `/v1/tickets?limit=1&starting_after=${ticketsCursor}`, { key: ws.secretTest }), "filters dropped")
+      expectInvalid(yield* h.call("GET", `/v1/tickets?priority=high&starting_after=${ticketsCursor}`, { key: ws.secretTest }), "filters changed")
+    })
+  )
 })

@@ -1,0 +1,53 @@
+/**
+ * Where the cursor-signing key comes from. `CURSOR_SECRET` wins; else it is
+ * derived from a configured `ADMIN_TOKEN` (every instance has the same one);
+ * else, in embedded mode, a secret generated once and kept under `DATA_DIR`
+ * like the admin token. With a shared database and neither set, each process
+ * draws its own: cursors then hold only on the instance that issued them.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { createHash, randomBytes } from "node:crypto"
+import { join } from "node:path"
+import { AppConfig } from "../Config.js"
+import { CursorKey } from "./Pagination.js"
+
+const derive = (secret: string) =>
+  Redacted.make(new Uint8Array(createHash("sha256").update(`assistant-platform cursor key\n${secret}`).digest()))
+
+const nonEmpty = (r: Redacted.Redacted<string> | undefined) =>
+  r !== undefined && Redacted.value(r).trim() !== "" ? Option.some(Redacted.value(r)) : Option.none()
+
+const kept = (dataDir: string) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const file = join(dataDir, "cursor-secret")
+    if (yield* fs.exists(file)) {
+      const existing = (yield* fs.readFileString(file)).trim()
+      if (existing !== "") return existing
+    }
+    const secret = randomBytes(32).toString("base64url")
+    yield* fs.makeDirectory(dataDir, { recursive: true })
+    yield* fs.writeFileString(file, `${secret}\n`, { mode: 0o600 })
+    return secret
+  }).pipe(Effect.provide(NodeFileSystem.layer))
+
+export const CursorKeyLive = Layer.effect(
+  CursorKey,
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const configured = Option.orElse(nonEmpty(config.cursorSecret), () =>
+      Option.flatMap(config.adminToken, (t) => nonEmpty(t))
+    )
+    if (Option.isSome(configured)) return derive(configured.value)
+    if (Option.isNone(config.databaseUrl)) return derive(yield* Effect.orDie(kept(config.dataDir)))
+    yield* Effect.logWarning(
+      "Neither CURSOR_SECRET nor ADMIN_TOKEN is set: list cursors are valid only on the instance that issued them"
+    )
+    return derive(randomBytes(32).toString("base64url"))
+  })
+)

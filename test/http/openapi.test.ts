@@ -1,0 +1,60 @@
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { expect, layer } from "@effect/vitest"
+import { Validator } from "@seriousme/openapi-schema-validator"
+import * as Effect from "effect/Effect"
+import { Harness, testServer } from "../support/harness.js"
+
+const operations = (spec: any) =>
+  Object.entries<any>(spec.paths).flatMap(([path, item]) =>
+    Object.entries<any>(item).map(([method, op]) => ({ path, method, op }))
+  )
+
+layer(testServer())("OpenAPI document", (it) => {
+  it.effect("passes both strict validators and renders Schema.Unknown without a repeated $id", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const r = yield* h.call("GET", "/v1/openapi.json")
+      expect(r.status).toBe(200)
+      const result = yield* Effect.promise(() => new Validator().validate(structuredClone(r.body)))
+      expect(result.errors ?? []).toEqual([])
+      expect(result.valid).toBe(true)
+      yield* Effect.promise(() => SwaggerParser.validate(structuredClone(r.body)))
+      const ids = [...r.text.matchAll(/"\$id":"([^"]*)"/g)].map((m) => m[1])
+      expect(new Set(ids).size).toBe(ids.length)
+    })
+  )
+
+  it.effect("tells the whole truth: scopes, Idempotency-Key, response headers, integer limit, filter enums", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const spec = (yield* h.call("GET", "/v1/openapi.json")).body
+      const api = operations(spec).filter((o) => o.path.startsWith("/v1/"))
+      expect(api.length).toBeGreaterThan(20)
+      for (const { path, method, op } of api) {
+        const label = `${method} ${path}`
+        expect(Array.isArray(op["x-scopes"]), label).toBe(true)
+        if (path !== "/v1/openapi.json") expect(op["x-scopes"], label).toHaveLength(1)
+        if (method === "post") {
+          expect(op.parameters.map((p: any) => `${p.in}:${p.name}`), label).toContain("header:Idempotency-Key")
+        }
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          const names = Object.keys(response.headers ?? {})
+          expect(names, `${label} ${status}`).toEqual(
+            expect.arrayContaining(["Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"])
+          )
+          if (status === "429") expect(names, label).toContain("Retry-After")
+          if (method === "post") expect(names, label).toContain("Idempotent-Replayed")
+        }
+        for (const p of op.parameters ?? []) {
+          if (p.name === "limit") expect(p.schema, label).toMatchObject({ type: "integer", minimum: 1, maximum: 100 })
+        }
+      }
+      expect(spec.paths["/v1/tickets"].post["x-widget-scopes"]).toEqual(["widget:tickets"])
+      const filters = Object.fromEntries(spec.paths["/v1/tickets"].get.parameters.map((p: any) => [p.name, p.schema]))
+      expect(filters.status.anyOf[0].enum).toEqual(["open", "pending_user", "resolved"])
+      expect(filters.priority.anyOf[1].items.enum).toEqual(["low", "normal", "high", "urgent"])
+      expect(filters.origin.enum).toEqual(["api", "widget_button", "ai_escalation", "form"])
+      expect(filters.include.enum).toEqual(["total_count"])
+    })
+  )
+})
