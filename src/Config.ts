@@ -52,6 +52,8 @@ export interface AppConfigShape {
   readonly allowPrivateUrls: boolean
   /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
   readonly webhookPollMillis: number
+  /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
+  readonly qaRegeneratePollMillis: number
   readonly ai: AiSettings
   /** A webhook attempt succeeds on a 2xx within this many milliseconds (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
   readonly webhookResponseDeadlineMillis: number
@@ -125,6 +127,7 @@ export const fromEnv = Effect.gen(function* () {
       pollMillis: yield* positiveInt("INGEST_POLL_MS", 1000),
       leaseMillis: yield* positiveInt("INGEST_LEASE_MS", 60_000)
     },
+    qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
     ai: yield* aiFromEnv,
     webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
     announceKeys: true

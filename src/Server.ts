@@ -156,9 +156,16 @@ const Workers = Layer.mergeAll(
   ),
   Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run))),
   Layer.unwrapEffect(
-    Effect.map(Regeneration, (regeneration) =>
-      JobQueue.layerWorker({ queue: regenerateQueue, concurrency: 2, handle: regeneration.handle })
-    )
+    Effect.gen(function* () {
+      const regeneration = yield* Regeneration
+      const config = yield* AppConfig
+      return JobQueue.layerWorker({
+        queue: regenerateQueue,
+        concurrency: 2,
+        pollMillis: config.qaRegeneratePollMillis,
+        handle: regeneration.handle
+      })
+    })
   ),
   // one source at a time per agent (the job key), up to `INGEST_CONCURRENCY` agents at once
   Layer.unwrapEffect(

@@ -243,23 +243,20 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       transaction(
         Effect.gen(function* () {
           yield* lockCategories(agentId)
-          const rows = [...(yield* categoryRows(tenant, agentId))]
+          let count = (yield* categoryRows(tenant, agentId)).length
           const result: Array<CategoryRow> = []
           for (const draft of drafts) {
             const name = draft.name.trim()
             if (name === "") continue
-            const existing = rows.find((r) => r.name.toLowerCase() === name.toLowerCase())
-            if (existing !== undefined) {
-              if (!result.includes(existing)) result.push(existing)
+            // compared by the database, whose case folding the unique index uses
+            const existing = yield* categoryNamed(tenant, agentId, name)
+            if (Option.isSome(existing)) {
+              if (!result.some((r) => r.id === existing.value.id)) result.push(existing.value)
               continue
             }
-            const created = yield* insertCategory(tenant, agentId, {
-              name,
-              description: draft.description.trim(),
-              position: rows.length
-            })
-            rows.push(created)
-            result.push(created)
+            result.push(
+              yield* insertCategory(tenant, agentId, { name, description: draft.description.trim(), position: count++ })
+            )
           }
           return result.map(toCategory)
         })
@@ -366,15 +363,32 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
         Effect.orDie
       )
 
+    /** The agent's latest Q&A sequence number ("0" when none): a point in its history. */
+    const qaMark = (tenant: Tenant, agentId: AgentId) =>
+      SqlSchema.single({
+        Request: Scope,
+        Result: Schema.Struct({ mark: Schema.String }),
+        execute: (s) => sql`select coalesce(max(seq), 0)::text as mark from qa_items where ${scoped(s, "qa_items")}`
+      })(scope(tenant, agentId)).pipe(
+        Effect.map((row) => row.mark),
+        Effect.orDie
+      )
+
     /**
-     * Removes the agent's generated Q&A drawn from `sourceIds` (and any without a
-     * source); manual and CSV ones, and other sources' generated ones, stay.
+     * Removes the agent's generated Q&A written up to `mark`, and any drawn from
+     * `sourceIds`; manual and CSV ones, and generated ones written after the mark
+     * from other sources, stay.
      */
-    const deleteGenerated = (tenant: Tenant, agentId: AgentId, sourceIds: ReadonlyArray<SourceId>) =>
+    const deleteGenerated = (
+      tenant: Tenant,
+      agentId: AgentId,
+      options: { readonly upTo: string; readonly sourceIds: ReadonlyArray<SourceId> }
+    ) =>
       sql<{ readonly id: string }>`
         delete from qa_items
         where ${scoped(scope(tenant, agentId), "qa_items")} and origin = 'generated'
-          and (source_id is null ${sourceIds.length > 0 ? sql`or source_id in ${sql.in(sourceIds)}` : sql.literal("")})
+          and (seq <= ${options.upTo}::bigint
+            ${options.sourceIds.length > 0 ? sql`or source_id in ${sql.in(options.sourceIds)}` : sql.literal("")})
         returning id`.pipe(
         Effect.map((rows) => rows.length),
         Effect.orDie
@@ -400,6 +414,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       updateQa,
       deleteQa,
       deleteBySource,
+      qaMark,
       deleteGenerated
     } as const
   })

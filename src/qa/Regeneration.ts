@@ -3,9 +3,10 @@
  * agent, so one agent's regenerations run one at a time, in order); the job
  * draws Q&A again from every indexed source's text and, in one transaction,
  * replaces the generated Q&A of those sources and writes `qa.regenerated`.
- * Manual and CSV Q&A are never touched. Only the generated Q&A of the sources
- * it read are replaced, so a source indexed meanwhile (ingestion runs on its
- * own queue) keeps the Q&A its ingestion wrote.
+ * Manual and CSV Q&A are never touched. Ingestion runs on its own queue, so a
+ * source may be indexed while this runs: generated Q&A written before the job
+ * read the texts (a mark in the Q&A sequence) are replaced, as are those of
+ * every source it read; later ones, of a source it did not read, stay.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -60,6 +61,7 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
     /** Rebuilds the agent's generated Q&A; how many it wrote, or none when the agent is gone. */
     const rebuild = (tenant: Tenant, agentId: AgentId): Effect.Effect<Option.Option<number>, AiError> =>
       Effect.gen(function* () {
+        const mark = yield* repo.qaMark(tenant, agentId)
         const docs = yield* texts.indexedTexts(tenant, agentId)
         let categories = yield* repo.categoriesOf(tenant, agentId)
         const first = docs[0]
@@ -94,11 +96,7 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
             // the agent may have been deleted while the provider worked
             const agent = yield* Effect.option(agents.retrieve(tenant, agentId))
             if (Option.isNone(agent)) return Option.none()
-            yield* repo.deleteGenerated(
-              tenant,
-              agentId,
-              docs.map((d) => d.sourceId)
-            )
+            yield* repo.deleteGenerated(tenant, agentId, { upTo: mark, sourceIds: docs.map((d) => d.sourceId) })
             const count = yield* repo.insertQa(tenant, agentId, items)
             yield* outbox.emit({ ...tenant, type: "qa.regenerated", data: { agent_id: agentId, qa_count: count } })
             return Option.some(count)

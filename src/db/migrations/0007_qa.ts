@@ -44,6 +44,8 @@ export default Effect.gen(function* () {
   yield* sql`create index qa_items_page on qa_items (agent_id, seq desc)`
   yield* sql`create index qa_items_category on qa_items (category_id) where category_id is not null`
   yield* sql`create index qa_items_source on qa_items (source_id) where source_id is not null`
+  // retrieval's full-text side matches this very expression
+  yield* sql`create index qa_items_search on qa_items using gin (to_tsvector('english', question || ' ' || answer))`
   yield* sql`
     create table glossary_terms (
       seq bigint generated always as identity,
