@@ -1,7 +1,9 @@
 /**
  * Database layers: PGlite (embedded, for dev/tests) and PostgreSQL (pg pool).
  * Both provide `SqlClient.SqlClient` with the same SQL dialect and the same
- * result types, plus `Database` (kind + ping) for health checks.
+ * result types, plus `Database` (kind + ping for health checks, and whether
+ * the pgvector extension is there: always on PGlite, through
+ * `@electric-sql/pglite-pgvector`; on a server only if its operator installed it).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -9,6 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PGlite, types, type Results, type RowMode } from "@electric-sql/pglite"
+import { vector } from "@electric-sql/pglite-pgvector"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -21,13 +24,35 @@ export class Database extends Context.Tag("Database/Info")<
   {
     readonly kind: "pglite" | "postgres"
     readonly ping: Effect.Effect<void, SqlError>
+    /** pgvector is installed in this database: retrieval may cast `real[]` embeddings to `vector`. */
+    readonly vector: boolean
   }
 >() {}
+
+/**
+ * Installs pgvector when the server has it (a role without the right to
+ * create extensions, or a server without the package, gets `false`: retrieval
+ * then computes cosine over `real[]` itself).
+ */
+const enableVector = (sql: SqlClient.SqlClient) =>
+  sql<{ readonly available: boolean }>`
+    select exists (select 1 from pg_available_extensions where name = 'vector') as available`.pipe(
+    Effect.flatMap(([row]) =>
+      row?.available === true
+        ? Effect.as(sql`create extension if not exists vector`, true)
+        : Effect.succeed(false)
+    ),
+    Effect.catchAll((error) => Effect.as(Effect.logWarning("pgvector not enabled; retrieval uses real[] cosine", error), false))
+  )
 
 const databaseInfo = (kind: "pglite" | "postgres") =>
   Layer.effect(
     Database,
-    Effect.map(SqlClient.SqlClient, (sql) => ({ kind, ping: Effect.asVoid(sql`select 1`) }))
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const vector = yield* enableVector(sql)
+      return { kind, ping: Effect.asVoid(sql`select 1`), vector }
+    })
   )
 
 // PGlite
@@ -74,6 +99,7 @@ const acquirePglite = (dataDir: string | undefined) =>
         if (dataDir !== undefined) await mkdir(dataDir, { recursive: true })
         return await PGlite.create({
           dataDir,
+          extensions: { vector },
           // node-postgres returns int8 (count(*), bigint columns) as strings;
           // PGlite would return number/bigint. Keep both drivers identical.
           parsers: { [types.INT8]: (value: string) => value },

@@ -1,10 +1,10 @@
 /**
- * Outbound HTTP POSTs to URLs our customers chose (webhook receivers). Live:
- * `node:http`/`node:https` directly, hardened against SSRF. Test: a handler
- * function, so callers are tested without sockets.
+ * Outbound HTTP to URLs our customers chose: POSTs to webhook receivers and
+ * GETs of pages to ingest. Live: `node:http`/`node:https` directly, hardened
+ * against SSRF. Test: handler functions, so callers are tested without sockets.
  *
- * `post` never fails: whatever the receiver does (answers, refuses, hangs,
- * presents a bad certificate) is a `PostResult`, data for the delivery log.
+ * `post` and `get` never fail: whatever the server does (answers, refuses,
+ * hangs, presents a bad certificate) is a result, data for the caller.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -47,8 +47,43 @@ export interface PostFailure {
 
 export type PostResult = PostResponse | PostFailure
 
+export interface GetRequest {
+  readonly url: string
+  readonly headers?: Readonly<Record<string, string>>
+  /** The whole fetch, redirects included. */
+  readonly timeoutMillis: number
+  /** Bodies beyond this are cut off and reported as `too_large` (counted as they arrive). */
+  readonly maxBytes: number
+  readonly allowPrivate: boolean
+  /** Redirects followed, each target checked like the first URL (default 5). */
+  readonly maxRedirects?: number
+  /** `live` environments: a redirect to plain `http:` is refused. */
+  readonly httpsOnly?: boolean
+}
+
+export type GetFailureReason = FailureReason | "too_large" | "redirect"
+
+export interface GetResponse {
+  readonly _tag: "Response"
+  readonly status: number
+  /** Lowercased media type without parameters (`text/html`), or "" when absent. */
+  readonly contentType: string
+  readonly body: Uint8Array
+  /** The URL that answered, after redirects. */
+  readonly url: string
+}
+
+export interface GetFailure {
+  readonly _tag: "Failure"
+  readonly reason: GetFailureReason
+  readonly message: string
+}
+
+export type GetResult = GetResponse | GetFailure
+
 export interface FetcherShape {
   readonly post: (request: PostRequest) => Effect.Effect<PostResult>
+  readonly get: (request: GetRequest) => Effect.Effect<GetResult>
 }
 
 export class Fetcher extends Context.Tag("Layers/Fetcher")<Fetcher, FetcherShape>() {}
@@ -288,6 +323,140 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
   return cancel
 }
 
+/** Why a URL may not be fetched before any socket opens (scheme, literal private address), or none. */
+const refusedBeforeConnect = (url: URL, allowPrivate: boolean): GetFailure | undefined => {
+  const refuse = (reason: GetFailureReason, message: string): GetFailure => ({ _tag: "Failure", reason, message })
+  if (url.protocol !== "https:" && url.protocol !== "http:") return refuse("other", `unsupported protocol ${url.protocol}`)
+  if (url.username !== "" || url.password !== "") return refuse("other", "credentials in URLs are not sent")
+  if (allowPrivate) return undefined
+  const host = bareHostname(url.hostname)
+  return isLocalhostName(host) || (isIP(host) !== 0 && !isPublicAddress(host))
+    ? refuse("private_address", `${host} is a private, loopback or link-local address`)
+    : undefined
+}
+
+type GetOutcome = GetResult | { readonly _tag: "Redirect"; readonly location: string }
+
+/** One GET hop: a response, a redirect to follow, or a failure; `done` is called exactly once. */
+const getHop = (
+  url: URL,
+  request: GetRequest,
+  deadline: number,
+  done: (outcome: GetOutcome) => void
+): (() => void) => {
+  let settled = false
+  let req: http.ClientRequest | undefined
+  let res: http.IncomingMessage | undefined
+  const timer = setTimeout(
+    () => finish({ _tag: "Failure", reason: "timeout", message: `timed out after ${request.timeoutMillis} ms` }),
+    Math.max(0, deadline - performance.now())
+  )
+  const teardown = () => {
+    clearTimeout(timer)
+    res?.destroy()
+    req?.destroy()
+  }
+  function finish(outcome: GetOutcome) {
+    if (settled) return
+    settled = true
+    teardown()
+    done(outcome)
+  }
+  const refused = refusedBeforeConnect(url, request.allowPrivate)
+  if (refused !== undefined) {
+    finish(refused)
+    return () => {}
+  }
+  const isTls = url.protocol === "https:"
+  const progress: Progress = { tls: isTls, connected: false, secured: false }
+  try {
+    req = (isTls ? https : http).get(url, {
+      headers: { "user-agent": "assistant-platform-ingest/1", accept: "text/html,text/plain,application/pdf;q=0.9,*/*;q=0.1", ...request.headers },
+      agent: false,
+      lookup: guardedLookup(request.allowPrivate)
+    })
+  } catch (error) {
+    finish({ _tag: "Failure", reason: "other", message: messageOf(error) })
+    return () => {}
+  }
+  req.on("socket", (socket) => {
+    socket.once("connect", () => {
+      progress.connected = true
+    })
+    socket.once("secureConnect", () => {
+      progress.secured = true
+    })
+  })
+  req.on("error", (error) => finish({ _tag: "Failure", reason: classify(error, progress), message: messageOf(error) }))
+  req.on("response", (incoming) => {
+    res = incoming
+    const status = incoming.statusCode ?? 0
+    const location = incoming.headers.location
+    if (status >= 300 && status < 400 && location !== undefined) return finish({ _tag: "Redirect", location })
+    const declared = Number(incoming.headers["content-length"] ?? NaN)
+    const tooLarge = () =>
+      finish({ _tag: "Failure", reason: "too_large", message: `the response is larger than ${request.maxBytes} bytes` })
+    if (declared > request.maxBytes) return tooLarge()
+    const contentType = (incoming.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+    const chunks: Array<Buffer> = []
+    let size = 0
+    incoming.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > request.maxBytes) return tooLarge()
+      chunks.push(chunk)
+    })
+    incoming.on("end", () =>
+      finish({ _tag: "Response", status, contentType, body: new Uint8Array(Buffer.concat(chunks)), url: url.href })
+    )
+    incoming.on("error", (error) =>
+      finish({ _tag: "Failure", reason: "other", message: `response body interrupted: ${messageOf(error)}` })
+    )
+    incoming.on("close", () => {
+      if (!incoming.complete) finish({ _tag: "Failure", reason: "other", message: "connection closed before the body ended" })
+    })
+  })
+  return () => {
+    settled = true
+    teardown()
+  }
+}
+
+/**
+ * GET with redirects followed by hand: each target is parsed against the
+ * previous URL and goes through the same checks as the first (scheme, literal
+ * address, then the connect-time lookup), so a public page cannot bounce the
+ * fetch to an internal address. The deadline is a real timer (see `exchange`).
+ */
+const get = (request: GetRequest): Effect.Effect<GetResult> =>
+  Effect.gen(function* () {
+    const deadline = performance.now() + Math.max(0, request.timeoutMillis)
+    let url: URL
+    try {
+      url = new URL(request.url)
+    } catch {
+      return { _tag: "Failure", reason: "other", message: "invalid URL" } as const
+    }
+    const maxRedirects = request.maxRedirects ?? 5
+    for (let hop = 0; ; hop++) {
+      const outcome = yield* Effect.async<GetOutcome>((resume) => {
+        const cancel = getHop(url, request, deadline, (o) => resume(Effect.succeed(o)))
+        return Effect.sync(cancel)
+      })
+      if (outcome._tag !== "Redirect") return outcome
+      if (hop >= maxRedirects) {
+        return { _tag: "Failure", reason: "redirect", message: `more than ${maxRedirects} redirects` } as const
+      }
+      try {
+        url = new URL(outcome.location, url)
+      } catch {
+        return { _tag: "Failure", reason: "redirect", message: "a redirect named an invalid URL" } as const
+      }
+      if (request.httpsOnly === true && url.protocol !== "https:") {
+        return { _tag: "Failure", reason: "redirect", message: "a redirect left https" } as const
+      }
+    }
+  })
+
 const post = (request: PostRequest): Effect.Effect<PostResult> =>
   Effect.gen(function* () {
     // Duration comes from Effect's Clock like all time in the service (zero under an idle TestClock).
@@ -302,18 +471,27 @@ const post = (request: PostRequest): Effect.Effect<PostResult> =>
   })
 
 /** Real network through `node:http`/`node:https`; no redirects, no pooling, SSRF checks at connect time. */
-export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post })
+export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post, get })
 
 // Test
 
-/** Answers every POST with `handler` (a result, or an Effect of one, e.g. to wait on the TestClock). */
+/**
+ * Answers every POST with `handler` (a result, or an Effect of one, e.g. to wait
+ * on the TestClock) and every GET with `getHandler` (by default: the real network).
+ */
 export const layerTest = (
-  handler: (request: PostRequest) => PostResult | Effect.Effect<PostResult>
+  handler: (request: PostRequest) => PostResult | Effect.Effect<PostResult>,
+  getHandler: (request: GetRequest) => GetResult | Effect.Effect<GetResult> = get
 ): Layer.Layer<Fetcher> =>
   Layer.succeed(Fetcher, {
     post: (request) =>
       Effect.suspend(() => {
         const result = handler(request)
+        return Effect.isEffect(result) ? result : Effect.succeed(result)
+      }),
+    get: (request) =>
+      Effect.suspend(() => {
+        const result = getHandler(request)
         return Effect.isEffect(result) ? result : Effect.succeed(result)
       })
   })

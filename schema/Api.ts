@@ -20,6 +20,10 @@ import {
   ServiceUnavailable,
   UnsupportedMediaType
 } from "./Errors.js"
+import { GlossaryGroup } from "./Glossary.js"
+import { QaGroup } from "./Qa.js"
+import { FilesGroup } from "./Files.js"
+import { KnowledgeGroup } from "./Knowledge.js"
 import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
@@ -48,6 +52,10 @@ const Contract = HttpApi.make("assistant-platform")
   .add(AgentsGroup)
   .add(WebhooksGroup)
   .add(TicketsGroup)
+  .add(QaGroup)
+  .add(GlossaryGroup)
+  .add(KnowledgeGroup)
+  .add(FilesGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

@@ -187,6 +187,12 @@ export class TermExists extends catalog(Schema.TaggedError<TermExists>()("TermEx
   type: "invalid_request",
   description: "The glossary already holds this term."
 }) {}
+export class CategoryExists extends catalog(Schema.TaggedError<CategoryExists>()("CategoryExists", fields), {
+  code: "category_exists",
+  status: 409,
+  type: "invalid_request",
+  description: "The agent already has a category with this name (names are compared ignoring case)."
+}) {}
 export class IdempotencyRequestInProgress extends catalog(Schema.TaggedError<IdempotencyRequestInProgress>()("IdempotencyRequestInProgress", fields), {
   code: "idempotency_request_in_progress",
   status: 409,
@@ -266,6 +272,7 @@ export const ErrorCatalog = [
   MethodNotAllowed,
   FileNotUploaded,
   TermExists,
+  CategoryExists,
   IdempotencyRequestInProgress,
   PayloadTooLarge,
   UnsupportedMediaType,

@@ -33,6 +33,30 @@ export const EventId = Schema.String.pipe(
 )
 export type EventId = typeof EventId.Type
 
+export const SourceId = Schema.String.pipe(
+  Schema.pattern(prefixed("src"), { message: () => "Expected a knowledge source id (src_...)" }),
+  Schema.brand("SourceId")
+)
+export type SourceId = typeof SourceId.Type
+
+export const FileId = Schema.String.pipe(
+  Schema.pattern(prefixed("file"), { message: () => "Expected a file id (file_...)" }),
+  Schema.brand("FileId")
+)
+export type FileId = typeof FileId.Type
+
+export const CategoryId = Schema.String.pipe(
+  Schema.pattern(prefixed("cat"), { message: () => "Expected a category id (cat_...)" }),
+  Schema.brand("CategoryId")
+)
+export type CategoryId = typeof CategoryId.Type
+
+export const QaId = Schema.String.pipe(
+  Schema.pattern(prefixed("qa"), { message: () => "Expected a Q&A id (qa_...)" }),
+  Schema.brand("QaId")
+)
+export type QaId = typeof QaId.Type
+
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
@@ -51,6 +75,11 @@ export const IdPrefix = {
   email: "eml",
   ticket: "tck",
   ticketMessage: "tmsg",
-  ticketEvent: "tev"
+  ticketEvent: "tev",
+  source: "src",
+  file: "file",
+  category: "cat",
+  qa: "qa",
+  chunk: "chk"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

@@ -17,6 +17,18 @@ export type AiSettings =
       readonly embeddingModel: string
     }
 
+export interface IngestSettings {
+  readonly concurrency: number
+  /** One URL fetch, redirects included (`INGEST_FETCH_TIMEOUT_MS`, default 20 s). */
+  readonly fetchTimeoutMillis: number
+  /** Largest page or document fetched (`INGEST_MAX_PAGE_BYTES`, default 10 MB). */
+  readonly maxPageBytes: number
+  /** Longest sleep of the ingestion worker when nothing local wakes it (jobs of other processes). */
+  readonly pollMillis: number
+  /** A job's lease (`INGEST_LEASE_MS`, default 60 s), extended while it runs; a dead process's job is taken over after it. */
+  readonly leaseMillis: number
+}
+
 export interface AppConfigShape {
   readonly host: string
   readonly port: number
@@ -40,9 +52,13 @@ export interface AppConfigShape {
   readonly allowPrivateUrls: boolean
   /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
   readonly webhookPollMillis: number
+  /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
+  readonly qaRegeneratePollMillis: number
+  readonly ai: AiSettings
   /** A webhook attempt succeeds on a 2xx within this many milliseconds (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
   readonly webhookResponseDeadlineMillis: number
-  readonly ai: AiSettings
+  /** Ingestion: agents processed in parallel (`INGEST_CONCURRENCY`, default 2); one source at a time per agent. */
+  readonly ingest: IngestSettings
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
 }
@@ -104,8 +120,16 @@ export const fromEnv = Effect.gen(function* () {
     emailPollMillis: yield* positiveInt("EMAIL_POLL_MS", 1000),
     allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
     webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
-    webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
+    ingest: {
+      concurrency: yield* positiveInt("INGEST_CONCURRENCY", 2),
+      fetchTimeoutMillis: yield* positiveInt("INGEST_FETCH_TIMEOUT_MS", 20_000),
+      maxPageBytes: yield* positiveInt("INGEST_MAX_PAGE_BYTES", 10 * 1024 * 1024),
+      pollMillis: yield* positiveInt("INGEST_POLL_MS", 1000),
+      leaseMillis: yield* positiveInt("INGEST_LEASE_MS", 60_000)
+    },
+    qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
     ai: yield* aiFromEnv,
+    webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
     announceKeys: true
   })
 })

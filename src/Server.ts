@@ -13,14 +13,18 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
 import { Api } from "../schema/Api.js"
+import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
 import * as JobQueue from "../layers/JobQueue.js"
 import type { Fetcher } from "../layers/Fetcher.js"
+import type { FileStorage } from "../layers/FileStorage.js"
+import type { Ocr } from "../layers/Ocr.js"
 import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
 import { Agents } from "./agents/Agents.js"
+import { AgentsRepo } from "./agents/AgentsRepo.js"
 import { AgentsHttp } from "./agents/Http.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
@@ -29,12 +33,27 @@ import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
+import { Glossary } from "./glossary/Glossary.js"
+import { GlossaryHttp } from "./glossary/Http.js"
 import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
 import { Paginator } from "./http/Pagination.js"
 import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
+import { Categories } from "./qa/Categories.js"
+import { QaHttp } from "./qa/Http.js"
+import { QaItems } from "./qa/QaItems.js"
+import { regenerateQueue, Regeneration } from "./qa/Regeneration.js"
+import { SourceTexts } from "./qa/SourceTexts.js"
+import { Files } from "./files/Files.js"
+import { FilesHttp } from "./files/Http.js"
+import { KnowledgeHttp } from "./knowledge/Http.js"
+import { INGEST_QUEUE, Knowledge } from "./knowledge/Knowledge.js"
+import { KnowledgeRepo } from "./knowledge/KnowledgeRepo.js"
+import { Pipeline } from "./knowledge/Pipeline.js"
+import { Retrieval } from "./knowledge/Retrieval.js"
+import { QaRepo } from "./qa/QaRepo.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Erasure } from "./tickets/Erasure.js"
@@ -54,11 +73,28 @@ export interface ServerLayers {
   readonly ids: Layer.Layer<IdGenerator>
   readonly mailer: Layer.Layer<Mailer>
   readonly fetcher: Layer.Layer<Fetcher>
+  readonly ai: Layer.Layer<Ai.Ai>
+  readonly ocr: Layer.Layer<Ocr>
+  readonly fileStorage: Layer.Layer<FileStorage>
+  /** Default: the knowledge area's indexed sources. */
+  readonly sourceTexts?: Layer.Layer<SourceTexts>
 }
 export type { RateLimitStore }
 
 /** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
 const Programs = Layer.mergeAll(Agents.Default, Webhooks.Default, Tickets.Default, Erasure.Default, Authenticator.Default)
+
+/** Q&A, categories, glossary, files and knowledge, over the Q&A and agents repositories they share. */
+const KnowledgePrograms = Layer.mergeAll(
+  QaItems.Default,
+  Categories.Default,
+  Regeneration.Default,
+  Glossary.Default,
+  Files.Default,
+  Knowledge.Default,
+  Pipeline.Default,
+  Retrieval.Default
+).pipe(Layer.provide(Agents.Default), Layer.provideMerge(Layer.mergeAll(QaRepo.Default, AgentsRepo.Default)))
 
 /**
  * What several areas share, wired here because no area may import the one that
@@ -77,10 +113,10 @@ const Shared = Layer.mergeAll(
   DeliverySignal.Default
 ).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
-const Services = Layer.mergeAll(Programs, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
+const Services = Layer.mergeAll(Programs, KnowledgePrograms, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, SystemHttp]),
+  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, KnowledgeHttp, FilesHttp, QaHttp, GlossaryHttp, SystemHttp]),
   Layer.provide(AuthenticationLive)
 )
 
@@ -118,8 +154,40 @@ const Workers = Layer.mergeAll(
       )
     )
   ),
-  Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run)))
+  Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run))),
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const regeneration = yield* Regeneration
+      const config = yield* AppConfig
+      return JobQueue.layerWorker({
+        queue: regenerateQueue,
+        concurrency: 2,
+        pollMillis: config.qaRegeneratePollMillis,
+        handle: regeneration.handle
+      })
+    })
+  ),
+  // one source at a time per agent (the job key), up to `INGEST_CONCURRENCY` agents at once
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const pipeline = yield* Pipeline
+      const config = yield* AppConfig
+      return JobQueue.layerWorker({
+        queue: INGEST_QUEUE,
+        concurrency: config.ingest.concurrency,
+        leaseMillis: config.ingest.leaseMillis,
+        pollMillis: config.ingest.pollMillis,
+        handle: pipeline.handle
+      })
+    })
+  )
 )
+
+/** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
+const SourceTextsLive = Layer.effect(
+  SourceTexts,
+  Effect.map(KnowledgeRepo, (repo) => ({ indexedTexts: repo.indexedTexts }))
+).pipe(Layer.provide(KnowledgeRepo.Default))
 
 /**
  * Everything, listening on `config.port` (0 picks a free port). The output
@@ -127,14 +195,16 @@ const Workers = Layer.mergeAll(
  */
 export const makeServer = (layers: ServerLayers) => {
   const Infra = Layer.mergeAll(
-    layers.database,
     layers.ids,
     layers.mailer,
     layers.fetcher,
+    layers.ai,
+    layers.ocr,
+    layers.fileStorage,
     Layer.succeed(AppConfig, layers.config),
     CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
-  )
+  ).pipe(Layer.provideMerge(layers.database))
   const Http = HttpApiBuilder.serve().pipe(
     Layer.provide([DocsRoutes, AdminRoutes]),
     Layer.provide(ApiLive),
@@ -145,6 +215,7 @@ export const makeServer = (layers: ServerLayers) => {
   return Layer.mergeAll(Http, Workers).pipe(
     Layer.provide(Startup),
     Layer.provideMerge(Services),
+    Layer.provideMerge(layers.sourceTexts ?? SourceTextsLive),
     Layer.provideMerge(Infra)
   )
 }

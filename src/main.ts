@@ -1,5 +1,6 @@
 /** `npm start`: the service with layers chosen from the environment. */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -7,10 +8,28 @@ import { join } from "node:path"
 import { layerPg, layerPglite } from "../layers/Database.js"
 import { layerLive as idsLive } from "../layers/IdGenerator.js"
 import * as Fetcher from "../layers/Fetcher.js"
+import * as Ai from "../layers/Ai.js"
+import * as FileStorage from "../layers/FileStorage.js"
 import * as Mailer from "../layers/Mailer.js"
+import * as Ocr from "../layers/Ocr.js"
 import * as RateLimitStore from "../layers/RateLimitStore.js"
 import { fromEnv } from "./Config.js"
 import { makeServer } from "./Server.js"
+
+/**
+ * Tesseract starts its worker on the first image instead of at boot: the
+ * worker costs seconds of start-up and memory that most instances never use.
+ */
+const lazyTesseract = Layer.scoped(
+  Ocr.Ocr,
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const ocr = yield* Effect.cached(
+      Effect.map(Layer.buildWithScope(Ocr.layerTesseract, scope), (context) => Context.get(context, Ocr.Ocr))
+    )
+    return Ocr.Ocr.of({ recognize: (image) => Effect.flatMap(ocr, (o) => o.recognize(image)) })
+  })
+)
 
 const program = Effect.gen(function* () {
   const config = yield* fromEnv
@@ -26,7 +45,28 @@ const program = Effect.gen(function* () {
     onSome: (url) => Mailer.layerSmtp({ url, from: config.mailFrom }),
     onNone: () => Mailer.layerLog({ from: config.mailFrom })
   })
-  return yield* Layer.launch(makeServer({ config, database, rateLimitStore, ids: idsLive, mailer, fetcher: Fetcher.layerNode }))
+  const ai =
+    config.ai.provider === "openai"
+      ? Ai.layerOpenAi({
+          baseUrl: config.ai.baseUrl,
+          apiKey: config.ai.apiKey,
+          chatModel: config.ai.chatModel,
+          embeddingModel: config.ai.embeddingModel
+        })
+      : Ai.layerLocal
+  return yield* Layer.launch(
+    makeServer({
+      config,
+      database,
+      rateLimitStore,
+      ids: idsLive,
+      mailer,
+      fetcher: Fetcher.layerNode,
+      ai,
+      ocr: lazyTesseract,
+      fileStorage: FileStorage.layerDirectory(join(config.dataDir, "files"))
+    })
+  )
 })
 
 NodeRuntime.runMain(program)

@@ -18,6 +18,7 @@ import type { ApiKey, CreatedApiKey, Workspace } from "../../schema/Admin.js"
 import { Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
 import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { AdminClient, type Connection, connectionOptions, describeFailure, layer } from "./AdminClient.js"
+import { ingest } from "./Ingest.js"
 
 const common = { ...connectionOptions, json: Options.boolean("json").pipe(Options.withDescription("Print JSON")) }
 
@@ -171,7 +172,7 @@ const keys = Command.make("keys").pipe(
 
 const cli = Command.make("cli").pipe(
   Command.withDescription("Admin CLI for the assistant platform (talks to the running service)"),
-  Command.withSubcommands([workspaces, keys])
+  Command.withSubcommands([workspaces, keys, ingest])
 )
 
 const run = Command.run(cli, { name: "assistant-platform admin", version: "0.1.0" })

@@ -27,6 +27,7 @@ import {
   PayloadTooLarge,
   UnsupportedMediaType
 } from "../../schema/Errors.js"
+import { MAX_FILE_BYTES } from "../../schema/Files.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
@@ -38,6 +39,13 @@ import { bodyLeftUnread, checkPath, checkQuery, maxBodyBytes, parseJsonBody, rea
 import { IdempotencyStore } from "./Idempotency.js"
 import { type RateLimitState, RequestRateLimiter } from "./RateLimit.js"
 import { routeTable } from "./Routes.js"
+
+/**
+ * The one route whose body is raw bytes (a file's content): these media types,
+ * up to 25 MB, counted as they stream in; the JSON rules do not apply to it.
+ */
+const isUpload = (method: string, path: string) => method === "PUT" && /^\/v1\/files\/[^/]+\/content\/?$/.test(path)
+const uploadMediaType = /^(application\/octet-stream|application\/pdf|image\/(png|jpeg|webp)|text\/[a-z0-9.+-]+)\s*(;|$)/i
 
 /** Operational paths: no key, no rate limit (probes and docs must always answer). */
 const isOperational = (path: string) =>
@@ -176,9 +184,21 @@ export const makeEdge = Effect.gen(function* () {
         }
         const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(new URL(request.url, "http://edge").searchParams)
         if (refused !== undefined) return yield* refused
+        const upload = isUpload(request.method, path)
+        const maxBytes = upload ? MAX_FILE_BYTES : maxBodyBytes
         // refuse an oversized body before reading any of it
-        if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
-          return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes` })
+        if (Number(request.headers["content-length"] ?? 0) > maxBytes) {
+          return yield* new PayloadTooLarge({ message: `The request body exceeds ${maxBytes} bytes` })
+        }
+        if (upload) {
+          if (!uploadMediaType.test(request.headers["content-type"] ?? "")) {
+            return yield* new UnsupportedMediaType({
+              message: "Send the file's bytes as application/octet-stream, image/*, application/pdf or text/*",
+              param: "Content-Type"
+            })
+          }
+          // the handler reads the bytes itself, counted against this cap as they stream in
+          return yield* rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_FILE_BYTES)))
         }
         if (operational || !isWrite(request.method) || request.method === "DELETE") return yield* idempotent("", rendered(app))
         const source = NodeHttpServerRequest.toIncomingMessage(request)

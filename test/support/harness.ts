@@ -18,10 +18,14 @@ import type { Environment, Plan, Scope } from "../../schema/Auth.js"
 import type { Workspace } from "../../schema/Admin.js"
 import { layerLive as idsLive } from "../../layers/IdGenerator.js"
 import * as Mailer from "../../layers/Mailer.js"
+import * as Ai from "../../layers/Ai.js"
 import * as Fetcher from "../../layers/Fetcher.js"
+import * as FileStorage from "../../layers/FileStorage.js"
+import * as Ocr from "../../layers/Ocr.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import type { AppConfigShape } from "../../src/Config.js"
+import type { SourceTexts } from "../../src/qa/SourceTexts.js"
 import { makeServer } from "../../src/Server.js"
 import { type Client, makeClient } from "../../src/sdk/index.js"
 import { Workspaces } from "../../src/workspaces/Workspaces.js"
@@ -95,10 +99,15 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   emailPollMillis: 60 * 60 * 1000,
   announceKeys: false,
   ai: { provider: "local" },
+  // under TestClock the worker sleeps until the next due job; local enqueues wake it
+  ingest: { concurrency: 2, fetchTimeoutMillis: 5_000, maxPageBytes: 2 * 1024 * 1024, pollMillis: 60 * 60 * 1000, leaseMillis: 60_000 },
   allowPrivateUrls: true,
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,
   webhookResponseDeadlineMillis: 10_000,
+  // a job queued here wakes its worker at once: polling (for other instances' jobs) would only make
+  // every TestClock jump wake it once per period, so it is longer than any jump a test makes
+  qaRegeneratePollMillis: 366 * 24 * 60 * 60 * 1000,
   ...overrides
 })
 
@@ -188,6 +197,12 @@ export const testServer = (
   options: {
     /** How webhook POSTs leave: real HTTP by default, or a test layer that answers itself. */
     readonly fetcher?: Layer.Layer<Fetcher.Fetcher>
+    /** The AI provider (default: `local`). */
+    readonly ai?: Layer.Layer<Ai.Ai>
+    /** Indexed source texts for Q&A regeneration (default: the service's own). */
+    readonly sourceTexts?: Layer.Layer<SourceTexts>
+    /** Text every image "contains" (the fixed OCR layer) unless a test needs the real `layerTesseract`. */
+    readonly ocr?: Layer.Layer<Ocr.Ocr>
   } = {}
 ) => {
   // one mailbox per server: this reference is built once, for the server and the test
@@ -200,7 +215,11 @@ export const testServer = (
         rateLimitStore: RateLimitStore.layerMemory,
         ids: idsLive,
         mailer,
-        fetcher: options.fetcher ?? Fetcher.layerNode
+        fetcher: options.fetcher ?? Fetcher.layerNode,
+        ai: options.ai ?? Ai.layerLocal,
+        ocr: options.ocr ?? Ocr.layerFixed("text read from the image"),
+        fileStorage: FileStorage.layerMemory,
+        ...(options.sourceTexts === undefined ? {} : { sourceTexts: options.sourceTexts })
       })
     ),
     Layer.provideMerge(mailer),

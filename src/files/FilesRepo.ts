@@ -1,0 +1,72 @@
+/** SQL for uploaded files' records (the bytes live in `FileStorage`). Scoped to one workspace and environment. */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { FileContentType, FileStatus } from "../../schema/Files.js"
+import { FileId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+
+export const FileRow = Schema.Struct({
+  id: FileId,
+  filename: Schema.String,
+  content_type: FileContentType,
+  size_bytes: Schema.NumberFromString,
+  status: FileStatus,
+  received: Schema.Boolean,
+  created_at: Schema.DateFromSelf,
+  uploaded_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type FileRow = typeof FileRow.Type
+
+const decodeRows = Schema.decodeUnknown(Schema.Array(FileRow))
+const columns = "id, filename, content_type, size_bytes::text as size_bytes, status, received, created_at, uploaded_at"
+
+/** Where a file's bytes are kept in `FileStorage`. */
+export const storageKey = (tenant: Tenant, id: FileId) => `${tenant.workspaceId}/${tenant.environment}/${id}`
+
+export class FilesRepo extends Effect.Service<FilesRepo>()("Files/Repo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(columns)
+    const one = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+      rows.pipe(Effect.flatMap(decodeRows), Effect.map((r) => Option.fromNullable(r[0])), Effect.orDie)
+
+    const insert = (tenant: Tenant, row: Omit<FileRow, "status" | "received" | "uploaded_at">) =>
+      one(sql`
+        insert into files ${sql.insert({
+          id: row.id,
+          workspace_id: tenant.workspaceId,
+          environment: tenant.environment,
+          filename: row.filename,
+          content_type: row.content_type,
+          size_bytes: row.size_bytes,
+          status: "pending",
+          received: false,
+          created_at: row.created_at,
+          updated_at: row.created_at
+        })}
+        returning ${cols}`).pipe(Effect.map(Option.getOrThrow))
+
+    const find = (tenant: Tenant, id: FileId) =>
+      one(sql`
+        select ${cols} from files
+        where id = ${id} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+          and deleted_at is null`)
+
+    const markReceived = (id: FileId, size: number, at: Date) =>
+      one(sql`
+        update files set received = true, size_bytes = ${size}, updated_at = ${at}
+        where id = ${id} returning ${cols}`).pipe(Effect.map(Option.getOrThrow))
+
+    const markUploaded = (id: FileId, at: Date) =>
+      one(sql`
+        update files set status = 'uploaded', uploaded_at = coalesce(uploaded_at, ${at}), updated_at = ${at}
+        where id = ${id} returning ${cols}`).pipe(Effect.map(Option.getOrThrow))
+
+    const softDelete = (id: FileId, at: Date) =>
+      Effect.orDie(sql`update files set deleted_at = ${at}, updated_at = ${at} where id = ${id}`)
+
+    return { insert, find, markReceived, markUploaded, softDelete } as const
+  })
+}) {}

@@ -1,0 +1,42 @@
+/** HTTP handlers of the knowledge group: each one call to a program. */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import { Api } from "../../schema/Api.js"
+import { Caller } from "../../schema/Auth.js"
+import { ok, okList, runsToCompletion } from "../http/Envelope.js"
+import { Knowledge } from "./Knowledge.js"
+
+export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =>
+  Effect.gen(function* () {
+    const knowledge = yield* Knowledge
+    return handlers
+      .handle(
+        "create",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) => knowledge.create(c, path.agent_id, payload)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+      .handle(
+        "batch",
+        ({ headers, path, payload }) =>
+          Effect.flatMap(Caller, (c) => knowledge.batch(c, path.agent_id, payload.urls, headers["idempotency-key"])).pipe(
+            // SPEC.md: this operation's `meta` is null; the request id stays in the `Request-Id` header
+            Effect.map((data) => ({ data, meta: null }))
+          ),
+        runsToCompletion
+      )
+      .handle("list", ({ path, urlParams }) =>
+        Effect.flatMap(Caller, (c) => knowledge.list(c, path.agent_id, urlParams)).pipe(
+          Effect.flatMap(({ pagination, sources }) => okList(sources, pagination))
+        )
+      )
+      .handle("retrieve", ({ path }) =>
+        Effect.flatMap(Caller, (c) => knowledge.retrieve(c, path.agent_id, path.source_id)).pipe(Effect.flatMap(ok))
+      )
+      .handle(
+        "delete",
+        ({ path }) => Effect.flatMap(Caller, (c) => knowledge.remove(c, path.agent_id, path.source_id)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+  })
+)

@@ -1,0 +1,227 @@
+/**
+ * SQL for knowledge sources and their chunks. API reads are scoped to one
+ * workspace and environment; the pipeline works by source id (its job names it).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Environment } from "../../schema/Auth.js"
+import { AgentId, SourceId, WorkspaceId } from "../../schema/Ids.js"
+import {
+  type KnowledgeSource,
+  SourceErrorCode,
+  SourcePhase,
+  SourceStatus,
+  SourceType
+} from "../../schema/Knowledge.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import type { PageRequest } from "../http/Pagination.js"
+import { iso, isoOrNull } from "../Time.js"
+
+export const SourceRow = Schema.Struct({
+  seq: Schema.String,
+  id: SourceId,
+  workspace_id: WorkspaceId,
+  environment: Environment,
+  agent_id: AgentId,
+  type: SourceType,
+  title: Schema.String,
+  status: SourceStatus,
+  phase: SourcePhase,
+  progress: Schema.Int,
+  attempts: Schema.Int,
+  next_attempt_at: Schema.NullOr(Schema.DateFromSelf),
+  error: Schema.NullOr(Schema.String),
+  error_code: Schema.NullOr(SourceErrorCode),
+  source_ref: Schema.String,
+  size_bytes: Schema.NumberFromString,
+  chunk_count: Schema.Int,
+  qa_count: Schema.Int,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type SourceRow = typeof SourceRow.Type
+
+export const toSource = (row: SourceRow): KnowledgeSource => ({
+  id: row.id,
+  object: "knowledge_source",
+  agent_id: row.agent_id,
+  type: row.type,
+  title: row.title,
+  status: row.status,
+  phase: row.phase,
+  progress: row.progress,
+  attempts: row.attempts,
+  next_attempt_at: isoOrNull(row.next_attempt_at),
+  error: row.error,
+  error_code: row.error_code,
+  source_ref: row.source_ref,
+  size_bytes: row.size_bytes,
+  chunk_count: row.chunk_count,
+  qa_count: row.qa_count,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
+})
+
+const decodeRows = Schema.decodeUnknown(Schema.Array(SourceRow))
+const Input = Schema.Struct({ content: Schema.NullOr(Schema.String) })
+const decodeInput = Schema.decodeUnknown(Schema.Array(Input))
+const IndexedText = Schema.Struct({ id: SourceId, title: Schema.String, extracted_text: Schema.String })
+const decodeTexts = Schema.decodeUnknown(Schema.Array(IndexedText))
+
+// `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
+const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
+  progress, attempts, next_attempt_at, error, error_code, source_ref, size_bytes::text as size_bytes, chunk_count,
+  qa_count, created_at, updated_at`
+
+export interface NewSource {
+  readonly id: SourceId
+  readonly agentId: AgentId
+  readonly type: SourceType
+  readonly title: string
+  readonly sourceRef: string
+  readonly sizeBytes: number
+  readonly content: string | null
+  readonly at: Date
+}
+
+/** What the pipeline may change on a source as it goes. */
+export interface SourceProgress {
+  readonly status?: SourceStatus
+  readonly phase?: SourcePhase
+  readonly progress?: number
+  readonly attempts?: number
+  readonly next_attempt_at?: Date | null
+  readonly error?: string | null
+  readonly error_code?: SourceErrorCode | null
+  readonly title?: string
+  readonly size_bytes?: number
+  readonly extracted_text?: string
+  readonly chunk_count?: number
+  readonly qa_count?: number
+  readonly started_at?: Date
+  readonly finished_at?: Date
+}
+
+export interface NewChunk {
+  readonly id: string
+  readonly position: number
+  readonly content: string
+  readonly embedding: ReadonlyArray<number>
+}
+
+export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Repo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(columns)
+    const many = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+      Effect.orDie(Effect.flatMap(rows, decodeRows))
+    const first = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+      Effect.map(many(rows), (r) => Option.fromNullable(r[0]))
+
+    const insert = (tenant: Tenant, sources: ReadonlyArray<NewSource>) =>
+      sources.length === 0
+        ? Effect.succeed([])
+        : many(sql`
+            insert into knowledge_sources ${sql.insert(
+              sources.map((s) => ({
+                id: s.id,
+                workspace_id: tenant.workspaceId,
+                environment: tenant.environment,
+                agent_id: s.agentId,
+                type: s.type,
+                title: s.title,
+                status: "pending",
+                phase: "queued",
+                source_ref: s.sourceRef,
+                size_bytes: s.sizeBytes,
+                content: s.content,
+                created_at: s.at,
+                updated_at: s.at
+              }))
+            )}
+            returning ${cols}`).pipe(
+            // one multi-row insert returns rows in insertion order on both databases; keep it explicit
+            Effect.map((rows) => [...rows].sort((a, b) => Number(a.seq) - Number(b.seq)))
+          )
+
+    const find = (tenant: Tenant, agentId: AgentId, id: SourceId) =>
+      first(sql`
+        select ${cols} from knowledge_sources
+        where id = ${id} and agent_id = ${agentId}
+          and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and deleted_at is null`)
+
+    /** The pipeline's read, by id alone: a deleted source is none (its job just ends). */
+    const byId = (id: SourceId) =>
+      first(sql`select ${cols} from knowledge_sources where id = ${id} and deleted_at is null`)
+
+    const inputOf = (id: SourceId) =>
+      Effect.orDie(
+        Effect.flatMap(sql`select content from knowledge_sources where id = ${id}`, decodeInput)
+      ).pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.content ?? null)))
+
+    const page = (tenant: Tenant, agentId: AgentId, status: Option.Option<string>, page: PageRequest) =>
+      many(sql`
+        select ${cols} from knowledge_sources
+        where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId}
+          and environment = ${tenant.environment} and deleted_at is null
+          ${Option.isSome(status) ? sql`and status = ${status.value}` : sql.literal("")}
+          ${Option.isSome(page.after) ? sql`and knowledge_sources.seq < ${page.after.value}::bigint` : sql.literal("")}
+        order by knowledge_sources.seq desc
+        limit ${page.limit + 1}`)
+
+    const update = (id: SourceId, changes: SourceProgress, at: Date) =>
+      first(sql`
+        update knowledge_sources set ${sql.update({ ...changes, updated_at: at })}
+        where id = ${id} and deleted_at is null
+        returning ${cols}`)
+
+    const softDelete = (id: SourceId, at: Date) =>
+      Effect.orDie(
+        Effect.zipRight(
+          sql`delete from knowledge_chunks where source_id = ${id}`,
+          sql`update knowledge_sources set deleted_at = ${at}, updated_at = ${at}, content = null, extracted_text = null
+              where id = ${id}`
+        )
+      )
+
+    const replaceChunks = (source: SourceRow, chunks: ReadonlyArray<NewChunk>) =>
+      Effect.orDie(
+        Effect.gen(function* () {
+          yield* sql`delete from knowledge_chunks where source_id = ${source.id}`
+          // bounded statements: a long document has hundreds of chunks of 1000+ floats each
+          for (let i = 0; i < chunks.length; i += 50) {
+            yield* sql`insert into knowledge_chunks ${sql.insert(
+              chunks.slice(i, i + 50).map((c) => ({
+                id: c.id,
+                source_id: source.id,
+                agent_id: source.agent_id,
+                workspace_id: source.workspace_id,
+                environment: source.environment,
+                position: c.position,
+                content: c.content,
+                // an array literal; the column's type (real[]) types the parameter on both drivers
+                embedding: `{${c.embedding.map((x) => (Number.isFinite(x) ? x : 0)).join(",")}}`
+              }))
+            )}`
+          }
+        })
+      )
+
+    /** Each indexed source's extracted text, oldest first (Q&A regeneration reads them). */
+    const indexedTexts = (tenant: Tenant, agentId: AgentId) =>
+      Effect.orDie(
+        Effect.flatMap(
+          sql`
+            select id, title, extracted_text from knowledge_sources
+            where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+              and deleted_at is null and status = 'indexed' and extracted_text is not null
+            order by knowledge_sources.seq`,
+          decodeTexts
+        )
+      ).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
+
+    return { insert, find, byId, inputOf, page, update, softDelete, replaceChunks, indexedTexts } as const
+  })
+}) {}

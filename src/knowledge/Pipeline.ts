@@ -1,0 +1,355 @@
+/**
+ * The ingestion pipeline, one source per job: fetch (or read the file, or the
+ * inline content), extract readable text, categorize (an agent's first source
+ * sets its categories; later ones put their Q&A into them), generate Q&A,
+ * chunk, vectorize, then commit chunks, Q&A, the `indexed` state and the event
+ * in one transaction. Phase and progress are written as it goes. Transient
+ * failures (timeouts, 5xx, 429, connection trouble, a transient AI error) are
+ * retried on the Clock, 3 attempts in all; anything else fails at once.
+ * `csv_qa` skips the AI steps: its rows are the Q&A.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { type CategoryId, FileId, SourceId } from "../../schema/Ids.js"
+import type { Category } from "../../schema/Qa.js"
+import type { SourceErrorCode, SourcePhase } from "../../schema/Knowledge.js"
+import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
+import { Fetcher, type GetResult } from "../../layers/Fetcher.js"
+import { IdGenerator } from "../../layers/IdGenerator.js"
+import { type Job, Outcome } from "../../layers/JobQueue.js"
+import { Ocr } from "../../layers/Ocr.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { AppConfig } from "../Config.js"
+import { Outbox } from "../events/Outbox.js"
+import { Files } from "../files/Files.js"
+import { detect } from "../files/Magic.js"
+import { QaRepo } from "../qa/QaRepo.js"
+import { now } from "../Time.js"
+import { chunk } from "./Chunk.js"
+import { parseCsvQa } from "./Csv.js"
+import { type Document, fromHtml, fromPdf, fromText } from "./Extract.js"
+import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
+
+/** Attempts of one source, the first included. */
+export const MAX_ATTEMPTS = 3
+
+/** Wait before attempt n+1 after a transient failure of attempt n: 10 s, then 40 s. */
+export const retryDelayMillis = (attempt: number) => 10_000 * 4 ** (attempt - 1)
+
+class IngestFailure extends Data.TaggedError("IngestFailure")<{
+  readonly code: SourceErrorCode
+  readonly message: string
+  readonly transient: boolean
+}> {}
+
+/** The source was deleted while it was processed: the job ends without a trace. */
+class SourceGone extends Data.TaggedError("SourceGone")<{}> {}
+
+const permanent = (code: SourceErrorCode, message: string) => new IngestFailure({ code, message, transient: false })
+const transient = (code: SourceErrorCode, message: string) => new IngestFailure({ code, message, transient: true })
+
+const Payload = Schema.Struct({ sourceId: SourceId })
+const decodePayload = Schema.decodeUnknownEither(Payload)
+
+const fromAi = (error: AiError) =>
+  new IngestFailure({ code: "ai_failed", message: `AI step failed: ${error.message}`, transient: error.transient })
+
+const decodeUtf8 = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+
+/** What a fetched page is, by its declared type, else by its bytes. */
+const pageKind = (contentType: string, body: Uint8Array): "html" | "text" | "pdf" | undefined => {
+  if (contentType === "text/html" || contentType === "application/xhtml+xml") return "html"
+  if (contentType === "text/plain" || contentType === "text/markdown") return "text"
+  if (contentType === "application/pdf") return "pdf"
+  if (contentType === "" || contentType === "application/octet-stream") {
+    const kind = detect(body)
+    return kind === "text/html" ? "html" : kind === "text" ? "text" : kind === "application/pdf" ? "pdf" : undefined
+  }
+  return undefined
+}
+
+const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "pdf"; body: Uint8Array }, IngestFailure> => {
+  if (result._tag === "Failure") {
+    switch (result.reason) {
+      case "private_address":
+        return Either.left(permanent("url_not_allowed", `refused: ${result.message}`))
+      case "too_large":
+        return Either.left(permanent("too_large", result.message))
+      case "timeout":
+        return Either.left(transient("timeout", result.message))
+      case "redirect":
+      case "tls":
+        return Either.left(permanent("fetch_failed", result.message))
+      default:
+        return Either.left(transient("fetch_failed", result.message))
+    }
+  }
+  const { status } = result
+  if (status === 404 || status === 410) return Either.left(permanent("not_found", `the page answered ${status}`))
+  if (status === 429 || status >= 500) return Either.left(transient("http_error", `the page answered ${status}`))
+  if (status < 200 || status >= 300) return Either.left(permanent("http_error", `the page answered ${status}`))
+  const kind = pageKind(result.contentType, result.body)
+  if (kind === undefined) {
+    return Either.left(permanent("unsupported_type", `content type ${result.contentType || "unknown"} is not HTML, text or PDF`))
+  }
+  return Either.right({ kind, body: result.body })
+}
+
+export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* KnowledgeRepo
+    const qa = yield* QaRepo
+    const files = yield* Files
+    const ai = yield* Ai
+    const ocr = yield* Ocr
+    const fetcher = yield* Fetcher
+    const outbox = yield* Outbox
+    const ids = yield* IdGenerator
+    const config = yield* AppConfig
+
+    const step = (source: SourceRow, changes: SourceProgress) =>
+      Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
+        Effect.flatMap((row) => (Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(new SourceGone())))
+      )
+
+    const phase = (source: SourceRow, name: SourcePhase, progress: number) => step(source, { phase: name, progress })
+
+    const readDocument = (source: SourceRow, tenant: Tenant): Effect.Effect<Document, IngestFailure | SourceGone> =>
+      Effect.gen(function* () {
+        switch (source.type) {
+          case "text": {
+            const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
+            yield* phase(source, "extracting", 20)
+            return { title: source.title, text: fromText(content, source.title).text }
+          }
+          case "url": {
+            const result = yield* fetcher.get({
+              url: source.source_ref,
+              timeoutMillis: config.ingest.fetchTimeoutMillis,
+              maxBytes: config.ingest.maxPageBytes,
+              allowPrivate: config.allowPrivateUrls,
+              httpsOnly: source.environment === "live"
+            })
+            const page = yield* fromFetch(result)
+            yield* step(source, { phase: "extracting", progress: 20, size_bytes: page.body.length })
+            const fallback = source.title
+            const doc =
+              page.kind === "html"
+                ? fromHtml(decodeUtf8(page.body), fallback)
+                : page.kind === "text"
+                  ? fromText(decodeUtf8(page.body), fallback)
+                  : yield* Effect.mapError(fromPdf(page.body, fallback), (e) => permanent("unsupported_type", e.message))
+            // a title given at creation wins over the page's own
+            return source.title !== source.source_ref ? { ...doc, title: source.title } : doc
+          }
+          case "file_id": {
+            const fileId = yield* Schema.decode(FileId)(source.source_ref).pipe(
+              Effect.mapError(() => permanent("file_missing", "the source names no file"))
+            )
+            const file = yield* files.bytesOf(tenant, fileId)
+            if (Option.isNone(file)) return yield* permanent("file_missing", `file ${fileId} is gone or not uploaded`)
+            const { bytes, row } = file.value
+            yield* step(source, { phase: "extracting", progress: 20, size_bytes: bytes.length })
+            const kind = detect(bytes)
+            switch (kind) {
+              case "image/png":
+              case "image/jpeg":
+              case "image/webp": {
+                const text = yield* Effect.mapError(ocr.recognize(bytes), (e) => permanent("ocr_failed", e.message))
+                return { title: source.title, text: text.trim() }
+              }
+              case "application/pdf":
+                return yield* Effect.mapError(fromPdf(bytes, source.title), (e) => permanent("unsupported_type", e.message))
+              case "text/html":
+                return { ...fromHtml(decodeUtf8(bytes), source.title), title: source.title }
+              case "text":
+                return { ...fromText(decodeUtf8(bytes), row.filename), title: source.title }
+              default:
+                return yield* permanent("unsupported_type", "the file is not an image, PDF, HTML or text")
+            }
+          }
+          case "csv_qa":
+            return yield* permanent("csv_invalid", "a CSV source has no document")
+        }
+      })
+
+    const categoriesFor = (source: SourceRow, tenant: Tenant, doc: Document) =>
+      Effect.gen(function* () {
+        const existing = yield* qa.categoriesOf(tenant, source.agent_id)
+        if (existing.length > 0) return existing
+        const drafts = yield* Effect.mapError(ai.categorize(doc), fromAi)
+        return yield* qa.createCategories(tenant, source.agent_id, drafts)
+      })
+
+    const embed = (texts: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const out: Array<ReadonlyArray<number>> = []
+        for (let i = 0; i < texts.length; i += 64) {
+          out.push(...(yield* Effect.mapError(ai.embed(texts.slice(i, i + 64)), fromAi)))
+        }
+        return out
+      })
+
+    interface Item {
+      readonly question: string
+      readonly answer: string
+      readonly category: string | null
+    }
+
+    /** Category ids by name, case-insensitively; names the agent lacks are created (CSV) or dropped (generated). */
+    const placeIn = (categories: ReadonlyArray<Category>, name: string | null): CategoryId | null => {
+      if (name === null) return null
+      const wanted = name.trim().toLowerCase()
+      return categories.find((c) => c.name.toLowerCase() === wanted)?.id ?? null
+    }
+
+    /** Everything up to the commit: the document (if any), chunks with vectors, Q&A with vectors. */
+    const build = (source: SourceRow, tenant: Tenant) =>
+      Effect.gen(function* () {
+        let doc: Document | null = null
+        let items: ReadonlyArray<Item>
+        let categories: ReadonlyArray<Category>
+        let origin: "generated" | "csv"
+        if (source.type === "csv_qa") {
+          const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
+          yield* phase(source, "extracting", 20)
+          const parsed = parseCsvQa(content)
+          if (Either.isLeft(parsed)) {
+            return yield* permanent("csv_invalid", parsed.left.map((e) => `line ${e.line}: ${e.message}`).join("; "))
+          }
+          items = parsed.right
+          origin = "csv"
+          yield* phase(source, "categorizing", 40)
+          const named = [...new Set(items.flatMap((i) => (i.category === null ? [] : [i.category])))]
+          const existing = yield* qa.categoriesOf(tenant, source.agent_id)
+          const missing = named.filter((n) => placeIn(existing, n) === null)
+          categories =
+            missing.length === 0
+              ? existing
+              : yield* qa.createCategories(tenant, source.agent_id, missing.map((name) => ({ name, description: "" })))
+          yield* phase(source, "generating_qa", 60)
+        } else {
+          doc = yield* readDocument(source, tenant)
+          if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
+          yield* phase(source, "categorizing", 40)
+          categories = yield* categoriesFor(source, tenant, doc)
+          yield* phase(source, "generating_qa", 60)
+          const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
+          items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi)
+          origin = "generated"
+        }
+        yield* phase(source, "vectorizing", 80)
+        const chunks = doc === null ? [] : chunk(`${doc.title}\n\n${doc.text}`)
+        const vectors = yield* embed([...chunks, ...items.map((i) => `${i.question}\n${i.answer}`)])
+        return {
+          title: doc?.title ?? source.title,
+          text: doc?.text ?? null,
+          chunks: chunks.map((content, position) => ({ content, position, embedding: vectors[position]! })),
+          qa: items.map((item, i) => ({
+            question: item.question,
+            answer: item.answer,
+            categoryId: placeIn(categories, item.category),
+            origin,
+            sourceId: source.id,
+            embedding: vectors[chunks.length + i]!
+          }))
+        }
+      })
+
+    const tenantOf = (source: SourceRow): Tenant => ({ workspaceId: source.workspace_id, environment: source.environment })
+
+    /** Chunks, Q&A, the final state and the event: all or nothing, and nothing for a source deleted meanwhile. */
+    const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const tenant = tenantOf(source)
+          const at = yield* now
+          const chunks = yield* Effect.forEach(built.chunks, (c) =>
+            Effect.map(ids.make("chk"), (id) => ({ id, ...c }))
+          )
+          const row = yield* step(source, {
+            status: "indexed",
+            phase: "done",
+            progress: 100,
+            title: built.title,
+            error: null,
+            error_code: null,
+            next_attempt_at: null,
+            chunk_count: chunks.length,
+            qa_count: built.qa.length,
+            finished_at: at,
+            ...(built.text === null ? {} : { extracted_text: built.text })
+          })
+          yield* repo.replaceChunks(row, chunks)
+          yield* qa.deleteBySource(tenant, source.id)
+          yield* qa.insertQa(tenant, source.agent_id, built.qa)
+          yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
+        })
+      )
+
+    const fail = (source: SourceRow, failure: IngestFailure) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const row = yield* step(source, {
+            status: "failed",
+            error: failure.message,
+            error_code: failure.code,
+            next_attempt_at: null,
+            finished_at: yield* now
+          })
+          yield* outbox.emit({
+            ...tenantOf(source),
+            type: "knowledge.source.failed",
+            data: { source: toSource(row), error: { code: failure.code, message: failure.message } }
+          })
+        })
+      )
+
+    const handle = Effect.fn("Pipeline.handle")(function* (job: Job) {
+      const payload = decodePayload(job.payload)
+      if (Either.isLeft(payload)) return Outcome.failed("the job names no source")
+      const found = yield* repo.byId(payload.right.sourceId)
+      if (Option.isNone(found) || found.value.status === "indexed" || found.value.status === "failed") return Outcome.done
+      const attempt = found.value.attempts + 1
+      const result = yield* Effect.gen(function* () {
+        const source = yield* step(found.value, {
+          status: "processing",
+          phase: "fetching",
+          progress: 5,
+          attempts: attempt,
+          next_attempt_at: null,
+          started_at: yield* now
+        })
+        yield* commit(source, yield* build(source, tenantOf(source)))
+      }).pipe(Effect.either)
+      if (Either.isRight(result)) return Outcome.done
+      const failure = result.left
+      if (failure._tag === "SourceGone") return Outcome.done
+      if (failure._tag !== "IngestFailure") return yield* Effect.die(failure)
+      if (failure.transient && attempt < MAX_ATTEMPTS) {
+        const at = new Date((yield* now).getTime() + retryDelayMillis(attempt))
+        yield* Effect.ignore(
+          step(found.value, {
+            status: "pending",
+            phase: "queued",
+            progress: 0,
+            next_attempt_at: at,
+            error: failure.message,
+            error_code: failure.code
+          })
+        )
+        return Outcome.retryAt(at, failure.message)
+      }
+      yield* Effect.ignore(fail(found.value, failure))
+      return Outcome.done
+    }, Effect.orDie)
+
+    return { handle } as const
+  }),
+  dependencies: [KnowledgeRepo.Default, Files.Default]
+}) {}

@@ -1,0 +1,122 @@
+/**
+ * Q&A programs. Each write stores the item's embedding (`Ai.embed` of its
+ * question and answer), never returned; a category named by a write is held
+ * (`for share`) until the write commits, so it cannot vanish under it.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
+import type { AgentId, CategoryId, QaId } from "../../schema/Ids.js"
+import type { CreateQa, QaListParams, UpdateQa } from "../../schema/Qa.js"
+import { Ai, type AiError } from "../../layers/Ai.js"
+import { Agents } from "../agents/Agents.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { Paginator, toPage } from "../http/Pagination.js"
+import { now } from "../Time.js"
+import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
+
+const missing = (id: QaId) => new ResourceMissing({ message: `No such Q&A: '${id}'`, param: "qa_id" })
+const missingCategory = (id: CategoryId) =>
+  new ResourceMissing({ message: `No such category: '${id}'`, param: "category_id" })
+
+/** A provider outage is worth a retry by the client; any other provider failure is ours. */
+const providerFailure = (error: AiError) =>
+  error.transient
+    ? new ServiceUnavailable({ message: `The AI provider did not answer; retry later (${error.message})` })
+    : Effect.die(error)
+
+export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
+  effect: Effect.gen(function* () {
+    const repo = yield* QaRepo
+    const agents = yield* Agents
+    const ai = yield* Ai
+    const pages = yield* Paginator
+
+    const embed = (question: string, answer: string) =>
+      ai.embed([qaEmbeddingText(question, answer)]).pipe(
+        Effect.flatMap((vectors) =>
+          vectors.length === 1 ? Effect.succeed(vectors[0]!) : Effect.dieMessage("Ai.embed gave no vector for one text")
+        ),
+        Effect.catchTag("AiError", providerFailure)
+      )
+
+    const holdCategory = (tenant: Tenant, agentId: AgentId, id: CategoryId | null | undefined) =>
+      id === null || id === undefined
+        ? Effect.void
+        : Effect.flatMap(repo.findCategory(tenant, agentId, id, { lock: "share" }), (found) =>
+            Option.isSome(found) ? Effect.void : Effect.fail(missingCategory(id))
+          )
+
+    const create = Effect.fn("Qa.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateQa) {
+      yield* agents.retrieve(tenant, agentId)
+      const embedding = yield* embed(input.question, input.answer)
+      const categoryId = input.category_id ?? null
+      const [row] = yield* repo.transaction(
+        Effect.zipRight(
+          holdCategory(tenant, agentId, categoryId),
+          repo.insertQaRows(tenant, agentId, [
+            { question: input.question, answer: input.answer, categoryId, origin: "manual", sourceId: null, embedding }
+          ])
+        )
+      )
+      return row === undefined ? yield* Effect.dieMessage("insert returned no row") : toQa(row)
+    })
+
+    const list = Effect.fn("Qa.list")(function* (tenant: Tenant, agentId: AgentId, params: QaListParams) {
+      yield* agents.retrieve(tenant, agentId)
+      const page = yield* pages.parse(`agents/${agentId}/qa`, params, {
+        category_id: params.category_id,
+        origin: params.origin
+      })
+      const rows = yield* repo.qaPage(
+        tenant,
+        agentId,
+        { category: Option.fromNullable(params.category_id), origin: Option.fromNullable(params.origin) },
+        page
+      )
+      const { rows: kept, pagination } = toPage(rows, page)
+      return { items: kept.map(toQa), pagination }
+    })
+
+    const update = Effect.fn("Qa.update")(function* (tenant: Tenant, agentId: AgentId, id: QaId, input: UpdateQa) {
+      yield* agents.retrieve(tenant, agentId)
+      return yield* repo.transaction(
+        Effect.gen(function* () {
+          const found = yield* repo.findQa(tenant, agentId, id, { forUpdate: true })
+          if (Option.isNone(found)) return yield* missing(id)
+          const before = found.value
+          yield* holdCategory(tenant, agentId, input.category_id)
+          const question = input.question ?? before.question
+          const answer = input.answer ?? before.answer
+          const textChanged = question !== before.question || answer !== before.answer
+          const categoryChanged = input.category_id !== undefined && input.category_id !== before.category_id
+          if (!textChanged && !categoryChanged) return toQa(before)
+          const changes: QaChanges = {
+            ...(textChanged
+              ? {
+                  question,
+                  answer,
+                  // an edited generated answer is now the integrator's: regeneration must keep it
+                  ...(before.origin === "generated" ? { origin: "manual" as const } : {}),
+                  // the row stays locked while the provider answers: one row, bounded by its timeout
+                  embedding: yield* embed(question, answer)
+                }
+              : {}),
+            ...(categoryChanged ? { category_id: input.category_id ?? null } : {})
+          }
+          return toQa(yield* repo.updateQa(id, changes, yield* now))
+        })
+      )
+    })
+
+    const remove = Effect.fn("Qa.delete")(function* (tenant: Tenant, agentId: AgentId, id: QaId) {
+      yield* agents.retrieve(tenant, agentId)
+      const deleted = yield* repo.deleteQa(tenant, agentId, id)
+      if (Option.isNone(deleted)) return yield* missing(id)
+      return { id, object: "qa" as const, deleted: true as const }
+    })
+
+    return { create, list, update, remove } as const
+  }),
+  dependencies: [QaRepo.Default]
+}) {}

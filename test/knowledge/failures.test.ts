@@ -1,0 +1,93 @@
+/**
+ * Failure handling of the pipeline under TestClock: a transient failure (503,
+ * 503, then 200) is retried with backoff, `attempts` and `next_attempt_at`
+ * visible while it waits; a permanent one (404, an unsupported type, a page
+ * too large) fails at once with `knowledge.source.failed`.
+ */
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import { eventually } from "../support/eventually.js"
+import { Harness, testEpoch, testServer } from "../support/harness.js"
+import { createAgent, eventsOfType, html, page, serveSite, source, waitSettled } from "./support.js"
+
+layer(testServer())("ingestion failures", (it) => {
+  it.effect("503, 503, 200: retried on the Clock, attempts 3, next_attempt_at visible while waiting, then indexed", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      const site = yield* serveSite((_req, res) => {
+        calls++
+        if (calls <= 2) {
+          res.writeHead(503, { "content-type": "text/plain" })
+          res.end("busy")
+        } else {
+          html(res, page("Opening hours", [["Hours", "We are open from nine to five on weekdays."]]))
+        }
+      })
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "url", url: `${site.origin}/hours` }
+      })
+      expect(created.status).toBe(201)
+      const id = created.body.data.id as string
+      const read = source(h, ws.secretTest, agentId, id)
+
+      const first = yield* eventually(read, (s) => s.attempts === 1 && s.next_attempt_at !== null, { label: "first wait" })
+      expect(first).toMatchObject({ status: "pending", phase: "queued", error_code: "http_error" })
+      expect(first.error).toContain("503")
+      expect(Date.parse(first.next_attempt_at)).toBe(testEpoch + 10_000)
+
+      yield* TestClock.adjust("10 seconds")
+      const second = yield* eventually(read, (s) => s.attempts === 2 && s.next_attempt_at !== null, { label: "second wait" })
+      expect(Date.parse(second.next_attempt_at)).toBe(testEpoch + 10_000 + 40_000)
+
+      yield* TestClock.adjust("40 seconds")
+      const [done] = yield* waitSettled(h, ws.secretTest, agentId, [id])
+      expect(done).toMatchObject({ status: "indexed", attempts: 3, next_attempt_at: null, error: null, error_code: null })
+      expect(calls).toBe(3)
+      const indexed = yield* eventsOfType(ws.workspace.id, "knowledge.source.indexed")
+      expect(indexed.map((e) => e.data.source.id)).toEqual([id])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("404 fails at once with the failed event; so do an unsupported type and a page that is too large", () =>
+    Effect.gen(function* () {
+      const site = yield* serveSite((req, res) => {
+        if (req.url === "/image") {
+          res.writeHead(200, { "content-type": "image/gif" })
+          return res.end("GIF89a")
+        }
+        if (req.url === "/huge") {
+          res.writeHead(200, { "content-type": "text/plain" })
+          return res.end("x".repeat(3 * 1024 * 1024))
+        }
+        html(res, "gone", 404)
+      })
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const ids: Array<string> = []
+      for (const path of ["/missing", "/image", "/huge"]) {
+        const r = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+          key: ws.secretTest,
+          body: { type: "url", url: `${site.origin}${path}` }
+        })
+        ids.push(r.body.data.id)
+      }
+      const settled = yield* waitSettled(h, ws.secretTest, agentId, ids)
+      expect(settled.map((s: any) => [s.status, s.error_code, s.attempts, s.next_attempt_at])).toEqual([
+        ["failed", "not_found", 1, null],
+        ["failed", "unsupported_type", 1, null],
+        ["failed", "too_large", 1, null]
+      ])
+      expect(settled[0].error).toContain("404")
+      const failed = yield* eventsOfType(ws.workspace.id, "knowledge.source.failed")
+      expect(failed.map((e) => e.data.source.id)).toEqual(ids)
+      expect(failed[0].data.error).toEqual({ code: "not_found", message: settled[0].error })
+      expect(failed[0].data.source.status).toBe("failed")
+    }).pipe(Effect.scoped)
+  )
+})

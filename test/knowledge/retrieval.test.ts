@@ -1,0 +1,97 @@
+/**
+ * Retrieval: a question worded differently from a Q&A item finds it in the
+ * top 3, on both database paths: pgvector (PGlite; a PostgreSQL that has it)
+ * and `real[]` cosine over the text-search candidates (a PostgreSQL without
+ * it, like the local one; on PGlite the same code is run by switching the
+ * capability off). Glossary synonyms expand the query.
+ */
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { AgentId, WorkspaceId } from "../../schema/Ids.js"
+import { Database } from "../../layers/Database.js"
+import { GlossaryRepo } from "../../src/glossary/GlossaryRepo.js"
+import { Retrieval } from "../../src/knowledge/Retrieval.js"
+import { databaseKind } from "../support/database.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
+import { createAgent, waitSettled } from "./support.js"
+
+const csv = `question,answer,category
+How long does delivery take?,Orders arrive within five business days anywhere in Europe.,Shipping
+Can I return an item?,You can send any item back within 30 days for a full refund.,Returns
+Which payment methods do you accept?,"We take credit cards, debit cards and bank transfers.",Payments
+How do I reset my password?,Use the link on the sign-in page to choose a new password.,Account
+Do you have a physical store?,No: we sell online only.,General
+Is gift wrapping available?,Yes: tick the gift box at checkout.,General
+`
+
+const paraphrases: ReadonlyArray<readonly [string, string]> = [
+  ["how many days until my order arrives", "How long does delivery take?"],
+  ["what if I want my money back for a product", "Can I return an item?"],
+  ["I forgot my password, how do I change it", "How do I reset my password?"],
+  ["do you accept bank cards", "Which payment methods do you accept?"]
+]
+
+/** Retrieval over the same database with the pgvector capability forced on or off. */
+const onPath = (vector: boolean) =>
+  Retrieval.DefaultWithoutDependencies.pipe(
+    Layer.provide(GlossaryRepo.Default),
+    Layer.provide(Layer.effect(Database, Effect.map(Database, (d) => ({ ...d, vector }))))
+  )
+
+const setup = (h: HarnessShape) =>
+  Effect.gen(function* () {
+    const ws = yield* h.seed()
+    const agentId = yield* createAgent(h, ws.secretTest)
+    const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+      key: ws.secretTest,
+      body: { type: "csv_qa", content: csv }
+    })
+    yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
+    const tenant = { workspaceId: ws.workspace.id as WorkspaceId, environment: "test" as const }
+    return { ws, agentId: agentId as AgentId, tenant }
+  })
+
+const topQuestions = (tenant: { workspaceId: WorkspaceId; environment: "test" }, agentId: AgentId, query: string) =>
+  Effect.flatMap(Retrieval, (r) => r.search(tenant, agentId, query, { limit: 3 })).pipe(
+    Effect.map((hits) => hits.map((hit) => hit.question))
+  )
+
+layer(testServer())("retrieval", (it) => {
+  const paths = databaseKind === "pglite" ? [true, false] : [false]
+  for (const vector of paths) {
+    it.effect(`a paraphrased question finds its Q&A in the top 3 (${vector ? "pgvector" : "real[] cosine"})`, () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const { agentId, tenant } = yield* setup(h)
+        for (const [query, expected] of paraphrases) {
+          const top = yield* topQuestions(tenant, agentId, query)
+          expect(top, query).toContain(expected)
+        }
+      }).pipe(Effect.provide(onPath(vector)))
+    )
+  }
+
+  it.effect("the server's own capability matches the database (pgvector on PGlite)", () =>
+    Effect.gen(function* () {
+      const database = yield* Database
+      if (databaseKind === "pglite") expect(database.vector).toBe(true)
+      else expect(typeof database.vector).toBe("boolean")
+    })
+  )
+
+  it.effect("glossary synonyms expand the query", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const { ws, agentId, tenant } = yield* setup(h)
+      const before = yield* topQuestions(tenant, agentId, "where is my parcel")
+      const put = yield* h.call("PUT", `/v1/agents/${agentId}/glossary`, {
+        key: ws.secretTest,
+        body: { terms: [{ term: "parcel", definition: "A package we ship", synonyms: ["delivery", "order arrive"] }] }
+      })
+      expect(put.status, JSON.stringify(put.body)).toBe(200)
+      const after = yield* topQuestions(tenant, agentId, "where is my parcel")
+      expect(after[0], JSON.stringify({ before, after })).toBe("How long does delivery take?")
+    })
+  )
+})
