@@ -73,6 +73,15 @@ export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
 /** Default: offline and deterministic. */
 export const layerLocal: Layer.Layer<Ai> = Layer.sync(Ai, () => makeLocal())
 
+/** The local hashing embedder as an `@effect/ai` `EmbeddingModel`, for code written against that abstraction. */
+export const layerLocalEmbeddingModel = (dimensions: number = localDimensions): Layer.Layer<EmbeddingModel.EmbeddingModel> =>
+  Layer.effect(
+    EmbeddingModel.EmbeddingModel,
+    EmbeddingModel.make({
+      embedMany: (texts) => Effect.sync(() => texts.map((text, index) => ({ index, embeddings: hashEmbed(text, dimensions) })))
+    })
+  )
+
 // openai
 
 export interface OpenAiOptions {

@@ -5,13 +5,16 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { randomBytes } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
+import type { IdPrefix } from "../schema/Ids.js"
 
 export interface IdGeneratorShape {
   /** `${prefix}_` followed by 24 base62 characters (about 143 bits). */
-  readonly make: (prefix: string) => Effect.Effect<string>
+  readonly make: (prefix: IdPrefix) => Effect.Effect<string>
   /** `length` base62 characters for secrets such as API keys. */
   readonly secret: (length: number) => Effect.Effect<string>
+  /** A version 4 UUID, for internal keys stored as `uuid`. */
+  readonly uuid: Effect.Effect<string>
 }
 
 export class IdGenerator extends Context.Tag("Layers/IdGenerator")<IdGenerator, IdGeneratorShape>() {}
@@ -31,7 +34,8 @@ const base62 = (length: number): string => {
 
 export const layerLive = Layer.succeed(IdGenerator, {
   make: (prefix) => Effect.sync(() => `${prefix}_${base62(24)}`),
-  secret: (length) => Effect.sync(() => base62(length))
+  secret: (length) => Effect.sync(() => base62(length)),
+  uuid: Effect.sync(() => randomUUID())
 })
 
 /** Sequential ids (`agt_test0000000000000001`), still unique and well-formed. */
@@ -40,6 +44,7 @@ export const layerTest = Layer.sync(IdGenerator, () => {
   const next = () => String(++n).padStart(16, "0")
   return {
     make: (prefix) => Effect.sync(() => `${prefix}_test${next()}`),
-    secret: (length) => Effect.sync(() => `test${next()}`.padEnd(length, "x"))
+    secret: (length) => Effect.sync(() => `test${next()}`.padEnd(length, "x")),
+    uuid: Effect.sync(() => `00000000-0000-4000-8000-${next().slice(-12)}`)
   }
 })

@@ -25,10 +25,19 @@
  *   a key are in flight, in no particular order. A job whose retry waits keeps
  *   later jobs of its key (serial mode) waiting behind it. Creation order is the
  *   order of `enqueue` calls (the id sequence), not of commits.
+ * - `hurry(queue, key)`: every waiting job of the key is due now (its owner
+ *   came back, e.g. a re-enabled webhook subscription); one running now that
+ *   settles with a retry runs again at once.
  * - Primitives the worker is built on, also used by tests: `claim`, `extend`,
- *   `settle`, `release`, `nextDueAt`, `wake`; `awaitIdle(queue)` (test probe):
+ *   `settle`, `release`, `nextDueAt`, `claimable`, `wake`; `awaitIdle(queue)` (test probe):
  *   waits until no job of the queue is in flight in this process and none is
  *   claimable now (needs a running worker for that queue).
+ * - Module functions: `afterCommit(effect)` / `withAfterCommit(self)` (wake-ups
+ *   run once the caller's transaction committed: the HTTP edge and every job
+ *   handler are such boundaries; without one, a hook waits
+ *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
+ *   backoff helper), `layerWorker(options)`.
+ * - The payload is stored as JSON text; handlers decode it with their Schema.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -102,12 +111,18 @@ export interface WorkerOptions<R> {
 export interface Primitives {
   readonly enqueue: (input: EnqueueInput) => Effect.Effect<string>
   readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Job>>
-  /** False when the lease was lost (lapsed and claimed again, or settled). */
+  /**
+   * False when the claim is stale (the job was claimed again, or settled). A lapsed
+   * lease nobody claimed since is still ours: a Clock that jumped (TestClock, a
+   * paused VM) must not cost a running handler its job.
+   */
   readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
   readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
   readonly release: (job: Job) => Effect.Effect<void>
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
   readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
+  /** Makes every waiting job of `key` due now (e.g. its owner was re-enabled); returns how many. */
+  readonly hurry: (queue: string, key: string) => Effect.Effect<number>
   /** Jobs claimable right now (same rules as `claim`). */
   readonly claimable: (options: Omit<ClaimOptions, "limit" | "leaseMillis">) => Effect.Effect<number>
 }
@@ -123,17 +138,26 @@ export class JobQueue extends Context.Tag("Jobs/JobQueue")<JobQueue, JobQueueSha
 
 // After-commit hooks
 
-const pendingHooks = FiberRef.unsafeMake<ReadonlyArray<Effect.Effect<void>>>([])
+/** None: no `withAfterCommit` boundary around this fiber. */
+const pendingHooks = FiberRef.unsafeMake<Option.Option<ReadonlyArray<Effect.Effect<void>>>>(Option.none())
+
+/** Without a boundary, a hook registered inside a transaction runs this long later (the commit should be done by then). */
+export const afterCommitGraceMillis = 1_000
 
 /**
- * Runs `effect` once the current transaction has committed: registered on the
- * fiber and run by the nearest `withAfterCommit` around it; at once when no
- * transaction is open.
+ * Runs `effect` once the current transaction has committed: at once when no
+ * transaction is open; else registered on the fiber and run by the nearest
+ * `withAfterCommit` around it; with no boundary, `afterCommitGraceMillis` later
+ * on a fiber of its own (by the Clock).
  */
 export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
-  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-    Option.isSome(transaction) ? FiberRef.update(pendingHooks, (hooks) => [...hooks, effect]) : effect
-  )
+  Effect.gen(function* () {
+    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+    if (Option.isNone(transaction)) return yield* effect
+    const hooks = yield* FiberRef.get(pendingHooks)
+    if (Option.isSome(hooks)) return yield* FiberRef.set(pendingHooks, Option.some([...hooks.value, effect]))
+    yield* Effect.forkDaemon(Effect.zipRight(Effect.sleep(afterCommitGraceMillis), effect))
+  })
 
 /**
  * The boundary of a unit of work (an HTTP request, a job handler): after `self`
@@ -143,8 +167,10 @@ export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
 export const withAfterCommit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.ensuring(
     self,
-    Effect.flatMap(FiberRef.get(pendingHooks), (hooks) => Effect.all(hooks, { discard: true }))
-  ).pipe(Effect.locally(pendingHooks, []))
+    Effect.flatMap(FiberRef.get(pendingHooks), (hooks) =>
+      Effect.all(Option.getOrElse(hooks, () => []), { discard: true })
+    )
+  ).pipe(Effect.locally(pendingHooks, Option.some([])))
 
 // Supervision
 
@@ -176,7 +202,14 @@ const make = (primitives: Primitives) =>
       Effect.suspend(() => {
         const existing = bells.get(queue)
         if (existing) return Effect.succeed(existing)
-        return Effect.tap(Queue.sliding<void>(1), (created) => Effect.sync(() => bells.set(queue, created)))
+        // two fibers may create one at once: the first to register wins, so wake and worker share it
+        return Effect.flatMap(Queue.sliding<void>(1), (created) =>
+          Effect.sync(() => {
+            const winner = bells.get(queue) ?? created
+            bells.set(queue, winner)
+            return winner
+          })
+        )
       })
     const wake = (queue: string) => Effect.flatMap(bell(queue), (b) => Effect.asVoid(Queue.offer(b, undefined)))
 
@@ -197,7 +230,11 @@ const make = (primitives: Primitives) =>
         const heartbeat = Effect.gen(function* () {
           while (true) {
             yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
-            if (!(yield* primitives.extend(job, leaseMillis))) return
+            // a failed write (database briefly away) is not a lost lease: try again next beat
+            const kept = yield* primitives.extend(job, leaseMillis).pipe(
+              Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`job ${job.id}: lease not extended`, cause), true))
+            )
+            if (!kept) return
           }
         })
         // the handler races its heartbeat; the heartbeat only ends when the lease was lost
@@ -298,7 +335,10 @@ const make = (primitives: Primitives) =>
         return yield* Effect.dieMessage(`awaitIdle: queue ${queue} never became idle`)
       })
 
-    return JobQueue.of({ ...primitives, enqueue, worker, wake, awaitIdle })
+    const hurry = (queue: string, key: string) =>
+      Effect.tap(primitives.hurry(queue, key), (n) => (n > 0 ? afterCommit(wake(queue)) : Effect.void))
+
+    return JobQueue.of({ ...primitives, enqueue, hurry, worker, wake, awaitIdle })
   })
 
 // PostgreSQL / PGlite
@@ -398,7 +438,7 @@ const makePostgres = Effect.gen(function* () {
         const at = yield* nowMillis
         const rows = yield* sql`
           update jobs set locked_until = ${new Date(at + leaseMillis)}
-          where id = ${job.id} and claims = ${job.claim} and status = 'pending' and locked_until > ${new Date(at)}
+          where id = ${job.id} and claims = ${job.claim} and status = 'pending'
           returning id`
         return rows.length === 1
       }).pipe(orDie),
@@ -412,8 +452,8 @@ const makePostgres = Effect.gen(function* () {
             return
           case "Retry":
             yield* sql`
-              update jobs set run_at = ${outcome.at}, attempts = attempts + 1, locked_until = null,
-                last_error = ${outcome.reason}
+              update jobs set run_at = case when hurried then ${at}::timestamptz else ${outcome.at}::timestamptz end,
+                hurried = false, attempts = attempts + 1, locked_until = null, last_error = ${outcome.reason}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
           case "Failed":
@@ -429,6 +469,17 @@ const makePostgres = Effect.gen(function* () {
       Effect.asVoid(
         sql`update jobs set locked_until = null where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
       ).pipe(orDie),
+
+    hurry: (queue, key) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        const rows = yield* sql`
+          update jobs set run_at = least(run_at, ${at}), hurried = (locked_until is not null and locked_until > ${at})
+          where queue = ${queue} and key = ${key} and status = 'pending'
+            and (run_at > ${at} or (locked_until is not null and locked_until > ${at}))
+          returning id`
+        return rows.length
+      }).pipe(orDie),
 
     nextDueAt: (queue) =>
       Effect.gen(function* () {
@@ -464,6 +515,7 @@ interface MemoryJob {
   runAt: number
   lockedUntil: number | null
   claims: number
+  hurried: boolean
   attempts: number
   lastError: string | null
   readonly createdAt: number
@@ -525,6 +577,7 @@ const makeMemory = Effect.gen(function* () {
           runAt: input.runAt?.getTime() ?? at,
           lockedUntil: null,
           claims: 0,
+          hurried: false,
           attempts: 0,
           lastError: null,
           createdAt: at
@@ -546,12 +599,12 @@ const makeMemory = Effect.gen(function* () {
     extend: (job, leaseMillis) =>
       Effect.map(nowMillis, (at) => {
         const j = held(job)
-        if (j === undefined || j.lockedUntil === null || j.lockedUntil <= at) return false
+        if (j === undefined) return false
         j.lockedUntil = at + leaseMillis
         return true
       }),
     settle: (job, outcome) =>
-      Effect.sync(() => {
+      Effect.map(nowMillis, (at) => {
         const j = held(job)
         if (j === undefined) return
         if (outcome._tag === "Done") {
@@ -561,13 +614,27 @@ const makeMemory = Effect.gen(function* () {
         j.attempts++
         j.lockedUntil = null
         j.lastError = outcome.reason
-        if (outcome._tag === "Retry") j.runAt = outcome.at.getTime()
+        if (outcome._tag === "Retry") j.runAt = j.hurried ? Math.min(outcome.at.getTime(), at) : outcome.at.getTime()
         else j.status = "failed"
+        j.hurried = false
       }),
     release: (job) =>
       Effect.sync(() => {
         const j = held(job)
         if (j !== undefined) j.lockedUntil = null
+      }),
+    hurry: (queue, key) =>
+      Effect.map(nowMillis, (at) => {
+        let n = 0
+        for (const j of jobs.values()) {
+          if (j.queue !== queue || j.key !== key || j.status !== "pending") continue
+          const leased = j.lockedUntil !== null && j.lockedUntil > at
+          if (j.runAt <= at && !leased) continue
+          j.runAt = Math.min(j.runAt, at)
+          j.hurried = leased
+          n++
+        }
+        return n
       }),
     nextDueAt: (queue) =>
       Effect.sync(() => {

@@ -3,6 +3,7 @@
  * `meta.pagination`. Endpoints declare `Envelope(X)` so the OpenAPI document
  * shows the body as it is sent.
  */
+import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 export const Timestamp = Schema.String.annotations({
@@ -52,3 +53,12 @@ export type PageParams = typeof PageParams.Type
 /** Reply of a DELETE: the object's id, kind and `deleted: true`. */
 export const Deleted = <Id extends Schema.Schema.Any, O extends string>(id: Id, object: O) =>
   Schema.Struct({ id, object: Schema.Literal(object), deleted: Schema.Literal(true) })
+
+/** A page to read, once `limit` and the cursor of `PageParams` are checked. */
+export interface PageRequest {
+  readonly limit: number
+  /** Sequence number of the last row already seen (as text: it is a bigint). */
+  readonly after: Option.Option<string>
+  /** The cursor naming `seq` in this list with these filters. */
+  readonly cursorFor: (seq: string) => string
+}

@@ -60,7 +60,10 @@ export type QaId = typeof QaId.Type
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
-/** Prefixes of every id the service mints, in one place so generators and docs agree. */
+/**
+ * Prefixes of every id the service mints, in one place so generators and docs
+ * agree: `IdGenerator.make` takes only these.
+ */
 export const IdPrefix = {
   workspace: "ws",
   apiKey: "key",
@@ -70,6 +73,12 @@ export const IdPrefix = {
   file: "file",
   category: "cat",
   qa: "qa",
-  request: "req"
+  request: "req",
+  webhook: "whs",
+  delivery: "whd",
+  email: "eml",
+  ticket: "tck",
+  ticketMessage: "tmsg",
+  ticketEvent: "tev"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

@@ -7,6 +7,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
 import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
@@ -176,28 +177,57 @@ export type UpdateTicket = typeof UpdateTicket.Type
 export const CreateTicketMessage = StrictStruct({ body: Body }).annotations({ identifier: "CreateTicketMessage" })
 export type CreateTicketMessage = typeof CreateTicketMessage.Type
 
-/** A query parameter that may be repeated (`?status=open&status=resolved` means either). */
-const Repeatable = Schema.Union(Schema.String, Schema.Array(Schema.String))
-
 /**
- * The document shows the accepted values; decoding keeps plain strings so the
- * program answers an unknown value with its own message naming the choices.
+ * A query parameter that may be repeated (`?status=open&status=resolved` means
+ * either), decoded to the distinct values, each one of `literal`. A wrong value
+ * fails the whole parameter, so the error names `status`, not `status[1]`.
  */
+const Repeatable = <L extends string>(literal: Schema.Literal<[L, ...Array<L>]>, name: string) =>
+  Schema.transformOrFail(Schema.Union(Schema.String, Schema.Array(Schema.String)), Schema.Array(Schema.typeSchema(literal)), {
+    strict: true,
+    decode: (raw, _, ast) => {
+      const values = typeof raw === "string" ? [raw] : raw
+      const allowed: ReadonlyArray<string> = literal.literals
+      const isAllowed = (v: string): v is L => allowed.includes(v)
+      const bad = values.find((v) => !isAllowed(v))
+      return bad === undefined
+        ? ParseResult.succeed([...new Set(values.filter(isAllowed))])
+        : ParseResult.fail(new ParseResult.Type(ast, raw, `${name} must be one of ${allowed.join(", ")}; got '${bad}'`))
+    },
+    encode: (values) => ParseResult.succeed(values)
+  })
+
+const OneOf = <L extends string>(literal: Schema.Literal<[L, ...Array<L>]>, name: string) =>
+  literal.annotations({
+    message: (issue) => ({
+      message: `${name} must be one of ${literal.literals.join(", ")}; got '${String(issue.actual)}'`,
+      override: true
+    })
+  })
+
+/** The document shows the accepted values of a repeatable filter, one or many. */
 const oneOf = (values: ReadonlyArray<string>) => ({ type: "string", enum: [...values] }) as const
-const RepeatableOf = (values: ReadonlyArray<string>) =>
-  Repeatable.annotations({ jsonSchema: { anyOf: [oneOf(values), { type: "array", items: oneOf(values) }] } })
+const documented = (values: ReadonlyArray<string>) => ({
+  jsonSchema: { anyOf: [oneOf(values), { type: "array", items: oneOf(values) }] }
+})
 
 export const TicketListParams = Schema.Struct({
   ...PageParams.fields,
-  status: Schema.optional(RepeatableOf(TicketStatuses)).annotations({ description: "Repeat for OR: open, pending_user, resolved" }),
-  priority: Schema.optional(RepeatableOf(TicketPriorities)).annotations({ description: "Repeat for OR: low, normal, high, urgent" }),
+  status: Schema.optional(Repeatable(TicketStatus, "status").annotations(documented(TicketStatuses))).annotations({
+    description: "Repeat for OR: open, pending_user, resolved"
+  }),
+  priority: Schema.optional(Repeatable(TicketPriority, "priority").annotations(documented(TicketPriorities))).annotations({
+    description: "Repeat for OR: low, normal, high, urgent"
+  }),
   assigned_to: Schema.optional(Schema.String),
   agent_id: Schema.optional(Schema.String),
-  origin: Schema.optional(Schema.String.annotations({ jsonSchema: oneOf(TicketOrigins) })),
+  origin: Schema.optional(OneOf(TicketOrigin, "origin")),
   tag: Schema.optional(Schema.String).annotations({ description: "Tickets carrying this tag" }),
-  include: Schema.optional(Schema.String.annotations({ jsonSchema: oneOf(["total_count"]) })).annotations({
-    description: "`total_count` adds meta.pagination.total_count"
-  })
+  include: Schema.optional(
+    Schema.Literal("total_count").annotations({
+      message: () => ({ message: "include accepts only `total_count`", override: true })
+    })
+  ).annotations({ description: "`total_count` adds meta.pagination.total_count" })
 })
 export type TicketListParams = typeof TicketListParams.Type
 

@@ -42,6 +42,8 @@ export interface AppConfigShape {
   readonly webhookPollMillis: number
   /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
   readonly qaRegeneratePollMillis: number
+  /** A webhook attempt succeeds on a 2xx within this many milliseconds (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
+  readonly webhookResponseDeadlineMillis: number
   readonly ai: AiSettings
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
@@ -105,6 +107,7 @@ export const fromEnv = Effect.gen(function* () {
     allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
     webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
     qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
+    webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
     ai: yield* aiFromEnv,
     announceKeys: true
   })

@@ -9,21 +9,19 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
+import * as Clock from "effect/Clock"
 import { Api } from "../schema/Api.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
-import type { Fetcher } from "../layers/Fetcher.js"
 import * as JobQueue from "../layers/JobQueue.js"
+import type { Fetcher } from "../layers/Fetcher.js"
 import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
 import { Agents } from "./agents/Agents.js"
-import { AgentsRepo } from "./agents/AgentsRepo.js"
 import { AgentsHttp } from "./agents/Http.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
@@ -47,11 +45,11 @@ import { regenerateQueue, Regeneration } from "./qa/Regeneration.js"
 import { SourceTexts } from "./qa/SourceTexts.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
+import { Erasure } from "./tickets/Erasure.js"
 import { Tickets } from "./tickets/Tickets.js"
-import { TicketsRepo } from "./tickets/TicketsRepo.js"
 import { DeliverySignal } from "./webhooks/Signal.js"
-import { WebhooksRepo } from "./webhooks/WebhooksRepo.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
+import { WebhookFanOut } from "./webhooks/FanOut.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
 import { Webhooks } from "./webhooks/Webhooks.js"
 import { bootstrap } from "./workspaces/Bootstrap.js"
@@ -71,36 +69,37 @@ export interface ServerLayers {
 }
 export type { RateLimitStore }
 
-/** Application services over the database; what handlers and the edge use. */
-const KnowledgeServices = Layer.mergeAll(
+/** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
+const Programs = Layer.mergeAll(
+  Agents.Default,
+  Webhooks.Default,
+  Tickets.Default,
+  Erasure.Default,
+  Authenticator.Default,
   QaItems.Default,
   Categories.Default,
   Regeneration.Default,
   Glossary.Default
-).pipe(Layer.provide(Agents.Default))
-
-const Services = Layer.mergeAll(
-  Agents.Default,
-  Authenticator.Default,
-  Webhooks.Default,
-  Dispatcher.Default,
-  Tickets.Default,
-  KnowledgeServices
-).pipe(
-  Layer.provideMerge(
-    Layer.mergeAll(
-      AgentsRepo.Default,
-      TicketsRepo.Default,
-      Outbox.Default.pipe(Layer.provideMerge(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default))),
-      Emails.Default,
-      ApiKeys.Default,
-      Workspaces.Default,
-      IdempotencyStore.Default,
-      Paginator.Default,
-      RequestRateLimiter.Default
-    )
-  )
 )
+
+/**
+ * What several areas share, wired here because no area may import the one that
+ * implements it: the outbox with the webhooks area's fan-out, the e-mail outbox,
+ * the stores the edge and the admin RPC use, the dispatcher's doorbell, and the
+ * job queue every background worker runs on.
+ */
+const Shared = Layer.mergeAll(
+  Outbox.Default.pipe(Layer.provide(WebhookFanOut)),
+  Emails.Default,
+  ApiKeys.Default,
+  Workspaces.Default,
+  IdempotencyStore.Default,
+  Paginator.Default,
+  RequestRateLimiter.Default,
+  DeliverySignal.Default
+).pipe(Layer.provideMerge(JobQueue.layerPostgres))
+
+const Services = Layer.mergeAll(Programs, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, QaHttp, GlossaryHttp, SystemHttp]),
@@ -116,35 +115,32 @@ const Startup = Layer.effectDiscard(
   })
 )
 
-/** Supervised background work: restarted with backoff if it ever fails. */
-const supervised = (name: string, every: Duration.DurationInput, work: Effect.Effect<void>) =>
-  Layer.scopedDiscard(
-    work.pipe(
-      Effect.repeat(Schedule.spaced(every)),
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
+/** Sweeps of idempotency records are batched at least this far apart. */
+const sweepMinGapMillis = 10 * 60_000
 
-/** A worker that loops forever on its own; restarted with backoff if it fails. */
-const supervisedLoop = (name: string, loop: Effect.Effect<never>) =>
-  Layer.scopedDiscard(
-    loop.pipe(
-      Effect.catchAllCause((cause) => Effect.logError(`${name} failed; restarting`, cause)),
-      Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-      Effect.annotateLogs("worker", name),
-      Effect.forkScoped
-    )
-  )
+/** A background fiber for the life of the server (JobQueue workers supervise themselves; others use `supervise`). */
+const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDiscard(Effect.forkScoped(work))
 
 const Workers = Layer.mergeAll(
-  Layer.unwrapEffect(Effect.map(Dispatcher, (dispatcher) => supervisedLoop("webhook-dispatcher", dispatcher.run))),
   Layer.unwrapEffect(
-    Effect.map(IdempotencyStore, (store) => supervised("idempotency-sweeper", "10 minutes", store.sweep()))
+    Effect.map(Dispatcher, (dispatcher) => background(JobQueue.supervise("webhook-dispatcher", dispatcher.run)))
   ),
-  Layer.unwrapEffect(Effect.map(Emails, (emails) => supervisedLoop("email-sender", emails.run))),
+  Layer.unwrapEffect(
+    Effect.map(IdempotencyStore, (store) =>
+      background(
+        JobQueue.supervise(
+          "idempotency-sweeper",
+          // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
+          Effect.forever(
+            Effect.flatMap(store.sweep(), (next) =>
+              Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sleep(Math.max(sweepMinGapMillis, next - at)))
+            )
+          )
+        )
+      )
+    )
+  ),
+  Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run))),
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const regeneration = yield* Regeneration
@@ -175,7 +171,6 @@ export const makeServer = (layers: ServerLayers) => {
     layers.fetcher,
     layers.ai ?? (layers.config.ai.provider === "openai" ? Ai.layerOpenAi(layers.config.ai) : Ai.layerLocal),
     layers.sourceTexts ?? noSourceTexts,
-    JobQueue.layerPostgres.pipe(Layer.provide(layers.database)),
     Layer.succeed(AppConfig, layers.config),
     CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))

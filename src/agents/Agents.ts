@@ -1,18 +1,18 @@
 /** Agent programs: each change and its event commit in one transaction. */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Agent, CreateAgent, UpdateAgent } from "../../schema/Agents.js"
 import type { PageParams } from "../../schema/Envelope.js"
 import { ResourceMissing } from "../../schema/Errors.js"
-import type { AgentId } from "../../schema/Ids.js"
+import { AgentId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { isUniqueViolation } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
-import { AgentsRepo, type Tenant, toAgent } from "./AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { transaction } from "../db/Sql.js"
+import { AgentsRepo, SlugTaken, toAgent } from "./AgentsRepo.js"
 import { firstFree, slugify } from "./Slug.js"
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
@@ -32,13 +32,16 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
       const base = slugify(name)
       return Effect.map(repo.slugsLike(tenant, base), (taken) => firstFree(base, taken))
     }
-    const retryOnSlugRace = {
-      while: (e: { readonly _tag: string }) => e._tag === "SqlError" && isUniqueViolation(e as SqlError),
-      times: 5
-    } as const
+    // a writer that took the slug meanwhile: pick again; past that many races the store is misbehaving
+    const retryOnSlugRace = <A, E, R>(self: Effect.Effect<A, E | SlugTaken, R>) =>
+      self.pipe(
+        Effect.retry({ while: (e) => e instanceof SlugTaken, times: 5 }),
+        Effect.catchIf((e): e is SlugTaken => e instanceof SlugTaken, Effect.die)
+      )
+    const tx = transaction(sql)
 
     const create = Effect.fn("Agents.create")(function* (tenant: Tenant, input: CreateAgent) {
-      const id = yield* ids.make("agt")
+      const id = AgentId.make(yield* ids.make("agt"))
       return yield* Effect.gen(function* () {
         const at = yield* now
         const row = yield* repo.insert({
@@ -55,17 +58,17 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
         const agent = toAgent(row)
         yield* outbox.emit({ ...tenant, type: "agent.created", data: { agent } })
         return agent
-      }).pipe(sql.withTransaction, Effect.retry(retryOnSlugRace), Effect.orDie)
+      }).pipe(tx, retryOnSlugRace)
     })
 
     const retrieve = Effect.fn("Agents.retrieve")(function* (tenant: Tenant, id: AgentId) {
-      const row = yield* Effect.orDie(repo.find(tenant, id))
+      const row = yield* repo.find(tenant, id)
       return Option.isSome(row) ? toAgent(row.value) : yield* missing(id)
     })
 
     const list = Effect.fn("Agents.list")(function* (tenant: Tenant, params: PageParams) {
       const page = yield* pages.parse("agents", params)
-      const rows = yield* Effect.orDie(repo.page(tenant, page))
+      const rows = yield* repo.page(tenant, page)
       const { rows: kept, pagination } = toPage(rows, page)
       return { agents: kept.map(toAgent), pagination }
     })
@@ -91,7 +94,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
         const agent = toAgent(yield* repo.update(id, changed, yield* now))
         yield* outbox.emit({ ...tenant, type: "agent.updated", data: { agent, changes } })
         return agent
-      }).pipe(sql.withTransaction, Effect.retry(retryOnSlugRace), Effect.catchTag("SqlError", Effect.die))
+      }).pipe(tx, retryOnSlugRace)
     })
 
     const remove = Effect.fn("Agents.delete")(function* (tenant: Tenant, id: AgentId) {
@@ -101,9 +104,10 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
         yield* repo.softDelete(id, yield* now)
         yield* outbox.emit({ ...tenant, type: "agent.deleted", data: { agent_id: id } })
         return { id, object: "agent" as const, deleted: true as const }
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(tx)
     })
 
     return { create, retrieve, list, update, remove } as const
-  })
+  }),
+  dependencies: [AgentsRepo.Default]
 }) {}

@@ -1,33 +1,36 @@
-/** SQL for agents. Every query is scoped to one workspace and environment. */
+/** SQL for agents. Every query is scoped to one workspace and environment; rows are decoded, not cast. */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Agent, AgentType } from "../../schema/Agents.js"
-import type { Environment } from "../../schema/Auth.js"
-import type { AgentId, WorkspaceId } from "../../schema/Ids.js"
-import type { PageRequest } from "../http/Pagination.js"
+import * as Schema from "effect/Schema"
+import { type Agent, AgentType } from "../../schema/Agents.js"
+import type { PageRequest } from "../../schema/Envelope.js"
+import { AgentId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { DbDate } from "../db/Columns.js"
+import { boundary, boundaryUnique } from "../db/Sql.js"
 import { iso } from "../Time.js"
 
-export interface Tenant {
-  readonly workspaceId: WorkspaceId
-  readonly environment: Environment
-}
+export const AgentRow = Schema.Struct({
+  seq: Schema.String,
+  id: AgentId,
+  type: AgentType,
+  name: Schema.String,
+  slug: Schema.String,
+  instructions: Schema.NullOr(Schema.String),
+  welcome_message: Schema.NullOr(Schema.String),
+  created_at: DbDate,
+  updated_at: DbDate
+})
+export type AgentRow = typeof AgentRow.Type
 
-export interface AgentRow {
-  readonly seq: string
-  readonly id: string
-  readonly type: AgentType
-  readonly name: string
-  readonly slug: string
-  readonly instructions: string | null
-  readonly welcome_message: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** Another writer took the slug between our read and our insert; the program picks again. */
+export class SlugTaken extends Data.TaggedError("SlugTaken")<{}> {}
 
 export const toAgent = (row: AgentRow): Agent => ({
-  id: row.id as AgentId,
+  id: row.id,
   object: "agent",
   type: row.type,
   name: row.name,
@@ -41,66 +44,101 @@ export const toAgent = (row: AgentRow): Agent => ({
 // `seq` is read as text (a bigint); queries must order by `agents.seq`, not the text alias
 const columns = "seq::text as seq, id, type, name, slug, instructions, welcome_message, created_at, updated_at"
 
+const Scoped = { workspaceId: Schema.String, environment: Schema.String }
+
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
 
-    /** Slugs in use that could collide with `base` (itself or `base-N`). */
-    const slugsLike = (tenant: Tenant, base: string): Effect.Effect<ReadonlySet<string>, SqlError> =>
-      sql<{ readonly slug: string }>`
+    const slugsLike_ = SqlSchema.findAll({
+      Request: Schema.Struct({ ...Scoped, base: Schema.String }),
+      Result: Schema.Struct({ slug: Schema.String }),
+      execute: (r) => sql`
         select slug from agents
-        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-          and deleted_at is null and (slug = ${base} or slug like ${`${base}-%`})`.pipe(
-        Effect.map((rows) => new Set(rows.map((r) => r.slug)))
+        where workspace_id = ${r.workspaceId} and environment = ${r.environment}
+          and deleted_at is null and (slug = ${r.base} or slug like ${`${r.base}-%`})`
+    })
+    /** Slugs in use that could collide with `base` (itself or `base-N`). */
+    const slugsLike = (tenant: Tenant, base: string): Effect.Effect<ReadonlySet<string>> =>
+      boundary(slugsLike_({ ...tenant, base })).pipe(Effect.map((rows) => new Set(rows.map((r) => r.slug))))
+
+    const insert = (row: Tenant & Omit<AgentRow, "seq">): Effect.Effect<AgentRow, SlugTaken> =>
+      boundaryUnique(
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: AgentRow,
+          execute: () => sql`
+            insert into agents ${sql.insert({
+              id: row.id,
+              workspace_id: row.workspaceId,
+              environment: row.environment,
+              type: row.type,
+              name: row.name,
+              slug: row.slug,
+              instructions: row.instructions,
+              welcome_message: row.welcome_message,
+              created_at: row.created_at,
+              updated_at: row.updated_at
+            })}
+            returning ${cols}`
+        })(undefined),
+        () => new SlugTaken()
       )
 
-    const insert = (row: Tenant & Omit<AgentRow, "seq">): Effect.Effect<AgentRow, SqlError> =>
-      sql<AgentRow>`
-        insert into agents ${sql.insert({
-          id: row.id,
-          workspace_id: row.workspaceId,
-          environment: row.environment,
-          type: row.type,
-          name: row.name,
-          slug: row.slug,
-          instructions: row.instructions,
-          welcome_message: row.welcome_message,
-          created_at: row.created_at,
-          updated_at: row.updated_at
-        })}
-        returning ${cols}`.pipe(Effect.map((rows) => rows[0]!))
+    const find_ = (forUpdate: boolean) =>
+      SqlSchema.findOne({
+        Request: Schema.Struct({ ...Scoped, id: Schema.String }),
+        Result: AgentRow,
+        execute: (r) => sql`
+          select ${cols} from agents
+          where id = ${r.id} and workspace_id = ${r.workspaceId} and environment = ${r.environment}
+            and deleted_at is null
+          ${forUpdate ? sql.literal("for update") : sql.literal("")}`
+      })
+    const findPlain = find_(false)
+    const findLocked = find_(true)
+    const find = (
+      tenant: Tenant,
+      id: AgentId,
+      options?: { readonly forUpdate?: boolean }
+    ): Effect.Effect<Option.Option<AgentRow>> =>
+      boundary((options?.forUpdate ? findLocked : findPlain)({ ...tenant, id }))
 
-    const find = (tenant: Tenant, id: AgentId, options?: { readonly forUpdate?: boolean }) =>
-      sql<AgentRow>`
-        select ${cols} from agents
-        where id = ${id} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-          and deleted_at is null
-        ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]))
+    const page = (tenant: Tenant, page: PageRequest): Effect.Effect<ReadonlyArray<AgentRow>> =>
+      boundary(
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: AgentRow,
+          execute: () => sql`
+            select ${cols} from agents
+            where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+              and deleted_at is null
+              ${Option.isSome(page.after) ? sql`and agents.seq < ${page.after.value}::bigint` : sql.literal("")}
+            order by agents.seq desc
+            limit ${page.limit + 1}`
+        })(undefined)
       )
-
-    const page = (tenant: Tenant, page: PageRequest) =>
-      sql<AgentRow>`
-        select ${cols} from agents
-        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-          and deleted_at is null
-          ${Option.isSome(page.after) ? sql`and agents.seq < ${page.after.value}::bigint` : sql.literal("")}
-        order by agents.seq desc
-        limit ${page.limit + 1}`
 
     const update = (
-      id: string,
+      id: AgentId,
       changes: Partial<Pick<AgentRow, "name" | "slug" | "instructions" | "welcome_message">>,
       updated_at: Date
-    ) =>
-      sql<AgentRow>`
-        update agents set ${sql.update({ ...changes, updated_at })}
-        where id = ${id}
-        returning ${cols}`.pipe(Effect.map((rows) => rows[0]!))
+    ): Effect.Effect<AgentRow, SlugTaken> =>
+      boundaryUnique(
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: AgentRow,
+          execute: () => sql`
+            update agents set ${sql.update({ ...changes, updated_at })}
+            where id = ${id}
+            returning ${cols}`
+        })(undefined),
+        () => new SlugTaken()
+      )
 
-    const softDelete = (id: string, at: Date) =>
-      sql`update agents set deleted_at = ${at}, updated_at = ${at} where id = ${id}`
+    const softDelete = (id: AgentId, at: Date): Effect.Effect<void> =>
+      boundary(sql`update agents set deleted_at = ${at}, updated_at = ${at} where id = ${id}`.pipe(Effect.asVoid))
 
     return { slugsLike, insert, find, page, update, softDelete } as const
   })

@@ -5,19 +5,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import type { ApiKey, CreatedApiKey } from "../../schema/Admin.js"
-import {
-  type CallerShape,
-  type Environment,
-  type KeyKind,
-  type Plan,
-  type Scope,
-  SecretScopes,
-  WidgetScopes
-} from "../../schema/Auth.js"
-import type { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
+import { type CallerShape, Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
+import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle } from "../db/Sql.js"
 import { iso, isoOrNull, now } from "../Time.js"
 
 const secretLength = 32
@@ -34,29 +29,40 @@ export const hashKey = (token: string): string => createHash("sha256").update(to
 export const scopesFor = (kind: KeyKind): ReadonlyArray<Scope> =>
   kind === "secret" ? SecretScopes : kind === "widget" ? WidgetScopes : []
 
-const splitScopes = (s: string) => (s === "" ? [] : (s.split(" ") as Array<Scope>))
+/** Stored space-separated, so both database drivers read it the same way; each decoded as a known scope. */
+const ScopesColumn = Schema.compose(
+  Schema.transform(Schema.String, Schema.Array(Schema.String), {
+    strict: true,
+    decode: (s) => (s === "" ? [] : s.split(" ")),
+    encode: (scopes) => scopes.join(" ")
+  }),
+  Schema.Array(Scope)
+)
 
-interface KeyRow {
-  readonly id: string
-  readonly workspace_id: string
-  readonly environment: Environment
-  readonly kind: KeyKind
-  readonly name: string | null
-  /** Space-separated, so both database drivers read it the same way. */
-  readonly scopes: string
-  readonly prefix: string
-  readonly last4: string
-  readonly created_at: Date
-  readonly revoked_at: Date | null
-}
+const KeyRow = Schema.Struct({
+  id: ApiKeyId,
+  workspace_id: WorkspaceId,
+  environment: Environment,
+  kind: KeyKind,
+  name: Schema.NullOr(Schema.String),
+  scopes: ScopesColumn,
+  prefix: Schema.String,
+  last4: Schema.String,
+  created_at: DbDate,
+  revoked_at: Schema.NullOr(DbDate)
+})
+type KeyRow = typeof KeyRow.Type
+const KeyWithPlan = Schema.Struct({ ...KeyRow.fields, plan: Plan })
+
+const keyColumns = "id, workspace_id, environment, kind, name, scopes, prefix, last4, created_at, revoked_at"
 
 const toApiKey = (row: KeyRow): ApiKey => ({
-  id: row.id as ApiKeyId,
-  workspace_id: row.workspace_id as WorkspaceId,
+  id: row.id,
+  workspace_id: row.workspace_id,
   environment: row.environment,
   kind: row.kind,
   name: row.name,
-  scopes: splitScopes(row.scopes),
+  scopes: row.scopes,
   redacted: `${row.prefix}…${row.last4}`,
   created_at: iso(row.created_at),
   revoked_at: isoOrNull(row.revoked_at)
@@ -80,11 +86,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
       readonly name?: string | undefined
       readonly scopes?: ReadonlyArray<Scope> | undefined
     }) {
-      const id = yield* ids.make("key")
+      const id = ApiKeyId.make(yield* ids.make("key"))
       const prefix = keyPrefix(input.kind, input.environment)
       const secret = `${prefix}${yield* ids.secret(secretLength)}`
       const created_at = yield* now
-      const rows = yield* sql<KeyRow>`
+      const row = yield* decodeSingle(KeyRow, sql`
         insert into api_keys ${sql.insert({
           id,
           workspace_id: input.workspaceId,
@@ -97,44 +103,47 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
           last4: secret.slice(-4),
           created_at
         })}
-        returning *`
-      return { key: toApiKey(rows[0]!), secret } satisfies CreatedApiKey
-    }, Effect.orDie)
+        returning ${sql.literal(keyColumns)}`)
+      return { key: toApiKey(row), secret } satisfies CreatedApiKey
+    })
 
     const list = Effect.fn("ApiKeys.list")(function* (workspaceId: WorkspaceId) {
-      const rows = yield* sql<KeyRow>`
-        select * from api_keys where workspace_id = ${workspaceId} order by created_at, id`
+      const rows = yield* decodeAll(KeyRow, sql`
+        select ${sql.literal(keyColumns)} from api_keys where workspace_id = ${workspaceId} order by created_at, id`)
       return rows.map(toApiKey)
-    }, Effect.orDie)
+    })
 
     /** Revoking twice keeps the first revocation time. */
     const revoke = Effect.fn("ApiKeys.revoke")(function* (id: ApiKeyId) {
       const at = yield* now
-      const rows = yield* sql<KeyRow>`
-        update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning *`
-      return Option.map(Option.fromNullable(rows[0]), toApiKey)
-    }, Effect.orDie)
+      const row = yield* decodeOne(KeyRow, sql`
+        update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id}
+        returning ${sql.literal(keyColumns)}`)
+      return Option.map(row, toApiKey)
+    })
 
-    const lookup = Effect.fn("ApiKeys.lookup")(function* (token: string) {
-      if (!wellFormed.test(token)) return { _tag: "Unknown" } as KeyLookup
-      const rows = yield* sql<KeyRow & { readonly plan: Plan }>`
-        select k.*, w.plan from api_keys k join workspaces w on w.id = k.workspace_id
-        where k.key_hash = ${hashKey(token)}`
-      const row = rows[0]
-      if (row === undefined) return { _tag: "Unknown" } as KeyLookup
-      if (row.revoked_at !== null) return { _tag: "Revoked" } as KeyLookup
+    const lookup = Effect.fn("ApiKeys.lookup")(function* (token: string): Effect.fn.Return<KeyLookup> {
+      if (!wellFormed.test(token)) return { _tag: "Unknown" }
+      const found = yield* decodeOne(KeyWithPlan, sql`
+        select k.id, k.workspace_id, k.environment, k.kind, k.name, k.scopes, k.prefix, k.last4, k.created_at,
+          k.revoked_at, w.plan
+        from api_keys k join workspaces w on w.id = k.workspace_id
+        where k.key_hash = ${hashKey(token)}`)
+      if (Option.isNone(found)) return { _tag: "Unknown" }
+      const row = found.value
+      if (row.revoked_at !== null) return { _tag: "Revoked" }
       return {
         _tag: "Active",
         plan: row.plan,
         caller: {
-          workspaceId: row.workspace_id as WorkspaceId,
+          workspaceId: row.workspace_id,
           environment: row.environment,
-          keyId: row.id as ApiKeyId,
+          keyId: row.id,
           keyKind: row.kind,
-          scopes: splitScopes(row.scopes)
+          scopes: row.scopes
         }
-      } as KeyLookup
-    }, Effect.orDie)
+      }
+    })
 
     return { create, list, revoke, lookup } as const
   })

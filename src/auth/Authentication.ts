@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Authentication, type CallerShape, type Plan } from "../../schema/Auth.js"
 import { InvalidApiKey, KeyScopeMismatch, MissingAuthorization } from "../../schema/Errors.js"
-import { type EndpointPolicy, policyOf } from "../http/Routes.js"
+import { type EndpointPolicy, policyOf } from "./Policy.js"
 import { ApiKeys } from "./ApiKeys.js"
 
 export interface AuthenticatedCaller extends CallerShape {
@@ -74,7 +74,8 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
       }
     })
     return { resolve } as const
-  })
+  }),
+  dependencies: [ApiKeys.Default]
 }) {}
 
 /** Whether this caller's key may call an endpoint with this policy. */

@@ -1,29 +1,26 @@
 /**
- * Outgoing e-mail: a durable queue in the `emails` table, drained by the
- * `email-sender` fiber through the `Mailer` layer.
+ * Outgoing e-mail: the `emails` table is the record (`pending` -> `sent` |
+ * `failed`, attempts, last error); the work item is a job on the `email` queue
+ * of the JobQueue, sent through the `Mailer` layer.
  *
- * `enqueue` runs inside the caller's transaction, so an e-mail exists exactly
- * when the change that causes it committed. `dispatchDue` claims due rows in one
- * short statement (`FOR UPDATE SKIP LOCKED`, setting a 60 s lease), sends them
- * outside any transaction, then records the outcome. A sender killed mid-send
- * loses nothing: its lease lapses and the next claim (of any instance) takes the
- * row again, so a message may be sent twice but is never lost.
+ * `enqueue` runs inside the caller's transaction and writes both, so an e-mail
+ * exists exactly when the change that causes it committed. A sender killed
+ * mid-send loses nothing: its job's lease lapses and any instance takes it
+ * again, so a message may be sent twice but is never lost. Retries follow
+ * `retryDelaysMillis` by the Clock; the job waits for the next attempt.
  *
- * The `email-sender` fiber (`run`) loops: dispatch, then sleep until the
- * earliest pending e-mail becomes claimable (its retry time or the end of
- * another sender's lease), or 1 s after a local `enqueue` rang (by then the
- * enqueuing transaction has committed), and never longer than `EMAIL_POLL_MS`
- * (default 1 s: rows of other instances are found that fast). Tests set a long
- * poll: under TestClock every wake-up costs real time, and a 1 s poll makes a
- * day-long `TestClock.adjust` take minutes.
+ * The `email-sender` worker (`run`) wakes for a local enqueue after its commit
+ * and otherwise looks at least every `EMAIL_POLL_MS` (default 1 s) for e-mails
+ * of other instances. Tests set a long poll: under TestClock every wake-up
+ * costs real time. `dispatchDue` is one claim-and-send pass by hand.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { type Job, JobQueue, Outcome as JobOutcome } from "../../layers/JobQueue.js"
 import { Mailer } from "../../layers/Mailer.js"
 import { AppConfig } from "../Config.js"
 import { now } from "../Time.js"
@@ -66,12 +63,17 @@ export const maxAttempts = retryDelaysMillis.length + 1
 /** Rows claimed per dispatch by the sender fiber. */
 export const defaultBatch = 20
 
-/** After `enqueue` rings, the sender waits this long (for the enqueuing transaction to commit). */
-const ringDelay = Duration.seconds(1)
+/** The JobQueue queue of e-mail jobs (payload: `{ emailId }`). */
+export const emailQueue = "email"
+
+/** E-mails sent at once by one instance. */
+const concurrency = 4
+
+const EmailJob = Schema.Struct({ emailId: Schema.String })
 
 const maxErrorLength = 1000
 
-interface ClaimedRow {
+interface PendingRow {
   readonly id: string
   readonly to_address: string
   readonly subject: string
@@ -80,16 +82,15 @@ interface ClaimedRow {
   readonly attempts: number
 }
 
-type Outcome = "sent" | "retrying" | "failed"
+type Outcome = "sent" | "retrying" | "failed" | "skipped"
 
 export class Emails extends Effect.Service<Emails>()("Email/Emails", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
     const mailer = yield* Mailer
+    const jobs = yield* JobQueue
     const pollMillis = (yield* AppConfig).emailPollMillis
-    // rung by `enqueue`; rings coalesce
-    const bell = yield* Queue.sliding<void>(1)
 
     /** Queue a message; call it inside the transaction of the change it reports. Returns the `eml_` id. */
     const enqueue = Effect.fn("Emails.enqueue")(function* (input: EnqueueInput) {
@@ -108,31 +109,12 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
           next_attempt_at: at,
           created_at: at
         })}`
-      yield* Queue.offer(bell, undefined)
+      yield* jobs.enqueue({ queue: emailQueue, payload: { emailId: id } })
       return id
     }, Effect.orDie)
 
-    // One statement, so one short transaction: lock due rows nobody else holds
-    // (skipping rows another sender is claiming right now) and lease them.
-    const claim = (batch: number) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        const lease = new Date(at.getTime() + leaseMillis)
-        const rows = yield* sql<ClaimedRow>`
-          update emails set locked_until = ${lease}
-          where id in (
-            select id from emails
-            where status = 'pending' and next_attempt_at <= ${at}
-              and (locked_until is null or locked_until <= ${at})
-            order by next_attempt_at, id
-            limit ${batch}
-            for update skip locked
-          )
-          returning id, to_address, subject, body_text, body_html, attempts`
-        return rows
-      })
-
-    const deliver = (row: ClaimedRow) =>
+    // Sends one e-mail and records the attempt; the job follows the record.
+    const send = (row: PendingRow) =>
       Effect.gen(function* () {
         const result = yield* Effect.either(
           mailer.send({
@@ -149,7 +131,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
           yield* sql`
             update emails set status = 'sent', sent_at = ${at}, attempts = ${attempts}, locked_until = null
             where id = ${row.id} and status = 'pending'`
-          return "sent" as Outcome
+          return ["sent", JobOutcome.done] as const
         }
         const error = result.left.reason.slice(0, maxErrorLength)
         if (attempts >= maxAttempts) {
@@ -157,52 +139,58 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
             update emails set status = 'failed', attempts = ${attempts}, last_error = ${error}, locked_until = null
             where id = ${row.id} and status = 'pending'`
           yield* Effect.logError(`e-mail ${row.id} failed after ${attempts} attempts: ${error}`)
-          return "failed" as Outcome
+          return ["failed", JobOutcome.failed(error)] as const
         }
         const next = new Date(at.getTime() + retryDelaysMillis[attempts - 1]!)
         yield* sql`
           update emails set attempts = ${attempts}, last_error = ${error}, next_attempt_at = ${next}, locked_until = null
           where id = ${row.id} and status = 'pending'`
         yield* Effect.logWarning(`e-mail ${row.id} attempt ${attempts} failed, retrying at ${next.toISOString()}: ${error}`)
-        return "retrying" as Outcome
+        return ["retrying", JobOutcome.retryAt(next, error)] as const
       })
+
+    const deliver = (job: Job) =>
+      Effect.gen(function* () {
+        const payload = Schema.decodeUnknownEither(EmailJob)(job.payload)
+        if (Either.isLeft(payload)) return ["skipped", JobOutcome.failed("not an e-mail job")] as const
+        const [row] = yield* sql<PendingRow>`
+          select id, to_address, subject, body_text, body_html, attempts from emails
+          where id = ${payload.right.emailId} and status = 'pending'`
+        // already settled (a duplicate job, or a sender that died after recording)
+        if (row === undefined) return ["skipped", JobOutcome.done] as const
+        return yield* send(row)
+      }).pipe(Effect.orDie)
+
+    const leaseMillisOf = leaseMillis
 
     /** Claim due e-mails (at most `batch`), send them, record each outcome. */
     const dispatchDue = Effect.fn("Emails.dispatchDue")(function* (batch: number = defaultBatch) {
-      const rows = yield* claim(batch)
-      if (rows.length === 0) return { claimed: 0, sent: 0, retrying: 0, failed: 0 } satisfies DispatchSummary
-      const outcomes = yield* Effect.forEach(rows, deliver, { concurrency: 4 })
+      const claimed = yield* jobs.claim({ queue: emailQueue, limit: batch, leaseMillis: leaseMillisOf })
+      const outcomes = yield* Effect.forEach(
+        claimed,
+        (job) =>
+          Effect.flatMap(deliver(job), ([kind, outcome]) => Effect.as(jobs.settle(job, outcome), kind)).pipe(
+            Effect.onInterrupt(() => jobs.release(job))
+          ),
+        { concurrency }
+      )
       const count = (o: Outcome) => outcomes.filter((x) => x === o).length
       return {
-        claimed: rows.length,
+        claimed: claimed.length,
         sent: count("sent"),
         retrying: count("retrying"),
         failed: count("failed")
       } satisfies DispatchSummary
-    }, Effect.orDie)
+    })
 
-    // When the earliest pending e-mail may be claimed (retry time, or the end of a lease), if any.
-    const nextClaimable = Effect.map(
-      sql<{ at: Date | string | null }>`
-        select min(greatest(next_attempt_at, coalesce(locked_until, next_attempt_at))) as at
-        from emails where status = 'pending'`,
-      (rows) => (rows[0]?.at == null ? undefined : new Date(rows[0].at).getTime())
-    )
-
-    /** Sleep until there may be work (see the module comment); not at all after a full batch. */
-    const awaitWork = (previous: DispatchSummary) =>
-      Effect.gen(function* () {
-        if (previous.claimed >= defaultBatch) return
-        const next = yield* nextClaimable
-        const at = (yield* now).getTime()
-        // at least 1 s (or the poll, if shorter) so a row locked elsewhere cannot make this spin
-        const wait =
-          next === undefined ? pollMillis : Math.min(pollMillis, Math.max(Math.min(pollMillis, 1_000), next - at))
-        yield* Effect.raceFirst(Effect.sleep(wait), Effect.zipRight(Queue.take(bell), Effect.sleep(ringDelay)))
-      }).pipe(Effect.orDie)
-
-    /** The `email-sender` fiber: forever dispatch what is due, then wait for more. */
-    const run: Effect.Effect<never> = Effect.forever(Effect.flatMap(dispatchDue(), awaitWork))
+    /** The `email-sender` worker: supervised, never ends. */
+    const run: Effect.Effect<never> = jobs.worker({
+      queue: emailQueue,
+      concurrency,
+      leaseMillis,
+      pollMillis,
+      handle: (job) => Effect.map(deliver(job), ([, outcome]) => outcome)
+    })
 
     return { enqueue, dispatchDue, run } as const
   })

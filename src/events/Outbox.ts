@@ -2,20 +2,19 @@
  * The event outbox. `emit` must run inside the transaction of the change it
  * reports, so an event exists exactly when its change committed. The body is
  * serialised once here: every later delivery sends these same bytes. In the
- * same transaction it fans out: one pending delivery per active subscription
- * of the workspace and environment that takes the event's type.
+ * same transaction it asks the `FanOut` (provided by the webhooks area) who
+ * else must hear of it.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import type { Environment } from "../../schema/Auth.js"
 import type { Event, EventType } from "../../schema/Events.js"
-import type { EventId, WorkspaceId } from "../../schema/Ids.js"
+import { EventId, type WorkspaceId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { now, unixSeconds } from "../Time.js"
-import { horizonMillis } from "../webhooks/Schedule.js"
-import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
-import { WebhooksRepo } from "../webhooks/WebhooksRepo.js"
+import { EventsRepo } from "./EventsRepo.js"
+import { FanOut } from "./FanOut.js"
 
 export interface EmitInput {
   readonly workspaceId: WorkspaceId
@@ -28,15 +27,14 @@ export interface EmitInput {
 
 export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
-    const webhooks = yield* WebhooksRepo
-    const signal = yield* DeliverySignal
+    const repo = yield* EventsRepo
+    const fanOut = yield* FanOut
 
     const emit = Effect.fn("Outbox.emit")(function* (input: EmitInput) {
       const created_at = yield* now
       const event: Event = {
-        id: (yield* ids.make("evt")) as EventId,
+        id: EventId.make(yield* ids.make("evt")),
         object: "event",
         type: input.type,
         created: unixSeconds(created_at),
@@ -45,37 +43,30 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
         api_version: "v1",
         livemode: input.environment === "live"
       }
-      yield* sql`
-        insert into events ${sql.insert({
-          id: event.id,
-          workspace_id: input.workspaceId,
-          environment: input.environment,
-          type: input.type,
-          created_at,
-          body: JSON.stringify(event)
-        })}`
-      const targets = input.only ?? (yield* webhooks.subscribersOf(input, input.type)).map((s) => s.id)
-      const deliveries: Array<string> = []
-      for (const subscriptionId of targets) {
-        const id = yield* ids.make("whd")
-        yield* webhooks.insertDelivery({
-          ...input,
-          id,
-          subscriptionId,
-          eventId: event.id,
-          eventType: event.type,
-          at: created_at,
-          horizonAt: new Date(created_at.getTime() + horizonMillis)
-        })
-        deliveries.push(id)
-      }
-      if (deliveries.length > 0) {
-        yield* FiberRef.set(DeliveriesCreated, true)
-        yield* signal.ring
-      }
+      const tenant = { workspaceId: input.workspaceId, environment: input.environment }
+      yield* repo.insert(tenant, event, created_at)
+      const deliveries = yield* fanOut.fanOut(tenant, event, created_at, input.only)
       return { event, deliveries }
-    }, Effect.orDie)
+    })
 
-    return { emit } as const
-  })
+    /**
+     * Erasure: rewrites the stored bodies of this tenant's `ticket.*` events that
+     * mention `needle` with `scrub` (which returns none when nothing changes).
+     * Events keep their place and type; pending deliveries send the body as it is
+     * at send time.
+     */
+    const scrub = Effect.fn("Outbox.scrub")(function* (
+      tenant: Tenant,
+      needle: string,
+      scrub: (body: string) => Option.Option<string>
+    ) {
+      for (const e of yield* repo.ticketEventsMentioning(tenant, needle)) {
+        const scrubbed = scrub(e.body)
+        if (Option.isSome(scrubbed)) yield* repo.rewrite(e.id, scrubbed.value)
+      }
+    })
+
+    return { emit, scrub } as const
+  }),
+  dependencies: [EventsRepo.Default]
 }) {}

@@ -14,7 +14,7 @@ import {
 import { ParameterInvalid, ResourceMissing, TermExists } from "../../schema/Errors.js"
 import type { AgentId } from "../../schema/Ids.js"
 import { Agents } from "../agents/Agents.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
 import { GlossaryRepo, type TermValues, toTerm } from "./GlossaryRepo.js"
 
@@ -121,5 +121,5 @@ export class Glossary extends Effect.Service<Glossary>()("Glossary/Programs", {
 
     return { retrieve, replace, addTerm, updateTerm, deleteTerm, enabledTerms } as const
   }),
-  dependencies: [GlossaryRepo.Default]
+  dependencies: [GlossaryRepo.Default, Agents.Default]
 }) {}

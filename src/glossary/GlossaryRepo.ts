@@ -11,8 +11,8 @@ import * as Schema from "effect/Schema"
 import type { GlossaryTerm } from "../../schema/Glossary.js"
 import { Environment } from "../../schema/Auth.js"
 import { AgentId, WorkspaceId } from "../../schema/Ids.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
-import { lockWith, transactionWith } from "../db/Sql.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import * as Sql from "../db/Sql.js"
 import { iso } from "../Time.js"
 
 export const TermRow = Schema.Struct({
@@ -91,9 +91,9 @@ export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo"
     })
 
     const scope = (tenant: Tenant, agentId: AgentId) => ({ ...tenant, agentId })
-    const transaction = transactionWith(sql)
+    const transaction = Sql.transaction(sql)
     /** Serialises writers of one agent's glossary, across instances; inside a transaction. */
-    const lock = (agentId: AgentId) => lockWith(sql)(`glossary:${agentId}`)
+    const lock = (agentId: AgentId) => Sql.lockWith(sql)(`glossary:${agentId}`)
 
     const list = (tenant: Tenant, agentId: AgentId) => all(scope(tenant, agentId)).pipe(Effect.orDie)
 

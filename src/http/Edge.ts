@@ -16,7 +16,6 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
@@ -29,6 +28,7 @@ import {
   UnsupportedMediaType
 } from "../../schema/Errors.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
 import { CurrentRequestId } from "./Envelope.js"
@@ -38,7 +38,6 @@ import { bodyLeftUnread, checkPath, checkQuery, maxBodyBytes, parseJsonBody, rea
 import { IdempotencyStore } from "./Idempotency.js"
 import { type RateLimitState, RequestRateLimiter } from "./RateLimit.js"
 import { routeTable } from "./Routes.js"
-import { DeliveriesCreated, DeliverySignal } from "../webhooks/Signal.js"
 
 /** Operational paths: no key, no rate limit (probes and docs must always answer). */
 const isOperational = (path: string) =>
@@ -90,7 +89,6 @@ export const makeEdge = Effect.gen(function* () {
   const idempotency = yield* IdempotencyStore
   const ids = yield* IdGenerator
   const config = yield* AppConfig
-  const signal = yield* DeliverySignal
   const docsUrl = `${config.publicUrl}/docs/errors`
 
   return (app: HttpApp.Default): HttpApp.Default =>
@@ -207,8 +205,8 @@ export const makeEdge = Effect.gen(function* () {
       })
 
       let response = yield* rendered(guarded).pipe(
-        Effect.zipLeft(Effect.flatMap(FiberRef.get(DeliveriesCreated), (created) => (created ? signal.ring : Effect.void))),
-        Effect.locally(DeliveriesCreated, false),
+        // wake-ups registered inside the request's transactions (e.g. new jobs), now that they committed
+        withAfterCommit,
         Effect.locally(CurrentRequestId, requestId),
         Effect.locally(CurrentAuth, auth)
       )

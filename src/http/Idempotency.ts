@@ -8,8 +8,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { Environment } from "../../schema/Auth.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
 
 export const retentionMillis = 24 * 60 * 60 * 1000
@@ -33,23 +38,32 @@ export type Claim =
   | { readonly _tag: "Mismatch" }
   | { readonly _tag: "InProgress" }
 
-interface Row {
-  readonly fingerprint: string
-  readonly state: "running" | "done"
-  readonly response_status: number | null
-  readonly response_content_type: string | null
-  readonly response_body: string | null
-}
+// a `done` record always carries its response; decoding checks it instead of assuming it
+const Row = Schema.Union(
+  Schema.Struct({ fingerprint: Schema.String, state: Schema.Literal("running") }),
+  Schema.Struct({
+    fingerprint: Schema.String,
+    state: Schema.Literal("done"),
+    response_status: Schema.Number,
+    response_content_type: Schema.String,
+    response_body: Schema.String
+  })
+)
+const Owned = Schema.Struct({ key: Schema.String })
+const Document = Schema.Struct({ key: Schema.String, body: Schema.String })
 
 export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/IdempotencyStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const claim = Effect.fn("Idempotency.claim")(function* (scope: IdempotencyScope, fingerprint: string) {
+    const claim = Effect.fn("Idempotency.claim")(function* (
+      scope: IdempotencyScope,
+      fingerprint: string
+    ): Effect.fn.Return<Claim> {
       const at = yield* now
       const expiredBefore = new Date(at.getTime() - retentionMillis)
       const lease = new Date(at.getTime() + leaseMillis)
-      const owned = yield* sql`
+      const owned = yield* decodeAll(Owned, sql`
         insert into idempotency_keys
           (workspace_id, environment, key, fingerprint, state, locked_until, created_at)
         values (${scope.workspaceId}, ${scope.environment}, ${scope.key}, ${fingerprint}, 'running', ${lease}, ${at})
@@ -59,42 +73,76 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
         where idempotency_keys.created_at <= ${expiredBefore}
            or (idempotency_keys.state = 'running' and idempotency_keys.locked_until <= ${at}
                and idempotency_keys.fingerprint = excluded.fingerprint)
-        returning key`
-      if (owned.length > 0) return { _tag: "Owned" } as Claim
-      const rows = yield* sql<Row>`
+        returning key`)
+      if (owned.length > 0) return { _tag: "Owned" }
+      const found = yield* decodeOne(Row, sql`
         select fingerprint, state, response_status, response_content_type, response_body from idempotency_keys
-        where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}`
-      const row = rows[0]
-      if (row === undefined) return { _tag: "InProgress" } as Claim
-      if (row.fingerprint !== fingerprint) return { _tag: "Mismatch" } as Claim
-      if (row.state === "running") return { _tag: "InProgress" } as Claim
+        where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}`)
+      if (Option.isNone(found)) return { _tag: "InProgress" }
+      const row = found.value
+      if (row.fingerprint !== fingerprint) return { _tag: "Mismatch" }
+      if (row.state === "running") return { _tag: "InProgress" }
       return {
         _tag: "Replay",
-        response: { status: row.response_status!, contentType: row.response_content_type!, body: row.response_body! }
-      } as Claim
-    }, Effect.orDie)
+        response: { status: row.response_status, contentType: row.response_content_type, body: row.response_body }
+      }
+    })
 
     const complete = Effect.fn("Idempotency.complete")(function* (scope: IdempotencyScope, response: StoredResponse) {
-      yield* sql`
+      yield* execute(sql`
         update idempotency_keys set state = 'done', response_status = ${response.status},
           response_content_type = ${response.contentType}, response_body = ${response.body}
-        where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}`
-    }, Effect.orDie)
+        where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}`)
+    })
 
     /** Forget a claim whose request failed on our side (5xx) or was interrupted. */
     const release = Effect.fn("Idempotency.release")(function* (scope: IdempotencyScope) {
-      yield* sql`
+      yield* execute(sql`
         delete from idempotency_keys
         where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}
-          and state = 'running'`
-    }, Effect.orDie)
+          and state = 'running'`)
+    })
 
-    /** Drop records past retention; run periodically by the sweeper fiber. */
+    /**
+     * Drop records past retention; returns when the oldest remaining one expires
+     * (one retention ahead when none is left: a newer record expires later still),
+     * so the sweeper sleeps until there is work rather than waking on a fixed beat.
+     */
     const sweep = Effect.fn("Idempotency.sweep")(function* () {
       const at = yield* now
-      yield* sql`delete from idempotency_keys where created_at <= ${new Date(at.getTime() - retentionMillis)}`
-    }, Effect.orDie)
+      yield* execute(sql`delete from idempotency_keys where created_at <= ${new Date(at.getTime() - retentionMillis)}`)
+      const oldest = yield* decodeSingle(
+        Schema.Struct({ at: Schema.NullOr(DbDate) }),
+        sql`select min(created_at) as at from idempotency_keys`
+      )
+      return oldest.at === null ? at.getTime() + retentionMillis : oldest.at.getTime() + retentionMillis
+    })
 
-    return { claim, complete, release, sweep } as const
+    /**
+     * Erasure: rewrites this tenant's stored responses that mention `needle`
+     * with `scrub` (none when nothing changes), so a replay cannot bring erased
+     * data back.
+     */
+    const scrub = Effect.fn("Idempotency.scrub")(function* (
+      tenant: Tenant,
+      needle: string,
+      scrub: (body: string) => Option.Option<string>
+    ) {
+      const documents = yield* decodeAll(Document, sql`
+        select key, response_body as body from idempotency_keys
+        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+          and response_body is not null and strpos(response_body, ${needle}) > 0
+        for update`)
+      for (const d of documents) {
+        const scrubbed = scrub(d.body)
+        if (Option.isSome(scrubbed)) {
+          yield* execute(sql`
+            update idempotency_keys set response_body = ${scrubbed.value}
+            where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and key = ${d.key}`)
+        }
+      }
+    })
+
+    return { claim, complete, release, sweep, scrub } as const
   })
 }) {}

@@ -13,16 +13,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHmac, timingSafeEqual } from "node:crypto"
-import type { PageParams, Pagination } from "../../schema/Envelope.js"
+import type { PageParams, PageRequest, Pagination } from "../../schema/Envelope.js"
 import { InvalidCursor, InvalidLimit } from "../../schema/Errors.js"
 
-export interface PageRequest {
-  readonly limit: number
-  /** Sequence number of the last row already seen (as text: it is a bigint). */
-  readonly after: Option.Option<string>
-  /** The cursor naming `seq` in this list with these filters. */
-  readonly cursorFor: (seq: string) => string
-}
+export type { PageRequest }
 
 export const defaultLimit = 20
 export const maxLimit = 100

@@ -1,25 +1,12 @@
-/**
- * The route table, read once from the contract: which methods serve a path
- * (for `405` with `Allow`), and what each endpoint requires of the caller's key.
- */
+/** The route table, read once from the contract: which methods serve a path (for `405` with `Allow`), and which POSTs take no body. */
 import * as HttpApi from "@effect/platform/HttpApi"
-import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import { Api } from "../../schema/Api.js"
-import { type Scope, RequiredScope, WidgetScope } from "../../schema/Auth.js"
-
-export interface EndpointPolicy {
-  /** The scope a secret key needs; none means any secret key may call it. */
-  readonly scope: Option.Option<Scope>
-  /** The scope that lets a widget key call it; none means widget keys are refused. */
-  readonly widgetScope: Option.Option<Scope>
-}
 
 interface RouteEntry {
   readonly method: string
   readonly path: string
   readonly pattern: RegExp
-  readonly policy: EndpointPolicy
   /** A POST that declares no payload (resolve, retry, ...): it takes no body or `{}`. */
   readonly bodiless: boolean
 }
@@ -30,26 +17,15 @@ const toPattern = (path: string) =>
 const entries: Array<RouteEntry> = []
 HttpApi.reflect(Api, {
   onGroup: () => {},
-  onEndpoint: ({ endpoint, mergedAnnotations }) => {
+  onEndpoint: ({ endpoint }) => {
     entries.push({
       method: endpoint.method,
       path: endpoint.path,
       pattern: toPattern(endpoint.path),
-      bodiless: endpoint.method === "POST" && Option.isNone(endpoint.payloadSchema),
-      policy: {
-        scope: Context.getOption(mergedAnnotations, RequiredScope),
-        widgetScope: Context.getOption(mergedAnnotations, WidgetScope)
-      }
+      bodiless: endpoint.method === "POST" && Option.isNone(endpoint.payloadSchema)
     })
   }
 })
-
-const policies = new Map(entries.map((e) => [`${e.method} ${e.path}`, e.policy]))
-const open: EndpointPolicy = { scope: Option.none(), widgetScope: Option.none() }
-
-/** The policy of the endpoint whose route pattern (`/v1/agents/:id`) matched. */
-export const policyOf = (method: string, routePath: string): EndpointPolicy =>
-  policies.get(`${method} ${routePath}`) ?? open
 
 export const routeTable = {
   methodsFor: (path: string): ReadonlyArray<string> => [

@@ -9,7 +9,7 @@ import { CategoryExists, ParameterInvalid, ResourceMissing } from "../../schema/
 import type { AgentId, CategoryId } from "../../schema/Ids.js"
 import { type CreateCategory, maxCategories, type UpdateCategory } from "../../schema/Qa.js"
 import { Agents } from "../agents/Agents.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
 import { QaRepo, toCategory } from "./QaRepo.js"
 
@@ -112,5 +112,5 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
 
     return { list, create, update, remove } as const
   }),
-  dependencies: [QaRepo.Default]
+  dependencies: [QaRepo.Default, Agents.Default]
 }) {}

@@ -10,7 +10,7 @@ import type { AgentId, CategoryId, QaId } from "../../schema/Ids.js"
 import type { CreateQa, QaListParams, UpdateQa } from "../../schema/Qa.js"
 import { Ai, type AiError } from "../../layers/Ai.js"
 import { Agents } from "../agents/Agents.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
@@ -118,5 +118,5 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
 
     return { create, list, update, remove } as const
   }),
-  dependencies: [QaRepo.Default]
+  dependencies: [QaRepo.Default, Agents.Default]
 }) {}

@@ -13,8 +13,8 @@ import { Environment } from "../../schema/Auth.js"
 import { AgentId, CategoryId, QaId, SourceId, WorkspaceId } from "../../schema/Ids.js"
 import { type Category, type Qa, QaOrigin } from "../../schema/Qa.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
-import { lockWith, transactionWith } from "../db/Sql.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import * as Sql from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, now } from "../Time.js"
 
@@ -116,8 +116,8 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
     const scoped = (s: typeof Scope.Encoded, table: string) =>
       sql`${tenantIs(s, table)} and ${sql(table)}.agent_id = ${s.agentId}`
     const scope = (tenant: Tenant, agentId: AgentId) => ({ ...tenant, agentId })
-    const transaction = transactionWith(sql)
-    const lockFor = lockWith(sql)
+    const transaction = Sql.transaction(sql)
+    const lockFor = Sql.lockWith(sql)
 
     // categories
 

@@ -17,7 +17,7 @@ import type { QaRegeneration } from "../../schema/Qa.js"
 import { Ai, type AiError } from "../../layers/Ai.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { Outbox } from "../events/Outbox.js"
 import { now } from "../Time.js"
 import { type QaInsert, qaEmbeddingText, QaRepo } from "./QaRepo.js"
@@ -128,5 +128,5 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
 
     return { request, handle } as const
   }),
-  dependencies: [QaRepo.Default]
+  dependencies: [QaRepo.Default, Agents.Default]
 }) {}

@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import type { AgentId, SourceId } from "../../schema/Ids.js"
 
 export interface SourceText {

@@ -5,7 +5,9 @@ import * as Option from "effect/Option"
 import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
 import { ok, okList, runsToCompletion } from "../http/Envelope.js"
-import { type Acting, Tickets } from "./Tickets.js"
+import { Erasure } from "./Erasure.js"
+import type { Acting } from "./Rules.js"
+import { Tickets } from "./Tickets.js"
 
 const acting = (headers: { readonly "service-member-id"?: string | undefined }) =>
   Effect.map(Caller, (caller): Acting => ({ caller, memberId: Option.fromNullable(headers["service-member-id"]) }))
@@ -13,6 +15,7 @@ const acting = (headers: { readonly "service-member-id"?: string | undefined }) 
 export const TicketsHttp = HttpApiBuilder.group(Api, "tickets", (handlers) =>
   Effect.gen(function* () {
     const tickets = yield* Tickets
+    const erasure = yield* Erasure
     return handlers
       .handle(
         "create",
@@ -61,7 +64,7 @@ export const TicketsHttp = HttpApiBuilder.group(Api, "tickets", (handlers) =>
       .handle(
         "erase",
         ({ headers, path }) =>
-          Effect.flatMap(acting(headers), (a) => tickets.erase(a, path.public_id)).pipe(Effect.flatMap(ok)),
+          Effect.flatMap(acting(headers), (a) => erasure.erase(a, path.public_id)).pipe(Effect.flatMap(ok)),
         runsToCompletion
       )
   })

@@ -1,74 +1,85 @@
-/** SQL for tickets, their threads and the monthly creation counter. Scoped to one workspace and environment. */
+/** SQL for tickets, their threads and the monthly creation counter. Scoped to one workspace and environment; rows decoded. */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Plan } from "../../schema/Auth.js"
-import type { AgentId } from "../../schema/Ids.js"
-import type {
+import * as Schema from "effect/Schema"
+import { Plan } from "../../schema/Auth.js"
+import type { PageRequest } from "../../schema/Envelope.js"
+import { AgentId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import {
   ActorType,
   AuthorType,
-  Ticket,
-  TicketEvent,
+  Metadata,
+  type Ticket,
+  type TicketEvent,
   TicketEventType,
-  TicketMessage,
+  type TicketMessage,
   TicketMessageId,
   TicketOrigin,
   TicketPriority,
   TicketPublicId,
   TicketStatus
 } from "../../schema/Tickets.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
-import type { PageRequest } from "../http/Pagination.js"
+import { DbDate, DbJson } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { iso, isoOrNull } from "../Time.js"
 
-export interface TicketRow {
-  readonly seq: string
-  readonly id: string
-  readonly public_id: string
-  readonly agent_id: string
-  readonly status: TicketStatus
-  readonly priority: TicketPriority
-  readonly origin: TicketOrigin
-  readonly visitor_name: string | null
-  readonly visitor_email: string | null
-  readonly subject: string
-  readonly assigned_to: string | null
-  readonly tags: unknown
-  readonly metadata: unknown
-  readonly conversation_id: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly resolved_at: Date | null
-  readonly first_response_at: Date | null
-  readonly erased_at: Date | null
-}
+/** What erasure leaves in place of personal data. */
+export const erasedText = "[deleted]"
 
-export interface MessageRow {
-  readonly seq: string
-  readonly id: string
-  readonly ticket_public_id: string
-  readonly author_type: AuthorType
-  readonly author_id: string | null
-  readonly body: string
-  readonly created_at: Date
-}
+export const TicketRow = Schema.Struct({
+  seq: Schema.String,
+  id: Schema.UUID,
+  public_id: TicketPublicId,
+  agent_id: AgentId,
+  status: TicketStatus,
+  priority: TicketPriority,
+  origin: TicketOrigin,
+  visitor_name: Schema.NullOr(Schema.String),
+  visitor_email: Schema.NullOr(Schema.String),
+  subject: Schema.String,
+  assigned_to: Schema.NullOr(Schema.String),
+  tags: DbJson(Schema.Array(Schema.String)),
+  metadata: DbJson(Metadata),
+  conversation_id: Schema.NullOr(Schema.String),
+  created_at: DbDate,
+  updated_at: DbDate,
+  resolved_at: Schema.NullOr(DbDate),
+  first_response_at: Schema.NullOr(DbDate),
+  erased_at: Schema.NullOr(DbDate)
+})
+export type TicketRow = typeof TicketRow.Type
 
-export interface EventRow {
-  readonly seq: string
-  readonly id: string
-  readonly type: TicketEventType
-  readonly from_value: string | null
-  readonly to_value: string | null
-  readonly actor_type: ActorType
-  readonly actor_id: string | null
-  readonly created_at: Date
-}
+export const MessageRow = Schema.Struct({
+  seq: Schema.String,
+  id: TicketMessageId,
+  ticket_public_id: TicketPublicId,
+  author_type: AuthorType,
+  author_id: Schema.NullOr(Schema.String),
+  body: Schema.String,
+  created_at: DbDate
+})
+export type MessageRow = typeof MessageRow.Type
+
+export const EventRow = Schema.Struct({
+  seq: Schema.String,
+  id: Schema.String,
+  type: TicketEventType,
+  from_value: Schema.NullOr(Schema.String),
+  to_value: Schema.NullOr(Schema.String),
+  actor_type: ActorType,
+  actor_id: Schema.NullOr(Schema.String),
+  created_at: DbDate
+})
+export type EventRow = typeof EventRow.Type
+
+const WorkspaceRow = Schema.Struct({ plan: Plan, owner_email: Schema.String })
+const CountRow = Schema.Struct({ count: Schema.Number })
+const TotalRow = Schema.Struct({ n: Schema.NumberFromString })
 
 /** The fields a change may set; the row is rewritten whole. */
-export type TicketState = Pick<
-  Ticket,
-  "status" | "priority" | "assigned_to" | "tags" | "metadata"
-> & {
+export type TicketState = Pick<Ticket, "status" | "priority" | "assigned_to" | "tags" | "metadata"> & {
   readonly updated_at: Date
   readonly resolved_at: Date | null
   readonly first_response_at: Date | null
@@ -84,14 +95,11 @@ export interface TicketFilters {
   readonly tag: Option.Option<string>
 }
 
-// PGlite and node-postgres both parse jsonb, but a text value is tolerated
-const json = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value)
-
 export const toTicket = (row: TicketRow): Ticket => ({
   id: row.id,
-  public_id: row.public_id as TicketPublicId,
+  public_id: row.public_id,
   object: "ticket",
-  agent_id: row.agent_id as AgentId,
+  agent_id: row.agent_id,
   status: row.status,
   priority: row.priority,
   origin: row.origin,
@@ -99,8 +107,8 @@ export const toTicket = (row: TicketRow): Ticket => ({
   visitor_email: row.visitor_email,
   subject: row.subject,
   assigned_to: row.assigned_to,
-  tags: json(row.tags) as ReadonlyArray<string>,
-  metadata: json(row.metadata) as Record<string, unknown>,
+  tags: row.tags,
+  metadata: row.metadata,
   conversation_id: row.conversation_id,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at),
@@ -108,10 +116,10 @@ export const toTicket = (row: TicketRow): Ticket => ({
   first_response_at: isoOrNull(row.first_response_at)
 })
 
-export const toMessage = (row: MessageRow): TicketMessage => ({
-  id: row.id as TicketMessageId,
+export const toMessage = (row: Omit<MessageRow, "seq">): TicketMessage => ({
+  id: row.id,
   object: "ticket_message",
-  ticket_public_id: row.ticket_public_id as TicketPublicId,
+  ticket_public_id: row.ticket_public_id,
   author_type: row.author_type,
   author_id: row.author_id,
   body: row.body,
@@ -140,12 +148,10 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(ticketColumns)
     const msgCols = sql.literal(messageColumns)
-    const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
     const jsonb = (value: unknown) => sql`${JSON.stringify(value)}::text::jsonb`
 
     const workspace = (tenant: Tenant) =>
-      sql<{ readonly plan: Plan; readonly owner_email: string }>`
-        select plan, owner_email from workspaces where id = ${tenant.workspaceId}`.pipe(Effect.map((rows) => rows[0]!))
+      decodeSingle(WorkspaceRow, sql`select plan, owner_email from workspaces where id = ${tenant.workspaceId}`)
 
     /**
      * Counts one creation in this month, unless the count already reached `cap`
@@ -153,12 +159,12 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
      * transaction ends, so concurrent creations queue on it and the cap is exact.
      */
     const countCreation = (tenant: Tenant, month: string, cap: number | null) =>
-      sql<{ readonly count: number }>`
+      decodeOne(CountRow, sql`
         insert into ticket_usage (workspace_id, environment, month, count)
         values (${tenant.workspaceId}, ${tenant.environment}, ${month}, 1)
         on conflict (workspace_id, environment, month) do update set count = ticket_usage.count + 1
         ${cap === null ? sql.literal("") : sql`where ticket_usage.count < ${cap}`}
-        returning count`.pipe(Effect.map(first))
+        returning count`)
 
     const insert = (
       row: Tenant & Omit<TicketRow, "seq" | "erased_at" | "tags" | "metadata"> & {
@@ -166,7 +172,7 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
         readonly metadata: Record<string, unknown>
       }
     ) =>
-      sql<TicketRow>`
+      decodeSingle(TicketRow, sql`
         insert into tickets (id, public_id, workspace_id, environment, agent_id, status, priority, origin,
           visitor_name, visitor_email, subject, assigned_to, tags, metadata, conversation_id, created_at, updated_at,
           resolved_at, first_response_at)
@@ -174,13 +180,13 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
           ${row.status}, ${row.priority}, ${row.origin}, ${row.visitor_name}, ${row.visitor_email}, ${row.subject},
           ${row.assigned_to}, ${jsonb(row.tags)}, ${jsonb(row.metadata)}, ${row.conversation_id}, ${row.created_at},
           ${row.updated_at}, ${row.resolved_at}, ${row.first_response_at})
-        returning ${cols}`.pipe(Effect.map((rows) => rows[0]!))
+        returning ${cols}`)
 
-    const find = (tenant: Tenant, publicId: string, options?: { readonly forUpdate?: boolean }) =>
-      sql<TicketRow>`
+    const find = (tenant: Tenant, publicId: TicketPublicId, options?: { readonly forUpdate?: boolean }) =>
+      decodeOne(TicketRow, sql`
         select ${cols} from tickets
         where public_id = ${publicId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-        ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`.pipe(Effect.map(first))
+        ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`)
 
     const where = (tenant: Tenant, filters: TicketFilters) =>
       sql.and([
@@ -195,25 +201,25 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
       ])
 
     const page = (tenant: Tenant, filters: TicketFilters, page: PageRequest) =>
-      sql<TicketRow>`
+      decodeAll(TicketRow, sql`
         select ${cols} from tickets
         where ${where(tenant, filters)}
           ${Option.isSome(page.after) ? sql`and tickets.seq < ${page.after.value}::bigint` : sql.literal("")}
         order by tickets.seq desc
-        limit ${page.limit + 1}`
+        limit ${page.limit + 1}`)
 
     const count = (tenant: Tenant, filters: TicketFilters) =>
-      sql<{ readonly n: string }>`select count(*) as n from tickets where ${where(tenant, filters)}`.pipe(
-        Effect.map((rows) => Number(rows[0]!.n))
+      decodeSingle(TotalRow, sql`select count(*)::text as n from tickets where ${where(tenant, filters)}`).pipe(
+        Effect.map((row) => row.n)
       )
 
     const update = (id: string, state: TicketState) =>
-      sql<TicketRow>`
+      decodeSingle(TicketRow, sql`
         update tickets set status = ${state.status}, priority = ${state.priority}, assigned_to = ${state.assigned_to},
           tags = ${jsonb(state.tags)}, metadata = ${jsonb(state.metadata)}, updated_at = ${state.updated_at},
           resolved_at = ${state.resolved_at}, first_response_at = ${state.first_response_at}
         where id = ${id}::uuid
-        returning ${cols}`.pipe(Effect.map((rows) => rows[0]!))
+        returning ${cols}`)
 
     const insertMessage = (row: {
       readonly id: string
@@ -223,9 +229,9 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
       readonly body: string
       readonly created_at: Date
     }) =>
-      sql`
+      execute(sql`
         insert into ticket_messages (id, ticket_id, author_type, author_id, body, created_at)
-        values (${row.id}, ${row.ticketId}::uuid, ${row.author_type}, ${row.author_id}, ${row.body}, ${row.created_at})`
+        values (${row.id}, ${row.ticketId}::uuid, ${row.author_type}, ${row.author_id}, ${row.body}, ${row.created_at})`)
 
     const insertEvent = (row: {
       readonly id: string
@@ -236,58 +242,37 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
       readonly actor: { readonly type: ActorType; readonly id: string | null }
       readonly created_at: Date
     }) =>
-      sql`
+      execute(sql`
         insert into ticket_events (id, ticket_id, type, from_value, to_value, actor_type, actor_id, created_at)
         values (${row.id}, ${row.ticketId}::uuid, ${row.type}, ${row.from}, ${row.to}, ${row.actor.type},
-          ${row.actor.id}, ${row.created_at})`
+          ${row.actor.id}, ${row.created_at})`)
 
     const messages = (ticketId: string, page: Option.Option<PageRequest>) =>
-      sql<MessageRow>`
+      decodeAll(MessageRow, sql`
         select ${msgCols} from ticket_messages m join tickets t on t.id = m.ticket_id
         where m.ticket_id = ${ticketId}::uuid
           ${Option.isSome(page) && Option.isSome(page.value.after) ? sql`and m.seq > ${page.value.after.value}::bigint` : sql.literal("")}
         order by m.seq
-        ${Option.isSome(page) ? sql`limit ${page.value.limit + 1}` : sql.literal("")}`
+        ${Option.isSome(page) ? sql`limit ${page.value.limit + 1}` : sql.literal("")}`)
 
     const events = (ticketId: string) =>
-      sql<EventRow>`
+      decodeAll(EventRow, sql`
         select seq::text as seq, id, type, from_value, to_value, actor_type, actor_id, created_at
-        from ticket_events where ticket_id = ${ticketId}::uuid order by seq`
+        from ticket_events where ticket_id = ${ticketId}::uuid order by seq`)
 
     /** Replaces the personal data of the ticket and its messages; the row, its events and its times stay. */
     const erase = (ticketId: string, at: Date) =>
       Effect.zipRight(
-        sql`update ticket_messages set body = '[deleted]' where ticket_id = ${ticketId}::uuid`,
-        sql<TicketRow>`
+        execute(sql`update ticket_messages set body = ${erasedText} where ticket_id = ${ticketId}::uuid`),
+        decodeSingle(TicketRow, sql`
           update tickets set
-            visitor_name = case when visitor_name is null then null else '[deleted]' end,
-            visitor_email = case when visitor_email is null then null else '[deleted]' end,
+            visitor_name = case when visitor_name is null then null else ${erasedText}::text end,
+            visitor_email = case when visitor_email is null then null else ${erasedText}::text end,
             updated_at = case when erased_at is null then ${at} else updated_at end,
             erased_at = coalesce(erased_at, ${at})
           where id = ${ticketId}::uuid
-          returning ${cols}`.pipe(Effect.map((rows) => rows[0]!))
+          returning ${cols}`)
       )
-
-    /** Stored JSON documents of this tenant that mention `publicId`: event bodies and replayable responses. */
-    const documentsMentioning = (tenant: Tenant, publicId: string) =>
-      Effect.all({
-        events: sql<{ readonly id: string; readonly body: string }>`
-          select id, body from events
-          where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-            and type like 'ticket.%' and strpos(body, ${publicId}) > 0
-          for update`,
-        responses: sql<{ readonly key: string; readonly body: string }>`
-          select key, response_body as body from idempotency_keys
-          where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-            and response_body is not null and strpos(response_body, ${publicId}) > 0
-          for update`
-      })
-
-    const rewriteEvent = (id: string, body: string) => sql`update events set body = ${body} where id = ${id}`
-    const rewriteResponse = (tenant: Tenant, key: string, body: string) =>
-      sql`
-        update idempotency_keys set response_body = ${body}
-        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and key = ${key}`
 
     return {
       workspace,
@@ -301,10 +286,7 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
       insertEvent,
       messages,
       events,
-      erase,
-      documentsMentioning,
-      rewriteEvent,
-      rewriteResponse
+      erase
     } as const
   })
 }) {}

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import { Fetcher, type PostResult } from "../../layers/Fetcher.js"
+import { failure, Fetcher, type PostResult } from "../../layers/Fetcher.js"
 import { AppConfig } from "../Config.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
@@ -17,8 +17,6 @@ import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Sched
 import { signatureHeader } from "./Signature.js"
 import { DeliverySignal } from "./Signal.js"
 
-/** Success is any 2xx within this deadline. */
-export const responseDeadlineMillis = 10_000
 /**
  * A claim outlives the 10 s deadline comfortably; past it another dispatcher may
  * take the delivery. Kept short: a crashed instance's claims count against the
@@ -201,9 +199,21 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
             "service-event-type": c.event_type,
             "service-delivery-id": c.id
           },
-          timeoutMillis: responseDeadlineMillis,
+          timeoutMillis: config.webhookResponseDeadlineMillis,
           allowPrivate: config.allowPrivateUrls
-        })
+        }).pipe(
+          // the deadline by the Clock as well (the Fetcher's own timer is real time), so TestClock drives it
+          Effect.timeoutTo({
+            duration: config.webhookResponseDeadlineMillis,
+            onSuccess: (posted): PostResult => posted,
+            onTimeout: (): PostResult =>
+              failure(
+                "timeout",
+                `timed out after ${config.webhookResponseDeadlineMillis} ms`,
+                config.webhookResponseDeadlineMillis
+              )
+          })
+        )
         yield* record(c, at, result)
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logError(`delivery ${c.id} could not be recorded`, cause)),

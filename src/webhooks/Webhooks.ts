@@ -5,13 +5,20 @@ import * as Option from "effect/Option"
 import type { PageParams } from "../../schema/Envelope.js"
 import { ResourceMissing, UnknownEventType } from "../../schema/Errors.js"
 import { EventTypes } from "../../schema/Events.js"
-import type { CreateWebhook, DeliveryListParams, UpdateWebhook } from "../../schema/Webhooks.js"
+import {
+  type CreateWebhook,
+  DeliveryId,
+  type DeliveryListParams,
+  type UpdateWebhook,
+  WebhookId
+} from "../../schema/Webhooks.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { checkUrl } from "../net/UrlPolicy.js"
+import { transaction } from "../db/Sql.js"
 import { now } from "../Time.js"
 import { DeliverySignal } from "./Signal.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
@@ -23,9 +30,9 @@ const manualRetryHorizonMillis = 24 * 60 * 60 * 1000
 
 const known: ReadonlySet<string> = new Set(EventTypes)
 
-const missingSubscription = (id: string) =>
+const missingSubscription = (id: WebhookId) =>
   new ResourceMissing({ message: `No such webhook subscription: '${id}'`, param: "id" })
-const missingDelivery = (id: string) =>
+const missingDelivery = (id: DeliveryId) =>
   new ResourceMissing({ message: `No such delivery: '${id}'`, param: "delivery_id" })
 
 /** Known event types, in the order given, without duplicates. */
@@ -48,6 +55,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     const pages = yield* Paginator
     const signal = yield* DeliverySignal
     const config = yield* AppConfig
+    const tx = transaction(sql)
 
     const receiverUrl = (tenant: Tenant, url: string) =>
       Effect.map(
@@ -55,8 +63,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
         (u) => u.toString()
       )
     const newSecret = Effect.map(ids.secret(32), (s) => `whsec_${s}`)
-    const subscriptionOf = (tenant: Tenant, id: string, options?: { readonly forUpdate?: boolean }) =>
-      Effect.flatMap(Effect.orDie(repo.findSubscription(tenant, id, options)), (row) =>
+    const subscriptionOf = (tenant: Tenant, id: WebhookId, options?: { readonly forUpdate?: boolean }) =>
+      Effect.flatMap((repo.findSubscription(tenant, id, options)), (row) =>
         Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(missingSubscription(id))
       )
 
@@ -64,53 +72,50 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       const events = yield* checkEvents(input.events)
       const url = yield* receiverUrl(tenant, input.url)
       const secret = yield* newSecret
-      const row = yield* Effect.orDie(
-        repo.insertSubscription({ ...tenant, id: yield* ids.make("whs"), url, events, secret, at: yield* now })
-      )
+      const id = WebhookId.make(yield* ids.make("whs"))
+      const row = yield* repo.insertSubscription({ ...tenant, id, url, events, secret, at: yield* now })
       return { ...toSubscription(row), secret }
     })
 
     const list = Effect.fn("Webhooks.list")(function* (tenant: Tenant, params: PageParams) {
       const page = yield* pages.parse("webhooks", params)
-      const { rows, pagination } = toPage(yield* Effect.orDie(repo.pageSubscriptions(tenant, page)), page)
+      const { rows, pagination } = toPage(yield* repo.pageSubscriptions(tenant, page), page)
       return { subscriptions: rows.map(toSubscription), pagination }
     })
 
-    const retrieve = Effect.fn("Webhooks.retrieve")(function* (tenant: Tenant, id: string) {
+    const retrieve = Effect.fn("Webhooks.retrieve")(function* (tenant: Tenant, id: WebhookId) {
       return toSubscription(yield* subscriptionOf(tenant, id))
     })
 
-    const update = Effect.fn("Webhooks.update")(function* (tenant: Tenant, id: string, input: UpdateWebhook) {
+    const update = Effect.fn("Webhooks.update")(function* (tenant: Tenant, id: WebhookId, input: UpdateWebhook) {
       const events = input.events === undefined ? undefined : yield* checkEvents(input.events)
       const url = input.url === undefined ? undefined : yield* receiverUrl(tenant, input.url)
       const row = yield* Effect.gen(function* () {
         yield* subscriptionOf(tenant, id, { forUpdate: true })
-        return yield* Effect.orDie(
-          repo.updateSubscription(
-            id,
-            {
-              ...(url === undefined ? {} : { url }),
-              ...(events === undefined ? {} : { events }),
-              ...(input.is_active === undefined ? {} : { is_active: input.is_active })
-            },
-            yield* now
-          )
+        return yield* repo.updateSubscription(
+          id,
+          {
+            ...(url === undefined ? {} : { url }),
+            ...(events === undefined ? {} : { events }),
+            ...(input.is_active === undefined ? {} : { is_active: input.is_active })
+          },
+          yield* now
         )
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(tx)
       // reactivation: pending deliveries still inside their horizon are due again
       if (input.is_active === true) yield* signal.ring
       return toSubscription(row)
     })
 
-    const remove = Effect.fn("Webhooks.delete")(function* (tenant: Tenant, id: string) {
+    const remove = Effect.fn("Webhooks.delete")(function* (tenant: Tenant, id: WebhookId) {
       yield* Effect.gen(function* () {
         yield* subscriptionOf(tenant, id, { forUpdate: true })
-        yield* Effect.orDie(repo.deleteSubscription(id, yield* now))
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-      return { id: id as never, object: "webhook_subscription" as const, deleted: true as const }
+        yield* repo.deleteSubscription(id, yield* now)
+      }).pipe(tx)
+      return { id, object: "webhook_subscription" as const, deleted: true as const }
     })
 
-    const sendTest = Effect.fn("Webhooks.test")(function* (tenant: Tenant, id: string) {
+    const sendTest = Effect.fn("Webhooks.test")(function* (tenant: Tenant, id: WebhookId) {
       return yield* Effect.gen(function* () {
         yield* subscriptionOf(tenant, id)
         const { event, deliveries } = yield* outbox.emit({
@@ -119,23 +124,23 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
           data: { message: "This is a test event from your webhook subscription." },
           only: [id]
         })
-        return { delivery_id: deliveries[0]! as never, event_id: event.id }
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        return { delivery_id: DeliveryId.make(deliveries[0]!), event_id: event.id }
+      }).pipe(tx)
     })
 
-    const deliveries = Effect.fn("Webhooks.deliveries")(function* (tenant: Tenant, id: string, params: DeliveryListParams) {
+    const deliveries = Effect.fn("Webhooks.deliveries")(function* (tenant: Tenant, id: WebhookId, params: DeliveryListParams) {
       const page = yield* pages.parse(`webhooks/${id}/deliveries`, params, { status: params.status })
       yield* subscriptionOf(tenant, id)
-      const rows = yield* Effect.orDie(repo.pageDeliveries(id, Option.fromNullable(params.status), page))
+      const rows = yield* repo.pageDeliveries(id, Option.fromNullable(params.status), page)
       const { rows: kept, pagination } = toPage(rows, page)
       return { deliveries: kept.map(toDelivery), pagination }
     })
 
-    const delivery = Effect.fn("Webhooks.delivery")(function* (tenant: Tenant, id: string, deliveryId: string) {
+    const delivery = Effect.fn("Webhooks.delivery")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
       yield* subscriptionOf(tenant, id)
-      const row = yield* Effect.orDie(repo.findDelivery(id, deliveryId))
+      const row = yield* repo.findDelivery(id, deliveryId)
       if (Option.isNone(row)) return yield* missingDelivery(deliveryId)
-      const attempts = yield* Effect.orDie(repo.attemptsOf(deliveryId))
+      const attempts = yield* repo.attemptsOf(deliveryId)
       return {
         ...toDelivery(row.value),
         attempts: attempts.map((a) => ({
@@ -148,35 +153,34 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       }
     })
 
-    const retry = Effect.fn("Webhooks.retry")(function* (tenant: Tenant, id: string, deliveryId: string) {
+    const retry = Effect.fn("Webhooks.retry")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
       yield* subscriptionOf(tenant, id)
-      if (Option.isNone(yield* Effect.orDie(repo.findDelivery(id, deliveryId)))) return yield* missingDelivery(deliveryId)
+      if (Option.isNone(yield* repo.findDelivery(id, deliveryId))) return yield* missingDelivery(deliveryId)
       const at = yield* now
-      const row = yield* Effect.orDie(repo.requeue(deliveryId, at, new Date(at.getTime() + manualRetryHorizonMillis)))
+      const row = yield* repo.requeue(deliveryId, at, new Date(at.getTime() + manualRetryHorizonMillis))
       yield* signal.ring
       return toDelivery(row)
     })
 
-    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function* (tenant: Tenant, id: string) {
+    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function* (tenant: Tenant, id: WebhookId) {
       const secret = yield* newSecret
       const row = yield* Effect.gen(function* () {
         const current = yield* subscriptionOf(tenant, id, { forUpdate: true })
         const at = yield* now
-        return yield* Effect.orDie(
-          repo.updateSubscription(
-            id,
-            {
-              secret,
-              previous_secret: current.secret,
-              previous_secret_expires_at: new Date(at.getTime() + rotationOverlapMillis)
-            },
-            at
-          )
+        return yield* repo.updateSubscription(
+          id,
+          {
+            secret,
+            previous_secret: current.secret,
+            previous_secret_expires_at: new Date(at.getTime() + rotationOverlapMillis)
+          },
+          at
         )
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(tx)
       return { ...toSubscription(row), secret }
     })
 
     return { create, list, retrieve, update, remove, sendTest, deliveries, delivery, retry, rotateSecret } as const
-  })
+  }),
+  dependencies: [WebhooksRepo.Default, DeliverySignal.Default]
 }) {}

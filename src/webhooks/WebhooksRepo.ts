@@ -1,57 +1,65 @@
-/** SQL for subscriptions, deliveries and attempts, scoped by workspace and environment. */
+/** SQL for subscriptions, deliveries and attempts, scoped by workspace and environment; rows are decoded, not cast. */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Delivery, DeliveryStatus, Subscription } from "../../schema/Webhooks.js"
-import type { Tenant } from "../agents/AgentsRepo.js"
-import type { PageRequest } from "../http/Pagination.js"
+import * as Schema from "effect/Schema"
+import { Environment } from "../../schema/Auth.js"
+import type { PageRequest } from "../../schema/Envelope.js"
+import { EventId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { type Delivery, DeliveryId, DeliveryStatus, type Subscription, WebhookId } from "../../schema/Webhooks.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { iso, isoOrNull } from "../Time.js"
 
-export interface SubscriptionRow {
-  readonly seq: string
-  readonly id: string
-  readonly workspace_id: string
-  readonly environment: "test" | "live"
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly is_active: boolean
-  readonly degraded: boolean
-  readonly secret: string
-  readonly previous_secret: string | null
-  readonly previous_secret_expires_at: Date | null
-  readonly consecutive_failures: number
-  readonly failing_since: Date | null
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+export const SubscriptionRow = Schema.Struct({
+  seq: Schema.String,
+  id: WebhookId,
+  workspace_id: Schema.String,
+  environment: Environment,
+  url: Schema.String,
+  events: Schema.Array(Schema.String),
+  is_active: Schema.Boolean,
+  degraded: Schema.Boolean,
+  secret: Schema.String,
+  previous_secret: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(DbDate),
+  consecutive_failures: Schema.Number,
+  failing_since: Schema.NullOr(DbDate),
+  created_at: DbDate,
+  updated_at: DbDate
+})
+export type SubscriptionRow = typeof SubscriptionRow.Type
 
-export interface DeliveryRow {
-  readonly seq: string
-  readonly id: string
-  readonly subscription_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly status: DeliveryStatus
-  readonly attempt_count: number
-  readonly max_attempts: number
-  readonly horizon_at: Date
-  readonly next_attempt_at: Date | null
-  readonly last_attempted_at: Date | null
-  readonly response_status: number | null
-  readonly last_error: string | null
-  readonly created_at: Date
-}
+export const DeliveryRow = Schema.Struct({
+  seq: Schema.String,
+  id: DeliveryId,
+  subscription_id: WebhookId,
+  event_id: EventId,
+  event_type: Schema.String,
+  status: DeliveryStatus,
+  attempt_count: Schema.Number,
+  max_attempts: Schema.Number,
+  horizon_at: DbDate,
+  next_attempt_at: Schema.NullOr(DbDate),
+  last_attempted_at: Schema.NullOr(DbDate),
+  response_status: Schema.NullOr(Schema.Number),
+  last_error: Schema.NullOr(Schema.String),
+  created_at: DbDate
+})
+export type DeliveryRow = typeof DeliveryRow.Type
 
-export interface AttemptRow {
-  readonly attempted_at: Date
-  readonly response_status: number | null
-  readonly duration_ms: number
-  readonly response_body_excerpt: string | null
-  readonly error: string | null
-}
+export const AttemptRow = Schema.Struct({
+  attempted_at: DbDate,
+  response_status: Schema.NullOr(Schema.Number),
+  duration_ms: Schema.Number,
+  response_body_excerpt: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String)
+})
+export type AttemptRow = typeof AttemptRow.Type
 
 export const toSubscription = (row: SubscriptionRow): Subscription => ({
-  id: row.id as Subscription["id"],
+  id: row.id,
   object: "webhook_subscription",
   url: row.url,
   events: row.events,
@@ -62,10 +70,10 @@ export const toSubscription = (row: SubscriptionRow): Subscription => ({
 })
 
 export const toDelivery = (row: DeliveryRow): Delivery => ({
-  id: row.id as Delivery["id"],
+  id: row.id,
   object: "webhook_delivery",
-  subscription_id: row.subscription_id as Delivery["subscription_id"],
-  event_id: row.event_id as Delivery["event_id"],
+  subscription_id: row.subscription_id,
+  event_id: row.event_id,
   event_type: row.event_type,
   status: row.status,
   response_status: row.response_status,
@@ -87,32 +95,31 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
     const sql = yield* SqlClient.SqlClient
     const subCols = sql.literal(subscriptionColumns)
     const delCols = sql.literal(deliveryColumns)
-    const first = <A>(rows: ReadonlyArray<A>) => Option.fromNullable(rows[0])
 
     const insertSubscription = (
       row: Tenant & { id: string; url: string; events: ReadonlyArray<string>; secret: string; at: Date }
     ) =>
-      sql<SubscriptionRow>`
+      decodeSingle(SubscriptionRow, sql`
         insert into webhook_subscriptions
           (id, workspace_id, environment, url, events, is_active, secret, created_at, updated_at)
         values (${row.id}, ${row.workspaceId}, ${row.environment}, ${row.url}, string_to_array(${row.events.join(" ")}, ' '),
           true, ${row.secret}, ${row.at}, ${row.at})
-        returning ${subCols}`.pipe(Effect.map((rows) => rows[0]!))
+        returning ${subCols}`)
 
     const findSubscription = (tenant: Tenant, id: string, options?: { readonly forUpdate?: boolean }) =>
-      sql<SubscriptionRow>`
+      decodeOne(SubscriptionRow, sql`
         select ${subCols} from webhook_subscriptions
         where id = ${id} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
           and deleted_at is null
-        ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`.pipe(Effect.map(first))
+        ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`)
 
     const pageSubscriptions = (tenant: Tenant, page: PageRequest) =>
-      sql<SubscriptionRow>`
+      decodeAll(SubscriptionRow, sql`
         select ${subCols} from webhook_subscriptions
         where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and deleted_at is null
           ${Option.isSome(page.after) ? sql`and webhook_subscriptions.seq < ${page.after.value}::bigint` : sql.literal("")}
         order by webhook_subscriptions.seq desc
-        limit ${page.limit + 1}`
+        limit ${page.limit + 1}`)
 
     const updateSubscription = (
       id: string,
@@ -127,28 +134,28 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
       at: Date
     ) => {
       const { events, ...rest } = changes
-      return sql<SubscriptionRow>`
+      return decodeSingle(SubscriptionRow, sql`
         update webhook_subscriptions set ${sql.update({ ...rest, updated_at: at })}
           ${events === undefined ? sql.literal("") : sql`, events = string_to_array(${events.join(" ")}, ' ')`}
         where id = ${id}
-        returning ${subCols}`.pipe(Effect.map((rows) => rows[0]!))
+        returning ${subCols}`)
     }
 
     const deleteSubscription = (id: string, at: Date) =>
-      Effect.zipRight(
+      execute(Effect.zipRight(
         sql`update webhook_subscriptions set deleted_at = ${at}, is_active = false, updated_at = ${at} where id = ${id}`,
         sql`
           update webhook_deliveries set status = 'failed', next_attempt_at = null, locked_until = null,
             last_error = 'cancelled: subscription deleted'
           where subscription_id = ${id} and status = 'pending'`
-      )
+      ))
 
     /** Active subscriptions of a tenant that take this event type: the fan-out targets. */
     const subscribersOf = (tenant: Tenant, type: string) =>
-      sql<{ readonly id: string }>`
+      decodeAll(Schema.Struct({ id: WebhookId }), sql`
         select id from webhook_subscriptions
         where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-          and is_active and deleted_at is null and ${type} = any(events)`
+          and is_active and deleted_at is null and ${type} = any(events)`)
 
     const insertDelivery = (row: Tenant & {
       id: string
@@ -158,7 +165,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
       at: Date
       horizonAt: Date
     }) =>
-      sql`
+      execute(sql`
         insert into webhook_deliveries ${sql.insert({
           id: row.id,
           subscription_id: row.subscriptionId,
@@ -170,35 +177,33 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
           horizon_at: row.horizonAt,
           next_attempt_at: row.at,
           created_at: row.at
-        })}`
+        })}`)
 
     const pageDeliveries = (subscriptionId: string, status: Option.Option<DeliveryStatus>, page: PageRequest) =>
-      sql<DeliveryRow>`
+      decodeAll(DeliveryRow, sql`
         select ${delCols} from webhook_deliveries
         where subscription_id = ${subscriptionId}
           ${Option.isSome(status) ? sql`and status = ${status.value}` : sql.literal("")}
           ${Option.isSome(page.after) ? sql`and webhook_deliveries.seq < ${page.after.value}::bigint` : sql.literal("")}
         order by webhook_deliveries.seq desc
-        limit ${page.limit + 1}`
+        limit ${page.limit + 1}`)
 
     const findDelivery = (subscriptionId: string, id: string) =>
-      sql<DeliveryRow>`
-        select ${delCols} from webhook_deliveries where id = ${id} and subscription_id = ${subscriptionId}`.pipe(
-        Effect.map(first)
-      )
+      decodeOne(DeliveryRow, sql`
+        select ${delCols} from webhook_deliveries where id = ${id} and subscription_id = ${subscriptionId}`)
 
     const attemptsOf = (deliveryId: string) =>
-      sql<AttemptRow>`
+      decodeAll(AttemptRow, sql`
         select attempted_at, response_status, duration_ms, response_body_excerpt, error
-        from webhook_attempts where delivery_id = ${deliveryId} order by webhook_attempts.seq`
+        from webhook_attempts where delivery_id = ${deliveryId} order by webhook_attempts.seq`)
 
     /** Manual retry: one more attempt, now, whatever the schedule said. */
     const requeue = (id: string, at: Date, horizonAt: Date) =>
-      sql<DeliveryRow>`
+      decodeSingle(DeliveryRow, sql`
         update webhook_deliveries set status = 'pending', next_attempt_at = ${at}, locked_until = null,
           max_attempts = attempt_count + 1, horizon_at = ${horizonAt}
         where id = ${id}
-        returning ${delCols}`.pipe(Effect.map((rows) => rows[0]!))
+        returning ${delCols}`)
 
     return {
       insertSubscription,

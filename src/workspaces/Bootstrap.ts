@@ -10,7 +10,8 @@ import * as Option from "effect/Option"
 import type { CreatedApiKey, Workspace } from "../../schema/Admin.js"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { AppConfig } from "../Config.js"
-import { iso, now } from "../Time.js"
+import { transaction } from "../db/Sql.js"
+import { now } from "../Time.js"
 import { Workspaces } from "./Workspaces.js"
 
 export interface Bootstrapped {
@@ -27,10 +28,7 @@ export const bootstrap = Effect.gen(function* () {
   const config = yield* AppConfig
 
   const created = yield* Effect.gen(function* () {
-    const claimed = yield* sql`
-      insert into service_state (key, value) values ('bootstrap', ${iso(yield* now)})
-      on conflict (key) do nothing returning key`
-    if (claimed.length === 0) return Option.none<Bootstrapped>()
+    if (!(yield* workspaces.claimBootstrap(yield* now))) return Option.none<Bootstrapped>()
     const workspace = yield* workspaces.create({ name: "default", owner_email: config.ownerEmail, plan: "free" })
     const key = (kind: "secret" | "widget" | "forms") =>
       keys.create({ workspaceId: workspace.id, environment: "test", kind, name: `default ${kind} key` })
@@ -40,7 +38,7 @@ export const bootstrap = Effect.gen(function* () {
       widget: yield* key("widget"),
       forms: yield* key("forms")
     })
-  }).pipe(sql.withTransaction, Effect.orDie)
+  }).pipe(transaction(sql))
 
   if (Option.isSome(created) && config.announceKeys) {
     const b = created.value

@@ -1,23 +1,27 @@
-/** Workspaces: the tenant. Created by the admin CLI, or as `default` on first start. */
+/** Workspaces: the tenant. Created by the admin CLI, or as `default` on first start. Rows are decoded, not cast. */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Plan } from "../../schema/Auth.js"
+import * as Schema from "effect/Schema"
 import type { Workspace } from "../../schema/Admin.js"
-import type { WorkspaceId } from "../../schema/Ids.js"
+import { Plan } from "../../schema/Auth.js"
+import { WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle } from "../db/Sql.js"
 import { iso, now } from "../Time.js"
 
-interface WorkspaceRow {
-  readonly id: string
-  readonly name: string
-  readonly owner_email: string
-  readonly plan: Plan
-  readonly created_at: Date
-}
+const WorkspaceRow = Schema.Struct({
+  id: WorkspaceId,
+  name: Schema.String,
+  owner_email: Schema.String,
+  plan: Plan,
+  created_at: DbDate
+})
+type WorkspaceRow = typeof WorkspaceRow.Type
 
 const toWorkspace = (row: WorkspaceRow): Workspace => ({
-  id: row.id as WorkspaceId,
+  id: row.id,
   name: row.name,
   owner_email: row.owner_email,
   plan: row.plan,
@@ -34,24 +38,30 @@ export class Workspaces extends Effect.Service<Workspaces>()("Workspaces/Repo", 
       readonly owner_email: string
       readonly plan: Plan
     }) {
-      const id = yield* ids.make("ws")
+      const id = WorkspaceId.make(yield* ids.make("ws"))
       const created_at = yield* now
-      const rows = yield* sql<WorkspaceRow>`
+      const row = yield* decodeSingle(WorkspaceRow, sql`
         insert into workspaces ${sql.insert({ id, ...input, created_at })}
-        returning *`
-      return toWorkspace(rows[0]!)
-    }, Effect.orDie)
+        returning id, name, owner_email, plan, created_at`)
+      return toWorkspace(row)
+    })
 
-    const find = Effect.fn("Workspaces.find")(function* (id: WorkspaceId) {
-      const rows = yield* sql<WorkspaceRow>`select * from workspaces where id = ${id}`
-      return Option.map(Option.fromNullable(rows[0]), toWorkspace)
-    }, Effect.orDie)
+    const find = (id: WorkspaceId): Effect.Effect<Option.Option<Workspace>> =>
+      decodeOne(WorkspaceRow, sql`select id, name, owner_email, plan, created_at from workspaces where id = ${id}`).pipe(
+        Effect.map(Option.map(toWorkspace))
+      )
 
-    const list = Effect.fn("Workspaces.list")(function* () {
-      const rows = yield* sql<WorkspaceRow>`select * from workspaces order by created_at, id`
-      return rows.map(toWorkspace)
-    }, Effect.orDie)
+    const list = (): Effect.Effect<ReadonlyArray<Workspace>> =>
+      decodeAll(WorkspaceRow, sql`select id, name, owner_email, plan, created_at from workspaces order by created_at, id`).pipe(
+        Effect.map((rows) => rows.map(toWorkspace))
+      )
 
-    return { create, find, list } as const
+    /** True for the one caller that marks this database as bootstrapped; false once it is. */
+    const claimBootstrap = (at: Date): Effect.Effect<boolean> =>
+      decodeAll(Schema.Struct({ key: Schema.String }), sql`
+        insert into service_state (key, value) values ('bootstrap', ${iso(at)})
+        on conflict (key) do nothing returning key`).pipe(Effect.map((rows) => rows.length > 0))
+
+    return { create, find, list, claimBootstrap } as const
   })
 }) {}

@@ -8,7 +8,8 @@ import * as TestClock from "effect/TestClock"
 import { type AddressInfo, type Server, createServer } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { Mailer, MemoryMailbox, layerSmtp } from "../../layers/Mailer.js"
-import { Emails, maxAttempts, retryDelaysMillis } from "../../src/email/Emails.js"
+import { Emails, emailQueue, maxAttempts, retryDelaysMillis } from "../../src/email/Emails.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import { Harness, testServer } from "../support/harness.js"
 
 // SMTP: nodemailer against a real SMTP server on loopback
@@ -174,6 +175,9 @@ const eventually = <A>(read: Effect.Effect<A, never, SqlClient.SqlClient | Memor
 
 const at = Effect.map(Clock.currentTimeMillis, Number)
 
+/** The e-mail sender has nothing due and nothing in flight: what follows a "nothing more was sent" check. */
+const senderIdle = Effect.flatMap(JobQueue, (queue) => queue.awaitIdle(emailQueue))
+
 layer(testServer())("emails", (it) => {
   it.effect("an e-mail written by another instance (no local enqueue) is found by the next poll", () =>
     Effect.gen(function* () {
@@ -182,9 +186,17 @@ layer(testServer())("emails", (it) => {
       yield* sql`
         insert into emails (id, to_address, subject, body_text, status, attempts, next_attempt_at, created_at)
         values ('eml_fromanotherinstance0001', 'polled@acme.test', 'Polled', 'found by the poll', 'pending', 0, ${t0}, ${t0})`
-      // nothing rang the local sender; its poll (hourly on the test server: emailPollMillis) finds the row
-      yield* TestClock.adjust("1 hour")
-      expect((yield* eventually(rowTo("polled@acme.test"), (r) => r.status === "sent")).status).toBe("sent")
+      // and its job, as that instance's enqueue writes it
+      yield* sql`
+        insert into jobs (queue, payload, status, run_at, created_at)
+        values (${emailQueue}, ${JSON.stringify({ emailId: "eml_fromanotherinstance0001" })}, 'pending', ${t0}, ${t0})`
+      // nothing rang the local sender; its poll (hourly on the test server: emailPollMillis) finds the row.
+      // Each look moves the clock an hour: a sender still starting up may begin its sleep after a single move.
+      const polled = yield* eventually(
+        Effect.zipRight(TestClock.adjust("1 hour"), rowTo("polled@acme.test")),
+        (r) => r.status === "sent"
+      )
+      expect(polled.status).toBe("sent")
       expect(yield* mailTo("polled@acme.test")).toHaveLength(1)
     })
   )
@@ -292,6 +304,7 @@ layer(testServer())("emails", (it) => {
 
       yield* TestClock.adjust("4 minutes")
       expect((yield* emails.dispatchDue()).claimed).toBe(0)
+      yield* senderIdle
       expect(yield* mailTo(to)).toHaveLength(0)
 
       // attempt 3 at +6 min: sent
@@ -329,6 +342,7 @@ layer(testServer())("emails", (it) => {
       yield* mailbox.failNext(0)
       yield* TestClock.adjust("1 day")
       yield* emails.dispatchDue()
+      yield* senderIdle
       expect((yield* rowTo(to)).status).toBe("failed")
       expect(yield* mailTo(to)).toHaveLength(0)
     })
@@ -339,14 +353,23 @@ layer(testServer())("emails", (it) => {
       const sql = yield* SqlClient.SqlClient
       const emails = yield* Emails
       const t0 = yield* at
-      // as if another instance claimed both and died mid-send
-      yield* emails.enqueue({ to: "leased@acme.test", subject: "Leased", text: "held by a dead sender" })
-      yield* emails.enqueue({ to: "lapsed@acme.test", subject: "Lapsed", text: "lease already over" })
-      yield* sql`update emails set locked_until = ${new Date(t0 + 30_000)} where to_address = 'leased@acme.test'`
-      yield* sql`update emails set locked_until = ${new Date(t0 - 1_000)} where to_address = 'lapsed@acme.test'`
+      // as if another instance claimed both (the lease is on the e-mail's job) and died mid-send
+      const leaseJobOf = (emailId: string, until: Date) =>
+        sql`
+          update jobs set locked_until = ${until}, claims = claims + 1
+          where queue = ${emailQueue} and payload = ${JSON.stringify({ emailId })}`
+      yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const leased = yield* emails.enqueue({ to: "leased@acme.test", subject: "Leased", text: "held by a dead sender" })
+          const lapsed = yield* emails.enqueue({ to: "lapsed@acme.test", subject: "Lapsed", text: "lease already over" })
+          yield* leaseJobOf(leased, new Date(t0 + 30_000))
+          yield* leaseJobOf(lapsed, new Date(t0 - 1_000))
+        })
+      )
 
       yield* emails.dispatchDue()
       expect((yield* eventually(rowTo("lapsed@acme.test"), (r) => r.status === "sent")).status).toBe("sent")
+      yield* senderIdle
       expect((yield* rowTo("leased@acme.test")).status).toBe("pending")
       expect(yield* mailTo("leased@acme.test")).toHaveLength(0)
 

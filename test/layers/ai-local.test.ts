@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import * as Effect from "effect/Effect"
 import * as Ai from "../../layers/Ai.js"
 import { cosine } from "../../layers/ai/Text.js"
@@ -173,6 +174,16 @@ const corpus: ReadonlyArray<readonly [question: string, answer: string, paraphra
 ]
 
 describe("local embeddings", () => {
+  it.effect("the same vectors through @effect/ai's EmbeddingModel", () =>
+    Effect.gen(function* () {
+      const model = yield* EmbeddingModel.EmbeddingModel
+      const direct = yield* Effect.flatMap(Ai.Ai, (ai) => ai.embed(["Where is my parcel?", "¿Dónde está mi pedido?"])).pipe(
+        Effect.provide(Ai.layerLocal)
+      )
+      expect(yield* model.embedMany(["Where is my parcel?", "¿Dónde está mi pedido?"])).toEqual(direct)
+      expect(yield* model.embed("Where is my parcel?")).toEqual(direct[0])
+    }).pipe(Effect.provide(Ai.layerLocalEmbeddingModel())))
+
   it.effect("a question worded differently ranks its Q&A in the top 3 of 20 (English and Spanish)", () =>
     Effect.gen(function* () {
       const ai = yield* Ai.Ai

@@ -173,6 +173,39 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         yield* Fiber.interrupt(worker)
       }))
 
+    it.effect("hurry makes a key's waiting jobs due now, also one that settles a retry while being hurried", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("hurry")
+        const gate = yield* Deferred.make<void>()
+        const runs: Array<number> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 2,
+          handle: (job) =>
+            Effect.gen(function* () {
+              runs.push(job.attempts)
+              if (job.attempts === 1) yield* Deferred.await(gate)
+              if (job.attempts >= 2) return JobQueue.Outcome.done
+              const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+              return JobQueue.Outcome.retryAt(new Date(at + 24 * 3_600_000), "owner away")
+            })
+        })
+        yield* jobs.enqueue({ queue, key: "sub_1", payload: null })
+        yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual([0])
+        expect(yield* jobs.hurry(queue, "sub_1")).toBe(1)
+        // the second run waits on the gate; hurried meanwhile, its day-long retry runs at once
+        yield* eventually(Effect.sync(() => runs.length), (n) => n === 2)
+        expect(yield* jobs.hurry(queue, "sub_1")).toBe(1)
+        yield* Deferred.succeed(gate, undefined)
+        yield* eventually(Effect.sync(() => runs.length), (n) => n === 3)
+        yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual([0, 1, 2])
+        expect(yield* jobs.hurry(queue, "sub_1")).toBe(0)
+        yield* Fiber.interrupt(worker)
+      }))
+
     it.effect("a handler that fails is retried with backoff; a failed outcome is never run again", () =>
       Effect.gen(function* () {
         const jobs = yield* JobQueue.JobQueue

@@ -3,6 +3,7 @@
  * is done (then deleted) or given up (`failed`, kept with its reason). A claim
  * is a lease (`locked_until`) fenced by `claims`: only the holder of the latest
  * claim can extend, settle or release it. `id` orders jobs of one key.
+ * `hurried`: made due while it ran, so a retry it settles with runs at once.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -19,6 +20,7 @@ export default Effect.gen(function* () {
       run_at timestamptz not null,
       locked_until timestamptz,
       claims integer not null default 0,
+      hurried boolean not null default false,
       attempts integer not null default 0,
       last_error text,
       created_at timestamptz not null,
@@ -26,4 +28,9 @@ export default Effect.gen(function* () {
     )`
   yield* sql`create index jobs_due on jobs (queue, run_at) where status = 'pending'`
   yield* sql`create index jobs_key on jobs (queue, key, id) where status = 'pending' and key is not null`
+  // E-mails queued before the JobQueue existed: one job per pending e-mail, due when the row was.
+  yield* sql`
+    insert into jobs (queue, payload, status, run_at, created_at)
+    select 'email', json_build_object('emailId', id)::text, 'pending', next_attempt_at, created_at
+    from emails where status = 'pending' order by created_at, id`
 })

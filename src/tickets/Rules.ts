@@ -1,0 +1,35 @@
+/** Who may do what to tickets, and who a change is attributed to: pure rules, no I/O. */
+import * as Option from "effect/Option"
+import type { CallerShape, Plan } from "../../schema/Auth.js"
+import { ResourceMissing } from "../../schema/Errors.js"
+import type { Actor, TicketOrigin, TicketPublicId } from "../../schema/Tickets.js"
+
+/** Tickets a workspace may create per calendar month (UTC) and environment; null: no cap. */
+export const monthlyTicketCap: Record<Plan, number | null> = { free: 20, starter: 200, pro: null, enterprise: null }
+
+/** Who asks: the key, and the member acting through it (`Service-Member-Id`), if any. */
+export interface Acting {
+  readonly caller: CallerShape
+  readonly memberId: Option.Option<string>
+}
+
+/** Origins each key kind may create through the API; `form` belongs to form submissions. */
+export const originsFor: Record<CallerShape["keyKind"], ReadonlyArray<TicketOrigin>> = {
+  secret: ["api", "widget_button", "ai_escalation"],
+  widget: ["widget_button", "ai_escalation"],
+  forms: []
+}
+
+export const missingTicket = (id: TicketPublicId) =>
+  new ResourceMissing({ message: `No such ticket: '${id}'`, param: "public_id" })
+
+export const monthOf = (d: Date) => `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, "0")}`
+
+export const actorOf = ({ caller, memberId }: Acting): Actor =>
+  caller.keyKind === "widget"
+    ? { type: "visitor", id: null }
+    : Option.isSome(memberId)
+      ? { type: "member", id: memberId.value }
+      : { type: "api", id: caller.keyId }
+
+export const systemActor: Actor = { type: "system", id: null }

@@ -1,0 +1,115 @@
+/**
+ * The one-way import rule, checked on the source text: `schema/` imports
+ * nothing of the project's, `layers/` only `schema/` (and itself), no two
+ * `src/` folders import each other (directly or round a longer loop), and
+ * nothing imports `test/`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+
+const root = resolve(import.meta.dirname, "../..")
+const roots = ["src", "layers", "schema"] as const
+
+const filesUnder = (dir: string): Array<string> =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? filesUnder(path) : /\.tsx?$/.test(name) ? [path] : []
+  })
+
+// static `import`/`export ... from` and dynamic `import("...")`, relative specifiers only
+const specifiers = (text: string): Array<string> => [
+  ...[...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']/g)].map((m) => m[1]!),
+  ...[...text.matchAll(/(?:^|\n)\s*import\s*["'](\.[^"']+)["']/g)].map((m) => m[1]!),
+  ...[...text.matchAll(/import\(\s*["'](\.[^"']+)["']\s*\)/g)].map((m) => m[1]!)
+]
+
+interface Edge {
+  readonly from: string
+  readonly to: string
+}
+
+/** Every import between project files, as paths relative to the repository root. */
+const edges: Array<Edge> = roots.flatMap((r) =>
+  filesUnder(join(root, r)).flatMap((file) =>
+    specifiers(readFileSync(file, "utf8")).map((spec) => ({
+      from: relative(root, file),
+      to: relative(root, resolve(dirname(file), spec)).replace(/\.js$/, ".ts")
+    }))
+  )
+)
+
+const top = (path: string) => path.split("/")[0]!
+
+/** The unit of the folder rule: `src/<folder>`, or the file itself for files directly in `src/`. */
+const unitOf = (path: string): string => {
+  const parts = path.split("/")
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : path
+}
+
+/** One cycle of the graph, as the list of its nodes, or none. */
+const findCycle = (graph: ReadonlyMap<string, ReadonlySet<string>>): Array<string> | undefined => {
+  const state = new Map<string, "open" | "done">()
+  const stack: Array<string> = []
+  const visit = (node: string): Array<string> | undefined => {
+    state.set(node, "open")
+    stack.push(node)
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === "open") return [...stack.slice(stack.indexOf(next)), next]
+      if (state.get(next) === undefined) {
+        const found = visit(next)
+        if (found !== undefined) return found
+      }
+    }
+    stack.pop()
+    state.set(node, "done")
+    return undefined
+  }
+  for (const node of graph.keys()) {
+    if (state.get(node) === undefined) {
+      const found = visit(node)
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+const show = (list: ReadonlyArray<Edge>) => list.map((e) => `${e.from} -> ${e.to}`).join("\n")
+
+describe("import graph", () => {
+  it("sees the project's imports", () => {
+    // guards the parser: an empty graph would pass every rule below
+    expect(edges.length).toBeGreaterThan(100)
+    expect(edges.some((e) => e.from === "src/Server.ts" && e.to === "src/Config.ts")).toBe(true)
+  })
+
+  it("schema/ imports nothing of the project's", () => {
+    expect(show(edges.filter((e) => top(e.from) === "schema" && top(e.to) !== "schema"))).toBe("")
+  })
+
+  it("layers/ imports only schema/ and layers/", () => {
+    expect(show(edges.filter((e) => top(e.from) === "layers" && !["schema", "layers"].includes(top(e.to))))).toBe("")
+  })
+
+  it("nothing imports test/", () => {
+    expect(show(edges.filter((e) => top(e.to) === "test"))).toBe("")
+  })
+
+  it("no cycle between src/ folders", () => {
+    const graph = new Map<string, Set<string>>()
+    for (const e of edges) {
+      if (top(e.from) !== "src" || top(e.to) !== "src") continue
+      const [from, to] = [unitOf(e.from), unitOf(e.to)]
+      if (from === to) continue
+      graph.set(from, (graph.get(from) ?? new Set()).add(to))
+    }
+    const cycle = findCycle(graph)
+    const detail =
+      cycle === undefined
+        ? ""
+        : `${cycle.join(" -> ")}\nthrough:\n${show(
+            edges.filter((e) => cycle.some((u, i) => i > 0 && unitOf(e.from) === cycle[i - 1] && unitOf(e.to) === u))
+          )}`
+    expect(detail, "a cycle between src/ folders").toBe("")
+  })
+})
