@@ -121,5 +121,5 @@ export class Glossary extends Effect.Service<Glossary>()("Glossary/Programs", {
 
     return { retrieve, replace, addTerm, updateTerm, deleteTerm, enabledTerms } as const
   }),
-  dependencies: [GlossaryRepo.Default]
+  dependencies: [GlossaryRepo.Default, Agents.Default]
 }) {}

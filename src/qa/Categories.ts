@@ -112,5 +112,5 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
 
     return { list, create, update, remove } as const
   }),
-  dependencies: [QaRepo.Default]
+  dependencies: [QaRepo.Default, Agents.Default]
 }) {}

@@ -118,5 +118,5 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
 
     return { create, list, update, remove } as const
   }),
-  dependencies: [QaRepo.Default]
+  dependencies: [QaRepo.Default, Agents.Default]
 }) {}

@@ -128,5 +128,5 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
 
     return { request, handle } as const
   }),
-  dependencies: [QaRepo.Default]
+  dependencies: [QaRepo.Default, Agents.Default]
 }) {}

@@ -1,6 +1,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import type { AgentId } from "../../schema/Ids.js"
+import { AgentId } from "../../schema/Ids.js"
 import { GlossaryRepo } from "../../src/glossary/GlossaryRepo.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
@@ -8,7 +8,7 @@ import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 const createAgent = (h: HarnessShape, key: string) =>
   Effect.map(
     h.call("POST", "/v1/agents", { key, body: { type: "support", name: "Glossary bot" } }),
-    (r) => r.body.data.id as AgentId
+    (r) => AgentId.make(r.body.data.id)
   )
 
 const term = (value: string) => encodeURIComponent(value)

@@ -1,7 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import type { SourceId } from "../../schema/Ids.js"
+import { SourceId } from "../../schema/Ids.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 import { createAgent, createCategory, createQa, embeddingOf, seedQa } from "./support.js"
@@ -25,7 +25,7 @@ export const qaEndpoints: ReadonlyArray<SecuredEndpoint> = (
   ] as const
 ).map(({ suffix, ...e }) => ({ ...e, path: underAgent("test", suffix), liveObjectPath: underAgent("live", suffix) }))
 
-const srcA = "src_aaaaaaaaaaaa" as SourceId
+const srcA = SourceId.make("src_aaaaaaaaaaaa")
 
 layer(testServer())("Q&A", (it) => {
   describe("security matrix", () => {
@@ -54,7 +54,7 @@ layer(testServer())("Q&A", (it) => {
         created_at: new Date(testEpoch).toISOString(),
         updated_at: new Date(testEpoch).toISOString()
       })
-      expect(qa.id).toMatch(/^qa_[A-Za-z0-9]{24}$/)
+      expect(qa.id).toMatch(/^qa_[A-Za-z0-9]{8,64}$/)
       const embedding = yield* embeddingOf(qa.id)
       expect(embedding).toHaveLength(384)
       const norm = Math.sqrt(embedding!.reduce((s, x) => s + x * x, 0))

@@ -8,7 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import type { AgentId, SourceId } from "../../schema/Ids.js"
+import { type AgentId, SourceId } from "../../schema/Ids.js"
 import { Ai, AiError, makeLocal } from "../../layers/Ai.js"
 import type { IdGenerator } from "../../layers/IdGenerator.js"
 import { JobQueue } from "../../layers/JobQueue.js"
@@ -17,11 +17,11 @@ import { type SourceText, SourceTexts } from "../../src/qa/SourceTexts.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { createAgent, createCategory, createQa, eventsOf, seedQa } from "./support.js"
 
-const srcA = "src_aaaaaaaaaaaa" as SourceId
-const srcB = "src_bbbbbbbbbbbb" as SourceId
-const srcCsv = "src_cccccccccccc" as SourceId
-const srcGone = "src_dddddddddddd" as SourceId
-const srcNew = "src_eeeeeeeeeeee" as SourceId
+const srcA = SourceId.make("src_aaaaaaaaaaaa")
+const srcB = SourceId.make("src_bbbbbbbbbbbb")
+const srcCsv = SourceId.make("src_cccccccccccc")
+const srcGone = SourceId.make("src_dddddddddddd")
+const srcNew = SourceId.make("src_eeeeeeeeeeee")
 
 const billingDoc: SourceText = {
   sourceId: srcA,

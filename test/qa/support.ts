@@ -2,7 +2,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import type { Environment } from "../../schema/Auth.js"
-import type { AgentId, CategoryId, SourceId } from "../../schema/Ids.js"
+import { AgentId, type CategoryId, type SourceId } from "../../schema/Ids.js"
 import type { QaOrigin } from "../../schema/Qa.js"
 import { QaRepo } from "../../src/qa/QaRepo.js"
 import type { HarnessShape, SeededWorkspace } from "../support/harness.js"
@@ -10,7 +10,7 @@ import type { HarnessShape, SeededWorkspace } from "../support/harness.js"
 export const createAgent = (h: HarnessShape, key: string) =>
   Effect.map(
     h.call("POST", "/v1/agents", { key, body: { type: "support", name: "Q&A bot" } }),
-    (r) => r.body.data.id as AgentId
+    (r) => AgentId.make(r.body.data.id)
   )
 
 export const createQa = (h: HarnessShape, key: string, agent: string, body: Record<string, unknown> = {}) =>
