@@ -4,11 +4,13 @@ import emails from "./0002_emails.js"
 import webhooks from "./0003_webhooks.js"
 import tickets from "./0004_tickets.js"
 import jobs from "./0005_jobs.js"
+import jobClaims from "./0006_job_claims.js"
 
 export const migrations = {
   "0001_foundation": foundation,
   "0002_emails": emails,
   "0003_webhooks": webhooks,
   "0004_tickets": tickets,
-  "0005_jobs": jobs
+  "0005_jobs": jobs,
+  "0006_job_claims": jobClaims
 }
