@@ -508,9 +508,14 @@ const makePostgres = Effect.gen(function* () {
 
     nextDueAt: (queue) =>
       Effect.gen(function* () {
+        // two index walks (the earliest unleased job on jobs_due, the leased ones on jobs_leased), not the backlog
         const rows = yield* sql`
-          select min(greatest(run_at, coalesce(locked_until, run_at))) as at
-          from jobs where queue = ${queue} and status = 'pending'`
+          select least(
+            (select run_at from jobs
+             where queue = ${queue} and status = 'pending' and locked_until is null order by run_at limit 1),
+            (select min(greatest(run_at, locked_until)) from jobs
+             where queue = ${queue} and status = 'pending' and locked_until is not null)
+          ) as at`
         const [row] = yield* Schema.decodeUnknown(Schema.Array(DueRow))(rows)
         return Option.map(Option.fromNullable(row?.at ?? null), (d) => d.getTime())
       }).pipe(orDie),
