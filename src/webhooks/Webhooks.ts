@@ -13,7 +13,6 @@ import {
   WebhookId
 } from "../../schema/Webhooks.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { JobQueue } from "../../layers/JobQueue.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
@@ -21,7 +20,7 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { checkUrl } from "../net/UrlPolicy.js"
 import { transaction } from "../db/Sql.js"
 import { now } from "../Time.js"
-import { webhookQueue } from "./Dispatcher.js"
+import { DeliverySignal } from "./Signal.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -54,7 +53,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
     const pages = yield* Paginator
-    const jobs = yield* JobQueue
+    const signal = yield* DeliverySignal
     const config = yield* AppConfig
     const tx = transaction(sql)
 
@@ -104,7 +103,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
         )
       }).pipe(tx)
       // reactivation: pending deliveries still inside their horizon are due again
-      if (input.is_active === true) yield* jobs.hurry(webhookQueue, id)
+      if (input.is_active === true) yield* signal.ring
       return toSubscription(row)
     })
 
@@ -159,7 +158,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       if (Option.isNone(yield* repo.findDelivery(id, deliveryId))) return yield* missingDelivery(deliveryId)
       const at = yield* now
       const row = yield* repo.requeue(deliveryId, at, new Date(at.getTime() + manualRetryHorizonMillis))
-      yield* jobs.enqueue({ queue: webhookQueue, key: id, payload: { deliveryId } })
+      yield* signal.ring
       return toDelivery(row)
     })
 
@@ -183,5 +182,5 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
 
     return { create, list, retrieve, update, remove, sendTest, deliveries, delivery, retry, rotateSecret } as const
   }),
-  dependencies: [WebhooksRepo.Default]
+  dependencies: [WebhooksRepo.Default, DeliverySignal.Default]
 }) {}

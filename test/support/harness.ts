@@ -16,12 +16,10 @@ import type { Workspace } from "../../schema/Admin.js"
 import { layerLive as idsLive } from "../../layers/IdGenerator.js"
 import * as Mailer from "../../layers/Mailer.js"
 import * as Fetcher from "../../layers/Fetcher.js"
-import { JobQueue } from "../../layers/JobQueue.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import { makeServer } from "../../src/Server.js"
-import { webhookQueue } from "../../src/webhooks/Dispatcher.js"
 import { Workspaces } from "../../src/workspaces/Workspaces.js"
 import { testDatabaseLayer } from "./database.js"
 
@@ -189,10 +187,3 @@ export const testServer = (
 }
 
 export type TestServerServices = Layer.Layer.Success<ReturnType<typeof testServer>> | SqlClient.SqlClient
-
-/**
- * Test probe: drives the webhook dispatcher until it has nothing in flight and
- * nothing due, so a "nothing more was sent" check asserts after it had its
- * chance to send.
- */
-export const dispatcherIdle = Effect.flatMap(JobQueue, (queue) => queue.awaitIdle(webhookQueue))

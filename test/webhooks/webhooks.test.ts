@@ -12,7 +12,7 @@ import Stripe from "stripe"
 import { verifyWebhook, WebhookVerificationError } from "../../src/sdk/index.js"
 import { signatureHeader } from "../../src/webhooks/Signature.js"
 import { eventually } from "../support/eventually.js"
-import { dispatcherIdle, Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
+import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 
 interface Received {
@@ -258,7 +258,6 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
       expect((yield* h.call("GET", `/v1/webhooks/${sub.id}`, { key: ws.secretTest })).status).toBe(404)
       expect((yield* h.call("GET", "/v1/webhooks", { key: ws.secretTest })).body.data).toEqual([])
       yield* createAgent(h, ws.secretTest)
-      yield* dispatcherIdle
       expect(receiver.received).toHaveLength(1)
     })
   )

@@ -5,7 +5,6 @@ import webhooks from "./0003_webhooks.js"
 import tickets from "./0004_tickets.js"
 import jobs from "./0005_jobs.js"
 import jobClaims from "./0006_job_claims.js"
-import webhookJobs from "./0007_webhook_jobs.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -13,6 +12,5 @@ export const migrations = {
   "0003_webhooks": webhooks,
   "0004_tickets": tickets,
   "0005_jobs": jobs,
-  "0006_job_claims": jobClaims,
-  "0007_webhook_jobs": webhookJobs
+  "0006_job_claims": jobClaims
 }
