@@ -371,29 +371,54 @@ const makePostgres = Effect.gen(function* () {
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
 
-  // Rows claimable at `at`, as a subquery over `jobs j`: due, not leased, and room in its key.
-  const claimableIds = (queue: string, at: Date, perKey: number | undefined) =>
-    perKey === undefined
-      ? sql`
-          select j.id, j.run_at from jobs j
-          where j.queue = ${queue} and j.status = 'pending' and j.run_at <= ${at}
-            and (j.locked_until is null or j.locked_until <= ${at})
-            and (j.key is null or not exists (
-              select 1 from jobs e
-              where e.queue = j.queue and e.key = j.key and e.status = 'pending' and e.id < j.id))`
-      : sql`
-          select r.id, r.run_at from (
-            select j.id, j.run_at, j.key, row_number() over (partition by j.key order by j.run_at, j.id) as rn
-            from jobs j
-            where j.queue = ${queue} and j.status = 'pending' and j.run_at <= ${at}
-              and (j.locked_until is null or j.locked_until <= ${at})
-          ) r
-          left join (
-            select b.key, count(*) as busy from jobs b
-            where b.queue = ${queue} and b.status = 'pending' and b.locked_until > ${at} and b.key is not null
-            group by b.key
-          ) k on k.key = r.key
-          where r.key is null or r.rn <= ${perKey} - coalesce(k.busy, 0)`
+  /**
+   * Rows claimable at `at` (at most `limit`, none when null), as a subquery: due,
+   * not leased, and room in its key. A walk over the distinct keys (a loose index
+   * scan of `jobs_key`) and, per key, an index walk of its due jobs: the cost
+   * follows the keys and the jobs taken, not the backlog. Per key: serial, only
+   * its earliest pending job; capped, its earliest due jobs up to the cap less
+   * those leased now (counted on `jobs_leased`). Jobs without a key come first
+   * in due order.
+   */
+  const claimableIds = (queue: string, at: Date, perKey: number | undefined, limit: number | null) => {
+    const keyed =
+      perKey === undefined
+        ? sql`
+            select h.id, h.run_at from keys cross join lateral (
+              select x.id, x.run_at, x.locked_until from jobs x
+              where x.queue = ${queue} and x.key = keys.key and x.status = 'pending'
+              order by x.id limit 1
+            ) h
+            where keys.key is not null and h.run_at <= ${at} and (h.locked_until is null or h.locked_until <= ${at})`
+        : sql`
+            select c.id, c.run_at from keys cross join lateral (
+              select x.id, x.run_at from jobs x
+              where x.queue = ${queue} and x.key = keys.key and x.status = 'pending' and x.key is not null
+                and x.run_at <= ${at} and (x.locked_until is null or x.locked_until <= ${at})
+              order by x.run_at, x.id
+              limit greatest(least(${limit}::integer, ${perKey}::integer - (
+                select count(*) from jobs b
+                where b.queue = ${queue} and b.key = keys.key and b.status = 'pending'
+                  and b.locked_until is not null and b.locked_until > ${at})), 0)
+            ) c
+            where keys.key is not null`
+    return sql`
+      with recursive keys (key) as (
+        (select j.key from jobs j
+         where j.queue = ${queue} and j.status = 'pending' and j.key is not null order by j.key limit 1)
+        union all
+        select (select j.key from jobs j
+                where j.queue = ${queue} and j.status = 'pending' and j.key is not null and j.key > keys.key
+                order by j.key limit 1)
+        from keys where keys.key is not null
+      )
+      (select u.id, u.run_at from jobs u
+       where u.queue = ${queue} and u.status = 'pending' and u.key is null and u.run_at <= ${at}
+         and (u.locked_until is null or u.locked_until <= ${at})
+       order by u.run_at, u.id limit ${limit}::integer)
+      union all
+      ${keyed}`
+  }
 
   const primitives: Primitives = {
     enqueue: (input) =>
@@ -421,7 +446,7 @@ const makePostgres = Effect.gen(function* () {
         const rows = yield* sql`
           with due as (
             select j.id from jobs j
-            where j.id in (select c.id from (${claimableIds(options.queue, at, options.perKey)}) c)
+            where j.id = any(array(select c.id from (${claimableIds(options.queue, at, options.perKey, options.limit)}) c))
             order by j.run_at, j.id
             limit ${options.limit}
             for update skip locked
@@ -483,9 +508,14 @@ const makePostgres = Effect.gen(function* () {
 
     nextDueAt: (queue) =>
       Effect.gen(function* () {
+        // two index walks (the earliest unleased job on jobs_due, the leased ones on jobs_leased), not the backlog
         const rows = yield* sql`
-          select min(greatest(run_at, coalesce(locked_until, run_at))) as at
-          from jobs where queue = ${queue} and status = 'pending'`
+          select least(
+            (select run_at from jobs
+             where queue = ${queue} and status = 'pending' and locked_until is null order by run_at limit 1),
+            (select min(greatest(run_at, locked_until)) from jobs
+             where queue = ${queue} and status = 'pending' and locked_until is not null)
+          ) as at`
         const [row] = yield* Schema.decodeUnknown(Schema.Array(DueRow))(rows)
         return Option.map(Option.fromNullable(row?.at ?? null), (d) => d.getTime())
       }).pipe(orDie),
@@ -493,7 +523,7 @@ const makePostgres = Effect.gen(function* () {
     claimable: (options) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
-        const rows = yield* sql`select count(*) as n from (${claimableIds(options.queue, at, options.perKey)}) c`
+        const rows = yield* sql`select count(*) as n from (${claimableIds(options.queue, at, options.perKey, null)}) c`
         const [row] = yield* Schema.decodeUnknown(Schema.Array(CountRow))(rows)
         return row?.n ?? 0
       }).pipe(orDie)

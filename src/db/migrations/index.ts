@@ -6,6 +6,7 @@ import tickets from "./0004_tickets.js"
 import jobs from "./0005_jobs.js"
 import knowledge from "./0006_knowledge.js"
 import qa from "./0007_qa.js"
+import jobClaims from "./0008_job_claims.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -14,5 +15,6 @@ export const migrations = {
   "0004_tickets": tickets,
   "0005_jobs": jobs,
   "0006_knowledge": knowledge,
-  "0007_qa": qa
+  "0007_qa": qa,
+  "0008_job_claims": jobClaims
 }
