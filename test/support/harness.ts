@@ -99,8 +99,9 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   emailPollMillis: 60 * 60 * 1000,
   announceKeys: false,
   ai: { provider: "local" },
-  // under TestClock the worker sleeps until the next due job; local enqueues wake it
-  ingest: { concurrency: 2, fetchTimeoutMillis: 5_000, maxPageBytes: 2 * 1024 * 1024, pollMillis: 60 * 60 * 1000, leaseMillis: 60_000 },
+  // under TestClock the worker sleeps until the next due job and local enqueues wake it; a poll (for other
+  // instances' jobs) would only wake it once per period of every TestClock jump (a month's jump: 744 times)
+  ingest: { concurrency: 2, fetchTimeoutMillis: 5_000, maxPageBytes: 2 * 1024 * 1024, pollMillis: 366 * 24 * 60 * 60 * 1000, leaseMillis: 60_000 },
   allowPrivateUrls: true,
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,

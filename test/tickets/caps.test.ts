@@ -7,8 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { Harness } from "../support/harness.js"
-import { testServer } from "../support/harness.js"
+import { Harness, testConfig, testServer } from "../support/harness.js"
 import { createAgent, createTicket, eventsOf, ticketCount } from "./support.js"
 
 const burst = <A, E, R>(n: number, make: (i: number) => Effect.Effect<A, E, R>) =>
@@ -106,7 +105,7 @@ layer(testServer())("ticket caps", (it) => {
 // its own server: it moves the clock a month ahead, so the background workers poll monthly
 // (each wake-up under TestClock costs real time; the sweeper already sleeps until there is work)
 const month = 31 * 24 * 3_600_000
-layer(testServer({ emailPollMillis: month, webhookPollMillis: month }))("ticket caps by month", (it) => {
+layer(testServer({ emailPollMillis: month, webhookPollMillis: month, ingest: { ...testConfig().ingest, pollMillis: month } }))("ticket caps by month", (it) => {
   it.effect("the cap counts calendar months (UTC): the 1st of next month opens again", () =>
     Effect.gen(function* () {
       const h = yield* Harness
