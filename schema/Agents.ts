@@ -6,6 +6,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
@@ -23,6 +24,52 @@ const Name = Schema.Trim.pipe(
 const Instructions = Schema.String.pipe(Schema.maxLength(20_000))
 const WelcomeMessage = Schema.String.pipe(Schema.maxLength(2_000))
 
+/** Origins an agent's widget may be embedded on, at most this many. */
+export const MAX_ALLOWED_ORIGINS = 20
+
+/**
+ * A web origin `scheme://host[:port]`, decoded to its normal form (lower-case
+ * host, no default port, no trailing slash), so `HTTPS://Shop.Example.com:443/`
+ * is stored and matched as `https://shop.example.com`, the way a browser sends
+ * `Origin`. No path, query, fragment, credentials or wildcard.
+ */
+export const WebOrigin = Schema.transformOrFail(Schema.String.pipe(Schema.maxLength(300)), Schema.String, {
+  strict: true,
+  decode: (raw, _, ast) => {
+    const refuse = (why: string) =>
+      ParseResult.fail(new ParseResult.Type(ast, raw, `'${raw.slice(0, 80)}' is not an origin (scheme://host[:port]): ${why}`))
+    const text = raw.trim()
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      return refuse("not a URL")
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") return refuse("the scheme must be http or https")
+    if (url.username !== "" || url.password !== "") return refuse("no user or password")
+    if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || /[?#]/.test(text)) {
+      return refuse("no path, query or fragment")
+    }
+    if (!/^[a-z]+:\/\/[^/]+\/?$/i.test(text)) return refuse("no path")
+    if (url.hostname.includes("*")) return refuse("wildcards are not supported")
+    return ParseResult.succeed(url.origin)
+  },
+  encode: ParseResult.succeed
+}).annotations({
+  identifier: "WebOrigin",
+  description: "`scheme://host[:port]`, e.g. `https://shop.example.com`; stored in normal form",
+  jsonSchema: { type: "string", maxLength: 300, examples: ["https://shop.example.com"] }
+})
+
+const AllowedOrigins = Schema.Array(WebOrigin).pipe(
+  Schema.maxItems(MAX_ALLOWED_ORIGINS, {
+    message: () => `allowed_origins holds at most ${MAX_ALLOWED_ORIGINS} origins`
+  })
+).annotations({
+  description:
+    "Origins whose pages may call this agent's widget surface (CORS); replaces the whole list. Duplicates are dropped."
+})
+
 export const Agent = Schema.Struct({
   id: AgentId,
   object: Schema.Literal("agent"),
@@ -31,6 +78,9 @@ export const Agent = Schema.Struct({
   slug: Schema.String.annotations({ description: "Derived from the name; unique in the workspace and environment" }),
   instructions: Schema.NullOr(Schema.String),
   welcome_message: Schema.NullOr(Schema.String),
+  allowed_origins: Schema.Array(Schema.String).annotations({
+    description: "Origins allowed to call the widget surface for this agent (CORS), in normal form"
+  }),
   created_at: Timestamp,
   updated_at: Timestamp
 }).annotations({ identifier: "Agent" })
@@ -40,14 +90,16 @@ export const CreateAgent = StrictStruct({
   type: AgentType,
   name: Name,
   instructions: Schema.optional(Instructions),
-  welcome_message: Schema.optional(WelcomeMessage)
+  welcome_message: Schema.optional(WelcomeMessage),
+  allowed_origins: Schema.optional(AllowedOrigins)
 }).annotations({ identifier: "CreateAgent" })
 export type CreateAgent = typeof CreateAgent.Type
 
 export const UpdateAgent = StrictStruct({
   name: Schema.optional(Name),
   instructions: Schema.optional(Schema.NullOr(Instructions)),
-  welcome_message: Schema.optional(Schema.NullOr(WelcomeMessage))
+  welcome_message: Schema.optional(Schema.NullOr(WelcomeMessage)),
+  allowed_origins: Schema.optional(AllowedOrigins)
 }).annotations({ identifier: "UpdateAgent" })
 export type UpdateAgent = typeof UpdateAgent.Type
 

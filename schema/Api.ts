@@ -24,10 +24,13 @@ import { GlossaryGroup } from "./Glossary.js"
 import { QaGroup } from "./Qa.js"
 import { FilesGroup } from "./Files.js"
 import { KnowledgeGroup } from "./Knowledge.js"
+import { LeadsGroup } from "./Leads.js"
 import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
+import { UsageGroup } from "./Usage.js"
 import { WebhooksGroup } from "./Webhooks.js"
+import { WidgetGroup } from "./Widget.js"
 
 /**
  * The library's own decode-error schema is replaced on the wire by our envelope
@@ -56,6 +59,9 @@ const Contract = HttpApi.make("assistant-platform")
   .add(GlossaryGroup)
   .add(KnowledgeGroup)
   .add(FilesGroup)
+  .add(LeadsGroup)
+  .add(UsageGroup)
+  .add(WidgetGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

@@ -137,7 +137,7 @@ export class LimitReached extends catalog(Schema.TaggedError<LimitReached>()("Li
   code: "limit_reached",
   status: 402,
   type: "invalid_request",
-  description: "The plan's monthly cap is reached (tickets: Free 20, Starter 200)."
+  description: "The plan's monthly cap is reached (tickets: Free 20, Starter 200; replies: Free 100, Starter 2,000)."
 }) {}
 export class IdentityRequired extends catalog(Schema.TaggedError<IdentityRequired>()("IdentityRequired", fields), {
   code: "identity_required",
@@ -155,7 +155,7 @@ export class OriginNotAllowed extends catalog(Schema.TaggedError<OriginNotAllowe
   code: "origin_not_allowed",
   status: 403,
   type: "permission_error",
-  description: "The form does not accept submissions from this `Origin`."
+  description: "The form, or the agent of a widget request, does not accept requests from this `Origin`."
 }) {}
 export class ResourceMissing extends catalog(Schema.TaggedError<ResourceMissing>()("ResourceMissing", fields), {
   code: "resource_missing",

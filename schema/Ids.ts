@@ -57,6 +57,18 @@ export const QaId = Schema.String.pipe(
 )
 export type QaId = typeof QaId.Type
 
+export const LeadId = Schema.String.pipe(
+  Schema.pattern(prefixed("ldx"), { message: () => "Expected a lead id (ldx_...)" }),
+  Schema.brand("LeadId")
+)
+export type LeadId = typeof LeadId.Type
+
+export const ConversationId = Schema.String.pipe(
+  Schema.pattern(prefixed("cnv"), { message: () => "Expected a conversation id (cnv_...)" }),
+  Schema.brand("ConversationId")
+)
+export type ConversationId = typeof ConversationId.Type
+
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
@@ -80,6 +92,7 @@ export const IdPrefix = {
   file: "file",
   category: "cat",
   qa: "qa",
-  chunk: "chk"
+  chunk: "chk",
+  lead: "ldx"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

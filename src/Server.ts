@@ -40,6 +40,12 @@ import { EdgeLive } from "./http/Edge.js"
 import { Paginator } from "./http/Pagination.js"
 import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
+import { WidgetOrigins } from "./http/Cors.js"
+import { LeadsHttp } from "./leads/Http.js"
+import { Leads } from "./leads/Leads.js"
+import { UsageHttp } from "./usage/Http.js"
+import { Usage } from "./usage/Usage.js"
+import { WidgetHttp } from "./widget/Http.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { Categories } from "./qa/Categories.js"
 import { QaHttp } from "./qa/Http.js"
@@ -82,7 +88,21 @@ export interface ServerLayers {
 export type { RateLimitStore }
 
 /** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
-const Programs = Layer.mergeAll(Agents.Default, Webhooks.Default, Tickets.Default, Erasure.Default, Authenticator.Default)
+const Programs = Layer.mergeAll(
+  Agents.Default,
+  Webhooks.Default,
+  Tickets.Default,
+  Erasure.Default,
+  Authenticator.Default,
+  Leads.Default,
+  Usage.Default
+)
+
+/** The edge answers the widget surface's CORS from the agents' `allowed_origins`. */
+const WidgetOriginsLive = Layer.effect(
+  WidgetOrigins,
+  Effect.map(AgentsRepo, (repo) => ({ allowedOrigins: repo.allowedOriginsOf }))
+).pipe(Layer.provide(AgentsRepo.Default))
 
 /** Q&A, categories, glossary, files and knowledge, over the Q&A and agents repositories they share. */
 const KnowledgePrograms = Layer.mergeAll(
@@ -113,10 +133,24 @@ const Shared = Layer.mergeAll(
   DeliverySignal.Default
 ).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
-const Services = Layer.mergeAll(Programs, KnowledgePrograms, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
+const Services = Layer.mergeAll(Programs, KnowledgePrograms, Dispatcher.Default, WidgetOriginsLive).pipe(
+  Layer.provideMerge(Shared)
+)
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, KnowledgeHttp, FilesHttp, QaHttp, GlossaryHttp, SystemHttp]),
+  Layer.provide([
+    AgentsHttp,
+    WebhooksHttp,
+    TicketsHttp,
+    KnowledgeHttp,
+    FilesHttp,
+    QaHttp,
+    GlossaryHttp,
+    SystemHttp,
+    LeadsHttp,
+    UsageHttp,
+    WidgetHttp
+  ]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -17,7 +17,10 @@ import { firstFree, slugify } from "./Slug.js"
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
 
-type Editable = "name" | "slug" | "instructions" | "welcome_message"
+type Editable = "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins"
+
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+const distinct = (origins: ReadonlyArray<string>) => [...new Set(origins)]
 
 export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
   effect: Effect.gen(function* () {
@@ -52,6 +55,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
           slug: yield* slugFor(tenant, input.name),
           instructions: input.instructions ?? null,
           welcome_message: input.welcome_message ?? null,
+          allowed_origins: distinct(input.allowed_origins ?? []),
           created_at: at,
           updated_at: at
         })
@@ -83,11 +87,12 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
             ? { name: input.name, slug: yield* slugFor(tenant, input.name) }
             : {}),
           ...(input.instructions !== undefined ? { instructions: input.instructions } : {}),
-          ...(input.welcome_message !== undefined ? { welcome_message: input.welcome_message } : {})
+          ...(input.welcome_message !== undefined ? { welcome_message: input.welcome_message } : {}),
+          ...(input.allowed_origins !== undefined ? { allowed_origins: distinct(input.allowed_origins) } : {})
         }
         const changes: Record<string, { from: unknown; to: unknown }> = {}
         for (const [field, to] of Object.entries(wanted) as Array<[Editable, unknown]>) {
-          if (before[field] !== to) changes[field] = { from: before[field], to }
+          if (!sameValue(before[field], to)) changes[field] = { from: before[field], to }
         }
         if (Object.keys(changes).length === 0) return before
         const changed = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v.to]))

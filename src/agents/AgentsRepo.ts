@@ -9,8 +9,8 @@ import { type Agent, AgentType } from "../../schema/Agents.js"
 import type { PageRequest } from "../../schema/Envelope.js"
 import { AgentId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { DbDate } from "../db/Columns.js"
-import { boundary, boundaryUnique } from "../db/Sql.js"
+import { DbDate, DbJson } from "../db/Columns.js"
+import { boundary, boundaryUnique, decodeOne } from "../db/Sql.js"
 import { iso } from "../Time.js"
 
 export const AgentRow = Schema.Struct({
@@ -21,6 +21,7 @@ export const AgentRow = Schema.Struct({
   slug: Schema.String,
   instructions: Schema.NullOr(Schema.String),
   welcome_message: Schema.NullOr(Schema.String),
+  allowed_origins: DbJson(Schema.Array(Schema.String)),
   created_at: DbDate,
   updated_at: DbDate
 })
@@ -37,12 +38,14 @@ export const toAgent = (row: AgentRow): Agent => ({
   slug: row.slug,
   instructions: row.instructions,
   welcome_message: row.welcome_message,
+  allowed_origins: row.allowed_origins,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
 
 // `seq` is read as text (a bigint); queries must order by `agents.seq`, not the text alias
-const columns = "seq::text as seq, id, type, name, slug, instructions, welcome_message, created_at, updated_at"
+const columns =
+  "seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, created_at, updated_at"
 
 const Scoped = { workspaceId: Schema.String, environment: Schema.String }
 
@@ -50,6 +53,8 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
+    // a jsonb column takes the JSON text as a parameter: the column's type decides how it is read
+    const jsonb = (value: unknown) => JSON.stringify(value)
 
     const slugsLike_ = SqlSchema.findAll({
       Request: Schema.Struct({ ...Scoped, base: Schema.String }),
@@ -78,6 +83,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
               slug: row.slug,
               instructions: row.instructions,
               welcome_message: row.welcome_message,
+              allowed_origins: jsonb(row.allowed_origins),
               created_at: row.created_at,
               updated_at: row.updated_at
             })}
@@ -122,7 +128,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
 
     const update = (
       id: AgentId,
-      changes: Partial<Pick<AgentRow, "name" | "slug" | "instructions" | "welcome_message">>,
+      changes: Partial<Pick<AgentRow, "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins">>,
       updated_at: Date
     ): Effect.Effect<AgentRow, SlugTaken> =>
       boundaryUnique(
@@ -130,7 +136,11 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
           Request: Schema.Void,
           Result: AgentRow,
           execute: () => sql`
-            update agents set ${sql.update({ ...changes, updated_at })}
+            update agents set ${sql.update({
+              ...changes,
+              ...(changes.allowed_origins === undefined ? {} : { allowed_origins: jsonb(changes.allowed_origins) }),
+              updated_at
+            })}
             where id = ${id}
             returning ${cols}`
         })(undefined),
@@ -140,6 +150,17 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
     const softDelete = (id: AgentId, at: Date): Effect.Effect<void> =>
       boundary(sql`update agents set deleted_at = ${at}, updated_at = ${at} where id = ${id}`.pipe(Effect.asVoid))
 
-    return { slugsLike, insert, find, page, update, softDelete } as const
+    /**
+     * The origins an agent's widget accepts, by id alone (whichever workspace it
+     * belongs to): a browser's preflight carries no key. A missing or deleted
+     * agent accepts none.
+     */
+    const allowedOriginsOf = (id: string): Effect.Effect<ReadonlyArray<string>> =>
+      decodeOne(
+        Schema.Struct({ allowed_origins: DbJson(Schema.Array(Schema.String)) }),
+        sql`select allowed_origins from agents where id = ${id} and deleted_at is null`
+      ).pipe(Effect.map(Option.match({ onNone: () => [], onSome: (r) => r.allowed_origins })))
+
+    return { slugsLike, insert, find, page, update, softDelete, allowedOriginsOf } as const
   })
 }) {}

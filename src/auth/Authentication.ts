@@ -14,7 +14,7 @@ import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Authentication, type CallerShape, type Plan } from "../../schema/Auth.js"
+import { Authentication, type CallerShape, type Plan, type Scope, WidgetScopes } from "../../schema/Auth.js"
 import { InvalidApiKey, KeyScopeMismatch, MissingAuthorization } from "../../schema/Errors.js"
 import { type EndpointPolicy, policyOf } from "./Policy.js"
 import { ApiKeys } from "./ApiKeys.js"
@@ -78,6 +78,9 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
   dependencies: [ApiKeys.Default]
 }) {}
 
+const widgetScopes: ReadonlyArray<Scope> = WidgetScopes
+const isWidgetScope = (scope: Scope) => widgetScopes.includes(scope)
+
 /** Whether this caller's key may call an endpoint with this policy. */
 export const authorize = (
   caller: CallerShape,
@@ -85,6 +88,14 @@ export const authorize = (
 ): Effect.Effect<void, KeyScopeMismatch> => {
   switch (caller.keyKind) {
     case "secret":
+      // the widget surface is for widget keys alone, whatever scopes a secret key was given
+      if (Option.isSome(policy.scope) && isWidgetScope(policy.scope.value)) {
+        return Effect.fail(
+          new KeyScopeMismatch({
+            message: "Secret keys (sk_) do not work on the widget surface; use a widget key (widget_pk_) there."
+          })
+        )
+      }
       return Option.isSome(policy.scope) && !caller.scopes.includes(policy.scope.value)
         ? Effect.fail(new KeyScopeMismatch({ message: `This key lacks the scope \`${policy.scope.value}\`.` }))
         : Effect.void

@@ -23,6 +23,7 @@ import {
   IdempotencyKeyMismatch,
   IdempotencyRequestInProgress,
   InvalidIdempotencyKey,
+  OriginNotAllowed,
   ParameterInvalid,
   PayloadTooLarge,
   UnsupportedMediaType
@@ -32,6 +33,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
+import { corsHeaders, preflightHeaders, varyOrigin, widgetAgentOf, WidgetOrigins } from "./Cors.js"
 import { CurrentRequestId } from "./Envelope.js"
 import { errorResponse } from "./ErrorResponse.js"
 import { fromCause } from "./Failures.js"
@@ -97,6 +99,7 @@ export const makeEdge = Effect.gen(function* () {
   const idempotency = yield* IdempotencyStore
   const ids = yield* IdGenerator
   const config = yield* AppConfig
+  const widgetOrigins = yield* WidgetOrigins
   const docsUrl = `${config.publicUrl}/docs/errors`
 
   return (app: HttpApp.Default): HttpApp.Default =>
@@ -122,6 +125,9 @@ export const makeEdge = Effect.gen(function* () {
       const caller = Option.flatMap(auth, Either.getRight)
       let rate: RateLimitState | undefined
       let closeAfter = false
+      const widget = operational ? undefined : widgetAgentOf(path)
+      /** Headers of the widget surface's CORS answer, once the origin is known to be allowed. */
+      let cors: Record<string, string> | undefined
 
       const idempotent = (
         body: string,
@@ -184,6 +190,29 @@ export const makeEdge = Effect.gen(function* () {
         }
         const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(new URL(request.url, "http://edge").searchParams)
         if (refused !== undefined) return yield* refused
+        if (widget !== undefined) {
+          cors = varyOrigin
+          const origin = request.headers["origin"]
+          const allowed =
+            origin !== undefined &&
+            widget.agentId !== undefined &&
+            (yield* widgetOrigins.allowedOrigins(widget.agentId)).includes(origin)
+          if (request.method === "OPTIONS") {
+            const methods = routeTable.methodsFor(path)
+            // a foreign origin gets a bare 204: without CORS headers the browser refuses the call
+            return HttpServerResponse.empty({
+              status: 204,
+              headers: allowed && methods.length > 0 ? preflightHeaders(origin, methods) : varyOrigin
+            })
+          }
+          if (allowed) cors = corsHeaders(origin)
+          else if (origin !== undefined) {
+            return yield* new OriginNotAllowed({
+              message: `This agent's widget does not accept requests from the origin '${origin.slice(0, 200)}'; add it to the agent's allowed_origins`,
+              param: "Origin"
+            })
+          }
+        }
         const upload = isUpload(request.method, path)
         const maxBytes = upload ? MAX_FILE_BYTES : maxBodyBytes
         // refuse an oversized body before reading any of it
@@ -232,6 +261,7 @@ export const makeEdge = Effect.gen(function* () {
       )
       response = HttpServerResponse.setHeader(response, "request-id", requestId)
       if (closeAfter) response = HttpServerResponse.setHeader(response, "connection", "close")
+      if (cors !== undefined) response = HttpServerResponse.setHeaders(response, cors)
       if (rate !== undefined) {
         const nowMillis = yield* Clock.currentTimeMillis
         response = HttpServerResponse.setHeaders(response, {

@@ -166,6 +166,14 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
         ${cap === null ? sql.literal("") : sql`where ticket_usage.count < ${cap}`}
         returning count`)
 
+    /** Tickets counted this `month` (`YYYY-MM`) for the tenant: what usage reports against the cap. */
+    const monthCount = (tenant: Tenant, month: string) =>
+      decodeOne(CountRow, sql`
+        select count from ticket_usage
+        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and month = ${month}`).pipe(
+        Effect.map(Option.match({ onNone: () => 0, onSome: (r) => r.count }))
+      )
+
     const insert = (
       row: Tenant & Omit<TicketRow, "seq" | "erased_at" | "tags" | "metadata"> & {
         readonly tags: ReadonlyArray<string>
@@ -277,6 +285,7 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
     return {
       workspace,
       countCreation,
+      monthCount,
       insert,
       find,
       page,

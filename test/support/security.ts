@@ -53,7 +53,8 @@ export const runSecurityMatrix = (h: HarnessShape, endpoint: SecuredEndpoint) =>
     if (!endpoint.widgetAllowed) expectError(yield* call({ key: ws.widgetTest }), 403, "key_scope_mismatch", "widget key")
     expectError(yield* call({ key: ws.formsTest }), 403, "key_scope_mismatch", "forms key")
 
-    const narrowed = yield* ws.key({ kind: "secret", scopes: ["read:usage"] })
+    // a key with some other scope than the endpoint's
+    const narrowed = yield* ws.key({ kind: "secret", scopes: [endpoint.scope === "read:usage" ? "read:agents" : "read:usage"] })
     expectError(yield* call({ key: narrowed.secret }), 403, "key_scope_mismatch", `key without ${endpoint.scope}`)
 
     // the right scope passes authentication whatever the outcome of the call itself

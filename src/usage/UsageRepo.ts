@@ -1,0 +1,53 @@
+/** SQL for the monthly reply counter (replies and credits per workspace, environment and month). */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Plan } from "../../schema/Auth.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { decodeOne, decodeSingle, execute } from "../db/Sql.js"
+
+const CounterRow = Schema.Struct({ replies: Schema.Number, credits: Schema.Number })
+export type CounterRow = typeof CounterRow.Type
+
+export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/Repo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const plan = (tenant: Tenant) =>
+      decodeSingle(Schema.Struct({ plan: Plan }), sql`select plan from workspaces where id = ${tenant.workspaceId}`).pipe(
+        Effect.map((r) => r.plan)
+      )
+
+    /**
+     * Counts one reply (and `credits`) in `month`, unless the month's replies
+     * already reached `cap` (then none). One statement: the upsert locks the
+     * counter row and re-checks the condition on its latest version, so
+     * concurrent reservations queue on it and the cap is exact, on every instance.
+     */
+    const reserve = (tenant: Tenant, month: string, credits: number, cap: number | null) =>
+      decodeOne(CounterRow, sql`
+        insert into reply_usage (workspace_id, environment, month, replies, credits)
+        values (${tenant.workspaceId}, ${tenant.environment}, ${month}, 1, ${credits})
+        on conflict (workspace_id, environment, month) do update
+          set replies = reply_usage.replies + 1, credits = reply_usage.credits + ${credits}
+        ${cap === null ? sql.literal("") : sql`where reply_usage.replies < ${cap}`}
+        returning replies, credits`)
+
+    /** Takes back one reservation of `month` (never below zero). */
+    const release = (tenant: Tenant, month: string, credits: number) =>
+      execute(sql`
+        update reply_usage
+        set replies = greatest(replies - 1, 0), credits = greatest(credits - ${credits}, 0)
+        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and month = ${month}`)
+
+    const counter = (tenant: Tenant, month: string) =>
+      decodeOne(CounterRow, sql`
+        select replies, credits from reply_usage
+        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and month = ${month}`).pipe(
+        Effect.map(Option.getOrElse((): CounterRow => ({ replies: 0, credits: 0 })))
+      )
+
+    return { plan, reserve, release, counter } as const
+  })
+}) {}
