@@ -79,7 +79,8 @@ export const completeDocument =
     dropUnknownIds(spec)
     spec.components = { ...spec.components, headers: { ...spec.components?.headers, ...headers } }
     for (const [path, item] of Object.entries<Json>(spec.paths ?? {})) {
-      const limited = path.startsWith("/v1/")
+      // the widget surface passes the same edge: keys, rate limits, idempotency
+      const limited = path.startsWith("/v1/") || path.startsWith("/widget/v1/")
       for (const [method, op] of Object.entries<Json>(item)) {
         if (typeof op !== "object" || op === null || op.responses === undefined) continue
         const policy = scopes.get(op.operationId) ?? {}
