@@ -24,13 +24,18 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("Events/Repo", {
           body: JSON.stringify(event)
         })}`.pipe(Effect.asVoid))
 
-    const ticketEventsMentioning = SqlSchema.findAll({
-      Request: Schema.Struct({ workspaceId: Schema.String, environment: Schema.String, needle: Schema.String }),
+    const eventsMentioning = SqlSchema.findAll({
+      Request: Schema.Struct({
+        workspaceId: Schema.String,
+        environment: Schema.String,
+        typePrefix: Schema.String,
+        needle: Schema.String
+      }),
       Result: StoredBody,
       execute: (r) => sql`
         select id, body from events
         where workspace_id = ${r.workspaceId} and environment = ${r.environment}
-          and type like 'ticket.%' and strpos(body, ${r.needle}) > 0
+          and starts_with(type, ${r.typePrefix}) and strpos(body, ${r.needle}) > 0
         for update`
     })
 
@@ -39,8 +44,11 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("Events/Repo", {
 
     return {
       insert,
-      ticketEventsMentioning: (tenant: Tenant, needle: string) =>
-        boundary(ticketEventsMentioning({ workspaceId: tenant.workspaceId, environment: tenant.environment, needle })),
+      /** Events of the tenant whose type starts with `typePrefix` (`ticket.`) and whose body holds `needle`, locked. */
+      eventsMentioning: (tenant: Tenant, typePrefix: string, needle: string) =>
+        boundary(
+          eventsMentioning({ workspaceId: tenant.workspaceId, environment: tenant.environment, typePrefix, needle })
+        ),
       rewrite
     } as const
   })

@@ -50,17 +50,18 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
     })
 
     /**
-     * Erasure: rewrites the stored bodies of this tenant's `ticket.*` events that
-     * mention `needle` with `scrub` (which returns none when nothing changes).
-     * Events keep their place and type; pending deliveries send the body as it is
-     * at send time.
+     * Erasure: rewrites the stored bodies of this tenant's events of one family
+     * (`typePrefix`: `ticket.` by default, `lead.`) that mention `needle` with
+     * `scrub` (which returns none when nothing changes). Events keep their place
+     * and type; pending deliveries send the body as it is at send time.
      */
     const scrub = Effect.fn("Outbox.scrub")(function* (
       tenant: Tenant,
       needle: string,
-      scrub: (body: string) => Option.Option<string>
+      scrub: (body: string) => Option.Option<string>,
+      typePrefix: string = "ticket."
     ) {
-      for (const e of yield* repo.ticketEventsMentioning(tenant, needle)) {
+      for (const e of yield* repo.eventsMentioning(tenant, typePrefix, needle)) {
         const scrubbed = scrub(e.body)
         if (Option.isSome(scrubbed)) yield* repo.rewrite(e.id, scrubbed.value)
       }

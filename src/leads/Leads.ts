@@ -1,6 +1,8 @@
 /**
  * Lead programs. A capture and its `lead.captured` event commit in one
- * transaction; a delete leaves a tombstone, so deleting again answers the same.
+ * transaction; a delete leaves a tombstone, so deleting again answers the same,
+ * and asks the outbox and the idempotency store to clear the lead's personal
+ * data from their stored documents in the same transaction.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -13,12 +15,49 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { transaction } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
+import { IdempotencyStore } from "../http/Idempotency.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { LeadsRepo, toLead } from "./LeadsRepo.js"
 
 /** Where a lead came from: the default of its `metadata.source`. */
 export type LeadChannel = "api" | "widget"
+
+/**
+ * A copy of a stored JSON document with this lead's personal data cleared as in
+ * its tombstone (`email`, `name`, `phone` null, `metadata` empty) wherever the
+ * lead appears in it (`object: "lead"` with its id); none when nothing changes.
+ */
+export const scrubLead = (text: string, leadId: string): Option.Option<string> => {
+  let changed = false
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk)
+    if (typeof value !== "object" || value === null) return value
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[k] = walk(v)
+    if (out.object === "lead" && out.id === leadId) {
+      for (const field of ["email", "name", "phone"]) {
+        if (out[field] !== null && out[field] !== undefined) {
+          out[field] = null
+          changed = true
+        }
+      }
+      if (typeof out.metadata === "object" && out.metadata !== null && Object.keys(out.metadata).length > 0) {
+        out.metadata = {}
+        changed = true
+      }
+    }
+    return out
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return Option.none()
+  }
+  const scrubbed = walk(parsed)
+  return changed ? Option.some(JSON.stringify(scrubbed)) : Option.none()
+}
 
 const missing = (id: string) => new ResourceMissing({ message: `No such lead: '${id}'`, param: "id" })
 
@@ -30,6 +69,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
     const pages = yield* Paginator
+    const responses = yield* IdempotencyStore
     const tx = transaction(sql)
 
     /**
@@ -97,7 +137,12 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
       return yield* Effect.gen(function* () {
         const row = yield* repo.find(tenant, id, { forUpdate: true })
         if (Option.isNone(row)) return yield* missing(id)
-        if (row.value.deleted_at === null) yield* repo.tombstone(id, yield* now)
+        if (row.value.deleted_at === null) {
+          yield* repo.tombstone(id, yield* now)
+          const scrub = (body: string) => scrubLead(body, id)
+          yield* outbox.scrub(tenant, id, scrub, "lead.")
+          yield* responses.scrub(tenant, id, scrub)
+        }
         return { id, object: "lead" as const, deleted: true as const }
       }).pipe(tx)
     })

@@ -155,18 +155,15 @@ layer(testServer())("leads", (it) => {
     })
   )
 
-  it.effect("delete is idempotent: the same answer twice, a tombstone without personal data; a made-up id is 404", () =>
+  it.effect("delete is idempotent: the same answer twice, a tombstone without personal data, also in stored events and responses; a made-up id is 404", () =>
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
       const agent_id = yield* createAgent(h, ws.secretTest)
-      const lead = (yield* createLead(h, ws.secretTest, {
-        agent_id,
-        email: "gone@example.com",
-        name: "Gone",
-        phone: "555-0199",
-        metadata: { page: "/contact" }
-      })).body.data
+      const body = { agent_id, email: "gone@example.com", name: "Gone", phone: "555-0199", metadata: { page: "/contact" } }
+      const headers = { "idempotency-key": "lead-to-delete" }
+      const lead = (yield* h.call("POST", "/v1/leads", { key: ws.secretTest, body, headers })).body.data
+      const kept = (yield* createLead(h, ws.secretTest, { agent_id, email: "kept@example.com" })).body.data
       const first = yield* h.call("DELETE", `/v1/leads/${lead.id}`, { key: ws.secretTest })
       expect(first.status).toBe(200)
       expect(first.body.data).toEqual({ id: lead.id, object: "lead", deleted: true })
@@ -175,12 +172,24 @@ layer(testServer())("leads", (it) => {
       expect(second.body.data).toEqual(first.body.data)
 
       expect((yield* h.call("GET", `/v1/leads/${lead.id}`, { key: ws.secretTest })).body.error.code).toBe("resource_missing")
-      expect((yield* h.call("GET", "/v1/leads", { key: ws.secretTest })).body.data).toEqual([])
+      expect((yield* h.call("GET", "/v1/leads", { key: ws.secretTest })).body.data).toEqual([kept])
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ email: string | null; name: string | null; phone: string | null; metadata: unknown }>`
         select email, name, phone, metadata from leads where id = ${lead.id}`.pipe(Effect.orDie)
       expect(row).toMatchObject({ email: null, name: null, phone: null })
       expect(typeof row!.metadata === "string" ? JSON.parse(row!.metadata) : row!.metadata).toEqual({})
+
+      // the stored copies lose it too: its lead.captured event and the replayable response
+      const captured = (yield* eventsOf(ws.workspace.id)).filter((e) => e.type === "lead.captured")
+      expect(captured.map((e) => e.body.data.lead)).toEqual([
+        { ...lead, email: null, name: null, phone: null, metadata: {} },
+        kept
+      ])
+      const replay = yield* h.call("POST", "/v1/leads", { key: ws.secretTest, body, headers })
+      expect(replay.headers.get("idempotent-replayed")).toBe("true")
+      expect(replay.body.data).toEqual({ ...lead, email: null, name: null, phone: null, metadata: {} })
+      expect(JSON.stringify(yield* eventsOf(ws.workspace.id))).not.toContain("gone@example.com")
+      expect((yield* h.call("GET", `/v1/leads/${kept.id}`, { key: ws.secretTest })).body.data).toEqual(kept)
 
       const never = yield* h.call("DELETE", "/v1/leads/ldx_neverexisted01", { key: ws.secretTest })
       expect(never.status).toBe(404)
