@@ -5,6 +5,7 @@
  * (`releaseReply`), so refused and abandoned replies cost nothing.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { LimitReached } from "../../schema/Errors.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import type { Usage as UsageObject } from "../../schema/Usage.js"
@@ -51,6 +52,22 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
       yield* repo.release(tenant, reservation.month, reservation.credits)
     })
 
+    /**
+     * Runs `reply` under a reservation: refused with `LimitReached` before it
+     * starts when the month's replies are used up, and given back if `reply`
+     * fails or is interrupted (a client that went away), so only completed
+     * replies count and cost credits. A streamed reply whose completion is
+     * decided elsewhere uses `reserveReply` / `releaseReply` directly.
+     */
+    const withReply = <A, E, R>(tenant: Tenant, reply: (reservation: Reservation) => Effect.Effect<A, E, R>) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(reserveReply(tenant), (reservation) =>
+          restore(reply(reservation)).pipe(
+            Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : releaseReply(tenant, reservation)))
+          )
+        )
+      )
+
     const summary = Effect.fn("Usage.summary")(function* (tenant: Tenant) {
       const at = yield* now
       const month = monthOf(at)
@@ -68,7 +85,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
       } satisfies UsageObject
     })
 
-    return { reserveReply, releaseReply, summary } as const
+    return { reserveReply, releaseReply, withReply, summary } as const
   }),
   dependencies: [UsageRepo.Default, TicketsRepo.Default]
 }) {}

@@ -6,6 +6,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import { AgentId } from "../../schema/Ids.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 import { createAgent, eventsOf } from "../tickets/support.js"
@@ -81,6 +82,26 @@ layer(testServer())("leads", (it) => {
 
       const read = yield* h.call("GET", `/v1/leads/${lead.id}`, { key: ws.secretTest })
       expect(read.body.data).toEqual(lead)
+    })
+  )
+
+  it.effect("the typed client: create, retrieve, list, delete twice; a missing lead is ResourceMissing", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const client = yield* h.client(ws.secretTest)
+      const agent_id = yield* createAgent(h, ws.secretTest)
+      const { data: lead } = yield* client.leads.create({
+        payload: { agent_id: AgentId.make(agent_id), email: "typed@example.com", metadata: { page: "/docs" } }
+      })
+      expect(lead).toMatchObject({ object: "lead", email: "typed@example.com", metadata: { source: "api", page: "/docs" } })
+      expect((yield* client.leads.retrieve({ path: { id: lead.id } })).data).toEqual(lead)
+      expect((yield* client.leads.list({ urlParams: { agent_id } })).data).toEqual([lead])
+      const gone = { id: lead.id, object: "lead", deleted: true }
+      expect((yield* client.leads.delete({ path: { id: lead.id } })).data).toEqual(gone)
+      expect((yield* client.leads.delete({ path: { id: lead.id } })).data).toEqual(gone)
+      const missing = yield* Effect.flip(client.leads.retrieve({ path: { id: lead.id } }))
+      expect(missing).toMatchObject({ _tag: "ResourceMissing", param: "id" })
     })
   )
 

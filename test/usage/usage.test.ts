@@ -5,8 +5,10 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import type { Tenant } from "../../schema/Tenant.js"
 import { Usage } from "../../src/usage/Usage.js"
@@ -128,6 +130,43 @@ layer(testServer())("usage", (it) => {
       // many more than the Free cap: pro has none
       const many = yield* burst(120, () => Effect.either(usage.reserveReply(tenantOf(ws, "test"))))
       expect(many.filter(Either.isRight)).toHaveLength(120)
+    })
+  )
+
+  it.effect("withReply counts a completed reply, and gives back one that fails or is interrupted", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const usage = yield* Usage
+      const ws = yield* h.seed({ plan: "starter" })
+      const tenant = tenantOf(ws, "live")
+      const done = yield* usage.withReply(tenant, (r) => Effect.succeed(`reply costing ${r.credits}`))
+      expect(done).toBe("reply costing 1")
+      const failed = yield* Effect.either(usage.withReply(tenant, () => Effect.fail("model down" as const)))
+      expect(failed).toEqual(Either.left("model down"))
+
+      // a reply interrupted mid-way (the client went away)
+      const started = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(
+        usage.withReply(tenant, () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+      )
+      yield* Deferred.await(started)
+      expect((yield* usage.summary(tenant)).replies.used).toBe(2)
+      yield* Fiber.interrupt(fiber)
+
+      expect(yield* usage.summary(tenant)).toMatchObject({ replies: { used: 1, cap: 2000 }, credits: { consumed: 1 } })
+    })
+  )
+
+  it.effect("the typed client reads usage and refuses a key without read:usage with KeyScopeMismatch", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed({ plan: "starter" })
+      const client = yield* h.client(ws.secretLive)
+      const { data } = yield* client.usage.retrieve()
+      expect(data).toMatchObject({ object: "usage", plan: "starter", livemode: true, replies: { used: 0, cap: 2000 } })
+      const narrow = yield* ws.key({ kind: "secret", scopes: ["read:leads"] })
+      const refused = yield* Effect.flip(Effect.flatMap(h.client(narrow.secret), (c) => c.usage.retrieve()))
+      expect(refused).toMatchObject({ _tag: "KeyScopeMismatch" })
     })
   )
 })

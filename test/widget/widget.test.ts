@@ -5,6 +5,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { AgentId } from "../../schema/Ids.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { eventsOf } from "../tickets/support.js"
 
@@ -191,6 +192,20 @@ layer(testServer())("widget surface", (it) => {
         expect(empty.headers.get("access-control-allow-origin")).toBe(shop)
         const stray = yield* capture(h, agent, ws.widgetTest, shop, { email: "v@example.com", agent_id: agent })
         expect(stray.body.error).toMatchObject({ code: "parameter_invalid", param: "agent_id" })
+      })
+    )
+
+    it.effect("the typed client with a widget key captures a lead; with a secret key it gets KeyScopeMismatch", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = AgentId.make(yield* createAgent(h, ws.secretTest))
+        const widget = yield* h.client(ws.widgetTest)
+        const { data } = yield* widget.widget.captureLead({ path: { agent_id: agent }, payload: { phone: "+34 600 000 000" } })
+        expect(data).toMatchObject({ object: "lead", agent_id: agent, phone: "+34 600 000 000", metadata: { source: "widget" } })
+        const secret = yield* h.client(ws.secretTest)
+        const refused = yield* Effect.flip(secret.widget.captureLead({ path: { agent_id: agent }, payload: { email: "a@b.co" } }))
+        expect(refused).toMatchObject({ _tag: "KeyScopeMismatch" })
       })
     )
 
