@@ -41,7 +41,8 @@ layer(testServer({ rateLimit: { rps: 1_000_000, burst: 1_000_000 } }))("fuzz fro
       Effect.gen(function* () {
         const h = yield* Harness
         const spec = (yield* h.call("GET", "/v1/openapi.json")).body
-        const operations = operationsOf(spec).filter((o) => o.path.startsWith("/v1/"))
+        // every surface of the document, each called with the key it takes (the others are covered by the matrices)
+        const operations = operationsOf(spec).filter((o) => o.path.startsWith("/v1/") || o.path.startsWith("/widget/v1/"))
 
         // data of another workspace, which no fuzzed request may change
         const other = yield* h.seed()
@@ -66,7 +67,7 @@ layer(testServer({ rateLimit: { rps: 1_000_000, burst: 1_000_000 } }))("fuzz fro
         const failures: Array<string> = []
         const arbitrary = fc
           .constantFrom(...operations)
-          .chain((op) => requestFor(spec, op, { key: ws.secretTest, ids }))
+          .chain((op) => requestFor(spec, op, { key: op.path.startsWith("/widget/") ? ws.widgetTest : ws.secretTest, ids }))
         yield* Effect.promise(() =>
           fc.assert(
             fc.asyncProperty(arbitrary, async (request) => {
