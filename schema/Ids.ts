@@ -57,6 +57,18 @@ export const QaId = Schema.String.pipe(
 )
 export type QaId = typeof QaId.Type
 
+export const ConversationId = Schema.String.pipe(
+  Schema.pattern(prefixed("cnv"), { message: () => "Expected a conversation id (cnv_...)" }),
+  Schema.brand("ConversationId")
+)
+export type ConversationId = typeof ConversationId.Type
+
+export const MessageId = Schema.String.pipe(
+  Schema.pattern(prefixed("msg"), { message: () => "Expected a message id (msg_...)" }),
+  Schema.brand("MessageId")
+)
+export type MessageId = typeof MessageId.Type
+
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
@@ -80,6 +92,8 @@ export const IdPrefix = {
   file: "file",
   category: "cat",
   qa: "qa",
-  chunk: "chk"
+  chunk: "chk",
+  conversation: "cnv",
+  message: "msg"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]
