@@ -144,4 +144,19 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
       expect(late.events[1]!.data.code).toBe("service_unavailable")
     })
   )
+
+  it.effect("pings while the model is silent for 15 s, on the clock", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const { ws, agentId } = yield* setup(h)
+      const reading = yield* Effect.fork(sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: question } }))
+      yield* settle
+      yield* TestClock.adjust(Duration.seconds(16))
+      yield* settle
+      yield* model.offer("Two days.", null)
+      const reply = yield* Fiber.join(reading)
+      expect(reply.comments.map((c) => c.trim())).toEqual(["ping"])
+      expect(types(reply.events)).toEqual(["conversation", "token", "sources", "done"])
+    })
+  )
 })
