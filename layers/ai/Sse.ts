@@ -1,41 +1,48 @@
 /**
  * A server-sent events reader for the `openai` provider's streamed chat
- * completions: text in arbitrary pieces in, the `data` of each complete event
- * out. Lines end in `\n`, `\r\n` or `\r`; an event ends at a blank line; its
+ * completions (and the SDK's reply reader): text in arbitrary pieces in, each
+ * complete event (its `data` and last `id`) out. Lines end in `\n`, `\r\n` or `\r`; an event ends at a blank line; its
  * `data:` lines join with `\n`; comments (`:`) and other fields are skipped.
  */
 import * as Stream from "effect/Stream"
 
+export interface SseMessage {
+  /** The last `id:` seen so far (it carries over to later events, as in browsers). */
+  readonly id: string | undefined
+  readonly data: string
+}
+
 export interface SseParser {
-  /** The data of every event completed by `text`. */
-  readonly feed: (text: string) => Array<string>
-  /** The data of a last event the stream ended without a blank line after. */
-  readonly end: () => Array<string>
+  /** Every event completed by `text`. */
+  readonly feed: (text: string) => Array<SseMessage>
+  /** A last event the stream ended without a blank line after. */
+  readonly end: () => Array<SseMessage>
 }
 
 export const makeParser = (): SseParser => {
   let buffer = ""
   let data: Array<string> | null = null
+  let lastId: string | undefined
   // a `\r` ending one piece may be the first half of a `\r\n` split across pieces
   let skipLf = false
 
-  const line = (text: string, out: Array<string>) => {
+  const line = (text: string, out: Array<SseMessage>) => {
     if (text === "") {
-      if (data !== null) out.push(data.join("\n"))
+      if (data !== null) out.push({ id: lastId, data: data.join("\n") })
       data = null
       return
     }
     if (text.startsWith(":")) return
     const colon = text.indexOf(":")
     const field = colon === -1 ? text : text.slice(0, colon)
-    if (field !== "data") return
     let value = colon === -1 ? "" : text.slice(colon + 1)
     if (value.startsWith(" ")) value = value.slice(1)
-    ;(data ??= []).push(value)
+    if (field === "data") (data ??= []).push(value)
+    else if (field === "id" && !value.includes("\0")) lastId = value
   }
 
   const feed = (text: string) => {
-    const out: Array<string> = []
+    const out: Array<SseMessage> = []
     let input = text
     if (skipLf && input.startsWith("\n")) input = input.slice(1)
     skipLf = false
@@ -59,7 +66,7 @@ export const makeParser = (): SseParser => {
   }
 
   const end = () => {
-    const out: Array<string> = []
+    const out: Array<SseMessage> = []
     if (buffer !== "") line(buffer, out)
     buffer = ""
     line("", out)
@@ -74,7 +81,7 @@ export const events = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<s
   Stream.suspend(() => {
     const parser = makeParser()
     return text.pipe(
-      Stream.mapConcat(parser.feed),
-      Stream.concat(Stream.suspend(() => Stream.fromIterable(parser.end())))
+      Stream.mapConcat((piece) => parser.feed(piece).map((m) => m.data)),
+      Stream.concat(Stream.suspend(() => Stream.fromIterable(parser.end().map((m) => m.data))))
     )
   })

@@ -15,7 +15,6 @@
  * `error` event.
  */
 import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Cause from "effect/Cause"
@@ -77,8 +76,6 @@ export interface ReplyPlan {
   readonly question: string
   readonly instructions: string | null
 }
-
-type Item = Numbered | Deferred.Deferred<void>
 
 export class Replies extends Effect.Service<Replies>()("Conversations/Replies", {
   scoped: Effect.gen(function* () {
@@ -162,24 +159,23 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           finished: false
         }
         live.set(plan.messageId, entry)
-        const pending = yield* Queue.unbounded<Item>()
+        const pending = yield* Queue.unbounded<Numbered>()
+        // events up to this number are in the database
+        let persisted = 0
 
         // writes whatever queued up while the previous batch was being written
         const flusher = yield* FiberSet.run(
           fibers,
-          Effect.interruptible(Effect.forever(
-            Effect.gen(function* () {
-              const batch = yield* Queue.takeBetween(pending, 1, 64)
-              const rows: Array<EventRow> = []
-              const barriers: Array<Deferred.Deferred<void>> = []
-              for (const item of batch) {
-                if (Deferred.DeferredTypeId in item) barriers.push(item)
-                else rows.push({ seq: item.id, data: item.data })
-              }
-              yield* repo.insertEvents(plan.messageId, rows)
-              for (const b of barriers) yield* Deferred.succeed(b, undefined)
-            })
-          ))
+          Effect.interruptible(
+            Effect.forever(
+              Effect.gen(function* () {
+                const batch = yield* Queue.takeBetween(pending, 1, 64)
+                const rows = Array.from(batch, (e): EventRow => ({ seq: e.id, data: e.data }))
+                yield* repo.insertEvents(plan.messageId, rows)
+                persisted = Math.max(persisted, rows[rows.length - 1]!.seq)
+              })
+            )
+          )
         )
 
         const publish = (event: StreamEvent) =>
@@ -192,21 +188,21 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
 
         const emit = (event: StreamEvent) => Effect.flatMap(publish(event), (n) => Queue.offer(pending, n))
 
-        /** Every earlier event written, then `store` and the terminal event in one transaction, then published. */
+        /**
+         * The flusher stopped (it does not outlive the reply, even at shutdown), then the events it had
+         * not written, `store` and the terminal event in one transaction, then the terminal event published.
+         */
         const finish = (event: StreamEvent, store: (at: Date) => Effect.Effect<void>) =>
           Effect.gen(function* () {
-            const barrier = yield* Deferred.make<void>()
-            yield* Queue.offer(pending, barrier)
-            yield* Deferred.await(barrier)
+            yield* Fiber.interrupt(flusher)
             const at = yield* now
-            const id = entry.events.length + 1
-            yield* repo.transaction(
-              Effect.zipRight(store(at), repo.insertEvents(plan.messageId, [{ seq: id, data: JSON.stringify(event) }]))
-            )
+            const rest = entry.events.slice(persisted).map((e): EventRow => ({ seq: e.id, data: e.data }))
+            rest.push({ seq: entry.events.length + 1, data: JSON.stringify(event) })
+            // a batch the flusher was writing when stopped may be in already: inserts skip what exists
+            yield* repo.transaction(Effect.zipRight(store(at), repo.insertEvents(plan.messageId, rest)))
             entry.finished = true
             yield* publish(event)
             yield* stopTimer(entry)
-            yield* Fiber.interrupt(flusher)
             live.delete(plan.messageId)
           }).pipe(Effect.uninterruptible)
 

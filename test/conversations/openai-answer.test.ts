@@ -144,15 +144,19 @@ describe("SSE reader", () => {
     const wire = ": hi\r\nevent: x\r\ndata: a\r\ndata:b\r\n\r\nid: 3\ndata: {\"c\":1}\n\ndata: tail"
     for (let size = 1; size <= wire.length; size++) {
       const parser = makeParser()
-      const out: Array<string> = []
+      const out: Array<{ id: string | undefined; data: string }> = []
       for (let i = 0; i < wire.length; i += size) out.push(...parser.feed(wire.slice(i, i + size)))
       out.push(...parser.end())
-      expect(out, `pieces of ${size}`).toEqual(["a\nb", '{"c":1}', "tail"])
+      expect(out, `pieces of ${size}`).toEqual([
+        { id: undefined, data: "a\nb" },
+        { id: "3", data: '{"c":1}' },
+        { id: "3", data: "tail" }
+      ])
     }
   })
 
   it("treats a lone CR as a line end", () => {
     const parser = makeParser()
-    expect([...parser.feed("data: x\r\rdata: y\r"), ...parser.feed("\r")]).toEqual(["x", "y"])
+    expect([...parser.feed("data: x\r\rdata: y\r"), ...parser.feed("\r")].map((m) => m.data)).toEqual(["x", "y"])
   })
 })

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import * as Duration from "effect/Duration"
 import { JobQueue } from "../../layers/JobQueue.js"
+import { ReplyRequestError, type StreamEvent, streamReply } from "../../src/sdk/index.js"
 import { IDLE_QUEUE } from "../../src/conversations/Conversations.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
@@ -367,6 +368,64 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("replies", (it) => {
       const listed = yield* h.call("GET", `/v1/conversations?agent_id=${agentId}&status=ended`, { key: ws.secretTest })
       expect(listed.body.data.map((c: any) => c.id)).toEqual([conversationId])
       expect(yield* eventsOf(ws.workspace.id, "conversation.started")).toHaveLength(2)
+    })
+  )
+
+  it.effect("the SDK's streamReply yields every event once and resumes by itself after a drop", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const { agentId } = yield* knowledgeableAgent(h, ws.secretTest)
+      let cuts = 0
+      // the first response breaks off after its third event, mid-stream, like a dropped connection
+      const cutting: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init)
+        if (cuts > 0 || response.body === null) return response
+        cuts++
+        const source = response.body.pipeThrough(new TextDecoderStream()).getReader()
+        let seen = ""
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            const { done, value } = await source.read()
+            if (done) return controller.close()
+            seen += value
+            const frames = seen.split("\n\n")
+            if (frames.length > 3) {
+              controller.enqueue(new TextEncoder().encode(frames.slice(0, 3).join("\n\n") + "\n\nid: 4\nda"))
+              await source.cancel()
+              controller.error(new TypeError("network connection lost"))
+              return
+            }
+          }
+        })
+        return new Response(body, { status: response.status, headers: response.headers })
+      }
+      const collect = (options: Partial<Parameters<typeof streamReply>[0]>) =>
+        Effect.promise(async () => {
+          const out: Array<StreamEvent> = []
+          try {
+            for await (const event of streamReply({ baseUrl: h.url, apiKey: ws.secretTest, agentId, message: "Can I return an item?", resumeDelayMillis: 1, ...options })) {
+              out.push(event)
+            }
+            return { events: out, error: undefined }
+          } catch (error) {
+            return { events: out, error: error as ReplyRequestError }
+          }
+        })
+      const result = yield* collect({ fetch: cutting })
+      expect(cuts).toBe(1)
+      expect(result.error).toBeUndefined()
+      const first = result.events[0]
+      if (first?.type !== "conversation") return expect.fail("the first event is not `conversation`")
+      const stored = yield* sse(h, `/v1/conversations/${first.conversation_id}/messages/${first.message_id}/stream`, {
+        key: ws.secretTest
+      })
+      expect(result.events).toEqual(stored.events.map((e) => e.data))
+      expect(types(stored.events).slice(-2)).toEqual(["sources", "done"])
+
+      const refused = yield* collect({ agentId: "agt_doesnotexist000" })
+      expect(refused.error).toBeInstanceOf(ReplyRequestError)
+      expect([refused.error?.status, refused.error?.code]).toEqual([404, "resource_missing"])
     })
   )
 })
