@@ -22,11 +22,12 @@ import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Ai, type AiError, type Grounding, wordTokens } from "../../layers/Ai.js"
 import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
-import type { AgentId, ConversationId, MessageId, SourceId } from "../../schema/Ids.js"
+import { type AgentId, type ConversationId, type MessageId, SourceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
@@ -56,6 +57,8 @@ export interface Numbered {
   readonly data: string
   readonly terminal: boolean
 }
+
+const isSourceId = Schema.is(SourceId)
 
 const isTerminal = (event: StreamEvent) => event.type === "done" || event.type === "error"
 const terminalData = (data: string) => /^\{"type":"(done|error)"/.test(data)
@@ -125,8 +128,9 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           out.push({ type: "qa", id: hit.id, title: hit.question ?? "", url: null })
           continue
         }
-        if (hit.sourceId === null || out.some((s) => s.type === "chunk" && s.id === hit.sourceId)) continue
-        const source = yield* knowledge.find(tenant, agentId, hit.sourceId as SourceId)
+        const sourceId = hit.sourceId
+        if (!isSourceId(sourceId) || out.some((s) => s.type === "chunk" && s.id === sourceId)) continue
+        const source = yield* knowledge.find(tenant, agentId, sourceId)
         if (Option.isNone(source)) continue
         titles.set(hit.id, source.value.title)
         out.push({
