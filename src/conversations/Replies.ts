@@ -31,7 +31,8 @@ import { type AgentId, type ConversationId, type MessageId, SourceId } from "../
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
-import { type Hit, Retrieval } from "../knowledge/Retrieval.js"
+import { expandQuery, type Hit, Retrieval } from "../knowledge/Retrieval.js"
+import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { now } from "../Time.js"
 import { ConversationsRepo, type EventRow } from "./ConversationsRepo.js"
 
@@ -86,6 +87,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
     const repo = yield* ConversationsRepo
     const knowledge = yield* KnowledgeRepo
     const retrieval = yield* Retrieval
+    const glossary = yield* GlossaryRepo
     const ai = yield* Ai
     const config = yield* AppConfig
     const grace = Duration.seconds(config.replyResumeGraceSeconds ?? defaultGraceSeconds)
@@ -223,6 +225,9 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
             (hit) => hit.score >= relevanceThreshold
           )
           const described = yield* sources(plan.tenant, plan.agentId, hits)
+          // retrieval applied the glossary itself; the model is told the synonyms too
+          const expanded =
+            hits.length === 0 ? plan.question : expandQuery(plan.question, yield* glossary.enabledTerms(plan.tenant, plan.agentId))
           const tokens: Stream.Stream<string, AiError> =
             hits.length === 0
               ? Stream.fromIterable(wordTokens(fallbackAnswer))
@@ -230,7 +235,8 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
                   instructions: plan.instructions,
                   question: plan.question,
                   history,
-                  grounding: described.grounding
+                  grounding: described.grounding,
+                  expandedQuery: expanded === plan.question ? undefined : expanded
                 })
           let output = 0
           yield* Stream.runForEach(tokens, (piece) => {
@@ -386,5 +392,5 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
 
     return { start, follow } as const
   }),
-  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default]
+  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default, GlossaryRepo.Default]
 }) {}

@@ -14,7 +14,7 @@ import * as TestServices from "effect/TestServices"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape } from "../support/harness.js"
 import { testServer } from "../support/harness.js"
-import { addQa, createAgent, gatedModel, sse, text, types } from "./support.js"
+import { addQa, createAgent, failHere, gatedModel, sse, text, types } from "./support.js"
 
 const model = gatedModel()
 const graceSeconds = 30
@@ -157,6 +157,42 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
       const reply = yield* Fiber.join(reading)
       expect(reply.comments.map((c) => c.trim())).toEqual(["ping"])
       expect(types(reply.events)).toEqual(["conversation", "token", "sources", "done"])
+    })
+  )
+
+  it.effect("a provider failure after the stream started is an error event; nothing final is stored", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const { ws, agentId } = yield* setup(h)
+      yield* h.call("PATCH", `/v1/agents/${agentId}`, { key: ws.secretTest, body: { instructions: "Answer in one sentence." } })
+      yield* h.call("POST", `/v1/agents/${agentId}/glossary/terms`, {
+        key: ws.secretTest,
+        body: { term: "delivery", synonyms: ["shipping"] }
+      })
+      yield* model.offer("Orders", failHere)
+      const reply = yield* sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: question } })
+      expect(reply.status).toBe(200)
+      expect(types(reply.events)).toEqual(["conversation", "token", "error"])
+      expect(reply.events[2]!.data).toEqual({ type: "error", code: "service_unavailable", message: expect.any(String) })
+      // the model was asked with the agent's instructions, the knowledge and the glossary's synonyms
+      const asked = model.record.inputs[model.record.inputs.length - 1]!
+      expect(asked.instructions).toBe("Answer in one sentence.")
+      expect(asked.grounding[0]).toMatchObject({ kind: "qa", title: question, text: "Two days." })
+      expect(asked.expandedQuery).toContain("shipping")
+
+      const { conversation_id, message_id } = reply.events[0]!.data
+      expect(yield* statusOf(message_id)).toBe("failed")
+      const conversation = yield* h.call("GET", `/v1/conversations/${conversation_id}`, { key: ws.secretTest })
+      expect(conversation.body.data.messages.map((m: any) => m.role)).toEqual(["user"])
+
+      // stream:false turns the same failure into a 503 envelope
+      yield* model.offer(failHere)
+      const json = yield* h.call("POST", `/v1/agents/${agentId}/messages`, {
+        key: ws.secretTest,
+        body: { message: question, stream: false }
+      })
+      expect(json.status).toBe(503)
+      expect(json.body.error.code).toBe("service_unavailable")
     })
   )
 })

@@ -111,22 +111,35 @@ export const types = (events: ReadonlyArray<SseEvent>) => events.map((e) => e.da
 export const text = (events: ReadonlyArray<SseEvent>) =>
   events.filter((e) => e.data.type === "token").map((e) => e.data.content as string).join("")
 
+/** Offered to the gated model: it fails there, as a provider that broke off (transient). */
+export const failHere = "\u0000fail"
+
 /**
- * A model that answers with the tokens the test offers (`end` closes the
- * answer) and records whether generation was interrupted while it waited.
+ * A model that answers with the tokens the test offers (`null` closes the
+ * answer, `failHere` fails it) and records whether generation was interrupted
+ * while it waited, and the inputs it was asked.
  */
 export const gatedModel = () => {
   const tokens = Effect.runSync(Queue.unbounded<string | null>())
-  const record = { interrupted: 0, started: 0 }
+  const record = { interrupted: 0, started: 0, inputs: [] as Array<Ai.AnswerInput> }
   const layer = Layer.sync(Ai.Ai, () => ({
     ...Ai.makeLocal(),
-    answer: () =>
+    answer: (input: Ai.AnswerInput) =>
       Stream.repeatEffectOption(
         Queue.take(tokens).pipe(
           Effect.onInterrupt(() => Effect.sync(() => record.interrupted++)),
-          Effect.flatMap((t) => (t === null ? Effect.fail(Option.none()) : Effect.succeed(t)))
+          Effect.flatMap((t) =>
+            t === null
+              ? Effect.fail(Option.none())
+              : t === failHere
+                ? Effect.fail(Option.some(new Ai.AiError({ message: "the provider broke off", transient: true })))
+                : Effect.succeed(t)
+          )
         )
-      ).pipe(Stream.onStart(Effect.sync(() => record.started++)))
+      ).pipe(Stream.onStart(Effect.sync(() => {
+        record.started++
+        record.inputs.push(input)
+      })))
   }))
   return {
     layer,
