@@ -328,12 +328,14 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
             )
             let cursor = after
             return entry.count.changes.pipe(
-              Stream.mapConcat((count) => {
+              Stream.map((count) => {
                 const out = entry.events.slice(cursor, Math.max(cursor, count))
                 cursor = Math.max(cursor, count)
-                return out
+                // a reader already past the end (its Last-Event-ID was the last) ends with the reply too
+                return { out, end: out.some((e) => e.terminal) || (entry.finished && cursor >= entry.events.length) }
               }),
-              Stream.takeUntil((e) => e.terminal)
+              Stream.takeUntil((step) => step.end),
+              Stream.mapConcat((step) => step.out)
             )
           })
         )

@@ -60,12 +60,15 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
 
       // the resume follows the reply while the model is still producing it
       const resumed = yield* Effect.fork(sse(h, path, { key: ws.secretTest, headers: { "last-event-id": lastId } }))
+      // one past the end gets nothing, and ends with the reply
+      const beyond = yield* Effect.fork(sse(h, path, { key: ws.secretTest, headers: { "last-event-id": "99" } }))
       yield* settle
       yield* model.offer(" two", " days.")
       yield* settle
       yield* model.offer(null)
       const rest = yield* Fiber.join(resumed)
       expect(rest.status).toBe(200)
+      expect((yield* Fiber.join(beyond)).events).toEqual([])
 
       const full = yield* sse(h, path, { key: ws.secretTest })
       expect(types(full.events)).toEqual(["conversation", "token", "token", "token", "token", "token", "sources", "done"])
