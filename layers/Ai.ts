@@ -1,5 +1,6 @@
 /**
- * Categories, Q&A and embeddings for knowledge ingestion. Providers side by
+ * Categories, Q&A and embeddings for knowledge ingestion, and the streamed
+ * answers of replies. Providers side by
  * side: `local` (default: offline and deterministic, extractive drafts and a
  * hashing embedder) and `openai` (any OpenAI-compatible server through
  * `@effect/ai-openai`).
@@ -16,8 +17,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Extract from "./ai/Extract.js"
 import * as OpenAiParts from "./ai/OpenAi.js"
+import * as Sse from "./ai/Sse.js"
 import { hashEmbed } from "./ai/Text.js"
 
 /** The provider failed; `transient` (timeouts, 429, 5xx) means a later retry may succeed. */
@@ -41,6 +44,34 @@ export interface QaDraft {
   readonly category: string | null
 }
 
+/** One piece of knowledge an answer may draw on (a retrieval hit), best first. */
+export interface Grounding {
+  readonly kind: "qa" | "chunk"
+  /** The Q&A's question, or the title of the chunk's source. */
+  readonly title: string
+  /** The Q&A's answer, or the chunk's text. */
+  readonly text: string
+  /** 0..1, as retrieval scored it. */
+  readonly score: number
+}
+
+export interface AnswerInput {
+  /** The agent's `instructions`, if any. */
+  readonly instructions: string | null
+  readonly question: string
+  /** The conversation's earlier final messages, oldest first. */
+  readonly history: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: string }>
+  readonly grounding: ReadonlyArray<Grounding>
+  /** The question with the glossary's synonyms added, when they changed it. */
+  readonly expandedQuery?: string | undefined
+}
+
+/**
+ * Word-sized pieces of `text` whose concatenation is `text` (each piece keeps
+ * the whitespace before it): how replies stream a text they already hold.
+ */
+export const wordTokens = (text: string): Array<string> => text.match(/\s*\S+/g) ?? []
+
 export interface AiShape {
   readonly provider: "local" | "openai"
   /** A category structure for an agent's first document (3..8 categories). */
@@ -53,6 +84,8 @@ export interface AiShape {
   /** One unit-length vector per text, all of `dimensions` length. */
   readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ReadonlyArray<number>>, AiError>
   readonly dimensions: number
+  /** A reply grounded in `input.grounding`, streamed as text pieces whose concatenation is the answer. */
+  readonly answer: (input: AnswerInput) => Stream.Stream<string, AiError>
 }
 
 export class Ai extends Context.Tag("Ai/Ai")<Ai, AiShape>() {}
@@ -67,7 +100,8 @@ export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
   dimensions,
   categorize: (doc) => Effect.sync(() => Extract.categories(doc)),
   generateQa: (doc, categories) => Effect.sync(() => Extract.qa(doc, categories)),
-  embed: (texts) => Effect.sync(() => texts.map((text) => hashEmbed(text, dimensions)))
+  embed: (texts) => Effect.sync(() => texts.map((text) => hashEmbed(text, dimensions))),
+  answer: (input) => Stream.suspend(() => Stream.fromIterable(wordTokens(Extract.answer(input.grounding))))
 })
 
 /** Default: offline and deterministic. */
@@ -210,7 +244,45 @@ export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> => {
             Effect.flatMap((vectors) => Effect.forEach(vectors, (vector) => unit(vector, dimensions)))
           )
 
-    return Ai.of({ provider: "openai", dimensions, categorize, generateQa, embed })
+    const answer = (input: AnswerInput): Stream.Stream<string, AiError> =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const request = HttpClientRequest.post("/chat/completions").pipe(
+            HttpClientRequest.bodyUnsafeJson({
+              model: options.chatModel,
+              stream: true,
+              messages: OpenAiParts.answerMessages(input)
+            })
+          )
+          const response = yield* http.execute(request).pipe(
+            Effect.mapError((error) => new AiError({ message: `answer request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" })),
+            Effect.timeoutFail({ duration: timeout, onTimeout: timedOut("answer request") })
+          )
+          if (response.status < 200 || response.status >= 300) {
+            const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+            return yield* new AiError({
+              message: `answer request answered ${response.status}${body ? `: ${body.slice(0, 300)}` : ""}`,
+              transient: OpenAiParts.isTransientStatus(response.status)
+            })
+          }
+          return response.stream.pipe(
+            Stream.mapError(() => new AiError({ message: "the answer stream broke off", transient: true })),
+            Stream.decodeText(),
+            Sse.events,
+            Stream.takeWhile((data) => data.trim() !== "[DONE]"),
+            Stream.mapEffect((data) =>
+              Schema.decodeUnknown(OpenAiParts.ChatChunk)(data).pipe(
+                Effect.mapError(() => new AiError({ message: "the answer stream holds an event that is not a chat completion chunk", transient: false }))
+              )
+            ),
+            Stream.mapConcat((chunk) => chunk.choices.flatMap((choice) => (choice.delta.content ? [choice.delta.content] : []))),
+            // a server that falls silent mid-answer fails like one that never answers
+            Stream.timeoutFail(timedOut("answer stream"), timeout)
+          )
+        })
+      )
+
+    return Ai.of({ provider: "openai", dimensions, categorize, generateQa, embed, answer })
   })
   return Layer.effect(Ai, service).pipe(Layer.provide(embeddings), Layer.provide(client))
 }

@@ -20,6 +20,7 @@ import {
   ServiceUnavailable,
   UnsupportedMediaType
 } from "./Errors.js"
+import { ConversationsGroup } from "./Conversations.js"
 import { GlossaryGroup } from "./Glossary.js"
 import { QaGroup } from "./Qa.js"
 import { FilesGroup } from "./Files.js"
@@ -59,6 +60,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(GlossaryGroup)
   .add(KnowledgeGroup)
   .add(FilesGroup)
+  .add(ConversationsGroup)
   .add(LeadsGroup)
   .add(UsageGroup)
   .add(WidgetGroup)

@@ -69,6 +69,12 @@ export const ConversationId = Schema.String.pipe(
 )
 export type ConversationId = typeof ConversationId.Type
 
+export const MessageId = Schema.String.pipe(
+  Schema.pattern(prefixed("msg"), { message: () => "Expected a message id (msg_...)" }),
+  Schema.brand("MessageId")
+)
+export type MessageId = typeof MessageId.Type
+
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
@@ -93,6 +99,8 @@ export const IdPrefix = {
   category: "cat",
   qa: "qa",
   chunk: "chk",
-  lead: "ldx"
+  lead: "ldx",
+  conversation: "cnv",
+  message: "msg"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

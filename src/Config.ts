@@ -59,6 +59,12 @@ export interface AppConfigShape {
   readonly webhookResponseDeadlineMillis: number
   /** Ingestion: agents processed in parallel (`INGEST_CONCURRENCY`, default 2); one source at a time per agent. */
   readonly ingest: IngestSettings
+  /** A conversation with no message for this long is ended (`CONVERSATION_IDLE_MINUTES`, default 30). */
+  readonly conversationIdleMinutes?: number | undefined
+  /** Longest sleep of the idle-timeout worker when nothing local wakes it (`CONVERSATION_IDLE_POLL_MS`, default 1 s; unset in a config: local wake-ups only). */
+  readonly conversationIdlePollMillis?: number | undefined
+  /** A reply nobody reads is generated on this long for a resume, then stopped (`REPLY_RESUME_GRACE_SECONDS`, default 30). */
+  readonly replyResumeGraceSeconds?: number | undefined
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
 }
@@ -130,6 +136,9 @@ export const fromEnv = Effect.gen(function* () {
     qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
     ai: yield* aiFromEnv,
     webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
+    conversationIdleMinutes: yield* positiveInt("CONVERSATION_IDLE_MINUTES", 30),
+    conversationIdlePollMillis: yield* positiveInt("CONVERSATION_IDLE_POLL_MS", 1000),
+    replyResumeGraceSeconds: yield* positiveInt("REPLY_RESUME_GRACE_SECONDS", 30),
     announceKeys: true
   })
 })

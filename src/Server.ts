@@ -31,6 +31,8 @@ import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
 import { AppConfig, type AppConfigShape } from "./Config.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
+import { Conversations, IDLE_QUEUE } from "./conversations/Conversations.js"
+import { ConversationsHttp } from "./conversations/Http.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { Glossary } from "./glossary/Glossary.js"
@@ -113,7 +115,8 @@ const KnowledgePrograms = Layer.mergeAll(
   Files.Default,
   Knowledge.Default,
   Pipeline.Default,
-  Retrieval.Default
+  Retrieval.Default,
+  Conversations.Default.pipe(Layer.provide(Retrieval.Default))
 ).pipe(Layer.provide(Agents.Default), Layer.provideMerge(Layer.mergeAll(QaRepo.Default, AgentsRepo.Default)))
 
 /**
@@ -147,6 +150,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     QaHttp,
     GlossaryHttp,
     SystemHttp,
+    ConversationsHttp,
     LeadsHttp,
     UsageHttp,
     WidgetHttp
@@ -198,6 +202,20 @@ const Workers = Layer.mergeAll(
         concurrency: 2,
         pollMillis: config.qaRegeneratePollMillis,
         handle: regeneration.handle
+      })
+    })
+  ),
+  // one job per conversation (its key): ends it once idle
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const conversations = yield* Conversations
+      const config = yield* AppConfig
+      return JobQueue.layerWorker({
+        queue: IDLE_QUEUE,
+        concurrency: 4,
+        // unset (test configs): only local enqueues wake it, so TestClock jumps do not spin it
+        pollMillis: config.conversationIdlePollMillis ?? 366 * 24 * 60 * 60 * 1000,
+        handle: conversations.handleIdle
       })
     })
   ),

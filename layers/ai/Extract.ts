@@ -302,3 +302,31 @@ export const qa = (
   }
   return out
 }
+
+/** The best passages of a chunk's text, up to about `max` characters, cut at sentence ends. */
+const excerpt = (text: string, max: number): string => {
+  const sentences = text.replace(/\s+/g, " ").trim().match(/[^.!?]+[.!?]+(\s|$)|[^.!?]+$/g) ?? []
+  let out = ""
+  for (const sentence of sentences) {
+    if (out.length > 0 && out.length + sentence.length > max) break
+    out += sentence
+  }
+  return (out.length > max ? `${out.slice(0, max).trimEnd()}...` : out).trim()
+}
+
+/**
+ * The local provider's reply: the best Q&A answer, then an excerpt of the best
+ * chunk when it scores close to that answer (or there is no Q&A); extractive,
+ * so only the agent's own knowledge is ever said.
+ */
+export const answer = (
+  grounding: ReadonlyArray<{ readonly kind: "qa" | "chunk"; readonly text: string; readonly score: number }>
+): string => {
+  const qa = grounding.find((g) => g.kind === "qa")
+  const chunk = grounding.find((g) => g.kind === "chunk")
+  const parts: Array<string> = []
+  if (qa !== undefined) parts.push(qa.text.trim())
+  if (chunk !== undefined && (qa === undefined || chunk.score >= qa.score * 0.9)) parts.push(excerpt(chunk.text, 400))
+  const text = parts.filter((p) => p.length > 0).join("\n\n")
+  return text.length > 0 ? text : "I do not have an answer to that in my knowledge yet."
+}

@@ -89,3 +89,46 @@ export const pieces = (text: string, max: number, limit: number): Array<string> 
   if (current.length > 0 && out.length < limit) out.push(current)
   return out.length === 0 ? [""] : out
 }
+
+/** The part of a streamed chat completion chunk this provider reads. */
+export const ChatChunk = Schema.parseJson(
+  Schema.Struct({
+    choices: Schema.Array(
+      Schema.Struct({ delta: Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) }) })
+    )
+  })
+)
+
+const groundingPrompt = [
+  "You are a customer-facing assistant. Answer the user's question using only the knowledge below.",
+  "If the knowledge does not contain the answer, say so briefly and offer to connect the user with a person.",
+  "Answer in the language of the question, in plain text, concisely."
+].join("\n")
+
+/** The chat messages of an answer: instructions and knowledge as the system message, then the conversation. */
+export const answerMessages = (input: {
+  readonly instructions: string | null
+  readonly question: string
+  readonly history: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: string }>
+  readonly grounding: ReadonlyArray<{ readonly kind: "qa" | "chunk"; readonly title: string; readonly text: string }>
+  readonly expandedQuery?: string | undefined
+}): Array<{ readonly role: "system" | "user" | "assistant"; readonly content: string }> => {
+  const knowledge = input.grounding
+    .map((g, i) => `[${i + 1}] ${g.kind === "qa" ? `Q: ${g.title}\nA: ${g.text}` : `${g.title}\n${g.text}`}`)
+    .join("\n\n")
+  const system = [
+    input.instructions === null || input.instructions.trim() === "" ? "" : `Instructions from the operator:\n${input.instructions.trim()}\n`,
+    groundingPrompt,
+    input.expandedQuery !== undefined && input.expandedQuery !== input.question
+      ? `Terms of the question with their synonyms: ${input.expandedQuery}`
+      : "",
+    `Knowledge:\n${knowledge === "" ? "(none)" : knowledge}`
+  ]
+    .filter((part) => part !== "")
+    .join("\n\n")
+  return [
+    { role: "system", content: system },
+    ...input.history.map((m) => ({ role: m.role, content: m.content })),
+    { role: "user", content: input.question }
+  ]
+}

@@ -9,12 +9,13 @@ import { mkdir, writeFile } from "node:fs/promises"
 import { cpus, loadavg } from "node:os"
 import { getAgent } from "./get-agent.js"
 import { knowledge } from "./knowledge.js"
+import { replies } from "./replies.js"
 import { cleanupAll, repoRoot, type Section } from "./lib.js"
 import { startup } from "./startup.js"
 import { tickets } from "./tickets.js"
 import { webhooks } from "./webhooks.js"
 
-const benchmarks: Record<string, () => Promise<Section>> = { startup, "get-agent": getAgent, webhooks, tickets, knowledge }
+const benchmarks: Record<string, () => Promise<Section>> = { startup, "get-agent": getAgent, webhooks, tickets, knowledge, replies }
 
 const requested = process.argv.slice(2)
 const unknown = requested.filter((name) => !(name in benchmarks))

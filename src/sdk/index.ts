@@ -35,3 +35,4 @@ export const makeClient = (options: ClientOptions) =>
 
 export type Client = Effect.Effect.Success<ReturnType<typeof makeClient>>
 export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from "./webhooks.js"
+export { ReplyRequestError, streamReply, type StreamEvent, type StreamReplyOptions } from "./replies.js"

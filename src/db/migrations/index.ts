@@ -7,6 +7,7 @@ import jobs from "./0005_jobs.js"
 import knowledge from "./0006_knowledge.js"
 import qa from "./0007_qa.js"
 import jobClaims from "./0008_job_claims.js"
+import conversations from "./0010_conversations.js"
 import leadsUsage from "./0011_leads_usage.js"
 
 export const migrations = {
@@ -18,5 +19,6 @@ export const migrations = {
   "0006_knowledge": knowledge,
   "0007_qa": qa,
   "0008_job_claims": jobClaims,
+  "0010_conversations": conversations,
   "0011_leads_usage": leadsUsage
 }

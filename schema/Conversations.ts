@@ -1,0 +1,190 @@
+/**
+ * Replies and conversations: a message to an agent answered from its knowledge,
+ * streamed as server-sent events (or as one JSON message), and the
+ * conversations those messages belong to.
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { Authentication, RequiredScope } from "./Auth.js"
+import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
+import { ApiError, InvalidCursor, InvalidLimit, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
+import { AgentId, ConversationId, MessageId } from "./Ids.js"
+import { StrictStruct } from "./Payload.js"
+
+/** Longest user message, in characters. */
+export const maxMessageChars = 4_000
+
+export const Channel = Schema.Literal("widget", "api").annotations({
+  description: "`api`: opened by a secret key; `widget`: by the website widget"
+})
+export type Channel = typeof Channel.Type
+
+export const ConversationStatus = Schema.Literal("open", "ended").annotations({
+  description: "`ended` by the visitor or after the idle timeout; a message to an ended conversation opens a new one"
+})
+export type ConversationStatus = typeof ConversationStatus.Type
+
+export const MessageRole = Schema.Literal("user", "assistant")
+export type MessageRole = typeof MessageRole.Type
+
+export const MessageSource = Schema.Struct({
+  type: Schema.Literal("qa", "chunk").annotations({ description: "`qa`: a Q&A item; `chunk`: a passage of a knowledge source" }),
+  id: Schema.String.annotations({ description: "The Q&A id (`qa_...`) or the knowledge source id (`src_...`)" }),
+  title: Schema.String.annotations({ description: "The Q&A's question, or the source's title" }),
+  url: Schema.NullOr(Schema.String).annotations({ description: "The page of a `url` source; null otherwise" })
+}).annotations({ identifier: "MessageSource" })
+export type MessageSource = typeof MessageSource.Type
+
+export const Message = Schema.Struct({
+  id: MessageId,
+  object: Schema.Literal("message"),
+  conversation_id: ConversationId,
+  role: MessageRole,
+  content: Schema.String,
+  sources: Schema.Array(MessageSource).annotations({ description: "What an assistant reply drew on; empty for user messages" }),
+  created_at: Timestamp
+}).annotations({ identifier: "Message" })
+export type Message = typeof Message.Type
+
+export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const Conversation = Schema.Struct({
+  id: ConversationId,
+  object: Schema.Literal("conversation"),
+  agent_id: AgentId,
+  channel: Channel,
+  status: ConversationStatus,
+  lead_id: Schema.NullOr(Schema.String).annotations({ description: "The lead captured in it (`ldx_...`), if any" }),
+  message_count: Schema.Int.annotations({ description: "Final messages: user messages and completed replies" }),
+  started_at: Timestamp,
+  ended_at: Schema.NullOr(Timestamp),
+  metadata: Metadata
+}).annotations({ identifier: "Conversation" })
+export type Conversation = typeof Conversation.Type
+
+export const ConversationWithMessages = Schema.Struct({
+  ...Conversation.fields,
+  messages: Schema.Array(Message).annotations({ description: "Final messages, oldest first" })
+}).annotations({ identifier: "ConversationWithMessages" })
+export type ConversationWithMessages = typeof ConversationWithMessages.Type
+
+const MessageText = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "message must not be empty" }),
+  Schema.maxLength(maxMessageChars, { message: () => `message must be at most ${maxMessageChars} characters` })
+)
+
+export const SendMessage = StrictStruct({
+  message: MessageText,
+  stream: Schema.optional(Schema.Boolean).annotations({
+    description: "Default true: the reply as `text/event-stream`; false: the assistant message as JSON (201)"
+  }),
+  conversation_id: Schema.optional(ConversationId).annotations({
+    description: "Continue this conversation of the agent; absent (or ended): a new one is opened"
+  })
+}).annotations({ identifier: "SendMessage" })
+export type SendMessage = typeof SendMessage.Type
+
+export const ConversationListParams = Schema.Struct({
+  ...PageParams.fields,
+  agent_id: Schema.optional(AgentId),
+  status: Schema.optional(ConversationStatus)
+})
+export type ConversationListParams = typeof ConversationListParams.Type
+
+export const Usage = Schema.Struct({
+  input_tokens: Schema.Int,
+  output_tokens: Schema.Int,
+  credits: Schema.Int.annotations({ description: "1 for a reply on a live key, 0 on a sandbox key" })
+})
+export type Usage = typeof Usage.Type
+
+// stream events: each is the JSON `data:` of one server-sent event, with an `id:` (1, 2, ... per reply)
+
+export const ConversationEvent = Schema.Struct({
+  type: Schema.Literal("conversation"),
+  conversation_id: ConversationId,
+  message_id: MessageId.annotations({ description: "The reply's id: resume its stream with it" })
+})
+export const TokenEvent = Schema.Struct({ type: Schema.Literal("token"), content: Schema.String })
+export const SourcesEvent = Schema.Struct({ type: Schema.Literal("sources"), sources: Schema.Array(MessageSource) })
+export const EscalationEvent = Schema.Struct({
+  type: Schema.Literal("escalation"),
+  message: Schema.String.annotations({ description: "An offer of a human, for when the knowledge had nothing relevant" })
+})
+export const DoneEvent = Schema.Struct({
+  type: Schema.Literal("done"),
+  message_id: MessageId,
+  conversation_id: ConversationId,
+  usage: Usage
+})
+export const ErrorEvent = Schema.Struct({
+  type: Schema.Literal("error"),
+  code: Schema.String.annotations({ description: "`service_unavailable` (retry) or `internal_error`" }),
+  message: Schema.String
+})
+export const StreamEvent = Schema.Union(ConversationEvent, TokenEvent, SourcesEvent, EscalationEvent, DoneEvent, ErrorEvent).annotations({
+  identifier: "StreamEvent"
+})
+export type StreamEvent = typeof StreamEvent.Type
+
+const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+  description:
+    "Server-sent events `id: n` / `data: {json}` in the order conversation, token..., sources, [escalation], done (or error); `: ping` comments every 15 s of silence"
+})
+
+const LastEventId = Schema.Struct({
+  "last-event-id": Schema.optional(Schema.String).annotations({
+    description: "The `id:` of the last event received: only later events are sent (none or 0: all of them)"
+  })
+})
+
+const agentPath = HttpApiSchema.param("id", AgentId)
+const conversationPath = HttpApiSchema.param("id", ConversationId)
+const messagePath = HttpApiSchema.param("message_id", MessageId)
+const missing = ApiError(ResourceMissing)
+
+export class ConversationsGroup extends HttpApiGroup.make("conversations")
+  .add(
+    HttpApiEndpoint.post("send")`/v1/agents/${agentPath}/messages`
+      .setPayload(SendMessage)
+      .addSuccess(EventStream)
+      .addSuccess(Envelope(Message), { status: 201 })
+      .addError(missing)
+      .addError(ApiError(ParameterInvalid))
+      .addError(ApiError(ServiceUnavailable))
+      .annotate(RequiredScope, "write:conversations")
+      .annotate(
+        OpenApi.Summary,
+        "Send a message to an agent: the reply streamed as server-sent events, or as JSON with `stream: false`"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("resume")`/v1/conversations/${conversationPath}/messages/${messagePath}/stream`
+      .setHeaders(LastEventId)
+      .addSuccess(EventStream)
+      .addError(missing)
+      .addError(ApiError(ParameterInvalid))
+      .annotate(RequiredScope, "read:conversations")
+      .annotate(OpenApi.Summary, "Resume a reply's event stream after `Last-Event-ID`, following it to its end")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v1/conversations")
+      .setUrlParams(ConversationListParams)
+      .addSuccess(ListEnvelope(Conversation))
+      .addError(ApiError(InvalidLimit))
+      .addError(ApiError(InvalidCursor))
+      .annotate(RequiredScope, "read:conversations")
+      .annotate(OpenApi.Summary, "List conversations, newest first; filters `agent_id`, `status`")
+  )
+  .add(
+    HttpApiEndpoint.get("retrieve")`/v1/conversations/${conversationPath}`
+      .addSuccess(Envelope(ConversationWithMessages))
+      .addError(missing)
+      .annotate(RequiredScope, "read:conversations")
+      .annotate(OpenApi.Summary, "A conversation with its final messages, oldest first")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Conversations and replies") {}

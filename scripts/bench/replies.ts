@@ -1,0 +1,225 @@
+/**
+ * Replies: (1) the service's overhead to the first token with the `local`
+ * model, against a bare node:http handler writing the same events
+ * (scripts/bench/baseline-sse.ts), as a ratio of median times; (2) open
+ * streams held at once, with the server's RSS: the service (on PGlite) with an
+ * `openai` provider pointed at a fake model in this process that sends one
+ * token and then stays silent, against the baseline holding as many streams.
+ */
+import { writeFile } from "node:fs/promises"
+import { createServer, request, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { join } from "node:path"
+import {
+  bootstrapSecret,
+  type Child,
+  createAgent,
+  fmt,
+  host,
+  median,
+  noRateLimit,
+  ratio,
+  rssMb,
+  type Section,
+  serviceEnv,
+  sleep,
+  spawnService,
+  spawnTracked,
+  tempDir,
+  withServer
+} from "./lib.js"
+
+const samples = Number(process.env["REPLIES_SAMPLES"] ?? 100)
+const openStreams = Number(process.env["REPLIES_STREAMS"] ?? 500)
+const question = "How long does delivery take?"
+
+interface Timed {
+  /** ms from sending the request to the first `token` event. */
+  readonly firstToken: number
+  readonly body: string
+}
+
+/** One streamed POST over node:http without keep-alive; resolves at the end of the body (or at the first token when `hold`). */
+const post = (url: string, token: string, body: string, hold = false): Promise<Timed> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    let firstToken = -1
+    let text = ""
+    const req = request(
+      url,
+      { method: "POST", agent: false, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume()
+          return reject(new Error(`POST ${url}: ${res.statusCode}`))
+        }
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => {
+          text += chunk
+          if (firstToken < 0 && text.includes('"type":"token"')) {
+            firstToken = performance.now() - started
+            if (hold) resolve({ firstToken, body: text })
+          }
+        })
+        res.on("end", () => resolve({ firstToken, body: text }))
+        res.on("error", reject)
+      }
+    )
+    req.on("error", reject)
+    req.end(body)
+  })
+
+const addQa = async (base: string, token: string, agentId: string) => {
+  const res = await fetch(`${base}/v1/agents/${agentId}/qa`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ question, answer: "Orders arrive within five business days anywhere in Europe." }),
+    signal: AbortSignal.timeout(30_000)
+  })
+  if (res.status !== 201) throw new Error(`POST qa: ${res.status} ${await res.text()}`)
+}
+
+const firstTokens = async (url: string, token: string) => {
+  const body = JSON.stringify({ message: question })
+  for (let i = 0; i < 10; i++) await post(url, token, body)
+  const times: Array<number> = []
+  for (let i = 0; i < samples; i++) times.push((await post(url, token, body)).firstToken)
+  return median(times)
+}
+
+/** An OpenAI-compatible fake: constant embeddings, and chat streams that send one token and hold. */
+const fakeModel = async () => {
+  const held: Array<() => void> = []
+  const server: Server = createServer((req, res) => {
+    let raw = ""
+    req.on("data", (c: Buffer) => (raw += c.toString("utf8")))
+    req.on("end", () => {
+      const body = JSON.parse(raw)
+      if (req.url === "/v1/embeddings") {
+        const inputs: Array<string> = Array.isArray(body.input) ? body.input : [body.input]
+        res.writeHead(200, { "content-type": "application/json" })
+        return res.end(
+          JSON.stringify({
+            object: "list",
+            model: body.model,
+            data: inputs.map((_, index) => ({ object: "embedding", index, embedding: Array.from({ length: 1536 }, (_, i) => (i === 0 ? 1 : 0)) })),
+            usage: { prompt_tokens: 1, total_tokens: 1 }
+          })
+        )
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: "Orders" } }] })}\n\n`)
+      held.push(() => res.end(`data: ${JSON.stringify({ choices: [{ delta: { content: " arrive." } }] })}\n\ndata: [DONE]\n\n`))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
+  return {
+    url: `http://${host}:${(server.address() as AddressInfo).port}/v1`,
+    release: () => held.splice(0).forEach((end) => end()),
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
+  }
+}
+
+/** Opens `openStreams` streams at once, waits for each one's first token, and reads the server's RSS. */
+const holdStreams = async (url: string, token: string, child: Child) => {
+  const idle = rssMb(child.pid)
+  const body = JSON.stringify({ message: question })
+  const started = performance.now()
+  const opened = await Promise.all(Array.from({ length: openStreams }, () => post(url, token, body, true)))
+  const allOpenMs = performance.now() - started
+  await sleep(1_000)
+  const held = rssMb(child.pid)
+  console.log(`    ${openStreams} streams open in ${fmt(allOpenMs)} ms; RSS ${fmt(idle)} MB idle, ${fmt(held)} MB holding them`)
+  return { idle, held, allOpenMs, opened: opened.length }
+}
+
+export const replies = async (): Promise<Section> => {
+  const dir = await tempDir("replies")
+  const framesFile = join(dir, "frames.json")
+
+  console.log("  first token: service (PGlite, local model)")
+  const service = await withServer(
+    (port) => spawnService(serviceEnv({ PORT: String(port), DATA_DIR: join(dir, "local"), ...noRateLimit })),
+    async (base, child) => {
+      const token = bootstrapSecret(child)
+      const agentId = await createAgent(base, token)
+      await addQa(base, token, agentId)
+      const url = `${base}/v1/agents/${agentId}/messages`
+      const sample = await post(url, token, JSON.stringify({ message: question }))
+      const frames = sample.body.split("\n\n").filter((f) => f.startsWith("id:")).map((f) => `${f}\n\n`)
+      await writeFile(framesFile, JSON.stringify(frames))
+      return { ms: await firstTokens(url, token), events: frames.length, token }
+    }
+  )
+  console.log(`    median ${fmt(service.ms, 2)} ms to the first token (${service.events} events a reply)`)
+
+  console.log("  first token: baseline node:http")
+  const baseline = await withServer(
+    (port) => spawnTracked(process.execPath, ["--import", "tsx", "scripts/bench/baseline-sse.ts"], { ...process.env, PORT: String(port), REPLY_FRAMES_FILE: framesFile }),
+    async (base) => firstTokens(`${base}/v1/agents/agt_baseline/messages`, "none")
+  )
+  console.log(`    median ${fmt(baseline, 2)} ms`)
+
+  console.log(`  ${openStreams} open streams: service (PGlite, fake openai model that falls silent)`)
+  const model = await fakeModel()
+  let serviceHeld
+  try {
+    serviceHeld = await withServer(
+      (port) =>
+        spawnService(
+          serviceEnv({
+            PORT: String(port),
+            DATA_DIR: join(dir, "openai"),
+            AI_PROVIDER: "openai",
+            AI_BASE_URL: model.url,
+            AI_API_KEY: "bench",
+            ...noRateLimit
+          })
+        ),
+      async (base, child) => {
+        const token = bootstrapSecret(child)
+        const agentId = await createAgent(base, token)
+        await addQa(base, token, agentId)
+        const result = await holdStreams(`${base}/v1/agents/${agentId}/messages`, token, child)
+        model.release()
+        await sleep(2_000)
+        return result
+      }
+    )
+  } finally {
+    await model.close()
+  }
+
+  console.log(`  ${openStreams} open streams: baseline node:http`)
+  const baselineHeld = await withServer(
+    (port) =>
+      spawnTracked(process.execPath, ["--import", "tsx", "scripts/bench/baseline-sse.ts"], {
+        ...process.env,
+        PORT: String(port),
+        REPLY_FRAMES_FILE: framesFile,
+        HOLD: "1"
+      }),
+    async (base, child) => holdStreams(`${base}/v1/agents/agt_baseline/messages`, "none", child)
+  )
+
+  return {
+    title: `Replies: first token (${samples} sequential streamed messages, median) and ${openStreams} streams held open at once`,
+    lines: [
+      "| measure | service | baseline node:http | service vs baseline |",
+      "|---|---:|---:|---:|",
+      `| ms to first token (local model, PGlite) | ${fmt(service.ms, 2)} | ${fmt(baseline, 2)} | ${ratio(service.ms, baseline)} |`,
+      `| ms until ${openStreams} streams all had a token | ${fmt(serviceHeld.allOpenMs)} | ${fmt(baselineHeld.allOpenMs)} | ${ratio(serviceHeld.allOpenMs, baselineHeld.allOpenMs)} |`,
+      `| RSS MB idle | ${fmt(serviceHeld.idle)} | ${fmt(baselineHeld.idle)} | |`,
+      `| RSS MB holding ${openStreams} streams | ${fmt(serviceHeld.held)} | ${fmt(baselineHeld.held)} | |`,
+      `| RSS KB per open stream | ${fmt(((serviceHeld.held - serviceHeld.idle) * 1024) / openStreams)} | ${fmt(((baselineHeld.held - baselineHeld.idle) * 1024) / openStreams)} | |`,
+      "",
+      "The service's first token includes authentication, the rate limit, storing the message and opening the",
+      "conversation (one transaction with its event and idle job), retrieval (embedding and two searches) and the",
+      "reply's own fiber; the baseline writes the captured events with no work at all, so the ratio is the whole",
+      "server-side cost of a reply up to its first token."
+    ]
+  }
+}

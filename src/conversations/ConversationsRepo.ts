@@ -1,0 +1,258 @@
+/**
+ * SQL for conversations, messages and reply events, rows decoded with Schema;
+ * database failures are defects from here on. Reads of a caller are scoped to
+ * one workspace and environment; the reply generator and the idle job, which
+ * act on rows they were handed, address them by id.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Environment } from "../../schema/Auth.js"
+import {
+  Channel,
+  type Conversation,
+  ConversationStatus,
+  type Message,
+  MessageRole,
+  MessageSource,
+  Metadata
+} from "../../schema/Conversations.js"
+import { AgentId, ConversationId, MessageId, WorkspaceId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { DbDate, DbJson } from "../db/Columns.js"
+import { decodeAll, decodeOne, decodeSingle, execute, transaction } from "../db/Sql.js"
+import type { PageRequest } from "../http/Pagination.js"
+import { iso, isoOrNull } from "../Time.js"
+
+export const ConversationRow = Schema.Struct({
+  seq: Schema.String,
+  id: ConversationId,
+  workspace_id: WorkspaceId,
+  environment: Environment,
+  agent_id: AgentId,
+  channel: Channel,
+  status: ConversationStatus,
+  lead_id: Schema.NullOr(Schema.String),
+  message_count: Schema.Int,
+  metadata: DbJson(Metadata),
+  started_at: DbDate,
+  ended_at: Schema.NullOr(DbDate),
+  last_activity_at: DbDate
+})
+export type ConversationRow = typeof ConversationRow.Type
+
+export const MessageStatus = Schema.Literal("generating", "complete", "interrupted", "failed")
+export type MessageStatus = typeof MessageStatus.Type
+
+export const MessageRow = Schema.Struct({
+  id: MessageId,
+  conversation_id: ConversationId,
+  role: MessageRole,
+  status: MessageStatus,
+  content: Schema.String,
+  sources: DbJson(Schema.Array(MessageSource)),
+  created_at: DbDate
+})
+export type MessageRow = typeof MessageRow.Type
+
+export const EventRow = Schema.Struct({ seq: Schema.Int, data: Schema.String })
+export type EventRow = typeof EventRow.Type
+
+export const toConversation = (row: ConversationRow): Conversation => ({
+  id: row.id,
+  object: "conversation",
+  agent_id: row.agent_id,
+  channel: row.channel,
+  status: row.status,
+  lead_id: row.lead_id,
+  message_count: row.message_count,
+  started_at: iso(row.started_at),
+  ended_at: isoOrNull(row.ended_at),
+  metadata: row.metadata
+})
+
+export const toMessage = (row: MessageRow): Message => ({
+  id: row.id,
+  object: "message",
+  conversation_id: row.conversation_id,
+  role: row.role,
+  content: row.content,
+  sources: row.sources,
+  created_at: iso(row.created_at)
+})
+
+const conversationColumns = `conversations.seq::text as seq, id, workspace_id, environment, agent_id, channel, status,
+  lead_id, message_count, metadata, started_at, ended_at, last_activity_at`
+const messageColumns = "id, conversation_id, role, status, content, sources, created_at"
+
+export interface NewConversation {
+  readonly id: ConversationId
+  readonly agentId: AgentId
+  readonly channel: Channel
+  readonly metadata: Readonly<Record<string, unknown>>
+  readonly at: Date
+}
+
+export interface NewMessage {
+  readonly id: MessageId
+  readonly conversationId: ConversationId
+  readonly role: MessageRole
+  readonly status: MessageStatus
+  readonly content: string
+  readonly at: Date
+}
+
+export interface ConversationFilters {
+  readonly agentId: Option.Option<AgentId>
+  readonly status: Option.Option<ConversationStatus>
+}
+
+export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conversations/Repo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const cCols = sql.literal(conversationColumns)
+    const mCols = sql.literal(messageColumns)
+    const tenantIs = (t: Tenant) => sql`workspace_id = ${t.workspaceId} and environment = ${t.environment}`
+
+    const insertConversation = (tenant: Tenant, c: NewConversation) =>
+      decodeSingle(
+        ConversationRow,
+        sql`insert into conversations ${sql.insert({
+          id: c.id,
+          workspace_id: tenant.workspaceId,
+          environment: tenant.environment,
+          agent_id: c.agentId,
+          channel: c.channel,
+          status: "open",
+          lead_id: null,
+          message_count: 0,
+          metadata: JSON.stringify(c.metadata),
+          started_at: c.at,
+          ended_at: null,
+          last_activity_at: c.at
+        })} returning ${cCols}`
+      )
+
+    const findConversation = (tenant: Tenant, id: ConversationId, options: { readonly forUpdate?: boolean } = {}) =>
+      decodeOne(
+        ConversationRow,
+        sql`select ${cCols} from conversations where id = ${id} and ${tenantIs(tenant)}
+          ${options.forUpdate === true ? sql.literal("for update") : sql.literal("")}`
+      )
+
+    const conversationById = (id: ConversationId) =>
+      decodeOne(ConversationRow, sql`select ${cCols} from conversations where id = ${id}`)
+
+    const page = (tenant: Tenant, filters: ConversationFilters, request: PageRequest) =>
+      decodeAll(
+        ConversationRow,
+        sql`select ${cCols} from conversations
+          where ${tenantIs(tenant)}
+          ${filters.agentId._tag === "Some" ? sql`and agent_id = ${filters.agentId.value}` : sql.literal("")}
+          ${filters.status._tag === "Some" ? sql`and status = ${filters.status.value}` : sql.literal("")}
+          ${request.after._tag === "Some" ? sql`and conversations.seq < ${request.after.value}` : sql.literal("")}
+          order by conversations.seq desc limit ${request.limit + 1}`
+      )
+
+    /** Counts `added` final messages and marks the conversation active at `at`. */
+    const touch = (id: ConversationId, added: number, at: Date) =>
+      execute(sql`update conversations set message_count = message_count + ${added},
+        last_activity_at = greatest(last_activity_at, ${at}) where id = ${id}`)
+
+    /**
+     * Ends the conversation if it is still open and, when `idleSince` is given,
+     * has had no activity after it: the one conditional update that makes
+     * `conversation.ended` happen once.
+     */
+    const end = (id: ConversationId, at: Date, idleSince?: Date) =>
+      decodeOne(
+        ConversationRow,
+        sql`update conversations set status = 'ended', ended_at = ${at}
+          where id = ${id} and status = 'open'
+          ${idleSince === undefined ? sql.literal("") : sql`and last_activity_at <= ${idleSince}`}
+          returning ${cCols}`
+      )
+
+    const insertMessage = (tenant: Tenant, m: NewMessage) =>
+      decodeSingle(
+        MessageRow,
+        sql`insert into messages ${sql.insert({
+          id: m.id,
+          workspace_id: tenant.workspaceId,
+          environment: tenant.environment,
+          conversation_id: m.conversationId,
+          role: m.role,
+          status: m.status,
+          content: m.content,
+          sources: "[]",
+          created_at: m.at,
+          completed_at: m.status === "complete" ? m.at : null
+        })} returning ${mCols}`
+      )
+
+    const findMessage = (tenant: Tenant, conversationId: ConversationId, id: MessageId) =>
+      decodeOne(
+        MessageRow,
+        sql`select ${mCols} from messages where id = ${id} and conversation_id = ${conversationId} and ${tenantIs(tenant)}`
+      )
+
+    const messageStatus = (id: MessageId) =>
+      Effect.map(
+        decodeOne(Schema.Struct({ status: MessageStatus }), sql`select status from messages where id = ${id}`),
+        (row) => (row._tag === "Some" ? row.value.status : null)
+      )
+
+    /** Final messages of a conversation, oldest first. */
+    const finalMessages = (conversationId: ConversationId) =>
+      decodeAll(
+        MessageRow,
+        sql`select ${mCols} from messages where conversation_id = ${conversationId} and status = 'complete' order by seq`
+      )
+
+    /** Marks a generating reply final; false when it was no longer generating. */
+    const completeMessage = (id: MessageId, content: string, sources: ReadonlyArray<MessageSource>, at: Date) =>
+      Effect.map(
+        decodeAll(
+          Schema.Struct({ id: MessageId }),
+          sql`update messages set status = 'complete', content = ${content}, sources = ${JSON.stringify(sources)},
+            completed_at = ${at} where id = ${id} and status = 'generating' returning id`
+        ),
+        (rows) => rows.length === 1
+      )
+
+    /** Stops a generating reply short (`interrupted`, `failed`), keeping what it said out of every list. */
+    const stopMessage = (id: MessageId, status: "interrupted" | "failed", content: string, at: Date) =>
+      execute(sql`update messages set status = ${status}, content = ${content}, completed_at = ${at}
+        where id = ${id} and status = 'generating'`)
+
+    const insertEvents = (messageId: MessageId, events: ReadonlyArray<EventRow>) =>
+      events.length === 0
+        ? Effect.void
+        : execute(
+            sql`insert into message_events ${sql.insert(events.map((e) => ({ message_id: messageId, seq: e.seq, data: e.data })))}
+              on conflict do nothing`
+          )
+
+    const eventsAfter = (messageId: MessageId, after: number) =>
+      decodeAll(EventRow, sql`select seq, data from message_events where message_id = ${messageId} and seq > ${after} order by seq`)
+
+    return {
+      transaction: transaction(sql),
+      insertConversation,
+      findConversation,
+      conversationById,
+      page,
+      touch,
+      end,
+      insertMessage,
+      findMessage,
+      messageStatus,
+      finalMessages,
+      completeMessage,
+      stopMessage,
+      insertEvents,
+      eventsAfter
+    } as const
+  })
+}) {}

@@ -1,0 +1,398 @@
+/**
+ * Replies being generated, and their readers. A reply runs in its own fiber
+ * (supervised by this service, so it lives as long as the server), apart from
+ * any HTTP request: it numbers each event 1, 2, ..., keeps it in memory for
+ * readers in this process, and writes it to `message_events` in small batches
+ * (whatever accumulated while the previous batch was written), so a reader on
+ * any instance can resume after its `Last-Event-ID`.
+ *
+ * The reply becomes final only at its end: the message's content and sources,
+ * the conversation's count and the `done` event commit in one transaction,
+ * and only then does `done` reach readers, so a reader that saw it finds the
+ * message listed. While no reader follows a reply in this process for
+ * `REPLY_RESUME_GRACE_SECONDS` (on the Clock), its fiber is interrupted: the
+ * message is marked `interrupted` (never listed) and its stream ends with an
+ * `error` event.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Cause from "effect/Cause"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import { Ai, type AiError, type Grounding, wordTokens } from "../../layers/Ai.js"
+import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
+import { type AgentId, type ConversationId, type MessageId, SourceId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { AppConfig } from "../Config.js"
+import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
+import { expandQuery, type Hit, Retrieval } from "../knowledge/Retrieval.js"
+import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
+import { now } from "../Time.js"
+import { ConversationsRepo, type EventRow } from "./ConversationsRepo.js"
+
+/**
+ * A hit below this retrieval score is not relevant: with none above it the
+ * reply is the fallback and an `escalation`. Scores are 70% embedding cosine
+ * and 30% relative text rank. Probed with the local embedder on three Q&A:
+ * paraphrases of one scored 0.48 to 0.64, the other (unrelated) Q&A of such a
+ * question up to 0.21, and unrelated questions below 0.1.
+ */
+export const relevanceThreshold = 0.35
+
+export const fallbackAnswer =
+  "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
+export const escalationOffer = "No relevant answer was found: offer a human (create a ticket with origin `ai_escalation`)."
+
+export const defaultGraceSeconds = 30
+const historyLimit = 10
+
+/** An event as sent: its number and its JSON. */
+export interface Numbered {
+  readonly id: number
+  readonly data: string
+  readonly terminal: boolean
+}
+
+const isSourceId = Schema.is(SourceId)
+
+const isTerminal = (event: StreamEvent) => event.type === "done" || event.type === "error"
+const terminalData = (data: string) => /^\{"type":"(done|error)"/.test(data)
+
+interface Live {
+  readonly events: Array<Numbered>
+  readonly count: SubscriptionRef.SubscriptionRef<number>
+  readers: number
+  timer: Fiber.RuntimeFiber<void> | undefined
+  generator: Fiber.RuntimeFiber<void> | undefined
+  finished: boolean
+}
+
+export interface ReplyPlan {
+  readonly tenant: Tenant
+  readonly agentId: AgentId
+  readonly conversationId: ConversationId
+  readonly messageId: MessageId
+  readonly question: string
+  readonly instructions: string | null
+}
+
+export class Replies extends Effect.Service<Replies>()("Conversations/Replies", {
+  scoped: Effect.gen(function* () {
+    const repo = yield* ConversationsRepo
+    const knowledge = yield* KnowledgeRepo
+    const retrieval = yield* Retrieval
+    const glossary = yield* GlossaryRepo
+    const ai = yield* Ai
+    const config = yield* AppConfig
+    const grace = Duration.seconds(config.replyResumeGraceSeconds ?? defaultGraceSeconds)
+    // every reply, flusher and grace timer of this process; interrupted when the server stops
+    const fibers = yield* FiberSet.make<void>()
+    const live = new Map<MessageId, Live>()
+
+    const stopTimer = (entry: Live) =>
+      Effect.suspend(() => {
+        const timer = entry.timer
+        entry.timer = undefined
+        return timer === undefined ? Effect.void : Fiber.interruptFork(timer)
+      })
+
+    /** With no reader, the reply has `grace` to get one before it is stopped. */
+    const armTimer = (entry: Live) =>
+      Effect.gen(function* () {
+        yield* stopTimer(entry)
+        if (entry.finished) return
+        // forked from uninterruptible regions (the request's `send`, `finish`): each fiber is made interruptible
+        entry.timer = yield* FiberSet.run(
+          fibers,
+          Effect.sleep(grace).pipe(
+            Effect.interruptible,
+            Effect.zipRight(
+              Effect.suspend(() =>
+                entry.readers === 0 && entry.generator !== undefined ? Fiber.interrupt(entry.generator) : Effect.void
+              )
+            ),
+            Effect.asVoid
+          )
+        )
+      })
+
+    const sources = Effect.fn("Replies.sources")(function* (tenant: Tenant, agentId: AgentId, hits: ReadonlyArray<Hit>) {
+      const out: Array<MessageSource> = []
+      const titles = new Map<string, string>()
+      for (const hit of hits) {
+        if (hit.kind === "qa") {
+          out.push({ type: "qa", id: hit.id, title: hit.question ?? "", url: null })
+          continue
+        }
+        const sourceId = hit.sourceId
+        if (!isSourceId(sourceId) || out.some((s) => s.type === "chunk" && s.id === sourceId)) continue
+        const source = yield* knowledge.find(tenant, agentId, sourceId)
+        if (Option.isNone(source)) continue
+        titles.set(hit.id, source.value.title)
+        out.push({
+          type: "chunk",
+          id: source.value.id,
+          title: source.value.title,
+          url: source.value.type === "url" ? source.value.source_ref : null
+        })
+      }
+      const grounding: Array<Grounding> = hits.map((hit) => ({
+        kind: hit.kind,
+        title: hit.kind === "qa" ? (hit.question ?? "") : (titles.get(hit.id) ?? ""),
+        text: hit.text,
+        score: hit.score
+      }))
+      return { sources: out, grounding }
+    })
+
+    /**
+     * Starts the reply's fiber and returns at once. Readers attach with `follow`;
+     * until one does, the grace timer runs.
+     */
+    const start = (plan: ReplyPlan) =>
+      Effect.gen(function* () {
+        const entry: Live = {
+          events: [],
+          count: yield* SubscriptionRef.make(0),
+          readers: 0,
+          timer: undefined,
+          generator: undefined,
+          finished: false
+        }
+        live.set(plan.messageId, entry)
+        const pending = yield* Queue.unbounded<Numbered>()
+        // events up to this number are in the database
+        let persisted = 0
+
+        // writes whatever queued up while the previous batch was being written
+        const flusher = yield* FiberSet.run(
+          fibers,
+          Effect.interruptible(
+            Effect.forever(
+              Effect.gen(function* () {
+                const batch = yield* Queue.takeBetween(pending, 1, 64)
+                const rows = Array.from(batch, (e): EventRow => ({ seq: e.id, data: e.data }))
+                yield* repo.insertEvents(plan.messageId, rows)
+                persisted = Math.max(persisted, rows[rows.length - 1]!.seq)
+              })
+            )
+          )
+        )
+
+        const publish = (event: StreamEvent) =>
+          Effect.gen(function* () {
+            const numbered: Numbered = { id: entry.events.length + 1, data: JSON.stringify(event), terminal: isTerminal(event) }
+            entry.events.push(numbered)
+            yield* SubscriptionRef.set(entry.count, entry.events.length)
+            return numbered
+          })
+
+        const emit = (event: StreamEvent) => Effect.flatMap(publish(event), (n) => Queue.offer(pending, n))
+
+        /**
+         * The flusher stopped (it does not outlive the reply, even at shutdown), then the events it had
+         * not written, `store` and the terminal event in one transaction, then the terminal event published.
+         */
+        const finish = (event: StreamEvent, store: (at: Date) => Effect.Effect<void>) =>
+          Effect.gen(function* () {
+            yield* Fiber.interrupt(flusher)
+            const at = yield* now
+            const rest = entry.events.slice(persisted).map((e): EventRow => ({ seq: e.id, data: e.data }))
+            rest.push({ seq: entry.events.length + 1, data: JSON.stringify(event) })
+            // a batch the flusher was writing when stopped may be in already: inserts skip what exists
+            yield* repo.transaction(Effect.zipRight(store(at), repo.insertEvents(plan.messageId, rest)))
+            entry.finished = true
+            yield* publish(event)
+            yield* stopTimer(entry)
+            live.delete(plan.messageId)
+          }).pipe(Effect.uninterruptible)
+
+        let content = ""
+        const generate = Effect.gen(function* () {
+          yield* emit({ type: "conversation", conversation_id: plan.conversationId, message_id: plan.messageId })
+          const history = (yield* repo.finalMessages(plan.conversationId))
+            .filter((m) => m.id !== plan.messageId)
+            .slice(0, -1)
+            .slice(-historyLimit)
+            .map((m) => ({ role: m.role, content: m.content }))
+          const hits = (yield* retrieval.search(plan.tenant, plan.agentId, plan.question, { limit: 5 })).filter(
+            (hit) => hit.score >= relevanceThreshold
+          )
+          const described = yield* sources(plan.tenant, plan.agentId, hits)
+          // retrieval applied the glossary itself; the model is told the synonyms too
+          const expanded =
+            hits.length === 0 ? plan.question : expandQuery(plan.question, yield* glossary.enabledTerms(plan.tenant, plan.agentId))
+          const tokens: Stream.Stream<string, AiError> =
+            hits.length === 0
+              ? Stream.fromIterable(wordTokens(fallbackAnswer))
+              : ai.answer({
+                  instructions: plan.instructions,
+                  question: plan.question,
+                  history,
+                  grounding: described.grounding,
+                  expandedQuery: expanded === plan.question ? undefined : expanded
+                })
+          let output = 0
+          yield* Stream.runForEach(tokens, (piece) => {
+            content += piece
+            output++
+            return emit({ type: "token", content: piece })
+          })
+          yield* emit({ type: "sources", sources: described.sources })
+          if (hits.length === 0) yield* emit({ type: "escalation", message: escalationOffer })
+          const input =
+            wordTokens(plan.question).length + described.grounding.reduce((n, g) => n + wordTokens(g.text).length, 0)
+          yield* finish(
+            {
+              type: "done",
+              message_id: plan.messageId,
+              conversation_id: plan.conversationId,
+              usage: { input_tokens: input, output_tokens: output, credits: plan.tenant.environment === "live" ? 1 : 0 }
+            },
+            (at) =>
+              Effect.flatMap(repo.completeMessage(plan.messageId, content, described.sources, at), (completed) =>
+                completed ? repo.touch(plan.conversationId, 1, at) : Effect.void
+              )
+          )
+        })
+
+        const failed = (cause: Cause.Cause<AiError>) => {
+          const failure = Cause.failureOption(cause)
+          const transient = Option.isSome(failure) && failure.value.transient
+          return Effect.zipRight(
+            Option.isSome(failure)
+              ? Effect.logWarning("reply failed", failure.value.message)
+              : Effect.logError("reply failed with a defect", cause),
+            finish(
+              {
+                type: "error",
+                code: transient ? "service_unavailable" : "internal_error",
+                message: transient
+                  ? "The AI provider did not answer; send the message again later"
+                  : "The reply failed; the request id of the message names it in our logs"
+              },
+              (at) => repo.stopMessage(plan.messageId, "failed", content, at)
+            )
+          )
+        }
+
+        const generator = yield* FiberSet.run(
+          fibers,
+          generate.pipe(
+            Effect.interruptible,
+            Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.interrupt : failed(cause))),
+            Effect.onInterrupt(() =>
+              Effect.gen(function* () {
+                if (entry.finished) return
+                yield* Effect.logInfo(`reply ${plan.messageId} stopped: no reader within the grace period`)
+                yield* finish(
+                  {
+                    type: "error",
+                    code: "service_unavailable",
+                    message: "The reply was stopped: no client read it; send the message again"
+                  },
+                  (at) => repo.stopMessage(plan.messageId, "interrupted", content, at)
+                )
+              })
+            ),
+            Effect.asVoid
+          )
+        )
+        entry.generator = generator
+        yield* armTimer(entry)
+      })
+
+    /** The events of a reply of this process after `after`, following it to its end; none when not here. */
+    const followLocal = (messageId: MessageId, after: number): Option.Option<Stream.Stream<Numbered>> => {
+      const entry = live.get(messageId)
+      if (entry === undefined) return Option.none()
+      return Option.some(
+        Stream.unwrapScoped(
+          Effect.gen(function* () {
+            yield* Effect.acquireRelease(
+              Effect.suspend(() => {
+                entry.readers++
+                return stopTimer(entry)
+              }),
+              () =>
+                Effect.suspend(() => {
+                  entry.readers--
+                  return entry.readers === 0 ? armTimer(entry) : Effect.void
+                })
+            )
+            let cursor = after
+            return entry.count.changes.pipe(
+              Stream.map((count) => {
+                const out = entry.events.slice(cursor, Math.max(cursor, count))
+                cursor = Math.max(cursor, count)
+                // a reader already past the end (its Last-Event-ID was the last) ends with the reply too
+                return { out, end: out.some((e) => e.terminal) || (entry.finished && cursor >= entry.events.length) }
+              }),
+              Stream.takeUntil((step) => step.end),
+              Stream.mapConcat((step) => step.out)
+            )
+          })
+        )
+      )
+    }
+
+    /**
+     * The events after `after` from the database, for a reply of another
+     * process (or finished): polled on the Clock while it is still generating,
+     * for at most twice the grace without news.
+     */
+    const followStored = (messageId: MessageId, after: number): Stream.Stream<Numbered> =>
+      Stream.unwrap(
+        Effect.sync(() => {
+          let cursor = after
+          let quietSince: number | undefined
+          let ended = false
+          const poll = Effect.gen(function* () {
+            if (ended) return Option.none<ReadonlyArray<Numbered>>()
+            const status = yield* repo.messageStatus(messageId)
+            const rows = yield* repo.eventsAfter(messageId, cursor)
+            const out = rows.map((r) => ({ id: r.seq, data: r.data, terminal: terminalData(r.data) }))
+            if (out.length > 0) cursor = out[out.length - 1]!.id
+            const at = yield* Clock.currentTimeMillis
+            if (out.some((e) => e.terminal) || status !== "generating") {
+              ended = true
+              return Option.some(out)
+            }
+            if (out.length > 0) quietSince = at
+            quietSince ??= at
+            if (at - quietSince > 2 * Duration.toMillis(grace)) {
+              ended = true
+              const gone: Numbered = {
+                id: cursor + 1,
+                data: JSON.stringify({
+                  type: "error",
+                  code: "service_unavailable",
+                  message: "The reply is no longer being generated; send the message again"
+                } satisfies StreamEvent),
+                terminal: true
+              }
+              return Option.some([...out, gone])
+            }
+            if (out.length === 0) yield* Effect.sleep(Duration.millis(250))
+            return Option.some(out)
+          })
+          return Stream.repeatEffectOption(
+            Effect.flatMap(poll, (o) => (Option.isSome(o) ? Effect.succeed(o.value) : Effect.fail(Option.none())))
+          ).pipe(Stream.flattenIterables)
+        })
+      )
+
+    /** A reply's events after `after`, to its end, wherever it is generated. */
+    const follow = (messageId: MessageId, after: number): Stream.Stream<Numbered> =>
+      Option.getOrElse(followLocal(messageId, after), () => followStored(messageId, after))
+
+    return { start, follow } as const
+  }),
+  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default, GlossaryRepo.Default]
+}) {}
