@@ -10,7 +10,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
-import { ApiError, InvalidCursor, InvalidLimit, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
+import { ApiError, InvalidCursor, InvalidLimit, LimitReached, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
 import { AgentId, ConversationId, MessageId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
 
@@ -155,6 +155,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .addError(missing)
       .addError(ApiError(ParameterInvalid))
       .addError(ApiError(ServiceUnavailable))
+      .addError(ApiError(LimitReached))
       .annotate(RequiredScope, "write:conversations")
       .annotate(
         OpenApi.Summary,

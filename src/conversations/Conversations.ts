@@ -22,6 +22,7 @@ import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
+import { Usage } from "../usage/Usage.js"
 import { ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
 import { type Numbered, Replies } from "./Replies.js"
 
@@ -53,6 +54,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
   effect: Effect.gen(function* () {
     const repo = yield* ConversationsRepo
     const replies = yield* Replies
+    const usage = yield* Usage
     const agents = yield* Agents
     const outbox = yield* Outbox
     const jobs = yield* JobQueue
@@ -75,6 +77,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       const at = yield* now
       const userId = MessageId.make(yield* ids.make("msg"))
       const replyId = MessageId.make(yield* ids.make("msg"))
+      // counted before anything is stored (402 when the month's replies are used up), given back if storing fails
+      const reservation = yield* usage.reserveReply(tenant)
       const conversationId = yield* repo.transaction(
         Effect.gen(function* () {
           let open: ConversationId | undefined
@@ -125,14 +129,15 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
           yield* repo.touch(open, 1, at)
           return open
         })
-      )
+      ).pipe(Effect.tapErrorCause(() => usage.releaseReply(tenant, reservation)))
       yield* replies.start({
         tenant,
         agentId,
         conversationId,
         messageId: replyId,
         question: input.message,
-        instructions: agent.instructions
+        instructions: agent.instructions,
+        reservation
       })
       return {
         conversationId,
@@ -250,5 +255,5 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
 
     return { send, events, awaitReply, resume, list, retrieve, end, handleIdle } as const
   }),
-  dependencies: [ConversationsRepo.Default, Replies.Default]
+  dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default]
 }) {}

@@ -34,6 +34,7 @@ import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
 import { expandQuery, type Hit, Retrieval } from "../knowledge/Retrieval.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { now } from "../Time.js"
+import { type Reservation, Usage } from "../usage/Usage.js"
 import { ConversationsRepo, type EventRow } from "./ConversationsRepo.js"
 
 /**
@@ -80,6 +81,8 @@ export interface ReplyPlan {
   readonly messageId: MessageId
   readonly question: string
   readonly instructions: string | null
+  /** The reply counted against the plan (`Usage.reserveReply`): its credits go in `done`, and it is given back if the reply does not complete. */
+  readonly reservation: Reservation
 }
 
 export class Replies extends Effect.Service<Replies>()("Conversations/Replies", {
@@ -89,6 +92,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
     const retrieval = yield* Retrieval
     const glossary = yield* GlossaryRepo
     const ai = yield* Ai
+    const usage = yield* Usage
     const config = yield* AppConfig
     const grace = Duration.seconds(config.replyResumeGraceSeconds ?? defaultGraceSeconds)
     // every reply, flusher and grace timer of this process; interrupted when the server stops
@@ -253,7 +257,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
               type: "done",
               message_id: plan.messageId,
               conversation_id: plan.conversationId,
-              usage: { input_tokens: input, output_tokens: output, credits: plan.tenant.environment === "live" ? 1 : 0 }
+              usage: { input_tokens: input, output_tokens: output, credits: plan.reservation.credits }
             },
             (at) =>
               Effect.flatMap(repo.completeMessage(plan.messageId, content, described.sources, at), (completed) =>
@@ -278,7 +282,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
                   : "The reply failed; the request id of the message names it in our logs"
               },
               (at) => repo.stopMessage(plan.messageId, "failed", content, at)
-            )
+            ).pipe(Effect.zipRight(usage.releaseReply(plan.tenant, plan.reservation)))
           )
         }
 
@@ -299,6 +303,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
                   },
                   (at) => repo.stopMessage(plan.messageId, "interrupted", content, at)
                 )
+                yield* usage.releaseReply(plan.tenant, plan.reservation)
               })
             ),
             Effect.asVoid
@@ -394,5 +399,5 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
 
     return { start, follow } as const
   }),
-  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default, GlossaryRepo.Default]
+  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default, GlossaryRepo.Default, Usage.Default]
 }) {}
