@@ -20,6 +20,7 @@ import {
   ServiceUnavailable,
   UnsupportedMediaType
 } from "./Errors.js"
+import { FormsGroup, FormsPublicGroup } from "./Forms.js"
 import { GlossaryGroup } from "./Glossary.js"
 import { QaGroup } from "./Qa.js"
 import { FilesGroup } from "./Files.js"
@@ -56,6 +57,8 @@ const Contract = HttpApi.make("assistant-platform")
   .add(GlossaryGroup)
   .add(KnowledgeGroup)
   .add(FilesGroup)
+  .add(FormsGroup)
+  .add(FormsPublicGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

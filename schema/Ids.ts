@@ -80,6 +80,7 @@ export const IdPrefix = {
   file: "file",
   category: "cat",
   qa: "qa",
-  chunk: "chk"
+  chunk: "chk",
+  form: "frm"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

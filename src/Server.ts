@@ -35,6 +35,11 @@ import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { Glossary } from "./glossary/Glossary.js"
 import { GlossaryHttp } from "./glossary/Http.js"
+import { Forms } from "./forms/Forms.js"
+import { FormsHttp, FormsPreflightRoutes, FormsPublicHttp } from "./forms/Http.js"
+import { IdentitySecrets } from "./forms/Identity.js"
+import { LeadTargetUnwired } from "./forms/LeadTarget.js"
+import { FormSubmissions } from "./forms/Submit.js"
 import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
 import { Paginator } from "./http/Pagination.js"
@@ -84,6 +89,15 @@ export type { RateLimitStore }
 /** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
 const Programs = Layer.mergeAll(Agents.Default, Webhooks.Default, Tickets.Default, Erasure.Default, Authenticator.Default)
 
+/**
+ * Forms, over the tickets program its submissions create tickets with. Lead
+ * targets answer 503 until the leads area provides `LeadTarget` here.
+ */
+const FormsPrograms = Layer.mergeAll(Forms.Default, IdentitySecrets.Default, FormSubmissions.Default).pipe(
+  Layer.provide(LeadTargetUnwired),
+  Layer.provide(Tickets.Default)
+)
+
 /** Q&A, categories, glossary, files and knowledge, over the Q&A and agents repositories they share. */
 const KnowledgePrograms = Layer.mergeAll(
   QaItems.Default,
@@ -113,10 +127,21 @@ const Shared = Layer.mergeAll(
   DeliverySignal.Default
 ).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
-const Services = Layer.mergeAll(Programs, KnowledgePrograms, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
+const Services = Layer.mergeAll(Programs, KnowledgePrograms, FormsPrograms, Dispatcher.Default).pipe(Layer.provideMerge(Shared))
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AgentsHttp, WebhooksHttp, TicketsHttp, KnowledgeHttp, FilesHttp, QaHttp, GlossaryHttp, SystemHttp]),
+  Layer.provide([
+    AgentsHttp,
+    WebhooksHttp,
+    TicketsHttp,
+    KnowledgeHttp,
+    FilesHttp,
+    QaHttp,
+    GlossaryHttp,
+    FormsHttp,
+    FormsPublicHttp,
+    SystemHttp
+  ]),
   Layer.provide(AuthenticationLive)
 )
 
@@ -206,7 +231,7 @@ export const makeServer = (layers: ServerLayers) => {
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   ).pipe(Layer.provideMerge(layers.database))
   const Http = HttpApiBuilder.serve().pipe(
-    Layer.provide([DocsRoutes, AdminRoutes]),
+    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes]),
     Layer.provide(ApiLive),
     Layer.provide(EdgeLive),
     HttpServer.withLogAddress,

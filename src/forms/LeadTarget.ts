@@ -1,0 +1,40 @@
+/**
+ * Where a submission of a form whose target is `lead` goes. The forms area
+ * builds the lead's details; the leads area captures it. Until the leads area
+ * provides `LeadTarget` (wire `captureLeadFromForm` to `Leads` in Server.ts),
+ * such submissions answer `503 service_unavailable` rather than pretend.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { AgentId } from "../../schema/Ids.js"
+import type { FormId } from "../../schema/Forms.js"
+import { type LimitReached, ServiceUnavailable } from "../../schema/Errors.js"
+import type { Tenant } from "../../schema/Tenant.js"
+
+/** The lead a submission describes, checked and with any verified identity applied. */
+export interface LeadFromForm {
+  readonly tenant: Tenant
+  readonly formId: FormId
+  readonly agentId: AgentId | null
+  readonly email: string | null
+  readonly name: string | null
+  /** Other field values by field id (hidden fields included). */
+  readonly fields: Readonly<Record<string, string | boolean>>
+  /** The page's origin, when the browser sent one (`metadata.page` of the lead). */
+  readonly page: string | null
+  readonly identityVerified: boolean
+}
+
+export interface LeadTargetShape {
+  /** Captures the lead (and its `lead.captured` event); answers the new lead's id. */
+  readonly captureLeadFromForm: (lead: LeadFromForm) => Effect.Effect<{ readonly id: string }, LimitReached | ServiceUnavailable>
+}
+
+export class LeadTarget extends Context.Tag("Forms/LeadTarget")<LeadTarget, LeadTargetShape>() {}
+
+/** Until the leads area is wired in: lead forms answer 503, honestly. */
+export const LeadTargetUnwired = Layer.succeed(LeadTarget, {
+  captureLeadFromForm: () =>
+    Effect.fail(new ServiceUnavailable({ message: "Forms that capture leads are not available on this service yet" }))
+})
