@@ -184,7 +184,7 @@ export type Target = typeof Target.Type
 
 const Origin = Schema.String.pipe(
   Schema.maxLength(300),
-  Schema.pattern(/^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?\/?$/, {
+  Schema.pattern(/^https?:\/\/[a-z0-9.-]+(:[0-9]{1,5})?\/?$/i, {
     message: () => "an origin is a scheme, host and optional port, such as https://www.example.com"
   })
 )

@@ -97,3 +97,12 @@ export const setPlan = (workspaceId: string, plan: string) =>
     Effect.orDie,
     Effect.asVoid
   )
+
+/** Fills the month's ticket counter up to the free plan's cap (20). */
+export const useUpTicketCap = (workspaceId: string, month: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      insert into ticket_usage (workspace_id, environment, month, count) values (${workspaceId}, 'test', ${month}, 20)
+      on conflict (workspace_id, environment, month) do update set count = 20`
+  ).pipe(Effect.orDie, Effect.asVoid)
