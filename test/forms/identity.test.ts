@@ -12,6 +12,7 @@ import * as TestClock from "effect/TestClock"
 import jwt from "jsonwebtoken"
 import { createHmac, generateKeyPairSync } from "node:crypto"
 import { IdentitySecrets } from "../../src/forms/Identity.js"
+import { signIdentityToken } from "../../src/sdk/index.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { goodFields, setPlan, submit, withForm } from "./support.js"
 
@@ -135,6 +136,25 @@ layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("form i
       expect(anonymous.status, anonymous.text).toBe(201)
       const unverified = yield* required.send(yield* sign(required.secret, { email: "real@example.com" }))
       expect((yield* required.ticketOf(unverified)).visitor_email).toBe("ana@example.com")
+    })
+  )
+
+  it.effect("the SDK's signIdentityToken makes tokens the service accepts, and jsonwebtoken verifies", () =>
+    Effect.gen(function* () {
+      const { secret, send, ticketOf } = yield* setup("required")
+      const now = yield* nowSeconds
+      const token = yield* Effect.promise(() =>
+        signIdentityToken(secret, { email: "sdk@example.com", name: "Sdk User", sub: "u1" }, { now })
+      )
+      const decoded = jwt.verify(token, secret, { algorithms: ["HS256"], clockTimestamp: now }) as jwt.JwtPayload
+      expect(decoded).toMatchObject({ email: "sdk@example.com", name: "Sdk User", sub: "u1", iat: now, exp: now + 600 })
+      const reply = yield* send(token)
+      expect(reply.status, reply.text).toBe(201)
+      expect(yield* ticketOf(reply)).toMatchObject({ visitor_email: "sdk@example.com", visitor_name: "Sdk User" })
+      const stale = yield* Effect.promise(() =>
+        signIdentityToken(secret, { email: "sdk@example.com" }, { now: now - 700 })
+      )
+      expect((yield* send(stale)).status).toBe(401)
     })
   )
 
