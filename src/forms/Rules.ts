@@ -143,6 +143,9 @@ export const matchesEtag = (header: string | undefined, etag: string): boolean =
 
 export type FieldValue = string | boolean
 
+/** A body of thousands of unknown keys gets this many errors back, not thousands. */
+export const maxFieldErrors = 100
+
 const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 /** The submitted values checked against the fields; hidden fields fall back to their default. */
@@ -203,7 +206,7 @@ export const validateValues = (
     }
     values.set(f.id, value)
   }
-  return { values, errors }
+  return { values, errors: errors.slice(0, maxFieldErrors) }
 }
 
 /** Whether the honeypot field was filled (by a bot: people never see it). */

@@ -34,6 +34,7 @@ import {
   type FieldValue,
   honeypotFilled,
   labelOf,
+  maxFieldErrors,
   originAllowed,
   publicConfig,
   textOf,
@@ -71,7 +72,7 @@ const shapeErrors = (body: unknown): ReadonlyArray<{ field: string; message: str
       if (v !== null && typeof v !== "string" && typeof v !== "boolean") errors.push({ field: k, message: "Expected text or true/false" })
     }
   }
-  return errors.length > 0 ? errors : [{ field: "fields", message: "Invalid submission" }]
+  return errors.length > 0 ? errors.slice(0, maxFieldErrors) : [{ field: "fields", message: "Invalid submission" }]
 }
 
 export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Submissions", {

@@ -114,6 +114,10 @@ layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("form s
       // a pattern never runs on a huge value
       const huge = yield* submit(h, formId, ws.formsTest, { fields: { ...goodFields, order: "ORD-1".repeat(1000) } })
       expect(huge.body.error.field_errors).toEqual([{ field: "order", message: "The value does not have the expected format" }])
+      const flood = yield* submit(h, formId, ws.formsTest, {
+        fields: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`junk${i}`, "x"]))
+      })
+      expect(flood.body.error.field_errors).toHaveLength(100)
       expect(yield* ticketsOf(ws.workspace.id)).toHaveLength(0)
     })
   )
