@@ -230,12 +230,21 @@ export const makeServer = (layers: ServerLayers) => {
     CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   ).pipe(Layer.provideMerge(layers.database))
-  const Http = HttpApiBuilder.serve().pipe(
+  const nodeServer = makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` })
+  // `FORMS_PORT`: the same app on a second listener, the spec's `{forms_url}` (the main port serves it too)
+  const FormsListener =
+    layers.config.formsPort === undefined
+      ? Layer.empty
+      : HttpApiBuilder.serve().pipe(
+          HttpServer.withLogAddress,
+          Layer.provide(NodeHttpServer.layer(nodeServer, { port: layers.config.formsPort, host: layers.config.host }))
+        )
+  const Http = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
     Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes]),
     Layer.provide(ApiLive),
     Layer.provide(EdgeLive),
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` }), { port: layers.config.port, host: layers.config.host }))
+    Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: layers.config.port, host: layers.config.host }))
   )
   return Layer.mergeAll(Http, Workers).pipe(
     Layer.provide(Startup),
