@@ -104,10 +104,16 @@ export const mergeSettings = (base: Settings, input: SettingsInput | undefined):
   honeypot_field: input?.honeypot_field !== undefined ? input.honeypot_field : base.honeypot_field
 })
 
-/** Whether a page of `origin` may use the form: any origin when the list is empty. */
+/**
+ * Whether a page of `origin` may use the form: any origin when the list is
+ * empty. A request without `Origin` is not from a browser page and passes, as
+ * on the widget surface: the check protects pages, and any other client can
+ * send whatever `Origin` it likes.
+ */
 export const originAllowed = (settings: Settings, origin: string | undefined): boolean =>
   settings.allowed_origins.length === 0 ||
-  (origin !== undefined && settings.allowed_origins.includes(normalOrigin(origin)))
+  origin === undefined ||
+  settings.allowed_origins.includes(normalOrigin(origin))
 
 /** Identity on plans below Pro is always `none`. */
 export const effectiveIdentityMode = (settings: Settings, plan: Plan): IdentityMode =>
