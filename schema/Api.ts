@@ -21,6 +21,7 @@ import {
   UnsupportedMediaType
 } from "./Errors.js"
 import { ConversationsGroup } from "./Conversations.js"
+import { FormsGroup, FormsPublicGroup } from "./Forms.js"
 import { GlossaryGroup } from "./Glossary.js"
 import { QaGroup } from "./Qa.js"
 import { FilesGroup } from "./Files.js"
@@ -64,6 +65,8 @@ const Contract = HttpApi.make("assistant-platform")
   .add(LeadsGroup)
   .add(UsageGroup)
   .add(WidgetGroup)
+  .add(FormsGroup)
+  .add(FormsPublicGroup)
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

@@ -101,6 +101,7 @@ export const IdPrefix = {
   chunk: "chk",
   lead: "ldx",
   conversation: "cnv",
-  message: "msg"
+  message: "msg",
+  form: "frm"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

@@ -41,6 +41,10 @@ export interface AppConfigShape {
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
   /** `CURSOR_SECRET`: signs list cursors; unset, a key is derived (see `http/CursorSecret.ts`). */
   readonly cursorSecret?: Redacted.Redacted<string> | undefined
+  /** `SECRET_KEY`: encrypts stored secrets (the identity secret); unset, embedded mode keeps one under `DATA_DIR`. */
+  readonly secretKey?: Redacted.Redacted<string> | undefined
+  /** `FORMS_PORT`: a second listener serving the same app (the spec's `{forms_url}`); unset: none. */
+  readonly formsPort?: number | undefined
   readonly ownerEmail: string
   /** `smtp://` or `smtps://` URL of the mail server; none: e-mail goes to the log. */
   readonly smtpUrl: Option.Option<string>
@@ -113,6 +117,8 @@ export const fromEnv = Effect.gen(function* () {
     },
     adminToken: yield* Config.option(Config.redacted("ADMIN_TOKEN")),
     cursorSecret: Option.getOrUndefined(yield* Config.option(Config.redacted("CURSOR_SECRET"))),
+    secretKey: Option.getOrUndefined(yield* Config.option(Config.redacted("SECRET_KEY"))),
+    formsPort: Option.getOrUndefined(yield* Config.option(Config.port("FORMS_PORT"))),
     ownerEmail: yield* Config.string("OWNER_EMAIL").pipe(Config.withDefault("owner@example.com")),
     smtpUrl: yield* Config.option(
       Config.string("SMTP_URL").pipe(

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
 import { Api } from "../schema/Api.js"
+import { ValidationFailed } from "../schema/Errors.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
@@ -37,6 +38,11 @@ import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { Glossary } from "./glossary/Glossary.js"
 import { GlossaryHttp } from "./glossary/Http.js"
+import { Forms } from "./forms/Forms.js"
+import { FormsHttp, FormsPreflightRoutes, FormsPublicHttp } from "./forms/Http.js"
+import { IdentitySecrets } from "./forms/Identity.js"
+import { type LeadFromForm, LeadTarget } from "./forms/LeadTarget.js"
+import { FormSubmissions } from "./forms/Submit.js"
 import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
 import { Paginator } from "./http/Pagination.js"
@@ -106,6 +112,51 @@ const WidgetOriginsLive = Layer.effect(
   Effect.map(AgentsRepo, (repo) => ({ allowedOrigins: repo.allowedOriginsOf }))
 ).pipe(Layer.provide(AgentsRepo.Default))
 
+/**
+ * Lead-target forms capture their leads through the leads area (the forms area
+ * names the port, so neither imports the other). A lead needs an e-mail or a
+ * phone: a form that asked for neither gets it as a field error.
+ */
+const LeadTargetLive = Layer.effect(
+  LeadTarget,
+  Effect.map(Leads, (leads) => ({
+    captureLeadFromForm: (lead: LeadFromForm) =>
+      leads
+        .capture(
+          lead.tenant,
+          lead.agentId,
+          {
+            email: lead.email,
+            name: lead.name,
+            metadata: {
+              form_id: lead.formId,
+              identity_verified: lead.identityVerified,
+              ...(lead.page === null ? {} : { page: lead.page }),
+              fields: lead.fields
+            }
+          },
+          { channel: "form", agentParam: "form" }
+        )
+        .pipe(
+          Effect.map((captured) => ({ id: captured.id })),
+          Effect.catchTag("ParameterMissing", (missing) =>
+            Effect.fail(
+              new ValidationFailed({
+                message: "The submission has errors; see `error.field_errors`",
+                field_errors: [{ field: "email", message: missing.message }]
+              })
+            )
+          )
+        )
+  }))
+).pipe(Layer.provide(Leads.Default))
+
+/** Forms, over the tickets program its submissions create tickets with and the leads port. */
+const FormsPrograms = Layer.mergeAll(Forms.Default, IdentitySecrets.Default, FormSubmissions.Default).pipe(
+  Layer.provide(LeadTargetLive),
+  Layer.provide(Tickets.Default)
+)
+
 /** Q&A, categories, glossary, files and knowledge, over the Q&A and agents repositories they share. */
 const KnowledgePrograms = Layer.mergeAll(
   QaItems.Default,
@@ -136,7 +187,7 @@ const Shared = Layer.mergeAll(
   DeliverySignal.Default
 ).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
-const Services = Layer.mergeAll(Programs, KnowledgePrograms, Dispatcher.Default, WidgetOriginsLive).pipe(
+const Services = Layer.mergeAll(Programs, KnowledgePrograms, FormsPrograms, Dispatcher.Default, WidgetOriginsLive).pipe(
   Layer.provideMerge(Shared)
 )
 
@@ -153,7 +204,9 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     ConversationsHttp,
     LeadsHttp,
     UsageHttp,
-    WidgetHttp
+    WidgetHttp,
+    FormsHttp,
+    FormsPublicHttp
   ]),
   Layer.provide(AuthenticationLive)
 )
@@ -257,12 +310,21 @@ export const makeServer = (layers: ServerLayers) => {
     CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   ).pipe(Layer.provideMerge(layers.database))
-  const Http = HttpApiBuilder.serve().pipe(
-    Layer.provide([DocsRoutes, AdminRoutes]),
+  const nodeServer = makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` })
+  // `FORMS_PORT`: the same app on a second listener, the spec's `{forms_url}` (the main port serves it too)
+  const FormsListener =
+    layers.config.formsPort === undefined
+      ? Layer.empty
+      : HttpApiBuilder.serve().pipe(
+          HttpServer.withLogAddress,
+          Layer.provide(NodeHttpServer.layer(nodeServer, { port: layers.config.formsPort, host: layers.config.host }))
+        )
+  const Http = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
+    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes]),
     Layer.provide(ApiLive),
     Layer.provide(EdgeLive),
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` }), { port: layers.config.port, host: layers.config.host }))
+    Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: layers.config.port, host: layers.config.host }))
   )
   return Layer.mergeAll(Http, Workers).pipe(
     Layer.provide(Startup),

@@ -21,7 +21,7 @@ import { now } from "../Time.js"
 import { LeadsRepo, toLead } from "./LeadsRepo.js"
 
 /** Where a lead came from: the default of its `metadata.source`. */
-export type LeadChannel = "api" | "widget"
+export type LeadChannel = "api" | "widget" | "form"
 
 /**
  * A copy of a stored JSON document with this lead's personal data cleared as in

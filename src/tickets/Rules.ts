@@ -13,11 +13,15 @@ export interface Acting {
   readonly memberId: Option.Option<string>
 }
 
-/** Origins each key kind may create through the API; `form` belongs to form submissions. */
+/**
+ * Origins each key kind may create; `form` belongs to form submissions. A forms
+ * key never reaches `POST /v1/tickets` (authentication refuses it there): only
+ * the forms area's submit pipeline creates tickets with one.
+ */
 export const originsFor: Record<CallerShape["keyKind"], ReadonlyArray<TicketOrigin>> = {
   secret: ["api", "widget_button", "ai_escalation"],
   widget: ["widget_button", "ai_escalation"],
-  forms: []
+  forms: ["form"]
 }
 
 export const missingTicket = (id: TicketPublicId) =>
@@ -25,8 +29,9 @@ export const missingTicket = (id: TicketPublicId) =>
 
 export const monthOf = (d: Date) => `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, "0")}`
 
+/** Widget and form submissions act for the visitor. */
 export const actorOf = ({ caller, memberId }: Acting): Actor =>
-  caller.keyKind === "widget"
+  caller.keyKind === "widget" || caller.keyKind === "forms"
     ? { type: "visitor", id: null }
     : Option.isSome(memberId)
       ? { type: "member", id: memberId.value }

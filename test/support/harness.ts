@@ -92,6 +92,8 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   redisUrl: Option.none(),
   rateLimit: { rps: 10_000, burst: 10_000 },
   adminToken: Option.some(Redacted.make(testAdminToken)),
+  // else rotating an identity secret would generate a key file under `dataDir`
+  secretKey: Redacted.make("test-secret-key-0123456789"),
   ownerEmail: "owner@example.com",
   smtpUrl: Option.none(),
   mailFrom: "Assistant Platform <no-reply@test.local>",

@@ -9,6 +9,7 @@ import qa from "./0007_qa.js"
 import jobClaims from "./0008_job_claims.js"
 import conversations from "./0010_conversations.js"
 import leadsUsage from "./0011_leads_usage.js"
+import forms from "./0012_forms.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -20,5 +21,6 @@ export const migrations = {
   "0007_qa": qa,
   "0008_job_claims": jobClaims,
   "0010_conversations": conversations,
-  "0011_leads_usage": leadsUsage
+  "0011_leads_usage": leadsUsage,
+  "0012_forms": forms
 }

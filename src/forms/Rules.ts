@@ -1,0 +1,230 @@
+/**
+ * What a form definition must satisfy beyond its schema, and how its public
+ * config and its field values are checked: pure functions, no I/O.
+ */
+import type { FormConfig, FormField, FormFieldInput, IdentityMode, Settings, SettingsInput } from "../../schema/Forms.js"
+import { maxPatternInput, maxValueLength } from "../../schema/Forms.js"
+import type { Plan } from "../../schema/Auth.js"
+import { createHash } from "node:crypto"
+import type { Definition, FormRow } from "./FormsRepo.js"
+
+export interface Problem {
+  readonly param: string
+  readonly message: string
+}
+
+/**
+ * Nested quantifiers (`(a+)+`, `(a|aa)*`-style groups under `*`, `+` or `{n,}`)
+ * are the shape of catastrophic backtracking; refused outright, on top of the
+ * length caps on the pattern and on every value it runs on.
+ */
+const nestedQuantifier = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]|\((?:[^()\\]|\\.)*\|(?:[^()\\]|\\.)*\)[+*{]/
+const backReference = /\\[1-9]|\\k</
+
+/** The compiled whole-value matcher of a pattern, or why it is refused. */
+export const compilePattern = (pattern: string): { readonly regex: RegExp } | { readonly error: string } => {
+  if (nestedQuantifier.test(pattern)) return { error: "nested quantifiers (such as `(a+)+`) are not allowed" }
+  if (backReference.test(pattern)) return { error: "back-references are not allowed" }
+  try {
+    return { regex: new RegExp(`^(?:${pattern})$`, "v") }
+  } catch (e) {
+    return { error: `not a valid regular expression: ${e instanceof Error ? e.message : String(e)}` }
+  }
+}
+
+const textual = new Set(["text", "email", "textarea", "hidden"])
+
+/** Problems of a field list, each naming its parameter (`fields[2].pattern`). */
+export const fieldProblems = (fields: ReadonlyArray<FormFieldInput>, honeypot: string | null): ReadonlyArray<Problem> => {
+  const problems: Array<Problem> = []
+  const seen = new Set<string>()
+  fields.forEach((f, i) => {
+    const at = (name: string) => `fields[${i}].${name}`
+    if (seen.has(f.id)) problems.push({ param: at("id"), message: `field id '${f.id}' appears twice` })
+    seen.add(f.id)
+    if (honeypot !== null && f.id === honeypot) {
+      problems.push({ param: at("id"), message: `'${f.id}' is the honeypot field name; a real field cannot use it` })
+    }
+    if (f.type === "select" && f.options === undefined) problems.push({ param: at("options"), message: "a select needs options" })
+    if (f.type !== "select" && f.options !== undefined) problems.push({ param: at("options"), message: "only a select has options" })
+    if (f.options !== undefined) {
+      const values = new Set<string>()
+      f.options.forEach((o, j) => {
+        if (values.has(o.value)) problems.push({ param: `${at("options")}[${j}].value`, message: `'${o.value}' appears twice` })
+        values.add(o.value)
+      })
+    }
+    if (!textual.has(f.type)) {
+      for (const name of ["min_length", "max_length", "pattern"] as const) {
+        if (f[name] !== undefined) problems.push({ param: at(name), message: `a ${f.type} field takes no ${name}` })
+      }
+    }
+    if (f.min_length !== undefined && f.max_length !== undefined && f.min_length > f.max_length) {
+      problems.push({ param: at("min_length"), message: "min_length is greater than max_length" })
+    }
+    if (f.pattern !== undefined) {
+      const compiled = compilePattern(f.pattern)
+      if ("error" in compiled) problems.push({ param: at("pattern"), message: compiled.error })
+    }
+    if (f.default_value !== undefined && f.type !== "hidden") {
+      problems.push({ param: at("default_value"), message: "only a hidden field has a default_value" })
+    }
+  })
+  return problems
+}
+
+export const toField = (f: FormFieldInput): FormField => ({
+  id: f.id,
+  type: f.type,
+  label: f.label,
+  help: f.help ?? null,
+  placeholder: f.placeholder ?? null,
+  required: f.required ?? false,
+  min_length: f.min_length ?? null,
+  max_length: f.max_length ?? null,
+  pattern: f.pattern ?? null,
+  options: f.options ?? null,
+  default_value: f.default_value ?? null
+})
+
+export const defaultSettings: Settings = {
+  allowed_origins: [],
+  identity_mode: "none",
+  rate_limit: { max: 10, window_seconds: 600 },
+  honeypot_field: null
+}
+
+const normalOrigin = (o: string) => o.replace(/\/$/, "").toLowerCase()
+
+export const mergeSettings = (base: Settings, input: SettingsInput | undefined): Settings => ({
+  allowed_origins:
+    input?.allowed_origins !== undefined ? [...new Set(input.allowed_origins.map(normalOrigin))] : base.allowed_origins,
+  identity_mode: input?.identity_mode ?? base.identity_mode,
+  rate_limit: input?.rate_limit ?? base.rate_limit,
+  honeypot_field: input?.honeypot_field !== undefined ? input.honeypot_field : base.honeypot_field
+})
+
+/**
+ * Whether a page of `origin` may use the form: any origin when the list is
+ * empty. A request without `Origin` is not from a browser page and passes, as
+ * on the widget surface: the check protects pages, and any other client can
+ * send whatever `Origin` it likes.
+ */
+export const originAllowed = (settings: Settings, origin: string | undefined): boolean =>
+  settings.allowed_origins.length === 0 ||
+  origin === undefined ||
+  settings.allowed_origins.includes(normalOrigin(origin))
+
+/** Identity on plans below Pro is always `none`. */
+export const effectiveIdentityMode = (settings: Settings, plan: Plan): IdentityMode =>
+  plan === "pro" || plan === "enterprise" ? settings.identity_mode : "none"
+
+export const publicConfig = (row: FormRow): FormConfig => {
+  const d: Definition = row.definition
+  return {
+    id: row.id,
+    object: "form_config",
+    livemode: row.environment === "live",
+    title: d.title,
+    fields: d.fields,
+    submit_label: d.submit_label,
+    success_message: d.success_message,
+    branding: d.branding,
+    width: d.width,
+    appearance: d.appearance
+  }
+}
+
+/** A strong ETag over the public config (so it changes exactly when the component would see a change). */
+export const etagOf = (config: FormConfig): string =>
+  `"${createHash("sha256").update(JSON.stringify(config)).digest("base64url").slice(0, 27)}"`
+
+/** `If-None-Match` holds this ETag (a list, `*`, weak forms included). */
+export const matchesEtag = (header: string | undefined, etag: string): boolean =>
+  header !== undefined &&
+  header.split(",").some((t) => {
+    const tag = t.trim().replace(/^W\//, "")
+    return tag === "*" || tag === etag
+  })
+
+export type FieldValue = string | boolean
+
+/** A body of thousands of unknown keys gets this many errors back, not thousands. */
+export const maxFieldErrors = 100
+
+const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+/** The submitted values checked against the fields; hidden fields fall back to their default. */
+export const validateValues = (
+  fields: ReadonlyArray<FormField>,
+  submitted: Readonly<Record<string, FieldValue | null>>,
+  honeypot: string | null
+): { readonly values: ReadonlyMap<string, FieldValue>; readonly errors: ReadonlyArray<{ field: string; message: string }> } => {
+  const errors: Array<{ field: string; message: string }> = []
+  const values = new Map<string, FieldValue>()
+  const known = new Set(fields.map((f) => f.id))
+  for (const key of Object.keys(submitted)) {
+    if (!known.has(key) && key !== honeypot) errors.push({ field: key, message: "This form has no such field" })
+  }
+  for (const f of fields) {
+    const raw = submitted[f.id] ?? (f.type === "hidden" ? f.default_value : null) ?? null
+    if (f.type === "checkbox") {
+      if (raw !== null && typeof raw !== "boolean") {
+        errors.push({ field: f.id, message: "Expected true or false" })
+        continue
+      }
+      if (f.required && raw !== true) errors.push({ field: f.id, message: "This box must be checked" })
+      else if (raw !== null) values.set(f.id, raw)
+      continue
+    }
+    if (raw !== null && typeof raw !== "string") {
+      errors.push({ field: f.id, message: "Expected text" })
+      continue
+    }
+    const value = (raw ?? "").trim()
+    if (value === "") {
+      if (f.required) errors.push({ field: f.id, message: "This field is required" })
+      continue
+    }
+    const max = Math.min(f.max_length ?? maxValueLength, maxValueLength)
+    if (value.length > max) {
+      errors.push({ field: f.id, message: `At most ${max} characters` })
+      continue
+    }
+    if (f.min_length !== null && value.length < f.min_length) {
+      errors.push({ field: f.id, message: `At least ${f.min_length} characters` })
+      continue
+    }
+    if (f.type === "email" && (value.length > 320 || !emailShape.test(value))) {
+      errors.push({ field: f.id, message: "Enter a valid e-mail address" })
+      continue
+    }
+    if (f.type === "select" && !(f.options ?? []).some((o) => o.value === value)) {
+      errors.push({ field: f.id, message: "Choose one of the options" })
+      continue
+    }
+    if (f.pattern !== null) {
+      const compiled = compilePattern(f.pattern)
+      if (value.length > maxPatternInput || "error" in compiled || !compiled.regex.test(value)) {
+        errors.push({ field: f.id, message: "The value does not have the expected format" })
+        continue
+      }
+    }
+    values.set(f.id, value)
+  }
+  return { values, errors: errors.slice(0, maxFieldErrors) }
+}
+
+/** Whether the honeypot field was filled (by a bot: people never see it). */
+export const honeypotFilled = (body: unknown, honeypot: string | null): boolean => {
+  if (honeypot === null || typeof body !== "object" || body === null) return false
+  const fields = (body as { fields?: unknown }).fields
+  if (typeof fields !== "object" || fields === null) return false
+  const value = (fields as Record<string, unknown>)[honeypot]
+  return value !== undefined && value !== null && value !== "" && value !== false
+}
+
+export const labelOf = (f: FormField): string => f.label.en ?? f.label.es ?? f.id
+
+export const textOf = (t: { readonly es?: string | undefined; readonly en?: string | undefined }): string =>
+  t.en ?? t.es ?? ""

@@ -1,0 +1,82 @@
+/**
+ * Seals secrets the service must read back (the identity secret) with AES-256-GCM
+ * under `SECRET_KEY`. Unset, an embedded service generates one and keeps it under
+ * `DATA_DIR/secret-key` (as it does the admin token); with `DATABASE_URL` the
+ * operator must set it, since every instance needs the same key. The key is
+ * resolved on first use, so a deployment that never stores a secret needs none.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
+import { join } from "node:path"
+import { ServiceUnavailable } from "../../schema/Errors.js"
+import { AppConfig } from "../Config.js"
+
+const derive = (secret: string) => createHash("sha256").update(`assistant-platform secret box\n${secret}`).digest()
+
+const kept = (dataDir: string) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const file = join(dataDir, "secret-key")
+    if (yield* fs.exists(file)) {
+      const existing = (yield* fs.readFileString(file)).trim()
+      if (existing !== "") return existing
+    }
+    const secret = randomBytes(32).toString("base64url")
+    yield* fs.makeDirectory(dataDir, { recursive: true })
+    yield* fs.writeFileString(file, `${secret}\n`, { mode: 0o600 })
+    return secret
+  }).pipe(Effect.provide(NodeFileSystem.layer))
+
+const version = "v1"
+
+export class SecretBox extends Effect.Service<SecretBox>()("Forms/SecretBox", {
+  effect: Effect.gen(function* () {
+    const config = yield* AppConfig
+    const configured =
+      config.secretKey !== undefined && Redacted.value(config.secretKey).trim() !== ""
+        ? Option.some(Redacted.value(config.secretKey))
+        : Option.none()
+    if (Option.isNone(configured) && Option.isSome(config.databaseUrl)) {
+      yield* Effect.logWarning("SECRET_KEY is not set: identity secrets cannot be stored or read until it is")
+    }
+    const key = yield* Effect.cached(
+      Option.isSome(configured)
+        ? Effect.succeed(derive(configured.value))
+        : Option.isNone(config.databaseUrl)
+          ? Effect.map(Effect.orDie(kept(config.dataDir)), derive)
+          : Effect.fail(new ServiceUnavailable({ message: "SECRET_KEY is not configured on this service" }))
+    )
+
+    /** `v1.<iv>.<ciphertext+tag>`, bound to `context` (authenticated, not stored). */
+    const seal = (plaintext: string, context: string) =>
+      Effect.map(key, (k) => {
+        const iv = randomBytes(12)
+        const cipher = createCipheriv("aes-256-gcm", k, iv)
+        cipher.setAAD(Buffer.from(context))
+        const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final(), cipher.getAuthTag()])
+        return `${version}.${iv.toString("base64url")}.${body.toString("base64url")}`
+      })
+
+    /** The plaintext, or none when the value was sealed under another key or context. */
+    const open = (sealed: string, context: string) =>
+      Effect.map(key, (k): Option.Option<string> => {
+        const [v, iv, body] = sealed.split(".")
+        if (v !== version || iv === undefined || body === undefined) return Option.none()
+        try {
+          const bytes = Buffer.from(body, "base64url")
+          const decipher = createDecipheriv("aes-256-gcm", k, Buffer.from(iv, "base64url"))
+          decipher.setAAD(Buffer.from(context))
+          decipher.setAuthTag(bytes.subarray(bytes.length - 16))
+          return Option.some(Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8"))
+        } catch {
+          return Option.none()
+        }
+      })
+
+    return { seal, open } as const
+  })
+}) {}
