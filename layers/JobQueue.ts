@@ -18,7 +18,12 @@
  *   interrupted. On interruption (shutdown) the lease is released, so another
  *   process takes the job at once; a crashed process's leases lapse and its jobs
  *   are claimed again. Between claims the worker sleeps until the next due job,
- *   a local wake-up, a freed slot, or `pollMillis` (other processes' jobs). It is
+ *   a local wake-up, a freed slot, or `pollMillis` (other processes' jobs). It
+ *   claims for every free slot in one claim: woken while jobs run, it first lets
+ *   the jobs ending together end (a few event-loop turns, no timer), so their
+ *   slots share one claim. A pass that started jobs does not read `nextDueAt`:
+ *   the end of one of them brings the next pass (so a job falling due later
+ *   while all of them still run waits for that, or at most `pollMillis`). It is
  *   supervised: it restarts with backoff and logs.
  * - Keys: jobs with the same `key` run strictly one at a time in creation order
  *   (across processes too), unless the worker sets `perKey: n`: then at most n of
@@ -195,6 +200,30 @@ const retryBackoffMillis = (attempts: number) => Math.min(1_000 * 2 ** attempts,
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).slice(0, 1000)
 
+/** One turn of the event loop (I/O callbacks run meanwhile); no timer, so no Clock (real or test) is involved. */
+const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** Most event-loop turns a claim pass waits for jobs still ending. */
+export const claimMomentTurns = 4
+
+/**
+ * The "moment" before a claim pass: event-loop turns while jobs keep ending
+ * (`busy` keeps dropping), at most `claimMomentTurns`. Jobs that end together
+ * (their settles answered in the same turns) then share one claim instead of
+ * one claim transaction each.
+ */
+const moment = (busy: () => number) =>
+  Effect.gen(function* () {
+    for (let turn = 0; turn < claimMomentTurns; turn++) {
+      const before = busy()
+      yield* nextTurn
+      if (busy() === before || busy() === 0) return
+    }
+  })
+
 const make = (primitives: Primitives) =>
   Effect.gen(function* () {
     const bells = new Map<string, Queue.Queue<void>>()
@@ -298,15 +327,26 @@ const make = (primitives: Primitives) =>
             for (const job of jobs) yield* start(job)
             yield* bump
             if (free > 0 && jobs.length === free) continue
-            const due = yield* primitives.nextDueAt(options.queue)
-            // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
-            const at = yield* nowMillis
-            const wait = Option.match(due, {
-              onNone: () => pollMillis,
-              // due by the claim but not claimed (slots, caps or an earlier job of its key): a change wakes us
-              onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
-            })
+            // slots all busy, or jobs started: each one that ends wakes us for another pass, which looks at the due
+            // times when it claims nothing; until then a wake-up, a freed slot or the poll (no query per pass)
+            const wait =
+              free === 0 || jobs.length > 0
+                ? pollMillis
+                : yield* Effect.gen(function* () {
+                    const due = yield* primitives.nextDueAt(options.queue)
+                    // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
+                    const at = yield* nowMillis
+                    return Option.match(due, {
+                      onNone: () => pollMillis,
+                      // due by the claim but not claimed (slots, caps or an earlier job of its key): a change wakes us
+                      onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
+                    })
+                  })
             yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed)])
+            // a moment for the jobs ending together with the one that woke us, so one claim fills all their slots
+            if (busy > 0) yield* moment(() => busy)
+            // slots freed so far are all counted by the next pass: their wake-ups are spent
+            yield* Queue.takeAll(slotFreed)
           }
         })
       )
@@ -340,6 +380,12 @@ const make = (primitives: Primitives) =>
 
     return JobQueue.of({ ...primitives, enqueue, hurry, worker, wake, awaitIdle })
   })
+
+/**
+ * A JobQueue over any store's primitives (the worker, wake-ups and probes are
+ * built on them): for a store of one's own, or to observe the worker in tests.
+ */
+export const fromPrimitives = (primitives: Primitives): Effect.Effect<JobQueueShape> => make(primitives)
 
 // PostgreSQL / PGlite
 

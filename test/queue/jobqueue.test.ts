@@ -336,3 +336,51 @@ describe("JobQueue", () => {
   suite("postgres", postgres)
   suite("memory", memory)
 })
+
+layer(memory, { timeout: 60_000 })("JobQueue worker claim passes (memory store, observed)", (it) => {
+  it.effect("jobs ending together share one claim, and a pass that started jobs does not read nextDueAt", () =>
+    Effect.gen(function* () {
+      const store = yield* JobQueue.JobQueue
+      // what the worker asks of the store, in order
+      const log: Array<string> = []
+      const jobs = yield* JobQueue.fromPrimitives({
+        ...store,
+        claim: (options) => Effect.tap(store.claim(options), (claimed) => Effect.sync(() => log.push(`claim ${claimed.length}`))),
+        nextDueAt: (queue) => Effect.zipRight(Effect.sync(() => log.push("nextDueAt")), store.nextDueAt(queue))
+      })
+      const queue = fresh("batch")
+      const gate = yield* Deferred.make<void>()
+      let running = 0
+      let finished = 0
+      const worker = yield* Effect.fork(
+        jobs.worker({
+          queue,
+          concurrency: 4,
+          pollMillis: 3_600_000,
+          handle: (job) =>
+            Effect.gen(function* () {
+              running++
+              yield* Deferred.await(gate)
+              // the four of a wave end at different scheduler ticks, not at once
+              for (let i = 0; i < (job.payload as { n: number }).n % 4; i++) yield* Effect.yieldNow()
+              running--
+              finished++
+              return JobQueue.Outcome.done
+            })
+        })
+      )
+      for (let n = 0; n < 8; n++) yield* jobs.enqueue({ queue, payload: { n } })
+      yield* eventually(Effect.sync(() => running), (n) => n === 4)
+      yield* Deferred.succeed(gate, undefined)
+      yield* eventually(Effect.sync(() => finished), (n) => n === 8)
+      yield* jobs.awaitIdle(queue)
+      // each wave of four in one claim (without the moment: the first to end takes a claim of its own)
+      expect(log.filter((entry) => entry.startsWith("claim ") && entry !== "claim 0")).toEqual(["claim 4", "claim 4"])
+      // the due times are read only after a pass that claimed nothing
+      log.forEach((entry, i) => {
+        if (entry === "nextDueAt") expect(log[i - 1]).toBe("claim 0")
+      })
+      expect(log).toContain("nextDueAt")
+      yield* Fiber.interrupt(worker)
+    }))
+})
