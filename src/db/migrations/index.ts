@@ -7,6 +7,7 @@ import jobs from "./0005_jobs.js"
 import knowledge from "./0006_knowledge.js"
 import qa from "./0007_qa.js"
 import jobClaims from "./0008_job_claims.js"
+import webhookJobs from "./0009_webhook_jobs.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -16,5 +17,6 @@ export const migrations = {
   "0005_jobs": jobs,
   "0006_knowledge": knowledge,
   "0007_qa": qa,
-  "0008_job_claims": jobClaims
+  "0008_job_claims": jobClaims,
+  "0009_webhook_jobs": webhookJobs
 }
