@@ -10,10 +10,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { failure, Fetcher, type PostResult } from "../../layers/Fetcher.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
+import { WorkspaceId } from "../../schema/Ids.js"
 import { AppConfig } from "../Config.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
@@ -43,29 +47,40 @@ const DeliveryJob = Schema.Struct({ deliveryId: Schema.String })
 
 export const userAgent = "AssistantPlatform-Webhooks/1.0"
 
-interface Claimed {
-  readonly id: string
-  readonly subscription_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly attempt_count: number
-  readonly max_attempts: number
-  readonly horizon_at: Date
-  readonly url: string
-  readonly secret: string
-  readonly previous_secret: string | null
-  readonly previous_secret_expires_at: Date | null
-  readonly body: string
-}
+/** A delivery with its lease taken, and what sending it needs. */
+const Claimed = Schema.Struct({
+  id: Schema.String,
+  subscription_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  attempt_count: Schema.Number,
+  max_attempts: Schema.Number,
+  horizon_at: DbDate,
+  url: Schema.String,
+  secret: Schema.String,
+  previous_secret: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(DbDate),
+  body: Schema.String
+})
+type Claimed = typeof Claimed.Type
 
-interface SubscriptionState {
-  readonly is_active: boolean
-  readonly consecutive_failures: number
-  readonly failing_since: Date | null
-  readonly workspace_id: string
-  readonly owner_email: string
-  readonly url: string
-}
+/** A delivery that could not be claimed, and its subscription's state. */
+const Unclaimed = Schema.Struct({
+  status: Schema.String,
+  next_attempt_at: Schema.NullOr(DbDate),
+  locked_until: Schema.NullOr(DbDate),
+  is_active: Schema.Boolean,
+  deleted_at: Schema.NullOr(DbDate)
+})
+
+const SubscriptionState = Schema.Struct({
+  is_active: Schema.Boolean,
+  consecutive_failures: Schema.Number,
+  failing_since: Schema.NullOr(DbDate),
+  workspace_id: WorkspaceId,
+  owner_email: Schema.String,
+  url: Schema.String
+})
 
 const describeFailure = (result: PostResult): string =>
   result._tag === "Failure"
@@ -84,29 +99,31 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
 
     /** Takes the delivery's lease when it is due, unleased, and its subscription active. */
     const claimDelivery = (id: string, at: Date) =>
-      sql<Claimed>`
-        update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-        from webhook_subscriptions s, events e
-        where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= ${at}
-          and (d.locked_until is null or d.locked_until <= ${at})
-          and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
-        returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
-          s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
+      decodeOne(
+        Claimed,
+        sql`
+          update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
+          from webhook_subscriptions s, events e
+          where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= ${at}
+            and (d.locked_until is null or d.locked_until <= ${at})
+            and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
+          returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
+            s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
+      )
 
     /** Why a delivery could not be claimed: when its job should look again, if ever. */
     const notClaimed = (id: string, at: Date) =>
       Effect.gen(function* () {
-        const [row] = yield* sql<{
-          readonly status: string
-          readonly next_attempt_at: Date | null
-          readonly locked_until: Date | null
-          readonly is_active: boolean
-          readonly deleted_at: Date | null
-        }>`
-          select d.status, d.next_attempt_at, d.locked_until, s.is_active, s.deleted_at
-          from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
-          where d.id = ${id}`
-        if (row === undefined || row.status !== "pending" || row.deleted_at !== null) return Outcome.done
+        const found = yield* decodeOne(
+          Unclaimed,
+          sql`
+            select d.status, d.next_attempt_at, d.locked_until, s.is_active, s.deleted_at
+            from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
+            where d.id = ${id}`
+        )
+        if (Option.isNone(found)) return Outcome.done
+        const row = found.value
+        if (row.status !== "pending" || row.deleted_at !== null) return Outcome.done
         if (!row.is_active) return Outcome.retryAt(new Date(at.getTime() + inactiveRecheckMillis), "subscription inactive")
         // not due yet (a manual retry's older job), or leased by another dispatcher
         const times = [row.next_attempt_at, row.locked_until].filter((d): d is Date => d !== null).map((d) => d.getTime())
@@ -116,11 +133,15 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     /** Failure bookkeeping of the subscription; deactivates it and e-mails the owner past the threshold. */
     const subscriptionFailed = (subscriptionId: string, at: Date, dropped: boolean) =>
       Effect.gen(function* () {
-        const [sub] = yield* sql<SubscriptionState>`
-          select s.is_active, s.consecutive_failures, s.failing_since, s.workspace_id, s.url, w.owner_email
-          from webhook_subscriptions s join workspaces w on w.id = s.workspace_id
-          where s.id = ${subscriptionId} for update of s`
-        if (sub === undefined) return
+        const found = yield* decodeOne(
+          SubscriptionState,
+          sql`
+            select s.is_active, s.consecutive_failures, s.failing_since, s.workspace_id, s.url, w.owner_email
+            from webhook_subscriptions s join workspaces w on w.id = s.workspace_id
+            where s.id = ${subscriptionId} for update of s`
+        )
+        if (Option.isNone(found)) return
+        const sub = found.value
         const failures = sub.consecutive_failures + 1
         const since = sub.failing_since ?? at
         const disable = sub.is_active && failures >= disableAfterFailures && at.getTime() - since.getTime() >= disableAfterMillis
@@ -137,46 +158,58 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
               "It has been deactivated. Pending deliveries are kept: fix the receiver, then set is_active to true",
               "(PATCH /v1/webhooks/{id}) and deliveries still inside their 24 h horizon will resume."
             ].join("\n"),
-            workspaceId: sub.workspace_id as never
+            workspaceId: sub.workspace_id
           })
         }
       })
 
-    const record = (c: Claimed, at: Date, result: PostResult) =>
-      Effect.gen(function* () {
-        const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
-        const status = result._tag === "Response" ? result.status : null
-        const error = ok ? null : describeFailure(result)
-        yield* sql`
-          insert into webhook_attempts ${sql.insert({
-            delivery_id: c.id,
-            attempted_at: at,
-            response_status: status,
-            duration_ms: Math.round(result.durationMillis),
-            response_body_excerpt: result._tag === "Response" ? result.bodyExcerpt : null,
-            error
-          })}`
-        const attempts = c.attempt_count + 1
-        if (ok) {
-          yield* sql`
-            update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
-              first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
-              next_attempt_at = null, locked_until = null, last_error = null
-            where id = ${c.id}`
-          yield* sql`
+    /**
+     * Records an attempt; the delivery's next attempt, or null when it is settled.
+     * A success is one statement (the attempt, the delivery, the subscription's
+     * failure streak cleared): the common case costs one round trip; a failure
+     * is a transaction with the subscription's bookkeeping.
+     */
+    const record = (c: Claimed, at: Date, result: PostResult) => {
+      const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
+      const status = result._tag === "Response" ? result.status : null
+      const error = ok ? null : describeFailure(result)
+      const attempt = sql`
+        insert into webhook_attempts ${sql.insert({
+          delivery_id: c.id,
+          attempted_at: at,
+          response_status: status,
+          duration_ms: Math.round(result.durationMillis),
+          response_body_excerpt: result._tag === "Response" ? result.bodyExcerpt : null,
+          error
+        })}`
+      const attempts = c.attempt_count + 1
+      if (ok) {
+        return Effect.as(
+          execute(sql`
+            with attempt as (${attempt}),
+            delivery as (
+              update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
+                first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
+                next_attempt_at = null, locked_until = null, last_error = null
+              where id = ${c.id}
+            )
             update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
-            where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`
-          return null
-        }
+            where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`),
+          null
+        )
+      }
+      return Effect.gen(function* () {
+        yield* execute(attempt)
         const next = attempts >= c.max_attempts ? null : nextAttemptAt(attempts, at, c.horizon_at)
-        yield* sql`
+        yield* execute(sql`
           update webhook_deliveries set status = ${next === null ? "failed" : "pending"}, attempt_count = ${attempts},
             last_attempted_at = ${at}, first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
             next_attempt_at = ${next}, locked_until = null, last_error = ${error}
-          where id = ${c.id}`
+          where id = ${c.id}`)
         yield* subscriptionFailed(c.subscription_id, at, next === null)
         return next
-      }).pipe(sql.withTransaction)
+      }).pipe(transaction(sql))
+    }
 
     /** Past its horizon (it waited on an inactive subscription): dropped without an attempt. */
     const expire = (c: Claimed, at: Date) =>
@@ -245,10 +278,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
         if (Either.isLeft(payload)) return Outcome.failed("not a delivery job")
         const at = yield* now
-        const [claimed] = yield* claimDelivery(payload.right.deliveryId, at)
-        if (claimed === undefined) return yield* notClaimed(payload.right.deliveryId, at)
-        return yield* deliver(claimed)
-      }).pipe(Effect.orDie)
+        const claimed = yield* claimDelivery(payload.right.deliveryId, at)
+        if (Option.isNone(claimed)) return yield* notClaimed(payload.right.deliveryId, at)
+        return yield* deliver(claimed.value)
+      })
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
     const run: Effect.Effect<never> = jobs.worker({
