@@ -207,7 +207,7 @@ const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
 })
 
 /** Most event-loop turns a claim pass waits for jobs still ending. */
-export const claimMomentTurns = 4
+const claimMomentTurns = 4
 
 /**
  * The "moment" before a claim pass: event-loop turns while jobs keep ending
