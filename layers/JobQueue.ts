@@ -414,6 +414,18 @@ const toJob = (row: typeof JobRow.Type): Job => ({
 
 const makePostgres = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  /**
+   * The queue's own bookkeeping (claims, leases, settles) commits without waiting
+   * for the WAL flush (`synchronous_commit = off` for that transaction only):
+   * other sessions see it at once, as always; only a crash of the database
+   * server itself can lose the last few of them, and a lost claim, lease or
+   * settle only means the job runs again, which at-least-once already allows.
+   * `enqueue` is not among them: it commits with the caller's transaction.
+   * As an expression (`asyncCommit`) or a one-row relation (`asyncCommitRow`),
+   * so it costs no round trip of its own.
+   */
+  const asyncCommit = sql`set_config('synchronous_commit', 'off', true)`
+  const asyncCommitRow = sql`(select ${asyncCommit}) as async_commit`
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
 
@@ -488,7 +500,7 @@ const makePostgres = Effect.gen(function* () {
     claim: (options) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
-        yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`}))`
+        yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`})), ${asyncCommit}`
         const rows = yield* sql`
           with due as (
             select j.id from jobs j
@@ -508,7 +520,7 @@ const makePostgres = Effect.gen(function* () {
       Effect.gen(function* () {
         const at = yield* nowMillis
         const rows = yield* sql`
-          update jobs set locked_until = ${new Date(at + leaseMillis)}
+          update jobs set locked_until = ${new Date(at + leaseMillis)} from ${asyncCommitRow}
           where id = ${job.id} and claims = ${job.claim} and status = 'pending'
           returning id`
         return rows.length === 1
@@ -519,18 +531,20 @@ const makePostgres = Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         switch (outcome._tag) {
           case "Done":
-            yield* sql`delete from jobs where id = ${job.id} and claims = ${job.claim}`
+            yield* sql`delete from jobs using ${asyncCommitRow} where id = ${job.id} and claims = ${job.claim}`
             return
           case "Retry":
             yield* sql`
               update jobs set run_at = case when hurried then ${at}::timestamptz else ${outcome.at}::timestamptz end,
                 hurried = false, attempts = attempts + 1, locked_until = null, last_error = ${outcome.reason}
+              from ${asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
           case "Failed":
             yield* sql`
               update jobs set status = 'failed', attempts = attempts + 1, locked_until = null,
                 last_error = ${outcome.reason}, finished_at = ${at}
+              from ${asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
         }
@@ -538,7 +552,7 @@ const makePostgres = Effect.gen(function* () {
 
     release: (job) =>
       Effect.asVoid(
-        sql`update jobs set locked_until = null where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
+        sql`update jobs set locked_until = null from ${asyncCommitRow} where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
       ).pipe(orDie),
 
     hurry: (queue, key) =>

@@ -97,13 +97,17 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const jobs = yield* JobQueue
     const config = yield* AppConfig
 
-    /** Takes the delivery's lease when it is due, unleased, and its subscription active. */
+    /**
+     * Takes the delivery's lease when it is due, unleased, and its subscription
+     * active. Committed without waiting for the WAL flush, like the queue's own
+     * claims: only a database crash can lose it, and a lost lease is a lapsed one.
+     */
     const claimDelivery = (id: string, at: Date) =>
       decodeOne(
         Claimed,
         sql`
           update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-          from webhook_subscriptions s, events e
+          from webhook_subscriptions s, events e, (select set_config('synchronous_commit', 'off', true)) async_commit
           where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= ${at}
             and (d.locked_until is null or d.locked_until <= ${at})
             and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
