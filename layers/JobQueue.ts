@@ -43,6 +43,10 @@
  *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
  *   backoff helper), `layerWorker(options)`.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
+ * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
+ *   release) commits without waiting for the WAL flush; a database crash may
+ *   lose the last few, which only runs those jobs again. `enqueue` commits with
+ *   the caller's transaction, as durably as it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
