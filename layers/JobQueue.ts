@@ -425,11 +425,14 @@ const makePostgres = Effect.gen(function* () {
    * server itself can lose the last few of them, and a lost claim, lease or
    * settle only means the job runs again, which at-least-once already allows.
    * `enqueue` is not among them: it commits with the caller's transaction.
-   * As an expression (`asyncCommit`) or a one-row relation (`asyncCommitRow`),
-   * so it costs no round trip of its own.
+   * An expression (`asyncCommit`) or a one-row relation (`asyncCommitRow`) in
+   * the statement itself, so it costs no round trip; called inside a caller's
+   * transaction it changes nothing (the setting would be that transaction's).
    */
-  const asyncCommit = sql`set_config('synchronous_commit', 'off', true)`
-  const asyncCommitRow = sql`(select ${asyncCommit}) as async_commit`
+  const asyncCommit = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+    Option.isSome(transaction) ? sql`true` : sql`set_config('synchronous_commit', 'off', true)`
+  )
+  const asyncCommitRow = Effect.map(asyncCommit, (expression) => sql`(select ${expression}) as async_commit`)
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
 
@@ -502,29 +505,32 @@ const makePostgres = Effect.gen(function* () {
     // processes, so per-key order and caps hold exactly; SKIP LOCKED passes over rows
     // being settled right now.
     claim: (options) =>
-      Effect.gen(function* () {
-        const at = new Date(yield* nowMillis)
-        yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`})), ${asyncCommit}`
-        const rows = yield* sql`
-          with due as (
-            select j.id from jobs j
-            where j.id = any(array(select c.id from (${claimableIds(options.queue, at, options.perKey, options.limit)}) c))
-            order by j.run_at, j.id
-            limit ${options.limit}
-            for update skip locked
-          )
-          update jobs j set locked_until = ${new Date(at.getTime() + options.leaseMillis)}, claims = j.claims + 1
-          from due where j.id = due.id
-          returning j.id, j.queue, j.key, j.payload, j.attempts, j.claims, j.created_at`
-        const jobs = (yield* decodeJobs(rows)).map(toJob)
-        return jobs.sort((a, b) => Number(a.id) - Number(b.id))
-      }).pipe(sql.withTransaction, orDie),
+      // the commit mode is read outside: inside its own transaction there always is one
+      Effect.flatMap(asyncCommit, (commit) =>
+        Effect.gen(function* () {
+          const at = new Date(yield* nowMillis)
+          yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`})), ${commit}`
+          const rows = yield* sql`
+            with due as (
+              select j.id from jobs j
+              where j.id = any(array(select c.id from (${claimableIds(options.queue, at, options.perKey, options.limit)}) c))
+              order by j.run_at, j.id
+              limit ${options.limit}
+              for update skip locked
+            )
+            update jobs j set locked_until = ${new Date(at.getTime() + options.leaseMillis)}, claims = j.claims + 1
+            from due where j.id = due.id
+            returning j.id, j.queue, j.key, j.payload, j.attempts, j.claims, j.created_at`
+          const jobs = (yield* decodeJobs(rows)).map(toJob)
+          return jobs.sort((a, b) => Number(a.id) - Number(b.id))
+        }).pipe(sql.withTransaction)
+      ).pipe(orDie),
 
     extend: (job, leaseMillis) =>
       Effect.gen(function* () {
         const at = yield* nowMillis
         const rows = yield* sql`
-          update jobs set locked_until = ${new Date(at + leaseMillis)} from ${asyncCommitRow}
+          update jobs set locked_until = ${new Date(at + leaseMillis)} from ${yield* asyncCommitRow}
           where id = ${job.id} and claims = ${job.claim} and status = 'pending'
           returning id`
         return rows.length === 1
@@ -535,29 +541,29 @@ const makePostgres = Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         switch (outcome._tag) {
           case "Done":
-            yield* sql`delete from jobs using ${asyncCommitRow} where id = ${job.id} and claims = ${job.claim}`
+            yield* sql`delete from jobs using ${yield* asyncCommitRow} where id = ${job.id} and claims = ${job.claim}`
             return
           case "Retry":
             yield* sql`
               update jobs set run_at = case when hurried then ${at}::timestamptz else ${outcome.at}::timestamptz end,
                 hurried = false, attempts = attempts + 1, locked_until = null, last_error = ${outcome.reason}
-              from ${asyncCommitRow}
+              from ${yield* asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
           case "Failed":
             yield* sql`
               update jobs set status = 'failed', attempts = attempts + 1, locked_until = null,
                 last_error = ${outcome.reason}, finished_at = ${at}
-              from ${asyncCommitRow}
+              from ${yield* asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
         }
       }).pipe(orDie),
 
     release: (job) =>
-      Effect.asVoid(
-        sql`update jobs set locked_until = null from ${asyncCommitRow} where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
-      ).pipe(orDie),
+      Effect.flatMap(asyncCommitRow, (commit) =>
+        sql`update jobs set locked_until = null from ${commit} where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
+      ).pipe(Effect.asVoid, orDie),
 
     hurry: (queue, key) =>
       Effect.gen(function* () {

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { migrations } from "../../src/db/migrations/index.js"
@@ -301,6 +302,38 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         const [taken] = yield* other.claim({ queue, limit: 1, leaseMillis: 30_000 })
         expect(taken?.payload).toEqual({ n: 1 })
         yield* other.settle(taken!, JobQueue.Outcome.done)
+      }))
+
+    it.effect("bookkeeping commits asynchronously on its own, and leaves a caller's transaction as it was", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const { withTransaction } = yield* Other
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        if (Option.isNone(withTransaction) || Option.isNone(sql)) return
+        const mode = Effect.flatMap(
+          Effect.orDie(sql.value`select current_setting('synchronous_commit') as mode`),
+          (rows) => Effect.map(Effect.orDie(Schema.decodeUnknown(Schema.Struct({ mode: Schema.String }))(rows[0])), (row) => row.mode)
+        )
+        const queue = fresh("durability")
+        yield* jobs.enqueue({ queue, payload: { n: 1 } })
+        yield* jobs.enqueue({ queue, payload: { n: 2 } })
+        // inside the caller's transaction: its commit mode stays synchronous
+        const inside = yield* Effect.orDie(
+          withTransaction.value(
+            Effect.gen(function* () {
+              const [job] = yield* jobs.claim({ queue, limit: 1, leaseMillis: 30_000 })
+              yield* jobs.extend(job!, 30_000)
+              yield* jobs.settle(job!, JobQueue.Outcome.done)
+              return yield* mode
+            })
+          )
+        )
+        expect(inside).toBe("on")
+        // on its own: the setting is the statement's transaction's, not the session's
+        const [job] = yield* jobs.claim({ queue, limit: 1, leaseMillis: 30_000 })
+        yield* jobs.settle(job!, JobQueue.Outcome.done)
+        expect(yield* mode).toBe("on")
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
       }))
 
     it.effect("enqueue inside a transaction wakes the worker after commit, and a rollback leaves no job", () =>
