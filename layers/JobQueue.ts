@@ -18,7 +18,12 @@
  *   interrupted. On interruption (shutdown) the lease is released, so another
  *   process takes the job at once; a crashed process's leases lapse and its jobs
  *   are claimed again. Between claims the worker sleeps until the next due job,
- *   a local wake-up, a freed slot, or `pollMillis` (other processes' jobs). It is
+ *   a local wake-up, a freed slot, or `pollMillis` (other processes' jobs). It
+ *   claims for every free slot in one claim: woken while jobs run, it first lets
+ *   the jobs ending together end (a few event-loop turns, no timer), so their
+ *   slots share one claim. A pass that started jobs does not read `nextDueAt`:
+ *   the end of one of them brings the next pass (so a job falling due later
+ *   while all of them still run waits for that, or at most `pollMillis`). It is
  *   supervised: it restarts with backoff and logs.
  * - Keys: jobs with the same `key` run strictly one at a time in creation order
  *   (across processes too), unless the worker sets `perKey: n`: then at most n of
@@ -38,6 +43,10 @@
  *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
  *   backoff helper), `layerWorker(options)`.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
+ * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
+ *   release) commits without waiting for the WAL flush; a database crash may
+ *   lose the last few, which only runs those jobs again. `enqueue` commits with
+ *   the caller's transaction, as durably as it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -195,6 +204,30 @@ const retryBackoffMillis = (attempts: number) => Math.min(1_000 * 2 ** attempts,
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).slice(0, 1000)
 
+/** One turn of the event loop (I/O callbacks run meanwhile); no timer, so no Clock (real or test) is involved. */
+const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** Most event-loop turns a claim pass waits for jobs still ending. */
+const claimMomentTurns = 4
+
+/**
+ * The "moment" before a claim pass: event-loop turns while jobs keep ending
+ * (`busy` keeps dropping), at most `claimMomentTurns`. Jobs that end together
+ * (their settles answered in the same turns) then share one claim instead of
+ * one claim transaction each.
+ */
+const moment = (busy: () => number) =>
+  Effect.gen(function* () {
+    for (let turn = 0; turn < claimMomentTurns; turn++) {
+      const before = busy()
+      yield* nextTurn
+      if (busy() === before || busy() === 0) return
+    }
+  })
+
 const make = (primitives: Primitives) =>
   Effect.gen(function* () {
     const bells = new Map<string, Queue.Queue<void>>()
@@ -298,15 +331,26 @@ const make = (primitives: Primitives) =>
             for (const job of jobs) yield* start(job)
             yield* bump
             if (free > 0 && jobs.length === free) continue
-            const due = yield* primitives.nextDueAt(options.queue)
-            // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
-            const at = yield* nowMillis
-            const wait = Option.match(due, {
-              onNone: () => pollMillis,
-              // due by the claim but not claimed (slots, caps or an earlier job of its key): a change wakes us
-              onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
-            })
+            // slots all busy, or jobs started: each one that ends wakes us for another pass, which looks at the due
+            // times when it claims nothing; until then a wake-up, a freed slot or the poll (no query per pass)
+            const wait =
+              free === 0 || jobs.length > 0
+                ? pollMillis
+                : yield* Effect.gen(function* () {
+                    const due = yield* primitives.nextDueAt(options.queue)
+                    // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
+                    const at = yield* nowMillis
+                    return Option.match(due, {
+                      onNone: () => pollMillis,
+                      // due by the claim but not claimed (slots, caps or an earlier job of its key): a change wakes us
+                      onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
+                    })
+                  })
             yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed)])
+            // a moment for the jobs ending together with the one that woke us, so one claim fills all their slots
+            if (busy > 0) yield* moment(() => busy)
+            // slots freed so far are all counted by the next pass: their wake-ups are spent
+            yield* Queue.takeAll(slotFreed)
           }
         })
       )
@@ -341,6 +385,12 @@ const make = (primitives: Primitives) =>
     return JobQueue.of({ ...primitives, enqueue, hurry, worker, wake, awaitIdle })
   })
 
+/**
+ * A JobQueue over any store's primitives (the worker, wake-ups and probes are
+ * built on them): for a store of one's own, or to observe the worker in tests.
+ */
+export const fromPrimitives = (primitives: Primitives): Effect.Effect<JobQueueShape> => make(primitives)
+
 // PostgreSQL / PGlite
 
 const JobRow = Schema.Struct({
@@ -368,6 +418,21 @@ const toJob = (row: typeof JobRow.Type): Job => ({
 
 const makePostgres = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  /**
+   * The queue's own bookkeeping (claims, leases, settles) commits without waiting
+   * for the WAL flush (`synchronous_commit = off` for that transaction only):
+   * other sessions see it at once, as always; only a crash of the database
+   * server itself can lose the last few of them, and a lost claim, lease or
+   * settle only means the job runs again, which at-least-once already allows.
+   * `enqueue` is not among them: it commits with the caller's transaction.
+   * An expression (`asyncCommit`) or a one-row relation (`asyncCommitRow`) in
+   * the statement itself, so it costs no round trip; called inside a caller's
+   * transaction it changes nothing (the setting would be that transaction's).
+   */
+  const asyncCommit = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+    Option.isSome(transaction) ? sql`true` : sql`set_config('synchronous_commit', 'off', true)`
+  )
+  const asyncCommitRow = Effect.map(asyncCommit, (expression) => sql`(select ${expression}) as async_commit`)
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
 
@@ -440,29 +505,32 @@ const makePostgres = Effect.gen(function* () {
     // processes, so per-key order and caps hold exactly; SKIP LOCKED passes over rows
     // being settled right now.
     claim: (options) =>
-      Effect.gen(function* () {
-        const at = new Date(yield* nowMillis)
-        yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`}))`
-        const rows = yield* sql`
-          with due as (
-            select j.id from jobs j
-            where j.id = any(array(select c.id from (${claimableIds(options.queue, at, options.perKey, options.limit)}) c))
-            order by j.run_at, j.id
-            limit ${options.limit}
-            for update skip locked
-          )
-          update jobs j set locked_until = ${new Date(at.getTime() + options.leaseMillis)}, claims = j.claims + 1
-          from due where j.id = due.id
-          returning j.id, j.queue, j.key, j.payload, j.attempts, j.claims, j.created_at`
-        const jobs = (yield* decodeJobs(rows)).map(toJob)
-        return jobs.sort((a, b) => Number(a.id) - Number(b.id))
-      }).pipe(sql.withTransaction, orDie),
+      // the commit mode is read outside: inside its own transaction there always is one
+      Effect.flatMap(asyncCommit, (commit) =>
+        Effect.gen(function* () {
+          const at = new Date(yield* nowMillis)
+          yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`})), ${commit}`
+          const rows = yield* sql`
+            with due as (
+              select j.id from jobs j
+              where j.id = any(array(select c.id from (${claimableIds(options.queue, at, options.perKey, options.limit)}) c))
+              order by j.run_at, j.id
+              limit ${options.limit}
+              for update skip locked
+            )
+            update jobs j set locked_until = ${new Date(at.getTime() + options.leaseMillis)}, claims = j.claims + 1
+            from due where j.id = due.id
+            returning j.id, j.queue, j.key, j.payload, j.attempts, j.claims, j.created_at`
+          const jobs = (yield* decodeJobs(rows)).map(toJob)
+          return jobs.sort((a, b) => Number(a.id) - Number(b.id))
+        }).pipe(sql.withTransaction)
+      ).pipe(orDie),
 
     extend: (job, leaseMillis) =>
       Effect.gen(function* () {
         const at = yield* nowMillis
         const rows = yield* sql`
-          update jobs set locked_until = ${new Date(at + leaseMillis)}
+          update jobs set locked_until = ${new Date(at + leaseMillis)} from ${yield* asyncCommitRow}
           where id = ${job.id} and claims = ${job.claim} and status = 'pending'
           returning id`
         return rows.length === 1
@@ -473,27 +541,29 @@ const makePostgres = Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         switch (outcome._tag) {
           case "Done":
-            yield* sql`delete from jobs where id = ${job.id} and claims = ${job.claim}`
+            yield* sql`delete from jobs using ${yield* asyncCommitRow} where id = ${job.id} and claims = ${job.claim}`
             return
           case "Retry":
             yield* sql`
               update jobs set run_at = case when hurried then ${at}::timestamptz else ${outcome.at}::timestamptz end,
                 hurried = false, attempts = attempts + 1, locked_until = null, last_error = ${outcome.reason}
+              from ${yield* asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
           case "Failed":
             yield* sql`
               update jobs set status = 'failed', attempts = attempts + 1, locked_until = null,
                 last_error = ${outcome.reason}, finished_at = ${at}
+              from ${yield* asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
         }
       }).pipe(orDie),
 
     release: (job) =>
-      Effect.asVoid(
-        sql`update jobs set locked_until = null where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
-      ).pipe(orDie),
+      Effect.flatMap(asyncCommitRow, (commit) =>
+        sql`update jobs set locked_until = null from ${commit} where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
+      ).pipe(Effect.asVoid, orDie),
 
     hurry: (queue, key) =>
       Effect.gen(function* () {

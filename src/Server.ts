@@ -72,7 +72,6 @@ import { DocsRoutes, SystemHttp } from "./system/Http.js"
 import { TicketsHttp } from "./tickets/Http.js"
 import { Erasure } from "./tickets/Erasure.js"
 import { Tickets } from "./tickets/Tickets.js"
-import { DeliverySignal } from "./webhooks/Signal.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
 import { WebhookFanOut } from "./webhooks/FanOut.js"
 import { WebhooksHttp } from "./webhooks/Http.js"
@@ -173,7 +172,7 @@ const KnowledgePrograms = Layer.mergeAll(
 /**
  * What several areas share, wired here because no area may import the one that
  * implements it: the outbox with the webhooks area's fan-out, the e-mail outbox,
- * the stores the edge and the admin RPC use, the dispatcher's doorbell, and the
+ * the stores the edge and the admin RPC use, and the
  * job queue every background worker runs on.
  */
 const Shared = Layer.mergeAll(
@@ -183,8 +182,7 @@ const Shared = Layer.mergeAll(
   Workspaces.Default,
   IdempotencyStore.Default,
   Paginator.Default,
-  RequestRateLimiter.Default,
-  DeliverySignal.Default
+  RequestRateLimiter.Default
 ).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
 const Services = Layer.mergeAll(Programs, KnowledgePrograms, FormsPrograms, Dispatcher.Default, WidgetOriginsLive).pipe(
@@ -228,7 +226,7 @@ const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDisc
 
 const Workers = Layer.mergeAll(
   Layer.unwrapEffect(
-    Effect.map(Dispatcher, (dispatcher) => background(JobQueue.supervise("webhook-dispatcher", dispatcher.run)))
+    Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run))
   ),
   Layer.unwrapEffect(
     Effect.map(IdempotencyStore, (store) =>

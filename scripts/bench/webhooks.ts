@@ -14,7 +14,7 @@
  *   from the `POST /v1/agents` response (the commit is before it) to the
  *   delivery reaching the receiver; p50 / p95 / max. The poll interval is the
  *   default (1 s), so a first attempt waiting for the poll rather than the
- *   dispatcher's bell shows.
+ *   after-commit wake-up of the dispatcher's queue shows.
  *
  * The receiver is a child process (this file run with `--receiver`), so the
  * bare loops do not share a process with it; it is steered over HTTP on

@@ -1,21 +1,30 @@
 /**
- * The webhook dispatcher: claims due deliveries (`FOR UPDATE SKIP LOCKED` and a
- * lease, so instances share the work and a crashed one's claims lapse), POSTs
- * each event's fixed body with a fresh signature, records the attempt, and
- * applies the schedule, the degraded flag and auto-disable — all by the Clock.
+ * The webhook dispatcher: a JobQueue worker on the `webhooks` queue, one job per
+ * delivery keyed by subscription (at most `perSubscription` in flight for one
+ * subscription, across instances). A job's handler takes the delivery's own
+ * lease (so a duplicate job can never send it twice at once), POSTs the event's
+ * fixed body with a fresh signature, records the attempt, and applies the
+ * schedule, the degraded flag and auto-disable — all by the Clock. The
+ * `webhook_deliveries` rows stay the record; the job follows them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as FiberSet from "effect/FiberSet"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import { failure, Fetcher, type PostResult } from "../../layers/Fetcher.js"
+import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
+import { WorkspaceId } from "../../schema/Ids.js"
 import { AppConfig } from "../Config.js"
+import { DbDate } from "../db/Columns.js"
+import { decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
 import { signatureHeader } from "./Signature.js"
-import { DeliverySignal } from "./Signal.js"
+
+/** The JobQueue queue of deliveries (key: subscription id; payload: `{ deliveryId }`). */
+export const webhookQueue = "webhooks"
 
 /**
  * A claim outlives the 10 s deadline comfortably; past it another dispatcher may
@@ -29,33 +38,49 @@ const concurrency = 16
  * Deliveries in flight per subscription, across all instances: a slow receiver
  * can hold this many slots, never all of them, so it cannot stall the others.
  */
-const perSubscription = 8
+export const perSubscription = 8
+
+/** How often a job of an inactive subscription looks again (reactivation hurries it at once). */
+const inactiveRecheckMillis = 24 * 60 * 60_000
+
+const DeliveryJob = Schema.Struct({ deliveryId: Schema.String })
 
 export const userAgent = "AssistantPlatform-Webhooks/1.0"
 
-interface Claimed {
-  readonly id: string
-  readonly subscription_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly attempt_count: number
-  readonly max_attempts: number
-  readonly horizon_at: Date
-  readonly url: string
-  readonly secret: string
-  readonly previous_secret: string | null
-  readonly previous_secret_expires_at: Date | null
-  readonly body: string
-}
+/** A delivery with its lease taken, and what sending it needs. */
+const Claimed = Schema.Struct({
+  id: Schema.String,
+  subscription_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  attempt_count: Schema.Number,
+  max_attempts: Schema.Number,
+  horizon_at: DbDate,
+  url: Schema.String,
+  secret: Schema.String,
+  previous_secret: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(DbDate),
+  body: Schema.String
+})
+type Claimed = typeof Claimed.Type
 
-interface SubscriptionState {
-  readonly is_active: boolean
-  readonly consecutive_failures: number
-  readonly failing_since: Date | null
-  readonly workspace_id: string
-  readonly owner_email: string
-  readonly url: string
-}
+/** A delivery that could not be claimed, and its subscription's state. */
+const Unclaimed = Schema.Struct({
+  status: Schema.String,
+  next_attempt_at: Schema.NullOr(DbDate),
+  locked_until: Schema.NullOr(DbDate),
+  is_active: Schema.Boolean,
+  deleted_at: Schema.NullOr(DbDate)
+})
+
+const SubscriptionState = Schema.Struct({
+  is_active: Schema.Boolean,
+  consecutive_failures: Schema.Number,
+  failing_since: Schema.NullOr(DbDate),
+  workspace_id: WorkspaceId,
+  owner_email: Schema.String,
+  url: Schema.String
+})
 
 const describeFailure = (result: PostResult): string =>
   result._tag === "Failure"
@@ -69,51 +94,58 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const sql = yield* SqlClient.SqlClient
     const fetcher = yield* Fetcher
     const emails = yield* Emails
-    const signal = yield* DeliverySignal
+    const jobs = yield* JobQueue
     const config = yield* AppConfig
 
-    /** Claims up to `limit` due deliveries, at most `perSubscription` in flight for any subscription. */
-    const claimDue = (limit: number) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        return yield* sql<Claimed>`
-          with candidates as (
-            -- per active subscription, its earliest due deliveries, as many as it has free in-flight room
-            select x.id, x.next_attempt_at
-            from webhook_subscriptions s
-            cross join lateral (
-              select d.id, d.next_attempt_at from webhook_deliveries d
-              where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${at}
-                and (d.locked_until is null or d.locked_until <= ${at})
-              order by d.next_attempt_at
-              limit greatest(${perSubscription} - (
-                select count(*) from webhook_deliveries b
-                where b.subscription_id = s.id and b.status = 'pending' and b.locked_until > ${at}), 0)
-            ) x
-            where s.is_active and s.deleted_at is null
-          ),
-          due as (
-            select d.id from webhook_deliveries d
-            where d.id in (select id from candidates)
-            order by d.next_attempt_at
-            limit ${limit}
-            for update skip locked
-          )
+    /**
+     * Takes the delivery's lease when it is due, unleased, and its subscription
+     * active. Committed without waiting for the WAL flush, like the queue's own
+     * claims: only a database crash can lose it, and a lost lease is a lapsed one.
+     */
+    const claimDelivery = (id: string, at: Date) =>
+      decodeOne(
+        Claimed,
+        sql`
           update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-          from due, webhook_subscriptions s, events e
-          where d.id = due.id and s.id = d.subscription_id and e.id = d.event_id
+          from webhook_subscriptions s, events e, (select set_config('synchronous_commit', 'off', true)) async_commit
+          where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= ${at}
+            and (d.locked_until is null or d.locked_until <= ${at})
+            and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
           returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
             s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
-      }).pipe(sql.withTransaction, Effect.orDie)
+      )
+
+    /** Why a delivery could not be claimed: when its job should look again, if ever. */
+    const notClaimed = (id: string, at: Date) =>
+      Effect.gen(function* () {
+        const found = yield* decodeOne(
+          Unclaimed,
+          sql`
+            select d.status, d.next_attempt_at, d.locked_until, s.is_active, s.deleted_at
+            from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
+            where d.id = ${id}`
+        )
+        if (Option.isNone(found)) return Outcome.done
+        const row = found.value
+        if (row.status !== "pending" || row.deleted_at !== null) return Outcome.done
+        if (!row.is_active) return Outcome.retryAt(new Date(at.getTime() + inactiveRecheckMillis), "subscription inactive")
+        // not due yet (a manual retry's older job), or leased by another dispatcher
+        const times = [row.next_attempt_at, row.locked_until].filter((d): d is Date => d !== null).map((d) => d.getTime())
+        return Outcome.retryAt(new Date(Math.max(at.getTime() + 1, ...times)))
+      })
 
     /** Failure bookkeeping of the subscription; deactivates it and e-mails the owner past the threshold. */
     const subscriptionFailed = (subscriptionId: string, at: Date, dropped: boolean) =>
       Effect.gen(function* () {
-        const [sub] = yield* sql<SubscriptionState>`
-          select s.is_active, s.consecutive_failures, s.failing_since, s.workspace_id, s.url, w.owner_email
-          from webhook_subscriptions s join workspaces w on w.id = s.workspace_id
-          where s.id = ${subscriptionId} for update of s`
-        if (sub === undefined) return
+        const found = yield* decodeOne(
+          SubscriptionState,
+          sql`
+            select s.is_active, s.consecutive_failures, s.failing_since, s.workspace_id, s.url, w.owner_email
+            from webhook_subscriptions s join workspaces w on w.id = s.workspace_id
+            where s.id = ${subscriptionId} for update of s`
+        )
+        if (Option.isNone(found)) return
+        const sub = found.value
         const failures = sub.consecutive_failures + 1
         const since = sub.failing_since ?? at
         const disable = sub.is_active && failures >= disableAfterFailures && at.getTime() - since.getTime() >= disableAfterMillis
@@ -130,45 +162,58 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
               "It has been deactivated. Pending deliveries are kept: fix the receiver, then set is_active to true",
               "(PATCH /v1/webhooks/{id}) and deliveries still inside their 24 h horizon will resume."
             ].join("\n"),
-            workspaceId: sub.workspace_id as never
+            workspaceId: sub.workspace_id
           })
         }
       })
 
-    const record = (c: Claimed, at: Date, result: PostResult) =>
-      Effect.gen(function* () {
-        const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
-        const status = result._tag === "Response" ? result.status : null
-        const error = ok ? null : describeFailure(result)
-        yield* sql`
-          insert into webhook_attempts ${sql.insert({
-            delivery_id: c.id,
-            attempted_at: at,
-            response_status: status,
-            duration_ms: Math.round(result.durationMillis),
-            response_body_excerpt: result._tag === "Response" ? result.bodyExcerpt : null,
-            error
-          })}`
-        const attempts = c.attempt_count + 1
-        if (ok) {
-          yield* sql`
-            update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
-              first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
-              next_attempt_at = null, locked_until = null, last_error = null
-            where id = ${c.id}`
-          yield* sql`
+    /**
+     * Records an attempt; the delivery's next attempt, or null when it is settled.
+     * A success is one statement (the attempt, the delivery, the subscription's
+     * failure streak cleared): the common case costs one round trip; a failure
+     * is a transaction with the subscription's bookkeeping.
+     */
+    const record = (c: Claimed, at: Date, result: PostResult) => {
+      const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
+      const status = result._tag === "Response" ? result.status : null
+      const error = ok ? null : describeFailure(result)
+      const attempt = sql`
+        insert into webhook_attempts ${sql.insert({
+          delivery_id: c.id,
+          attempted_at: at,
+          response_status: status,
+          duration_ms: Math.round(result.durationMillis),
+          response_body_excerpt: result._tag === "Response" ? result.bodyExcerpt : null,
+          error
+        })}`
+      const attempts = c.attempt_count + 1
+      if (ok) {
+        return Effect.as(
+          execute(sql`
+            with attempt as (${attempt}),
+            delivery as (
+              update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
+                first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
+                next_attempt_at = null, locked_until = null, last_error = null
+              where id = ${c.id}
+            )
             update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
-            where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`
-          return
-        }
+            where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`),
+          null
+        )
+      }
+      return Effect.gen(function* () {
+        yield* execute(attempt)
         const next = attempts >= c.max_attempts ? null : nextAttemptAt(attempts, at, c.horizon_at)
-        yield* sql`
+        yield* execute(sql`
           update webhook_deliveries set status = ${next === null ? "failed" : "pending"}, attempt_count = ${attempts},
             last_attempted_at = ${at}, first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
             next_attempt_at = ${next}, locked_until = null, last_error = ${error}
-          where id = ${c.id}`
+          where id = ${c.id}`)
         yield* subscriptionFailed(c.subscription_id, at, next === null)
-      }).pipe(sql.withTransaction)
+        return next
+      }).pipe(transaction(sql))
+    }
 
     /** Past its horizon (it waited on an inactive subscription): dropped without an attempt. */
     const expire = (c: Claimed, at: Date) =>
@@ -183,7 +228,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const deliver = (c: Claimed) =>
       Effect.gen(function* () {
         const at = yield* now
-        if (at.getTime() > c.horizon_at.getTime()) return yield* expire(c, at)
+        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), null)
         const secrets = [c.secret]
         if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
           secrets.push(c.previous_secret)
@@ -214,9 +259,16 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
               )
           })
         )
-        yield* record(c, at, result)
+        return yield* record(c, at, result)
       }).pipe(
-        Effect.catchAllCause((cause) => Effect.logError(`delivery ${c.id} could not be recorded`, cause)),
+        Effect.map((next): Outcome => (next === null ? Outcome.done : Outcome.retryAt(next))),
+        // the delivery's lease lapses and the job's retry takes it again
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(
+            Effect.logError(`delivery ${c.id} could not be recorded`, cause),
+            Effect.map(now, (at) => Outcome.retryAt(new Date(at.getTime() + leaseMillis), "could not be recorded"))
+          )
+        ),
         // on shutdown, hand the claim back at once rather than after the lease
         Effect.onInterrupt(() =>
           sql`update webhook_deliveries set locked_until = null where id = ${c.id} and status = 'pending'`.pipe(
@@ -225,55 +277,25 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         )
       )
 
-    /** When the next pending delivery of an active subscription falls due (or its lease lapses). */
-    const nextDueAt = Effect.gen(function* () {
-      const [row] = yield* sql<{ readonly at: Date | null }>`
-        select min(greatest(d.next_attempt_at, coalesce(d.locked_until, d.next_attempt_at))) as at
-        from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
-        where d.status = 'pending' and s.is_active and s.deleted_at is null`
-      return Option.fromNullable(row?.at ?? null)
-    }).pipe(Effect.orDie)
-
-    /**
-     * Runs forever as a pool of `concurrency` slots: whenever slots are free it
-     * claims that many due deliveries and sends each in its own fiber; then it
-     * sleeps until a slot frees, the next due time, the poll interval, or the bell.
-     */
-    const run = Effect.scoped(
+    const handle = (job: Job) =>
       Effect.gen(function* () {
-        const inFlight = yield* FiberSet.make()
-        const slotFreed = yield* Queue.sliding<void>(1)
-        let busy = 0
-        const start = (c: Claimed) => {
-          busy++
-          return FiberSet.run(
-            inFlight,
-            deliver(c).pipe(Effect.ensuring(Effect.suspend(() => (busy--, Queue.offer(slotFreed, undefined)))))
-          )
-        }
-        while (true) {
-          const free = concurrency - busy
-          const claimedAt = (yield* now).getTime()
-          const claimed = free > 0 ? yield* claimDue(free) : []
-          for (const c of claimed) yield* start(c)
-          if (free > 0 && claimed.length === free) continue
-          const due = yield* nextDueAt
-          // read the clock right before sleeping: a clock that moved during the query must not push the wake-up later
-          const wait = yield* Effect.map(now, (at) =>
-            Option.match(due, {
-              onNone: () => config.webhookPollMillis,
-              // due by the time of the claim but not claimed: every slot busy or its subscription at the cap,
-              // so a freed slot (or the poll) wakes us; due since then: go again at once
-              onSome: (d) =>
-                d.getTime() <= claimedAt
-                  ? config.webhookPollMillis
-                  : Math.min(Math.max(0, d.getTime() - at.getTime()), config.webhookPollMillis)
-            })
-          )
-          yield* Effect.raceAll([Effect.sleep(wait), signal.wait, Queue.take(slotFreed)])
-        }
+        const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
+        if (Either.isLeft(payload)) return Outcome.failed("not a delivery job")
+        const at = yield* now
+        const claimed = yield* claimDelivery(payload.right.deliveryId, at)
+        if (Option.isNone(claimed)) return yield* notClaimed(payload.right.deliveryId, at)
+        return yield* deliver(claimed.value)
       })
-    )
+
+    /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
+    const run: Effect.Effect<never> = jobs.worker({
+      queue: webhookQueue,
+      concurrency,
+      perKey: perSubscription,
+      leaseMillis,
+      pollMillis: config.webhookPollMillis,
+      handle
+    })
 
     return { run } as const
   })

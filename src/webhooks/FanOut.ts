@@ -1,15 +1,16 @@
 /**
  * The webhooks area's answer to the outbox: one pending delivery per active
- * subscription of the tenant that takes the event's type, then a ring of the
- * dispatcher's doorbell once the transaction has committed.
+ * subscription of the tenant that takes the event's type, each with its job on
+ * the dispatcher's queue (which wakes the dispatcher once the transaction has
+ * committed).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { afterCommit } from "../../layers/JobQueue.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import { FanOut } from "../events/FanOut.js"
+import { webhookQueue } from "./Dispatcher.js"
 import { horizonMillis } from "./Schedule.js"
-import { DeliverySignal } from "./Signal.js"
 import { WebhooksRepo } from "./WebhooksRepo.js"
 
 export const WebhookFanOut = Layer.effect(
@@ -17,7 +18,7 @@ export const WebhookFanOut = Layer.effect(
   Effect.gen(function* () {
     const repo = yield* WebhooksRepo
     const ids = yield* IdGenerator
-    const signal = yield* DeliverySignal
+    const jobs = yield* JobQueue
     return {
       fanOut: (tenant, event, at, only) =>
         Effect.gen(function* () {
@@ -34,12 +35,11 @@ export const WebhookFanOut = Layer.effect(
               at,
               horizonAt: new Date(at.getTime() + horizonMillis)
             })
+            yield* jobs.enqueue({ queue: webhookQueue, key: subscriptionId, payload: { deliveryId: id } })
             deliveries.push(id)
           }
-          // after the commit: before it, PostgreSQL shows the dispatcher nothing yet
-          if (deliveries.length > 0) yield* afterCommit(signal.ring)
           return deliveries
         })
     }
   })
-).pipe(Layer.provide(Layer.mergeAll(WebhooksRepo.Default, DeliverySignal.Default)))
+).pipe(Layer.provide(WebhooksRepo.Default))

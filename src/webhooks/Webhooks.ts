@@ -13,6 +13,7 @@ import {
   WebhookId
 } from "../../schema/Webhooks.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
@@ -20,7 +21,7 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { checkUrl } from "../net/UrlPolicy.js"
 import { transaction } from "../db/Sql.js"
 import { now } from "../Time.js"
-import { DeliverySignal } from "./Signal.js"
+import { webhookQueue } from "./Dispatcher.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -53,7 +54,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
     const pages = yield* Paginator
-    const signal = yield* DeliverySignal
+    const jobs = yield* JobQueue
     const config = yield* AppConfig
     const tx = transaction(sql)
 
@@ -103,7 +104,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
         )
       }).pipe(tx)
       // reactivation: pending deliveries still inside their horizon are due again
-      if (input.is_active === true) yield* signal.ring
+      if (input.is_active === true) yield* jobs.hurry(webhookQueue, id)
       return toSubscription(row)
     })
 
@@ -158,7 +159,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       if (Option.isNone(yield* repo.findDelivery(id, deliveryId))) return yield* missingDelivery(deliveryId)
       const at = yield* now
       const row = yield* repo.requeue(deliveryId, at, new Date(at.getTime() + manualRetryHorizonMillis))
-      yield* signal.ring
+      yield* jobs.enqueue({ queue: webhookQueue, key: id, payload: { deliveryId } })
       return toDelivery(row)
     })
 
@@ -182,5 +183,5 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
 
     return { create, list, retrieve, update, remove, sendTest, deliveries, delivery, retry, rotateSecret } as const
   }),
-  dependencies: [WebhooksRepo.Default, DeliverySignal.Default]
+  dependencies: [WebhooksRepo.Default]
 }) {}

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { migrations } from "../../src/db/migrations/index.js"
@@ -303,6 +304,38 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         yield* other.settle(taken!, JobQueue.Outcome.done)
       }))
 
+    it.effect("bookkeeping commits asynchronously on its own, and leaves a caller's transaction as it was", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const { withTransaction } = yield* Other
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        if (Option.isNone(withTransaction) || Option.isNone(sql)) return
+        const mode = Effect.flatMap(
+          Effect.orDie(sql.value`select current_setting('synchronous_commit') as mode`),
+          (rows) => Effect.map(Effect.orDie(Schema.decodeUnknown(Schema.Struct({ mode: Schema.String }))(rows[0])), (row) => row.mode)
+        )
+        const queue = fresh("durability")
+        yield* jobs.enqueue({ queue, payload: { n: 1 } })
+        yield* jobs.enqueue({ queue, payload: { n: 2 } })
+        // inside the caller's transaction: its commit mode stays synchronous
+        const inside = yield* Effect.orDie(
+          withTransaction.value(
+            Effect.gen(function* () {
+              const [job] = yield* jobs.claim({ queue, limit: 1, leaseMillis: 30_000 })
+              yield* jobs.extend(job!, 30_000)
+              yield* jobs.settle(job!, JobQueue.Outcome.done)
+              return yield* mode
+            })
+          )
+        )
+        expect(inside).toBe("on")
+        // on its own: the setting is the statement's transaction's, not the session's
+        const [job] = yield* jobs.claim({ queue, limit: 1, leaseMillis: 30_000 })
+        yield* jobs.settle(job!, JobQueue.Outcome.done)
+        expect(yield* mode).toBe("on")
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
+      }))
+
     it.effect("enqueue inside a transaction wakes the worker after commit, and a rollback leaves no job", () =>
       Effect.gen(function* () {
         const jobs = yield* JobQueue.JobQueue
@@ -335,4 +368,53 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
 describe("JobQueue", () => {
   suite("postgres", postgres)
   suite("memory", memory)
+})
+
+layer(memory, { timeout: 60_000 })("JobQueue worker claim passes (memory store, observed)", (it) => {
+  it.effect("jobs ending together share one claim, and a pass that started jobs does not read nextDueAt", () =>
+    Effect.gen(function* () {
+      const store = yield* JobQueue.JobQueue
+      // what the worker asks of the store, in order
+      const log: Array<string> = []
+      const jobs = yield* JobQueue.fromPrimitives({
+        ...store,
+        claim: (options) => Effect.tap(store.claim(options), (claimed) => Effect.sync(() => log.push(`claim ${claimed.length}`))),
+        nextDueAt: (queue) => Effect.zipRight(Effect.sync(() => log.push("nextDueAt")), store.nextDueAt(queue))
+      })
+      const queue = fresh("batch")
+      const gate = yield* Deferred.make<void>()
+      let running = 0
+      let finished = 0
+      const worker = yield* Effect.fork(
+        jobs.worker({
+          queue,
+          concurrency: 4,
+          pollMillis: 3_600_000,
+          handle: (job) =>
+            Effect.gen(function* () {
+              running++
+              yield* Deferred.await(gate)
+              // the four of a wave end at different scheduler ticks, not at once
+              for (let i = 0; i < (job.payload as { n: number }).n % 4; i++) yield* Effect.yieldNow()
+              running--
+              finished++
+              return JobQueue.Outcome.done
+            })
+        })
+      )
+      for (let n = 0; n < 8; n++) yield* jobs.enqueue({ queue, payload: { n } })
+      yield* eventually(Effect.sync(() => running), (n) => n === 4)
+      yield* Deferred.succeed(gate, undefined)
+      yield* eventually(Effect.sync(() => finished), (n) => n === 8)
+      yield* jobs.awaitIdle(queue)
+      // the pass after the last wave finds nothing, then reads the due times
+      yield* eventually(Effect.sync(() => log.includes("nextDueAt")), (read) => read)
+      // each wave of four in one claim (without the moment: the first to end takes a claim of its own)
+      expect(log.filter((entry) => entry.startsWith("claim ") && entry !== "claim 0")).toEqual(["claim 4", "claim 4"])
+      // the due times are read only after a pass that claimed nothing
+      log.forEach((entry, i) => {
+        if (entry === "nextDueAt") expect(log[i - 1]).toBe("claim 0")
+      })
+      yield* Fiber.interrupt(worker)
+    }))
 })

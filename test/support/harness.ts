@@ -22,12 +22,14 @@ import * as Ai from "../../layers/Ai.js"
 import * as Fetcher from "../../layers/Fetcher.js"
 import * as FileStorage from "../../layers/FileStorage.js"
 import * as Ocr from "../../layers/Ocr.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import type { SourceTexts } from "../../src/qa/SourceTexts.js"
 import { makeServer } from "../../src/Server.js"
 import { type Client, makeClient } from "../../src/sdk/index.js"
+import { webhookQueue } from "../../src/webhooks/Dispatcher.js"
 import { Workspaces } from "../../src/workspaces/Workspaces.js"
 import { testDatabaseLayer } from "./database.js"
 
@@ -231,3 +233,10 @@ export const testServer = (
 }
 
 export type TestServerServices = Layer.Layer.Success<ReturnType<typeof testServer>> | SqlClient.SqlClient
+
+/**
+ * Test probe: drives the webhook dispatcher until it has nothing in flight and
+ * nothing due, so a "nothing more was sent" check asserts after it had its
+ * chance to send.
+ */
+export const dispatcherIdle = Effect.flatMap(JobQueue, (queue) => queue.awaitIdle(webhookQueue))

@@ -9,7 +9,7 @@ import * as TestClock from "effect/TestClock"
 import * as Fetcher from "../../layers/Fetcher.js"
 import { MemoryMailbox } from "../../layers/Mailer.js"
 import { eventually } from "../support/eventually.js"
-import { Harness, type HarnessShape, testEpoch, testServer } from "../support/harness.js"
+import { dispatcherIdle, Harness, type HarnessShape, testEpoch, testServer } from "../support/harness.js"
 
 /** What the fake receiver answers, per subscription URL; every request is kept. */
 const answers = new Map<string, () => Fetcher.PostResult>()
@@ -96,6 +96,7 @@ layer(testServer({}, { fetcher: receiver }))("webhook schedule (TestClock)", (it
 
       // nothing more happens to it
       yield* TestClock.adjust(hours(48))
+      yield* dispatcherIdle
       expect((yield* deliveriesOf(h, ws.secretTest, sub.id))[0].attempt_count).toBe(10)
 
       // the receiver recovers: the next event succeeds and the flag clears
@@ -149,6 +150,7 @@ layer(testServer({}, { fetcher: receiver }))("webhook schedule (TestClock)", (it
       yield* h.call("PATCH", `/v1/webhooks/${sub.id}`, { key: ws.secretTest, body: { is_active: false } })
       yield* createAgent(h, ws.secretTest) // produced while inactive: never stored, never delivered
       yield* TestClock.adjust(minutes(5))
+      yield* dispatcherIdle
       const paused = yield* deliveriesOf(h, ws.secretTest, sub.id)
       expect(paused).toHaveLength(1)
       expect(paused[0].attempt_count).toBe(1)

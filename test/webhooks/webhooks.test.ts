@@ -15,7 +15,7 @@ import { type Client, verifyWebhook, WebhookVerificationError } from "../../src/
 import { signatureHeader } from "../../src/webhooks/Signature.js"
 import { eventually } from "../support/eventually.js"
 import { expectFailure } from "../support/expect.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
+import { dispatcherIdle, Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 
 interface Received {
@@ -272,6 +272,7 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
       yield* expectFailure(api.webhooks.retrieve({ path: { id: sub.id } }), ResourceMissing)
       expect((yield* api.webhooks.list({ urlParams: {} })).data).toEqual([])
       yield* createAgent(api)
+      yield* dispatcherIdle
       expect(receiver.received).toHaveLength(1)
     })
   )

@@ -7,6 +7,7 @@ import jobs from "./0005_jobs.js"
 import knowledge from "./0006_knowledge.js"
 import qa from "./0007_qa.js"
 import jobClaims from "./0008_job_claims.js"
+import webhookJobs from "./0009_webhook_jobs.js"
 import conversations from "./0010_conversations.js"
 import leadsUsage from "./0011_leads_usage.js"
 import forms from "./0012_forms.js"
@@ -20,6 +21,7 @@ export const migrations = {
   "0006_knowledge": knowledge,
   "0007_qa": qa,
   "0008_job_claims": jobClaims,
+  "0009_webhook_jobs": webhookJobs,
   "0010_conversations": conversations,
   "0011_leads_usage": leadsUsage,
   "0012_forms": forms
