@@ -248,6 +248,7 @@ const make = (primitives: Primitives) =>
 
     // per queue: jobs in flight here, workers running here, and a tick bumped on every change (for awaitIdle)
     const inFlight = new Map<string, number>()
+    const claiming = new Map<string, number>()
     const workers = new Map<string, number>()
     const perKeyOf = new Map<string, number | undefined>()
     const ticks = yield* SubscriptionRef.make(0)
@@ -324,11 +325,18 @@ const make = (primitives: Primitives) =>
           while (true) {
             const free = options.concurrency - busy
             const claimedAt = yield* nowMillis
-            const jobs =
-              free > 0
-                ? yield* primitives.claim({ queue: options.queue, limit: free, leaseMillis, perKey: options.perKey })
-                : []
-            for (const job of jobs) yield* start(job)
+            // from the claim until its jobs count as in flight, the queue is not idle: a job claimed but not yet
+            // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness
+            const claimAndStart = Effect.gen(function* () {
+              if (free === 0) return []
+              const claimed = yield* primitives.claim({ queue: options.queue, limit: free, leaseMillis, perKey: options.perKey })
+              for (const job of claimed) yield* start(job)
+              return claimed
+            })
+            const jobs = yield* Effect.zipRight(
+              add(claiming, options.queue, 1),
+              Effect.ensuring(claimAndStart, add(claiming, options.queue, -1))
+            )
             yield* bump
             if (free > 0 && jobs.length === free) continue
             // slots all busy, or jobs started: each one that ends wakes us for another pass, which looks at the due
@@ -360,7 +368,7 @@ const make = (primitives: Primitives) =>
 
     const isIdle = (queue: string) =>
       Effect.gen(function* () {
-        if ((inFlight.get(queue) ?? 0) > 0) return false
+        if ((inFlight.get(queue) ?? 0) > 0 || (claiming.get(queue) ?? 0) > 0) return false
         return (yield* primitives.claimable({ queue, perKey: perKeyOf.get(queue) })) === 0
       })
 
