@@ -53,6 +53,7 @@ import { LeadsHttp } from "./leads/Http.js"
 import { Leads } from "./leads/Leads.js"
 import { UsageHttp } from "./usage/Http.js"
 import { Usage } from "./usage/Usage.js"
+import { WidgetChat } from "./widget/Chat.js"
 import { WidgetHttp } from "./widget/Http.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { Categories } from "./qa/Categories.js"
@@ -157,6 +158,9 @@ const FormsPrograms = Layer.mergeAll(Forms.Default, IdentitySecrets.Default, For
   Layer.provide(Tickets.Default)
 )
 
+/** One instance: the widget's chat programs share its live replies. */
+const ConversationsLive = Conversations.Default.pipe(Layer.provide(Retrieval.Default))
+
 /** Q&A, categories, glossary, files and knowledge, over the Q&A and agents repositories they share. */
 const KnowledgePrograms = Layer.mergeAll(
   QaItems.Default,
@@ -167,7 +171,8 @@ const KnowledgePrograms = Layer.mergeAll(
   Knowledge.Default,
   Pipeline.Default,
   Retrieval.Default,
-  Conversations.Default.pipe(Layer.provide(Retrieval.Default))
+  ConversationsLive,
+  WidgetChat.Default.pipe(Layer.provide(ConversationsLive), Layer.provide(Tickets.Default))
 ).pipe(Layer.provide(Agents.Default), Layer.provideMerge(Layer.mergeAll(QaRepo.Default, AgentsRepo.Default)))
 
 /**
