@@ -14,6 +14,8 @@ import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
 import { Api } from "../schema/Api.js"
 import { ValidationFailed } from "../schema/Errors.js"
+import type { ConversationId, LeadId } from "../schema/Ids.js"
+import type { Tenant } from "../schema/Tenant.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
@@ -33,6 +35,7 @@ import { AppConfig, type AppConfigShape } from "./Config.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
 import { Conversations, IDLE_QUEUE } from "./conversations/Conversations.js"
+import { ConversationsRepo } from "./conversations/ConversationsRepo.js"
 import { ConversationsHttp } from "./conversations/Http.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
@@ -50,6 +53,7 @@ import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { WidgetOrigins } from "./http/Cors.js"
 import { LeadsHttp } from "./leads/Http.js"
+import { ConversationLink } from "./leads/ConversationLink.js"
 import { Leads } from "./leads/Leads.js"
 import { UsageHttp } from "./usage/Http.js"
 import { Usage } from "./usage/Usage.js"
@@ -96,6 +100,16 @@ export interface ServerLayers {
 }
 export type { RateLimitStore }
 
+/** A lead captured in a conversation becomes its `lead_id` (the leads area names the port, the conversations area serves it). */
+const ConversationLinkLive = Layer.effect(
+  ConversationLink,
+  Effect.map(ConversationsRepo, (repo) => ({
+    linkLead: (tenant: Tenant, conversationId: ConversationId, leadId: LeadId) => repo.setLead(tenant, conversationId, leadId)
+  }))
+).pipe(Layer.provide(ConversationsRepo.Default))
+
+const LeadsLive = Leads.Default.pipe(Layer.provide(ConversationLinkLive))
+
 /** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
 const Programs = Layer.mergeAll(
   Agents.Default,
@@ -103,7 +117,7 @@ const Programs = Layer.mergeAll(
   Tickets.Default,
   Erasure.Default,
   Authenticator.Default,
-  Leads.Default,
+  LeadsLive,
   Usage.Default
 )
 
@@ -150,7 +164,7 @@ const LeadTargetLive = Layer.effect(
           )
         )
   }))
-).pipe(Layer.provide(Leads.Default))
+).pipe(Layer.provide(LeadsLive))
 
 /** Forms, over the tickets program its submissions create tickets with and the leads port. */
 const FormsPrograms = Layer.mergeAll(Forms.Default, IdentitySecrets.Default, FormSubmissions.Default).pipe(

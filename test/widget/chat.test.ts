@@ -149,6 +149,8 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("widget chat", (it) 
       })
       expect(lead.status, lead.text).toBe(201)
       expect(lead.body.data.conversation_id).toBe(conversation.id)
+      const linked = yield* h.call("GET", `/v1/conversations/${conversation.id}`, { key: ws.secretTest })
+      expect(linked.body.data.lead_id).toBe(lead.body.data.id)
 
       // escalation: a ticket with the transcript as its first message, and ticket.created
       const escalated = yield* call(h, "POST", `${path}/escalate`, ws.widgetTest, {
@@ -259,6 +261,33 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("widget chat", (it) 
       const created = yield* ofType(ws.workspace.id, "ticket.created")
       expect(created).toHaveLength(1)
       expect(created[0].first_message).toBeNull()
+    })
+  )
+
+  it.effect("a lead names its conversation: POST /v1/leads links the tenant's conversation only", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const other = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const conversationId = yield* open(h, agentId, ws.widgetTest)
+      const theirs = yield* routesOf(h, other)
+      const lead = yield* h.call("POST", "/v1/leads", {
+        key: ws.secretTest,
+        body: { agent_id: agentId, email: "ada@example.com", conversation_id: conversationId }
+      })
+      expect(lead.status, lead.text).toBe(201)
+      const read = yield* h.call("GET", `/v1/conversations/${conversationId}`, { key: ws.secretTest })
+      expect(read.body.data.lead_id).toBe(lead.body.data.id)
+
+      // another workspace's conversation id is kept on the lead as given, and links nothing
+      const stray = yield* h.call("POST", "/v1/leads", {
+        key: ws.secretTest,
+        body: { agent_id: agentId, email: "bob@example.com", conversation_id: theirs.conversationId }
+      })
+      expect(stray.status).toBe(201)
+      const untouched = yield* h.call("GET", `/v1/conversations/${theirs.conversationId}`, { key: other.secretTest })
+      expect(untouched.body.data.lead_id).toBeNull()
     })
   )
 
