@@ -189,7 +189,11 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("widget chat", (it) 
       expect(ended.status, ended.text).toBe(200)
       expect(ended.body.data).toMatchObject({ id: conversation.id, status: "ended", message_count: 4 })
       expect(ended.body.data.ended_at).not.toBeNull()
-      const again = yield* call(h, "POST", `${path}/end`, ws.widgetTest)
+      // as curl sends it: a JSON content type and no body
+      const again = yield* call(h, "POST", `${path}/end`, ws.widgetTest, undefined, {
+        origin: shop,
+        "content-type": "application/json"
+      })
       expect(again.status).toBe(200)
       expect(again.body.data).toEqual(ended.body.data)
       const endedEvents = yield* ofType(ws.workspace.id, "conversation.ended")
