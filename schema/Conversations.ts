@@ -130,12 +130,12 @@ export const StreamEvent = Schema.Union(ConversationEvent, TokenEvent, SourcesEv
 })
 export type StreamEvent = typeof StreamEvent.Type
 
-const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+export const StreamText = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
   description:
     "Server-sent events `id: n` / `data: {json}` in the order conversation, token..., sources, [escalation], done (or error); `: ping` comments every 15 s of silence"
 })
 
-const LastEventId = Schema.Struct({
+export const LastEventId = Schema.Struct({
   "last-event-id": Schema.optional(Schema.String).annotations({
     description: "The `id:` of the last event received: only later events are sent (none or 0: all of them)"
   })
@@ -150,7 +150,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.post("send")`/v1/agents/${agentPath}/messages`
       .setPayload(SendMessage)
-      .addSuccess(EventStream)
+      .addSuccess(StreamText)
       .addSuccess(Envelope(Message), { status: 201 })
       .addError(missing)
       .addError(ApiError(ParameterInvalid))
@@ -165,7 +165,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.get("resume")`/v1/conversations/${conversationPath}/messages/${messagePath}/stream`
       .setHeaders(LastEventId)
-      .addSuccess(EventStream)
+      .addSuccess(StreamText)
       .addError(missing)
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "read:conversations")

@@ -7,13 +7,63 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
+import { Conversation, LastEventId, Message, Metadata, SendMessage, StreamText } from "./Conversations.js"
 import { Envelope } from "./Envelope.js"
-import { ApiError, KeyScopeMismatch, OriginNotAllowed, ParameterMissing, ResourceMissing } from "./Errors.js"
-import { AgentId } from "./Ids.js"
+import {
+  ApiError,
+  KeyScopeMismatch,
+  LimitReached,
+  OriginNotAllowed,
+  ParameterInvalid,
+  ParameterMissing,
+  ResourceMissing,
+  ServiceUnavailable
+} from "./Errors.js"
+import { AgentId, ConversationId, MessageId } from "./Ids.js"
 import { CaptureLead, Lead } from "./Leads.js"
+import { StrictStruct } from "./Payload.js"
+import { Ticket } from "./Tickets.js"
 
 const agentPath = HttpApiSchema.param("agent_id", AgentId)
+const conversationPath = HttpApiSchema.param("conversation_id", ConversationId)
+const messagePath = HttpApiSchema.param("message_id", MessageId)
+
+export const OpenConversation = StrictStruct({
+  metadata: Schema.optional(Metadata).annotations({ description: "Kept on the conversation (the page, the visitor's locale, ...)" })
+}).annotations({ identifier: "OpenConversation" })
+export type OpenConversation = typeof OpenConversation.Type
+
+/** A message on the widget: the conversation is the path's. */
+export const WidgetMessage = StrictStruct({
+  message: SendMessage.fields.message,
+  stream: SendMessage.fields.stream
+}).annotations({ identifier: "WidgetMessage" })
+export type WidgetMessage = typeof WidgetMessage.Type
+
+const VisitorEmail = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "visitor_email must not be empty" }),
+  Schema.maxLength(320),
+  Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "visitor_email must be an e-mail address" })
+)
+
+export const Escalate = StrictStruct({
+  visitor_email: VisitorEmail.annotations({ description: "Where the team answers the visitor" }),
+  visitor_name: Schema.optional(Schema.Trim.pipe(Schema.maxLength(200))),
+  subject: Schema.optional(
+    Schema.Trim.pipe(
+      Schema.minLength(1, { message: () => "subject must not be empty" }),
+      Schema.maxLength(500, { message: () => "subject must be at most 500 characters" })
+    )
+  ).annotations({ description: "Default: the visitor's first message, shortened" })
+}).annotations({ identifier: "Escalate" })
+export type Escalate = typeof Escalate.Type
+
+export const Escalation = Schema.Struct({
+  ticket: Ticket.annotations({ description: "Origin `ai_escalation`; its first message is the conversation's transcript" })
+}).annotations({ identifier: "Escalation" })
+export type Escalation = typeof Escalation.Type
 
 export class WidgetGroup extends HttpApiGroup.make("widget")
   .add(
@@ -27,6 +77,75 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
       .annotate(RequiredScope, "widget:chat")
       .annotate(WidgetScope, "widget:chat")
       .annotate(OpenApi.Summary, "The visitor leaves contact details; event `lead.captured`")
+  )
+  .add(
+    HttpApiEndpoint.post("openConversation")`/widget/v1/agents/${agentPath}/conversations`
+      .setPayload(OpenConversation)
+      .addSuccess(Envelope(Conversation), { status: 201 })
+      .annotate(OpenApi.Summary, "Open a conversation of channel `widget`; `conversation.started` comes with its first message")
+      .addError(ApiError(ResourceMissing))
+      .addError(ApiError(KeyScopeMismatch))
+      .addError(ApiError(OriginNotAllowed))
+      .annotate(RequiredScope, "widget:chat")
+      .annotate(WidgetScope, "widget:chat")
+  )
+  .add(
+    HttpApiEndpoint.post("sendMessage")`/widget/v1/agents/${agentPath}/conversations/${conversationPath}/messages`
+      .setPayload(WidgetMessage)
+      .addSuccess(StreamText)
+      .addSuccess(Envelope(Message), { status: 201 })
+      .addError(ApiError(ParameterInvalid))
+      .addError(ApiError(ServiceUnavailable))
+      .addError(ApiError(LimitReached))
+      .annotate(
+        OpenApi.Summary,
+        "The visitor's message: the reply streamed as server-sent events (or JSON with `stream: false`); an ended conversation is continued in a new one"
+      )
+      .addError(ApiError(ResourceMissing))
+      .addError(ApiError(KeyScopeMismatch))
+      .addError(ApiError(OriginNotAllowed))
+      .annotate(RequiredScope, "widget:chat")
+      .annotate(WidgetScope, "widget:chat")
+  )
+  .add(
+    HttpApiEndpoint.get(
+      "resumeMessage"
+    )`/widget/v1/agents/${agentPath}/conversations/${conversationPath}/messages/${messagePath}/stream`
+      .setHeaders(LastEventId)
+      .addSuccess(StreamText)
+      .addError(ApiError(ParameterInvalid))
+      .annotate(OpenApi.Summary, "Resume a reply's event stream after `Last-Event-ID`")
+      .addError(ApiError(ResourceMissing))
+      .addError(ApiError(KeyScopeMismatch))
+      .addError(ApiError(OriginNotAllowed))
+      .annotate(RequiredScope, "widget:chat")
+      .annotate(WidgetScope, "widget:chat")
+  )
+  .add(
+    HttpApiEndpoint.post("escalate")`/widget/v1/agents/${agentPath}/conversations/${conversationPath}/escalate`
+      .setPayload(Escalate)
+      .addSuccess(Envelope(Escalation), { status: 201 })
+      .addError(ApiError(ParameterInvalid))
+      .addError(ApiError(LimitReached))
+      .annotate(
+        OpenApi.Summary,
+        "Hand over to a human: a ticket of origin `ai_escalation` with the transcript as its first message; event `ticket.created`"
+      )
+      .addError(ApiError(ResourceMissing))
+      .addError(ApiError(KeyScopeMismatch))
+      .addError(ApiError(OriginNotAllowed))
+      .annotate(RequiredScope, "widget:chat")
+      .annotate(WidgetScope, "widget:chat")
+  )
+  .add(
+    HttpApiEndpoint.post("endConversation")`/widget/v1/agents/${agentPath}/conversations/${conversationPath}/end`
+      .addSuccess(Envelope(Conversation))
+      .annotate(OpenApi.Summary, "The visitor ends the conversation; `conversation.ended` once (ending again answers the same)")
+      .addError(ApiError(ResourceMissing))
+      .addError(ApiError(KeyScopeMismatch))
+      .addError(ApiError(OriginNotAllowed))
+      .annotate(RequiredScope, "widget:chat")
+      .annotate(WidgetScope, "widget:chat")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Widget") {}

@@ -14,6 +14,8 @@ import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
 import { Api } from "../schema/Api.js"
 import { ValidationFailed } from "../schema/Errors.js"
+import type { ConversationId, LeadId } from "../schema/Ids.js"
+import type { Tenant } from "../schema/Tenant.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
@@ -33,6 +35,7 @@ import { AppConfig, type AppConfigShape } from "./Config.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
 import { Conversations, IDLE_QUEUE } from "./conversations/Conversations.js"
+import { ConversationsRepo } from "./conversations/ConversationsRepo.js"
 import { ConversationsHttp } from "./conversations/Http.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
@@ -50,9 +53,11 @@ import { makeNodeServer } from "./http/NodeServer.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { WidgetOrigins } from "./http/Cors.js"
 import { LeadsHttp } from "./leads/Http.js"
+import { ConversationLink } from "./leads/ConversationLink.js"
 import { Leads } from "./leads/Leads.js"
 import { UsageHttp } from "./usage/Http.js"
 import { Usage } from "./usage/Usage.js"
+import { WidgetChat } from "./widget/Chat.js"
 import { WidgetHttp } from "./widget/Http.js"
 import { RequestRateLimiter } from "./http/RateLimit.js"
 import { Categories } from "./qa/Categories.js"
@@ -94,6 +99,16 @@ export interface ServerLayers {
 }
 export type { RateLimitStore }
 
+/** A lead captured in a conversation becomes its `lead_id` (the leads area names the port, the conversations area serves it). */
+const ConversationLinkLive = Layer.effect(
+  ConversationLink,
+  Effect.map(ConversationsRepo, (repo) => ({
+    linkLead: (tenant: Tenant, conversationId: ConversationId, leadId: LeadId) => repo.setLead(tenant, conversationId, leadId)
+  }))
+).pipe(Layer.provide(ConversationsRepo.Default))
+
+const LeadsLive = Leads.Default.pipe(Layer.provide(ConversationLinkLive))
+
 /** The programs handlers and the edge call; each brings the repositories it declares as dependencies. */
 const Programs = Layer.mergeAll(
   Agents.Default,
@@ -101,7 +116,7 @@ const Programs = Layer.mergeAll(
   Tickets.Default,
   Erasure.Default,
   Authenticator.Default,
-  Leads.Default,
+  LeadsLive,
   Usage.Default
 )
 
@@ -148,13 +163,16 @@ const LeadTargetLive = Layer.effect(
           )
         )
   }))
-).pipe(Layer.provide(Leads.Default))
+).pipe(Layer.provide(LeadsLive))
 
 /** Forms, over the tickets program its submissions create tickets with and the leads port. */
 const FormsPrograms = Layer.mergeAll(Forms.Default, IdentitySecrets.Default, FormSubmissions.Default).pipe(
   Layer.provide(LeadTargetLive),
   Layer.provide(Tickets.Default)
 )
+
+/** One instance: the widget's chat programs share its live replies. */
+const ConversationsLive = Conversations.Default.pipe(Layer.provide(Retrieval.Default))
 
 /** Q&A, categories, glossary, files and knowledge, over the Q&A and agents repositories they share. */
 const KnowledgePrograms = Layer.mergeAll(
@@ -166,7 +184,8 @@ const KnowledgePrograms = Layer.mergeAll(
   Knowledge.Default,
   Pipeline.Default,
   Retrieval.Default,
-  Conversations.Default.pipe(Layer.provide(Retrieval.Default))
+  ConversationsLive,
+  WidgetChat.Default.pipe(Layer.provide(ConversationsLive), Layer.provide(Tickets.Default))
 ).pipe(Layer.provide(Agents.Default), Layer.provideMerge(Layer.mergeAll(QaRepo.Default, AgentsRepo.Default)))
 
 /**

@@ -23,7 +23,7 @@ import { Outbox } from "../events/Outbox.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
-import { ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
+import { type ConversationRow, ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
 import { type Numbered, Replies } from "./Replies.js"
 
 export const IDLE_QUEUE = "conversation-idle"
@@ -63,6 +63,65 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     const config = yield* AppConfig
     const idleMillis = (config.conversationIdleMinutes ?? defaultIdleMinutes) * 60_000
 
+    /** A new open conversation, with its idle-timeout job; `conversation.started` waits for its first message. */
+    const insertOpen = (
+      tenant: Tenant,
+      channel: Channel,
+      agentId: AgentId,
+      metadata: Readonly<Record<string, unknown>>,
+      at: Date
+    ) =>
+      Effect.gen(function* () {
+        const row = yield* repo.insertConversation(tenant, {
+          id: ConversationId.make(yield* ids.make("cnv")),
+          agentId,
+          channel,
+          metadata,
+          at
+        })
+        yield* jobs.enqueue({
+          queue: IDLE_QUEUE,
+          key: row.id,
+          payload: { conversation_id: row.id },
+          runAt: new Date(at.getTime() + idleMillis)
+        })
+        return row
+      })
+
+    const started = (tenant: Tenant, row: ConversationRow) =>
+      outbox.emit({ ...tenant, type: "conversation.started", data: { conversation: toConversation(row) } })
+
+    /**
+     * Opens a conversation with no message yet (the widget, before the visitor
+     * writes): `conversation.started` is emitted by its first message, and a
+     * conversation that never had one ends without events.
+     */
+    const open = Effect.fn("Conversations.open")(function* (
+      tenant: Tenant,
+      channel: Channel,
+      agentId: AgentId,
+      metadata: Readonly<Record<string, unknown>>
+    ) {
+      yield* agents.retrieve(tenant, agentId)
+      const at = yield* now
+      return toConversation(yield* repo.transaction(insertOpen(tenant, channel, agentId, metadata, at)))
+    })
+
+    /** The agent's conversation with its final messages; another agent's is missing (404 on `param`). */
+    const ofAgent = Effect.fn("Conversations.ofAgent")(function* (
+      tenant: Tenant,
+      agentId: AgentId,
+      id: ConversationId,
+      param: string
+    ) {
+      const row = yield* repo.findConversation(tenant, id)
+      if (Option.isNone(row) || row.value.agent_id !== agentId) {
+        return yield* new ResourceMissing({ message: `No such conversation of agent '${agentId}': '${id}'`, param })
+      }
+      const messages = yield* repo.finalMessages(id)
+      return { ...toConversation(row.value), messages: messages.map(toMessage) }
+    })
+
     /**
      * Stores the user message (opening a conversation if needed) and starts the
      * reply. Failures here are the request's; later ones are events of the reply.
@@ -91,23 +150,15 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
                 param: "conversation_id"
               })
             }
-            if (found.value.status === "open") open = found.value.id
+            if (found.value.status === "open") {
+              open = found.value.id
+              // opened without a message (the widget): this first message starts it
+              if (found.value.message_count === 0) yield* started(tenant, found.value)
+            }
           }
           if (open === undefined) {
-            const row = yield* repo.insertConversation(tenant, {
-              id: ConversationId.make(yield* ids.make("cnv")),
-              agentId,
-              channel,
-              metadata: input.metadata ?? {},
-              at
-            })
-            yield* outbox.emit({ ...tenant, type: "conversation.started", data: { conversation: toConversation(row) } })
-            yield* jobs.enqueue({
-              queue: IDLE_QUEUE,
-              key: row.id,
-              payload: { conversation_id: row.id },
-              runAt: new Date(at.getTime() + idleMillis)
-            })
+            const row = yield* insertOpen(tenant, channel, agentId, input.metadata ?? {}, at)
+            yield* started(tenant, row)
             open = row.id
           }
           yield* repo.insertMessage(tenant, {
@@ -222,7 +273,10 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
           const ended = yield* repo.end(id, yield* now)
           if (Option.isNone(ended)) return toConversation(found.value)
           const conversation = toConversation(ended.value)
-          yield* outbox.emit({ ...tenant, type: "conversation.ended", data: { conversation } })
+          // one that never started (no message) ends without an event
+          if (conversation.message_count > 0) {
+            yield* outbox.emit({ ...tenant, type: "conversation.ended", data: { conversation } })
+          }
           return conversation
         })
       )
@@ -240,7 +294,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         yield* repo.transaction(
           Effect.gen(function* () {
             const ended = yield* repo.end(conversation_id, at, new Date(at.getTime() - idleMillis))
-            if (Option.isSome(ended)) {
+            if (Option.isSome(ended) && ended.value.message_count > 0) {
               yield* outbox.emit({
                 workspaceId: ended.value.workspace_id,
                 environment: ended.value.environment,
@@ -253,7 +307,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         return Outcome.done
       })
 
-    return { send, events, awaitReply, resume, list, retrieve, end, handleIdle } as const
+    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, end, handleIdle } as const
   }),
   dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default]
 }) {}

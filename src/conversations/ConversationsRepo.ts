@@ -18,7 +18,7 @@ import {
   MessageSource,
   Metadata
 } from "../../schema/Conversations.js"
-import { AgentId, ConversationId, MessageId, WorkspaceId } from "../../schema/Ids.js"
+import { AgentId, ConversationId, type LeadId, MessageId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate, DbJson } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute, transaction } from "../db/Sql.js"
@@ -156,6 +156,10 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       )
 
     /** Counts `added` final messages and marks the conversation active at `at`. */
+    /** The lead captured in it: the latest capture wins. */
+    const setLead = (tenant: Tenant, id: ConversationId, leadId: LeadId) =>
+      execute(sql`update conversations set lead_id = ${leadId} where id = ${id} and ${tenantIs(tenant)}`)
+
     const touch = (id: ConversationId, added: number, at: Date) =>
       execute(sql`update conversations set message_count = message_count + ${added},
         last_activity_at = greatest(last_activity_at, ${at}) where id = ${id}`)
@@ -243,6 +247,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       findConversation,
       conversationById,
       page,
+      setLead,
       touch,
       end,
       insertMessage,

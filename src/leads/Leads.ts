@@ -16,6 +16,7 @@ import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { transaction } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { IdempotencyStore } from "../http/Idempotency.js"
+import { ConversationLink } from "./ConversationLink.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { LeadsRepo, toLead } from "./LeadsRepo.js"
@@ -70,12 +71,13 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
     const ids = yield* IdGenerator
     const pages = yield* Paginator
     const responses = yield* IdempotencyStore
+    const conversations = yield* ConversationLink
     const tx = transaction(sql)
 
     /**
      * Records a lead of `agentId` (an agent of the tenant, else 404 on
-     * `agentParam`). `conversation_id` is kept as given: the conversations area
-     * links it.
+     * `agentParam`). `conversation_id` is kept as given; a conversation of the
+     * tenant by that id gets the lead as its `lead_id` (the `ConversationLink` port).
      */
     const capture = Effect.fn("Leads.capture")(function* (
       tenant: Tenant,
@@ -107,6 +109,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
             created_at: yield* now
           })
         )
+        if (conversationId !== null) yield* conversations.linkLead(tenant, conversationId, id)
         yield* outbox.emit({ ...tenant, type: "lead.captured", data: { lead, conversation_id: conversationId } })
         return lead
       }).pipe(tx)

@@ -1,25 +1,81 @@
 /**
  * HTTP handlers of the widget surface (`/widget/v1/agents/{agent_id}/...`).
  * Keys and origins are checked before these run (the authentication middleware
- * and the edge's CORS); each handler is one call to a program.
+ * and the edge's CORS); each handler is one call to a program, streams become
+ * event-stream responses as on `/v1/agents/{id}/messages`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
+import { ParameterInvalid } from "../../schema/Errors.js"
+import { Conversations } from "../conversations/Conversations.js"
+import { pingInterval } from "../conversations/Http.js"
+import type { Numbered } from "../conversations/Replies.js"
 import { ok, runsToCompletion } from "../http/Envelope.js"
+import { eventStream, frame } from "../http/Sse.js"
 import { Leads } from "../leads/Leads.js"
+import { WidgetChat } from "./Chat.js"
+
+const frames = (events: Stream.Stream<Numbered>) => Stream.map(events, (e) => frame(e.id, e.data))
 
 export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
   Effect.gen(function* () {
     const leads = yield* Leads
-    return handlers.handle(
-      "captureLead",
-      ({ path, payload }) =>
+    const chat = yield* WidgetChat
+    const conversations = yield* Conversations
+    return handlers
+      .handle(
+        "captureLead",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) =>
+            leads.capture(c, path.agent_id, payload, { channel: "widget", agentParam: "agent_id" })
+          ).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+      .handle(
+        "openConversation",
+        ({ path, payload }) => Effect.flatMap(Caller, (c) => chat.open(c, path.agent_id, payload)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+      .handle("sendMessage", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* Caller
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // a stream cannot be stored and replayed: a client that lost one resumes it instead
+          if (payload.stream !== false && request.headers["idempotency-key"] !== undefined) {
+            return yield* new ParameterInvalid({
+              message: "Idempotency-Key is not accepted with `stream: true`: resume a dropped stream, or send `stream: false`",
+              param: "Idempotency-Key"
+            })
+          }
+          const sent = yield* chat.send(caller, path.agent_id, path.conversation_id, payload)
+          if (payload.stream === false) return yield* Effect.flatMap(conversations.awaitReply(caller, sent), ok)
+          return eventStream(frames(conversations.events(sent)), pingInterval, {
+            "conversation-id": sent.conversationId,
+            "message-id": sent.messageId
+          })
+        })
+      )
+      .handle("resumeMessage", ({ headers, path }) =>
         Effect.flatMap(Caller, (c) =>
-          leads.capture(c, path.agent_id, payload, { channel: "widget", agentParam: "agent_id" })
-        ).pipe(Effect.flatMap(ok)),
-      runsToCompletion
-    )
+          chat.resume(c, path.agent_id, path.conversation_id, path.message_id, headers["last-event-id"])
+        ).pipe(Effect.map((events) => eventStream(frames(events), pingInterval)))
+      )
+      .handle(
+        "escalate",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) => chat.escalate(c, path.agent_id, path.conversation_id, payload)).pipe(
+            Effect.flatMap(ok)
+          ),
+        runsToCompletion
+      )
+      .handle(
+        "endConversation",
+        ({ path }) => Effect.flatMap(Caller, (c) => chat.end(c, path.agent_id, path.conversation_id)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
   })
 )

@@ -1,0 +1,119 @@
+/**
+ * The widget chat programs: a visitor's conversation with one agent, through
+ * the conversations area (channel `widget`), handed over to a ticket of origin
+ * `ai_escalation` with the transcript as its first message. Every conversation
+ * named in a path must be the path's agent's (else 404 `conversation_id`).
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { CallerShape } from "../../schema/Auth.js"
+import type { Message } from "../../schema/Conversations.js"
+import { ResourceMissing } from "../../schema/Errors.js"
+import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
+import type { Escalate, OpenConversation, WidgetMessage } from "../../schema/Widget.js"
+import { Agents } from "../agents/Agents.js"
+import { Conversations } from "../conversations/Conversations.js"
+import { Tickets } from "../tickets/Tickets.js"
+
+/** The longest ticket message; a longer transcript keeps its latest lines. */
+export const maxTranscriptChars = 20_000
+
+const speaker: Record<Message["role"], string> = { user: "Visitor", assistant: "Assistant" }
+
+/** "Visitor: …" / "Assistant: …" lines of the final messages, oldest first; the latest part when too long. */
+export const transcriptOf = (messages: ReadonlyArray<Message>): string | undefined => {
+  const lines = messages.map((m) => `${speaker[m.role]}: ${m.content}`)
+  let text = lines.join("\n")
+  if (text.length > maxTranscriptChars) {
+    const marker = "[earlier messages left out]\n"
+    text = marker + text.slice(text.length - (maxTranscriptChars - marker.length))
+  }
+  return text.trim() === "" ? undefined : text
+}
+
+const subjectOf = (messages: ReadonlyArray<Message>): string => {
+  const first = messages.find((m) => m.role === "user")?.content.trim().replace(/\s+/g, " ")
+  if (first === undefined || first === "") return "Chat escalated from the widget"
+  return first.length > 120 ? `${first.slice(0, 119)}…` : first
+}
+
+export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
+  effect: Effect.gen(function* () {
+    const agents = yield* Agents
+    const conversations = yield* Conversations
+    const tickets = yield* Tickets
+
+    /** The path's agent, of the caller's workspace and environment (else 404 `agent_id`). */
+    const agentOf = (caller: CallerShape, agentId: AgentId) =>
+      agents.retrieve(caller, agentId).pipe(
+        Effect.catchTag("ResourceMissing", () =>
+          Effect.fail(new ResourceMissing({ message: `No such agent: '${agentId}'`, param: "agent_id" }))
+        )
+      )
+
+    const conversationOf = (caller: CallerShape, agentId: AgentId, id: ConversationId) =>
+      Effect.zipRight(agentOf(caller, agentId), conversations.ofAgent(caller, agentId, id, "conversation_id"))
+
+    const open = Effect.fn("WidgetChat.open")(function* (caller: CallerShape, agentId: AgentId, input: OpenConversation) {
+      yield* agentOf(caller, agentId)
+      return yield* conversations.open(caller, "widget", agentId, input.metadata ?? {})
+    })
+
+    /** Stores the visitor's message and starts the reply (see `Conversations.send`). */
+    const send = Effect.fn("WidgetChat.send")(function* (
+      caller: CallerShape,
+      agentId: AgentId,
+      id: ConversationId,
+      input: WidgetMessage
+    ) {
+      const conversation = yield* conversationOf(caller, agentId, id)
+      return yield* conversations.send(caller, "widget", agentId, {
+        message: input.message,
+        conversation_id: id,
+        metadata: conversation.metadata
+      })
+    })
+
+    const resume = Effect.fn("WidgetChat.resume")(function* (
+      caller: CallerShape,
+      agentId: AgentId,
+      id: ConversationId,
+      messageId: MessageId,
+      lastEventId: string | undefined
+    ) {
+      yield* conversationOf(caller, agentId, id)
+      return yield* conversations.resume(caller, id, messageId, lastEventId)
+    })
+
+    const escalate = Effect.fn("WidgetChat.escalate")(function* (
+      caller: CallerShape,
+      agentId: AgentId,
+      id: ConversationId,
+      input: Escalate
+    ) {
+      const conversation = yield* conversationOf(caller, agentId, id)
+      const body = transcriptOf(conversation.messages)
+      const ticket = yield* tickets.create(
+        { caller, memberId: Option.none() },
+        {
+          agent_id: agentId,
+          subject: input.subject ?? subjectOf(conversation.messages),
+          origin: "ai_escalation",
+          visitor_email: input.visitor_email,
+          ...(input.visitor_name === undefined || input.visitor_name === "" ? {} : { visitor_name: input.visitor_name }),
+          ...(body === undefined ? {} : { body }),
+          conversation_id: id
+        }
+      )
+      return { ticket }
+    })
+
+    const end = Effect.fn("WidgetChat.end")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
+      yield* conversationOf(caller, agentId, id)
+      return yield* conversations.end(caller, id)
+    })
+
+    return { open, send, resume, escalate, end } as const
+  }),
+  dependencies: []
+}) {}
