@@ -5,31 +5,17 @@
  * operator must set it, since every instance needs the same key. The key is
  * resolved on first use, so a deployment that never stores a secret needs none.
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
-import { join } from "node:path"
 import { ServiceUnavailable } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
+import { keptSecret } from "../KeptSecret.js"
 
 const derive = (secret: string) => createHash("sha256").update(`assistant-platform secret box\n${secret}`).digest()
 
-const kept = (dataDir: string) =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const file = join(dataDir, "secret-key")
-    if (yield* fs.exists(file)) {
-      const existing = (yield* fs.readFileString(file)).trim()
-      if (existing !== "") return existing
-    }
-    const secret = randomBytes(32).toString("base64url")
-    yield* fs.makeDirectory(dataDir, { recursive: true })
-    yield* fs.writeFileString(file, `${secret}\n`, { mode: 0o600 })
-    return secret
-  }).pipe(Effect.provide(NodeFileSystem.layer))
+const kept = (dataDir: string) => keptSecret(dataDir, "secret-key")
 
 const version = "v1"
 

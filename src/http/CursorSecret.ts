@@ -5,15 +5,13 @@
  * like the admin token. With a shared database and neither set, each process
  * draws its own: cursors then hold only on the instance that issued them.
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, randomBytes } from "node:crypto"
-import { join } from "node:path"
 import { AppConfig } from "../Config.js"
+import { keptSecret } from "../KeptSecret.js"
 import { CursorKey } from "./Pagination.js"
 
 const derive = (secret: string) =>
@@ -22,19 +20,7 @@ const derive = (secret: string) =>
 const nonEmpty = (r: Redacted.Redacted<string> | undefined) =>
   r !== undefined && Redacted.value(r).trim() !== "" ? Option.some(Redacted.value(r)) : Option.none()
 
-const kept = (dataDir: string) =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const file = join(dataDir, "cursor-secret")
-    if (yield* fs.exists(file)) {
-      const existing = (yield* fs.readFileString(file)).trim()
-      if (existing !== "") return existing
-    }
-    const secret = randomBytes(32).toString("base64url")
-    yield* fs.makeDirectory(dataDir, { recursive: true })
-    yield* fs.writeFileString(file, `${secret}\n`, { mode: 0o600 })
-    return secret
-  }).pipe(Effect.provide(NodeFileSystem.layer))
+const kept = (dataDir: string) => keptSecret(dataDir, "cursor-secret")
 
 export const CursorKeyLive = Layer.effect(
   CursorKey,

@@ -18,6 +18,7 @@ import { Outbox } from "../events/Outbox.js"
 import { IdempotencyStore } from "../http/Idempotency.js"
 import { ConversationLink } from "./ConversationLink.js"
 import { Paginator, toPage } from "../http/Pagination.js"
+import { editObjects } from "../JsonDocument.js"
 import { now } from "../Time.js"
 import { LeadsRepo, toLead } from "./LeadsRepo.js"
 
@@ -29,36 +30,22 @@ export type LeadChannel = "api" | "widget" | "form"
  * its tombstone (`email`, `name`, `phone` null, `metadata` empty) wherever the
  * lead appears in it (`object: "lead"` with its id); none when nothing changes.
  */
-export const scrubLead = (text: string, leadId: string): Option.Option<string> => {
-  let changed = false
-  const walk = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(walk)
-    if (typeof value !== "object" || value === null) return value
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = walk(v)
-    if (out.object === "lead" && out.id === leadId) {
-      for (const field of ["email", "name", "phone"]) {
-        if (out[field] !== null && out[field] !== undefined) {
-          out[field] = null
-          changed = true
-        }
-      }
-      if (typeof out.metadata === "object" && out.metadata !== null && Object.keys(out.metadata).length > 0) {
-        out.metadata = {}
+export const scrubLead = (text: string, leadId: string): Option.Option<string> =>
+  editObjects(text, (out) => {
+    if (out.object !== "lead" || out.id !== leadId) return false
+    let changed = false
+    for (const field of ["email", "name", "phone"]) {
+      if (out[field] !== null && out[field] !== undefined) {
+        out[field] = null
         changed = true
       }
     }
-    return out
-  }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return Option.none()
-  }
-  const scrubbed = walk(parsed)
-  return changed ? Option.some(JSON.stringify(scrubbed)) : Option.none()
-}
+    if (typeof out.metadata === "object" && out.metadata !== null && Object.keys(out.metadata).length > 0) {
+      out.metadata = {}
+      changed = true
+    }
+    return changed
+  })
 
 const missing = (id: string) => new ResourceMissing({ message: `No such lead: '${id}'`, param: "id" })
 

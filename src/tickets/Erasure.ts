@@ -12,6 +12,7 @@ import { transaction } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { IdempotencyStore } from "../http/Idempotency.js"
 import { now } from "../Time.js"
+import { editObjects } from "../JsonDocument.js"
 import { type Acting, actorOf } from "./Rules.js"
 import { TicketThread } from "./Thread.js"
 import { erasedText, TicketsRepo, toTicket } from "./TicketsRepo.js"
@@ -22,13 +23,9 @@ import { erasedText, TicketsRepo, toTicket } from "./TicketsRepo.js"
  * every `ticket_message` of it. Matching by object kind and id, not by value,
  * leaves other tickets and unrelated strings alone.
  */
-export const scrubDocument = (text: string, publicId: string): Option.Option<string> => {
-  let changed = false
-  const walk = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(walk)
-    if (typeof value !== "object" || value === null) return value
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = walk(v)
+export const scrubDocument = (text: string, publicId: string): Option.Option<string> =>
+  editObjects(text, (out) => {
+    let changed = false
     const replace = (field: string) => {
       if (typeof out[field] === "string" && out[field] !== erasedText) {
         out[field] = erasedText
@@ -40,17 +37,8 @@ export const scrubDocument = (text: string, publicId: string): Option.Option<str
       replace("visitor_email")
     }
     if (out.object === "ticket_message" && out.ticket_public_id === publicId) replace("body")
-    return out
-  }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return Option.none()
-  }
-  const scrubbed = walk(parsed)
-  return changed ? Option.some(JSON.stringify(scrubbed)) : Option.none()
-}
+    return changed
+  })
 
 export class Erasure extends Effect.Service<Erasure>()("Tickets/Erasure", {
   effect: Effect.gen(function* () {
