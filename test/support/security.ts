@@ -18,6 +18,8 @@ export interface SecuredEndpoint {
   readonly liveObjectPath?: (ws: SeededWorkspace, h: HarnessShape) => Effect.Effect<string>
   /** Widget keys may call it (it declares `WidgetScope`): its own tests check them instead of the generic row. */
   readonly widgetAllowed?: boolean
+  /** Which kind of key it takes (default `secret`); a `widget` endpoint refuses secret keys instead. */
+  readonly keyKind?: "secret" | "widget"
 }
 
 const expectError = (reply: { status: number; body: any }, status: number, code: string, label: string) => {
@@ -46,19 +48,25 @@ export const runSecurityMatrix = (h: HarnessShape, endpoint: SecuredEndpoint) =>
       "unknown legacy key"
     )
 
-    const revoked = yield* ws.key({ kind: "secret" })
+    const kind = endpoint.keyKind ?? "secret"
+    const revoked = yield* ws.key({ kind })
     yield* ws.revoke(revoked.id)
     expectError(yield* call({ key: revoked.secret }), 401, "invalid_api_key", "revoked key")
 
-    if (!endpoint.widgetAllowed) expectError(yield* call({ key: ws.widgetTest }), 403, "key_scope_mismatch", "widget key")
+    if (kind === "widget") expectError(yield* call({ key: ws.secretTest }), 403, "key_scope_mismatch", "secret key")
+    else if (!endpoint.widgetAllowed) expectError(yield* call({ key: ws.widgetTest }), 403, "key_scope_mismatch", "widget key")
     expectError(yield* call({ key: ws.formsTest }), 403, "key_scope_mismatch", "forms key")
 
     // a key with some other scope than the endpoint's
-    const narrowed = yield* ws.key({ kind: "secret", scopes: [endpoint.scope === "read:usage" ? "read:agents" : "read:usage"] })
+    const otherScope =
+      kind === "widget"
+        ? endpoint.scope === "widget:chat" ? "widget:tickets" : "widget:chat"
+        : endpoint.scope === "read:usage" ? "read:agents" : "read:usage"
+    const narrowed = yield* ws.key({ kind, scopes: [otherScope] })
     expectError(yield* call({ key: narrowed.secret }), 403, "key_scope_mismatch", `key without ${endpoint.scope}`)
 
     // the right scope passes authentication whatever the outcome of the call itself
-    const exact = yield* ws.key({ kind: "secret", scopes: [endpoint.scope] })
+    const exact = yield* ws.key({ kind, scopes: [endpoint.scope] })
     const allowed = yield* call({ key: exact.secret })
     const passed = (status: number) => status < 500 && status !== 401 && status !== 403
     expect(passed(allowed.status), `key with exactly ${endpoint.scope}: got ${allowed.status} ${allowed.text}`).toBe(true)
@@ -75,7 +83,7 @@ export const runSecurityMatrix = (h: HarnessShape, endpoint: SecuredEndpoint) =>
     if (endpoint.liveObjectPath !== undefined) {
       const livePath = yield* endpoint.liveObjectPath(ws, h)
       const crossed = yield* h.call(endpoint.method, livePath, {
-        key: ws.secretTest,
+        key: kind === "widget" ? ws.widgetTest : ws.secretTest,
         ...(endpoint.body === undefined ? {} : { body: endpoint.body })
       })
       expectError(crossed, 404, "resource_missing", "sandbox key on a live object")

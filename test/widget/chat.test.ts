@@ -14,6 +14,7 @@ import { JobQueue } from "../../layers/JobQueue.js"
 import { IDLE_QUEUE } from "../../src/conversations/Conversations.js"
 import { addQa, sse, text, types } from "../conversations/support.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
+import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 import { eventsOf } from "../tickets/support.js"
 
 const shop = "https://shop.example.com"
@@ -294,6 +295,26 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("widget chat", (it) 
       expect(untouched.body.data.lead_id).toBeNull()
     })
   )
+
+  describe("security matrix", () => {
+    const agentOf = (ws: SeededWorkspace, h: HarnessShape) => createAgent(h, ws.secretTest)
+    const conversationOf = (ws: SeededWorkspace, h: HarnessShape) =>
+      Effect.flatMap(agentOf(ws, h), (agentId) =>
+        Effect.map(open(h, agentId, ws.widgetTest), (conversationId) => `${base(agentId)}/conversations/${conversationId}`)
+      )
+    const routes: ReadonlyArray<Omit<SecuredEndpoint, "scope" | "keyKind">> = [
+      { name: "capture a lead", method: "POST", path: (ws, h) => Effect.map(agentOf(ws, h), (a) => `${base(a)}/leads`), body: { email: "ana@example.com" } },
+      { name: "open a conversation", method: "POST", path: (ws, h) => Effect.map(agentOf(ws, h), (a) => `${base(a)}/conversations`), body: {} },
+      { name: "send a message", method: "POST", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/messages`), body: { message: "Hi", stream: false } },
+      { name: "resume a reply", method: "GET", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/messages/msg_unknown000000000000000/stream`) },
+      { name: "escalate", method: "POST", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/escalate`), body: { visitor_email: "ana@example.com" } },
+      { name: "end", method: "POST", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/end`) }
+    ]
+    const endpoints = routes.map((e): SecuredEndpoint => ({ ...e, scope: "widget:chat", keyKind: "widget" }))
+    for (const endpoint of endpoints) {
+      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
+    }
+  })
 
   describe("refused", () => {
     it.effect("secret, forms and other widget scopes are 403 key_scope_mismatch; no key is 401; nothing is written", () =>
