@@ -72,6 +72,19 @@ export interface AnswerInput {
  */
 export const wordTokens = (text: string): Array<string> => text.match(/\s*\S+/g) ?? []
 
+/** An audio file to transcribe: its bytes, a file name (the extension tells servers the format) and its type. */
+export interface AudioInput {
+  readonly bytes: Uint8Array
+  readonly filename: string
+  readonly contentType: string
+}
+
+/** A transcription: the text and, when the server says, the audio's length. */
+export interface Transcript {
+  readonly text: string
+  readonly seconds: number | undefined
+}
+
 export interface AiShape {
   readonly provider: "local" | "openai"
   /** A category structure for an agent's first document (3..8 categories). */
@@ -86,6 +99,8 @@ export interface AiShape {
   readonly dimensions: number
   /** A reply grounded in `input.grounding`, streamed as text pieces whose concatenation is the answer. */
   readonly answer: (input: AnswerInput) => Stream.Stream<string, AiError>
+  /** Speech to text; the `local` provider cannot and fails (not transient). */
+  readonly transcribe: (audio: AudioInput) => Effect.Effect<Transcript, AiError>
 }
 
 export class Ai extends Context.Tag("Ai/Ai")<Ai, AiShape>() {}
@@ -101,7 +116,15 @@ export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
   categorize: (doc) => Effect.sync(() => Extract.categories(doc)),
   generateQa: (doc, categories) => Effect.sync(() => Extract.qa(doc, categories)),
   embed: (texts) => Effect.sync(() => texts.map((text) => hashEmbed(text, dimensions))),
-  answer: (input) => Stream.suspend(() => Stream.fromIterable(wordTokens(Extract.answer(input.grounding))))
+  answer: (input) => Stream.suspend(() => Stream.fromIterable(wordTokens(Extract.answer(input.grounding)))),
+  transcribe: () =>
+    Effect.fail(
+      new AiError({
+        message:
+          "the local AI provider cannot transcribe audio: send the source with a `transcript`, or run the service with AI_PROVIDER=openai",
+        transient: false
+      })
+    )
 })
 
 /** Default: offline and deterministic. */
@@ -132,6 +155,10 @@ export interface OpenAiOptions {
   readonly dimensions?: number
   /** Per request; a request that takes longer fails as transient. Default 60 s. */
   readonly timeout?: Duration.DurationInput
+  /** Model of `/audio/transcriptions`. Default `whisper-1`. */
+  readonly transcriptionModel?: string
+  /** Per transcription (audio runs up to 10 minutes). Default 10 minutes. */
+  readonly transcriptionTimeout?: Duration.DurationInput
 }
 
 const documentPieceChars = 12_000
@@ -159,7 +186,8 @@ export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> => {
     const embedder = yield* EmbeddingModel.EmbeddingModel
     const http = openai.client.httpClient
 
-    const timedOut = (what: string) => () => new AiError({ message: `${what} timed out after ${Duration.format(timeout)}`, transient: true })
+    const timedOut = (what: string, after: Duration.DurationInput = timeout) => () =>
+      new AiError({ message: `${what} timed out after ${Duration.format(after)}`, transient: true })
 
     const chat = (system: string, user: string): Effect.Effect<string, AiError> =>
       Effect.gen(function* () {
@@ -282,7 +310,36 @@ export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> => {
         })
       )
 
-    return Ai.of({ provider: "openai", dimensions, categorize, generateQa, embed, answer })
+    const transcriptionTimeout = options.transcriptionTimeout ?? Duration.minutes(10)
+
+    /** A multipart upload to `/audio/transcriptions`; `verbose_json` also gives the audio's duration. */
+    const transcribe = (audio: AudioInput): Effect.Effect<Transcript, AiError> =>
+      Effect.gen(function* () {
+        const form = new FormData()
+        form.append("file", new Blob([new Uint8Array(audio.bytes)], { type: audio.contentType }), audio.filename)
+        form.append("model", options.transcriptionModel ?? "whisper-1")
+        form.append("response_format", "verbose_json")
+        const request = HttpClientRequest.post("/audio/transcriptions").pipe(HttpClientRequest.bodyFormData(form))
+        const response = yield* http.execute(request).pipe(
+          Effect.mapError((error) => new AiError({ message: `transcription request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" }))
+        )
+        if (response.status < 200 || response.status >= 300) {
+          const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+          return yield* new AiError({
+            message: `transcription request answered ${response.status}${body ? `: ${body.slice(0, 300)}` : ""}`,
+            transient: OpenAiParts.isTransientStatus(response.status)
+          })
+        }
+        const reply = yield* HttpClientResponse.schemaBodyJson(OpenAiParts.TranscriptionReply)(response).pipe(
+          Effect.mapError(() => new AiError({ message: "transcription response has no `text`", transient: false }))
+        )
+        return { text: reply.text, seconds: reply.duration }
+      }).pipe(
+        Effect.scoped,
+        Effect.timeoutFail({ duration: transcriptionTimeout, onTimeout: timedOut("transcription request", transcriptionTimeout) })
+      )
+
+    return Ai.of({ provider: "openai", dimensions, categorize, generateQa, embed, answer, transcribe })
   })
   return Layer.effect(Ai, service).pipe(Layer.provide(embeddings), Layer.provide(client))
 }

@@ -11,8 +11,11 @@ import { mkdtemp, rm, symlink } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import sharp from "sharp"
-import Tesseract from "tesseract.js"
+
+// sharp (a native addon with libvips) and tesseract.js are loaded on the first
+// image, not at start: most instances never see one, and each costs resident memory.
+const loadSharp = Effect.promise(() => import("sharp")).pipe(Effect.map((module) => module.default))
+const loadTesseract = Effect.promise(() => import("tesseract.js")).pipe(Effect.map((module) => module.default))
 
 export class OcrError extends Schema.TaggedError<OcrError>()("OcrError", { message: Schema.String }) {}
 
@@ -37,6 +40,7 @@ const formats = new Set(["png", "jpeg", "webp"])
  */
 export const prepare = (image: Uint8Array): Effect.Effect<{ readonly bytes: Uint8Array; readonly downscaled: boolean }, OcrError> =>
   Effect.gen(function* () {
+    const sharp = yield* loadSharp
     const metadata = yield* Effect.tryPromise({
       try: () => sharp(image).metadata(),
       catch: () => new OcrError({ message: "the file is not a readable image" })
@@ -87,6 +91,7 @@ const languageFolder = Effect.acquireRelease(
 export const layerTesseract: Layer.Layer<Ocr> = Layer.scoped(
   Ocr,
   Effect.gen(function* () {
+    const Tesseract = yield* loadTesseract
     const worker = yield* Effect.acquireRelease(
       Effect.scoped(
         Effect.flatMap(languageFolder, (folder) =>

@@ -30,6 +30,7 @@ import { LeadsGroup } from "./Leads.js"
 import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
+import { TrainingGroup } from "./Training.js"
 import { UsageGroup } from "./Usage.js"
 import { WebhooksGroup } from "./Webhooks.js"
 import { WidgetGroup } from "./Widget.js"
@@ -60,6 +61,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(QaGroup)
   .add(GlossaryGroup)
   .add(KnowledgeGroup)
+  .add(TrainingGroup)
   .add(FilesGroup)
   .add(ConversationsGroup)
   .add(LeadsGroup)

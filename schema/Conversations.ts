@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import { ApiError, InvalidCursor, InvalidLimit, LimitReached, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
-import { AgentId, ConversationId, MessageId } from "./Ids.js"
+import { AgentId, ConversationId, LessonId, MessageId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
 
 /** Longest user message, in characters. */
@@ -34,7 +34,10 @@ export const MessageSource = Schema.Struct({
   type: Schema.Literal("qa", "chunk").annotations({ description: "`qa`: a Q&A item; `chunk`: a passage of a knowledge source" }),
   id: Schema.String.annotations({ description: "The Q&A id (`qa_...`) or the knowledge source id (`src_...`)" }),
   title: Schema.String.annotations({ description: "The Q&A's question, or the source's title" }),
-  url: Schema.NullOr(Schema.String).annotations({ description: "The page of a `url` source; null otherwise" })
+  url: Schema.NullOr(Schema.String).annotations({ description: "The page of a `url` source; null otherwise" }),
+  lesson: Schema.optional(
+    Schema.Struct({ id: LessonId, title: Schema.String }).annotations({ identifier: "MessageSourceLesson" })
+  ).annotations({ description: "A training agent's passage: the lesson whose source it came from" })
 }).annotations({ identifier: "MessageSource" })
 export type MessageSource = typeof MessageSource.Type
 

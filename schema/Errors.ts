@@ -193,6 +193,12 @@ export class CategoryExists extends catalog(Schema.TaggedError<CategoryExists>()
   type: "invalid_request",
   description: "The agent already has a category with this name (names are compared ignoring case)."
 }) {}
+export class HasChildren extends catalog(Schema.TaggedError<HasChildren>()("HasChildren", fields), {
+  code: "resource_has_children",
+  status: 409,
+  type: "invalid_request",
+  description: "A module with lessons, or a lesson with sources, is deleted only with `?cascade=true`."
+}) {}
 export class IdempotencyRequestInProgress extends catalog(Schema.TaggedError<IdempotencyRequestInProgress>()("IdempotencyRequestInProgress", fields), {
   code: "idempotency_request_in_progress",
   status: 409,
@@ -273,6 +279,7 @@ export const ErrorCatalog = [
   FileNotUploaded,
   TermExists,
   CategoryExists,
+  HasChildren,
   IdempotencyRequestInProgress,
   PayloadTooLarge,
   UnsupportedMediaType,

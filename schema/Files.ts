@@ -31,8 +31,15 @@ export const FileContentType = Schema.Literal(
   "application/pdf",
   "text/plain",
   "text/markdown",
-  "text/html"
-).annotations({ description: "Images go through OCR; text, Markdown, PDF and HTML are read directly" })
+  "text/html",
+  "audio/mpeg",
+  "audio/wav",
+  "audio/mp4",
+  "audio/ogg"
+).annotations({
+  description:
+    "Images go through OCR; text, Markdown, PDF and HTML are read directly; audio (MP3, WAV, M4A, OGG, up to 10 minutes) is transcribed"
+})
 export type FileContentType = typeof FileContentType.Type
 export const FileContentTypes: ReadonlyArray<FileContentType> = FileContentType.literals
 

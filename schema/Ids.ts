@@ -75,6 +75,24 @@ export const MessageId = Schema.String.pipe(
 )
 export type MessageId = typeof MessageId.Type
 
+export const ModuleId = Schema.String.pipe(
+  Schema.pattern(prefixed("mod"), { message: () => "Expected a module id (mod_...)" }),
+  Schema.brand("ModuleId")
+)
+export type ModuleId = typeof ModuleId.Type
+
+export const LessonId = Schema.String.pipe(
+  Schema.pattern(prefixed("lsn"), { message: () => "Expected a lesson id (lsn_...)" }),
+  Schema.brand("LessonId")
+)
+export type LessonId = typeof LessonId.Type
+
+export const LessonSourceId = Schema.String.pipe(
+  Schema.pattern(prefixed("lsrc"), { message: () => "Expected a lesson source id (lsrc_...)" }),
+  Schema.brand("LessonSourceId")
+)
+export type LessonSourceId = typeof LessonSourceId.Type
+
 export const RequestId = Schema.String.pipe(Schema.pattern(prefixed("req")), Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
@@ -102,6 +120,9 @@ export const IdPrefix = {
   lead: "ldx",
   conversation: "cnv",
   message: "msg",
-  form: "frm"
+  form: "frm",
+  module: "mod",
+  lesson: "lsn",
+  lessonSource: "lsrc"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

@@ -63,7 +63,9 @@ export const SourceErrorCode = Schema.Literal(
   "file_missing",
   "ocr_failed",
   "ai_failed",
-  "csv_invalid"
+  "csv_invalid",
+  "audio_too_long",
+  "transcription_failed"
 )
 export type SourceErrorCode = typeof SourceErrorCode.Type
 

@@ -1,10 +1,12 @@
 /** Service configuration, read once from the environment. */
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
+import { type LogLevelName, logLevelNames } from "../layers/Logging.js"
 
 /** Which `Ai` provider knowledge ingestion uses; `openai` speaks to any OpenAI-compatible server. */
 export type AiSettings =
@@ -15,6 +17,7 @@ export type AiSettings =
       readonly apiKey: Redacted.Redacted<string>
       readonly chatModel: string
       readonly embeddingModel: string
+      readonly transcriptionModel: string
     }
 
 export interface IngestSettings {
@@ -69,6 +72,16 @@ export interface AppConfigShape {
   readonly conversationIdlePollMillis?: number | undefined
   /** A reply nobody reads is generated on this long for a resume, then stopped (`REPLY_RESUME_GRACE_SECONDS`, default 30). */
   readonly replyResumeGraceSeconds?: number | undefined
+  /** `API_KEY_CACHE_SECONDS`: an active key is remembered this long (default 5; 0: every request reads it); a revocation elsewhere takes effect within it. */
+  readonly apiKeyCacheSeconds?: number | undefined
+  /** `LOG_LEVEL`: the lowest level logged (default `info`); `none` silences the logs. */
+  readonly logLevel?: LogLevelName | undefined
+  /** `METRICS_TOKEN`: `GET /metrics` asks for it as a bearer token; unset, it answers loopback callers only. */
+  readonly metricsToken?: Redacted.Redacted<string> | undefined
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: traces go to this OTLP/HTTP collector; unset, no tracing code is loaded. */
+  readonly otlpEndpoint?: string | undefined
+  /** On SIGTERM/SIGINT, in-flight requests and open streams get this long to finish (`SHUTDOWN_GRACE_MS`, default 10 s). */
+  readonly shutdownGraceMillis?: number | undefined
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
 }
@@ -80,6 +93,35 @@ const positiveInt = (name: string, fallback: number) =>
     Config.withDefault(fallback),
     Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
   )
+
+const hasScheme = (url: string, schemes: ReadonlyArray<string>) =>
+  URL.canParse(url) && schemes.includes(new URL(url).protocol.slice(0, -1).toLowerCase())
+
+const schemeMessage = (name: string, schemes: ReadonlyArray<string>) =>
+  `${name} must be a URL starting with ${schemes.map((s) => `${s}://`).join(" or ")}`
+
+/** A URL of one of `schemes`; the refusal names the variable and the schemes. */
+const urlOf = (name: string, schemes: ReadonlyArray<string>) =>
+  Config.string(name).pipe(
+    Config.validate({ message: schemeMessage(name, schemes), validation: (url) => hasScheme(url, schemes) })
+  )
+
+/** Like `urlOf`, kept redacted (it may hold a password); the refusal never shows the value. */
+const secretUrlOf = (name: string, schemes: ReadonlyArray<string>) =>
+  Config.redacted(name).pipe(
+    Config.validate({
+      message: schemeMessage(name, schemes),
+      validation: (url) => hasScheme(Redacted.value(url), schemes)
+    })
+  )
+
+const nonEmptySecret = (name: string) =>
+  Config.redacted(name).pipe(
+    Config.validate({ message: `${name} must not be empty`, validation: (r) => Redacted.value(r).trim() !== "" })
+  )
+
+const nonEmpty = (name: string) =>
+  Config.string(name).pipe(Config.validate({ message: `${name} must not be empty`, validation: (s) => s.trim() !== "" }))
 
 const aiFromEnv = Effect.gen(function* () {
   const provider = yield* Config.literal("local", "openai")("AI_PROVIDER").pipe(Config.withDefault("local" as const))
@@ -96,30 +138,34 @@ const aiFromEnv = Effect.gen(function* () {
     // no default: an OpenAI-compatible server without a key is refused at start, by name
     apiKey: yield* Config.redacted("AI_API_KEY"),
     chatModel: yield* Config.nonEmptyString("AI_CHAT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
-    embeddingModel: yield* Config.nonEmptyString("AI_EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small"))
+    embeddingModel: yield* Config.nonEmptyString("AI_EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small")),
+    transcriptionModel: yield* Config.nonEmptyString("AI_TRANSCRIPTION_MODEL").pipe(Config.withDefault("whisper-1"))
   } satisfies AiSettings
 })
 
 export const fromEnv = Effect.gen(function* () {
-  const host = yield* Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
+  const host = yield* nonEmpty("HOST").pipe(Config.withDefault("127.0.0.1"))
   const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
-  const publicUrl = yield* Config.string("PUBLIC_URL").pipe(Config.withDefault(`http://${host}:${port}`))
+  const publicUrl = yield* urlOf("PUBLIC_URL", ["http", "https"]).pipe(Config.withDefault(`http://${host}:${port}`))
   return AppConfig.of({
     host,
     port,
     publicUrl: publicUrl.replace(/\/+$/, ""),
-    dataDir: yield* Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
-    databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")),
-    redisUrl: yield* Config.option(Config.string("REDIS_URL")),
+    dataDir: yield* nonEmpty("DATA_DIR").pipe(Config.withDefault("./data")),
+    databaseUrl: yield* Config.option(secretUrlOf("DATABASE_URL", ["postgres", "postgresql"])),
+    redisUrl: yield* Config.option(urlOf("REDIS_URL", ["redis", "rediss"])),
     rateLimit: {
       rps: yield* positiveInt("RATE_LIMIT_RPS", 100),
       burst: yield* positiveInt("RATE_LIMIT_BURST", 200)
     },
-    adminToken: yield* Config.option(Config.redacted("ADMIN_TOKEN")),
-    cursorSecret: Option.getOrUndefined(yield* Config.option(Config.redacted("CURSOR_SECRET"))),
-    secretKey: Option.getOrUndefined(yield* Config.option(Config.redacted("SECRET_KEY"))),
+    adminToken: yield* Config.option(nonEmptySecret("ADMIN_TOKEN")),
+    cursorSecret: Option.getOrUndefined(yield* Config.option(nonEmptySecret("CURSOR_SECRET"))),
+    secretKey: Option.getOrUndefined(yield* Config.option(nonEmptySecret("SECRET_KEY"))),
     formsPort: Option.getOrUndefined(yield* Config.option(Config.port("FORMS_PORT"))),
-    ownerEmail: yield* Config.string("OWNER_EMAIL").pipe(Config.withDefault("owner@example.com")),
+    ownerEmail: yield* Config.string("OWNER_EMAIL").pipe(
+      Config.validate({ message: "OWNER_EMAIL must be an e-mail address", validation: (e) => /^[^@\s]+@[^@\s]+$/.test(e) }),
+      Config.withDefault("owner@example.com")
+    ),
     smtpUrl: yield* Config.option(
       Config.string("SMTP_URL").pipe(
         Config.validate({
@@ -128,7 +174,7 @@ export const fromEnv = Effect.gen(function* () {
         })
       )
     ),
-    mailFrom: yield* Config.string("MAIL_FROM").pipe(Config.withDefault("Assistant Platform <no-reply@localhost>")),
+    mailFrom: yield* nonEmpty("MAIL_FROM").pipe(Config.withDefault("Assistant Platform <no-reply@localhost>")),
     emailPollMillis: yield* positiveInt("EMAIL_POLL_MS", 1000),
     allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
     webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
@@ -145,8 +191,44 @@ export const fromEnv = Effect.gen(function* () {
     conversationIdleMinutes: yield* positiveInt("CONVERSATION_IDLE_MINUTES", 30),
     conversationIdlePollMillis: yield* positiveInt("CONVERSATION_IDLE_POLL_MS", 1000),
     replyResumeGraceSeconds: yield* positiveInt("REPLY_RESUME_GRACE_SECONDS", 30),
+    apiKeyCacheSeconds: yield* Config.integer("API_KEY_CACHE_SECONDS").pipe(
+      Config.withDefault(5),
+      Config.validate({ message: "API_KEY_CACHE_SECONDS must be an integer from 0 to 300", validation: (n) => n >= 0 && n <= 300 })
+    ),
+    logLevel: yield* Config.literal(...logLevelNames)("LOG_LEVEL").pipe(Config.withDefault("info" as const)),
+    metricsToken: Option.getOrUndefined(yield* Config.option(Config.redacted("METRICS_TOKEN"))),
+    otlpEndpoint: Option.getOrUndefined(
+      yield* Config.option(
+        Config.string("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(
+          Config.validate({
+            message: "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL",
+            validation: (url) => /^https?:\/\/[^/]/i.test(url) && URL.canParse(url)
+          })
+        )
+      )
+    ),
+    shutdownGraceMillis: yield* positiveInt("SHUTDOWN_GRACE_MS", 10_000),
     announceKeys: true
   })
 })
+
+/**
+ * One line for a refused configuration, naming each variable at fault, e.g.
+ * `invalid configuration: PORT: Expected a network port value but received abc`.
+ */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const leaves = (e: ConfigError.ConfigError): ReadonlyArray<string> => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        return [...leaves(e.left), ...leaves(e.right)]
+      default: {
+        const name = e.path.join("_")
+        return [e.message.startsWith(name) ? e.message : `${name}: ${e.message}`]
+      }
+    }
+  }
+  return `invalid configuration: ${[...new Set(leaves(error))].join("; ").replace(/\s*\n\s*/g, " ")}`
+}
 
 export const layerFromEnv = Layer.effect(AppConfig, fromEnv)

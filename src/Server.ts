@@ -9,6 +9,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { Server as NodeServer } from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
@@ -20,6 +21,7 @@ import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
 import * as JobQueue from "../layers/JobQueue.js"
+import * as Lifecycle from "../layers/Lifecycle.js"
 import type { Fetcher } from "../layers/Fetcher.js"
 import type { FileStorage } from "../layers/FileStorage.js"
 import type { Ocr } from "../layers/Ocr.js"
@@ -42,6 +44,8 @@ import { Outbox } from "./events/Outbox.js"
 import { Glossary } from "./glossary/Glossary.js"
 import { GlossaryHttp } from "./glossary/Http.js"
 import { Forms } from "./forms/Forms.js"
+import { DemoRoutes } from "./forms/Demo.js"
+import { ElementRoutes } from "./forms/ElementBundle.js"
 import { FormsHttp, FormsPreflightRoutes, FormsPublicHttp } from "./forms/Http.js"
 import { IdentitySecrets } from "./forms/Identity.js"
 import { type LeadFromForm, LeadTarget } from "./forms/LeadTarget.js"
@@ -50,6 +54,7 @@ import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
 import { Paginator } from "./http/Pagination.js"
 import { makeNodeServer } from "./http/NodeServer.js"
+import { defaultGraceMillis, makeDrain } from "./http/Drain.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { WidgetOrigins } from "./http/Cors.js"
 import { LeadsHttp } from "./leads/Http.js"
@@ -74,7 +79,12 @@ import { Pipeline } from "./knowledge/Pipeline.js"
 import { Retrieval } from "./knowledge/Retrieval.js"
 import { QaRepo } from "./qa/QaRepo.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
+import { MetricsRoutes } from "./system/Metrics.js"
 import { TicketsHttp } from "./tickets/Http.js"
+import { Course } from "./training/Course.js"
+import { TrainingHttp } from "./training/Http.js"
+import { LessonSources } from "./training/LessonSources.js"
+import { LessonSourceOwner } from "./training/Outcome.js"
 import { Erasure } from "./tickets/Erasure.js"
 import { Tickets } from "./tickets/Tickets.js"
 import { Dispatcher } from "./webhooks/Dispatcher.js"
@@ -99,11 +109,12 @@ export interface ServerLayers {
 }
 export type { RateLimitStore }
 
-/** A lead captured in a conversation becomes its `lead_id` (the leads area names the port, the conversations area serves it). */
+/** A lead captured in a conversation becomes its `lead_id`, and a deleted one stops being it (the leads area names the port, the conversations area serves it). */
 const ConversationLinkLive = Layer.effect(
   ConversationLink,
   Effect.map(ConversationsRepo, (repo) => ({
-    linkLead: (tenant: Tenant, conversationId: ConversationId, leadId: LeadId) => repo.setLead(tenant, conversationId, leadId)
+    linkLead: (tenant: Tenant, conversationId: ConversationId, leadId: LeadId) => repo.setLead(tenant, conversationId, leadId),
+    unlinkLead: (tenant: Tenant, leadId: LeadId) => repo.clearLead(tenant, leadId)
   }))
 ).pipe(Layer.provide(ConversationsRepo.Default))
 
@@ -182,8 +193,11 @@ const KnowledgePrograms = Layer.mergeAll(
   Glossary.Default,
   Files.Default,
   Knowledge.Default,
-  Pipeline.Default,
+  // the pipeline reports a lesson's source through the training area (the knowledge area names the port)
+  Pipeline.Default.pipe(Layer.provide(LessonSourceOwner)),
   Retrieval.Default,
+  Course.Default,
+  LessonSources.Default.pipe(Layer.provide(Knowledge.Default)),
   ConversationsLive,
   WidgetChat.Default.pipe(Layer.provide(ConversationsLive), Layer.provide(Tickets.Default))
 ).pipe(Layer.provide(Agents.Default), Layer.provideMerge(Layer.mergeAll(QaRepo.Default, AgentsRepo.Default)))
@@ -214,6 +228,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     WebhooksHttp,
     TicketsHttp,
     KnowledgeHttp,
+    TrainingHttp,
     FilesHttp,
     QaHttp,
     GlossaryHttp,
@@ -324,10 +339,19 @@ export const makeServer = (layers: ServerLayers) => {
     layers.ocr,
     layers.fileStorage,
     Layer.succeed(AppConfig, layers.config),
+    Lifecycle.layer,
     CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
     RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
   ).pipe(Layer.provideMerge(layers.database))
-  const nodeServer = makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` })
+  // every listener this server opens, for the shutdown drain
+  const listeners: Array<NodeServer> = []
+  const makeListener = makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` })
+  const nodeServer = () => {
+    const server = makeListener()
+    listeners.push(server)
+    return server
+  }
+  const drain = makeDrain({ servers: () => listeners, graceMillis: layers.config.shutdownGraceMillis ?? defaultGraceMillis })
   // `FORMS_PORT`: the same app on a second listener, the spec's `{forms_url}` (the main port serves it too)
   const FormsListener =
     layers.config.formsPort === undefined
@@ -337,13 +361,20 @@ export const makeServer = (layers: ServerLayers) => {
           Layer.provide(NodeHttpServer.layer(nodeServer, { port: layers.config.formsPort, host: layers.config.host }))
         )
   const Http = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
-    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes]),
+    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes, ElementRoutes, DemoRoutes, MetricsRoutes]),
     Layer.provide(ApiLive),
     Layer.provide(EdgeLive),
     HttpServer.withLogAddress,
     Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: layers.config.port, host: layers.config.host }))
   )
-  return Layer.mergeAll(Http, Workers).pipe(
+  // built in this order so that a stop closes the listeners, then stops the workers (their jobs handed back at
+  // once), then waits for requests in flight, then closes the services and the database (see http/Drain.ts)
+  const Running = drain.stopAccepting.pipe(
+    Layer.provideMerge(Workers),
+    Layer.provideMerge(drain.awaitInFlight),
+    Layer.provideMerge(Http)
+  )
+  return Running.pipe(
     Layer.provide(Startup),
     Layer.provideMerge(Services),
     Layer.provideMerge(layers.sourceTexts ?? SourceTextsLive),

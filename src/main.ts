@@ -5,15 +5,17 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { layerPg, layerPglite } from "../layers/Database.js"
 import { layerLive as idsLive } from "../layers/IdGenerator.js"
 import * as Fetcher from "../layers/Fetcher.js"
 import * as Ai from "../layers/Ai.js"
 import * as FileStorage from "../layers/FileStorage.js"
+import * as Logging from "../layers/Logging.js"
 import * as Mailer from "../layers/Mailer.js"
 import * as Ocr from "../layers/Ocr.js"
 import * as RateLimitStore from "../layers/RateLimitStore.js"
-import { fromEnv } from "./Config.js"
+import { describeConfigError, fromEnv } from "./Config.js"
 import { makeServer } from "./Server.js"
 
 /**
@@ -31,11 +33,27 @@ const lazyTesseract = Layer.scoped(
   })
 )
 
+/**
+ * Beside the bundle (`dist/`), `npm run build` leaves an initialised and
+ * migrated empty database; from sources there is none and PGlite runs initdb.
+ */
+const pgliteTemplate = fileURLToPath(new URL("./pglite-template.tar.gz", import.meta.url))
+
+/** A wrong variable stops the process before anything starts: one line naming it, exit code 1, no stack. */
+const configOrExit = fromEnv.pipe(
+  Effect.catchAll((error) =>
+    Effect.sync(() => {
+      process.stderr.write(`${describeConfigError(error)}\n`)
+      return process.exit(1)
+    })
+  )
+)
+
 const program = Effect.gen(function* () {
-  const config = yield* fromEnv
+  const config = yield* configOrExit
   const database = Option.match(config.databaseUrl, {
     onSome: (url) => layerPg({ url }),
-    onNone: () => layerPglite({ dataDir: join(config.dataDir, "pglite") })
+    onNone: () => layerPglite({ dataDir: join(config.dataDir, "pglite"), template: pgliteTemplate })
   })
   const rateLimitStore = Option.match(config.redisUrl, {
     onSome: RateLimitStore.layerRedis,
@@ -51,11 +69,11 @@ const program = Effect.gen(function* () {
           baseUrl: config.ai.baseUrl,
           apiKey: config.ai.apiKey,
           chatModel: config.ai.chatModel,
-          embeddingModel: config.ai.embeddingModel
+          embeddingModel: config.ai.embeddingModel,
+          transcriptionModel: config.ai.transcriptionModel
         })
       : Ai.layerLocal
-  return yield* Layer.launch(
-    makeServer({
+  const server = makeServer({
       config,
       database,
       rateLimitStore,
@@ -66,7 +84,19 @@ const program = Effect.gen(function* () {
       ocr: lazyTesseract,
       fileStorage: FileStorage.layerDirectory(join(config.dataDir, "files"))
     })
+  // loaded only when asked for: no OpenTelemetry code (or cost) otherwise
+  const tracing =
+    config.otlpEndpoint === undefined
+      ? Layer.empty
+      : Layer.unwrapEffect(
+          Effect.map(Effect.promise(() => import("../layers/Tracing.js")), (t) =>
+            Layer.discard(t.layerOtlp({ endpoint: config.otlpEndpoint!, serviceName: "assistant-platform" }))
+          )
+        )
+  return yield* Layer.launch(server).pipe(
+    Effect.provide(Layer.merge(Logging.layerJson({ level: config.logLevel ?? "info" }), tracing))
   )
 })
 
-NodeRuntime.runMain(program)
+// the JSON logger replaces the pretty one
+NodeRuntime.runMain(program, { disablePrettyLogger: true })

@@ -132,3 +132,9 @@ export const answerMessages = (input: {
     { role: "user", content: input.question }
   ]
 }
+
+/** `/audio/transcriptions` in `verbose_json` (plain `json` servers send `text` alone). */
+export const TranscriptionReply = Schema.Struct({
+  text: Schema.String,
+  duration: Schema.optional(Schema.Number)
+})

@@ -26,6 +26,7 @@ interface AgentRow {
   readonly slug: string
   readonly instructions: string | null
   readonly welcome_message: string | null
+  readonly allowed_origins: ReadonlyArray<string>
   readonly created_at: Date
   readonly updated_at: Date
 }
@@ -49,7 +50,7 @@ const server = createServer((req, res) => {
     const key = keys.rows[0]
     if (key === undefined || key.revoked_at !== null) return fail(res, 401, "invalid_api_key", requestId)
     const agents = await pool.query<AgentRow>(
-      `select seq::text as seq, id, type, name, slug, instructions, welcome_message, created_at, updated_at
+      `select seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, created_at, updated_at
        from agents where id = $1 and workspace_id = $2 and environment = $3 and deleted_at is null`,
       [match[1], key.workspace_id, key.environment]
     )
@@ -63,6 +64,7 @@ const server = createServer((req, res) => {
       slug: a.slug,
       instructions: a.instructions,
       welcome_message: a.welcome_message,
+      allowed_origins: a.allowed_origins,
       created_at: a.created_at.toISOString(),
       updated_at: a.updated_at.toISOString()
     }

@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { get } from "node:http"
 import { createRequire } from "node:module"
@@ -52,18 +52,37 @@ const children = new Set<ChildProcess>()
 const exited = (p: ChildProcess) => p.exitCode !== null || p.signalCode !== null
 
 /** Spawns with piped output (drained, so the child never blocks on a full pipe). */
-export const spawnTracked = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Child => {
-  const p = spawn(command, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
+export const spawnTracked = (
+  command: string,
+  args: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv,
+  cwd: string = repoRoot
+): Child => {
+  // Output goes to a file, not a pipe: a pipe to this busy process (it also runs the load generator) fills
+  // up, and the child's synchronous stdout writes then block on it, which measured the pipe, not the child.
+  const outFile = join(outputDir(), `${children.size}-${randomBytes(4).toString("hex")}.log`)
+  const fd = openSync(outFile, "w")
+  const p = spawn(command, args, { cwd, env, stdio: ["ignore", fd, fd] })
+  closeSync(fd)
   if (p.pid === undefined) throw new Error(`failed to spawn ${command}`)
   children.add(p)
   p.once("exit", () => children.delete(p))
-  let out = ""
-  const append = (chunk: Buffer) => {
-    out = (out + chunk.toString("utf8")).slice(-64 * 1024)
+  const output = () => {
+    const text = readFileSync(outFile, "utf8")
+    return text.length > 64 * 1024 ? text.slice(-64 * 1024) : text
   }
-  p.stdout!.on("data", append)
-  p.stderr!.on("data", append)
-  return { process: p, pid: p.pid, output: () => out }
+  return { process: p, pid: p.pid, output }
+}
+
+let outputs: string | undefined
+/** One folder for every child's output in this run, removed when the run ends. */
+const outputDir = (): string => {
+  if (outputs === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "bench-output-"))
+    outputs = dir
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }))
+  }
+  return outputs
 }
 
 /** SIGTERM (graceful, so PGlite closes its data dir), then SIGKILL after 5 s. */
@@ -93,9 +112,15 @@ export const serviceEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => 
   return env
 }
 
-/** `node --import tsx`, not the tsx CLI: the pid is then the server itself (for RSS). */
-export const spawnService = (env: NodeJS.ProcessEnv): Child =>
-  spawnTracked(process.execPath, ["--import", "tsx", "src/main.ts"], env)
+/**
+ * `node --import tsx`, not the tsx CLI: the pid is then the server itself (for RSS).
+ * `BENCH_CPU_PROF_DIR=<dir>`: each service writes a V8 CPU profile there when it stops.
+ */
+export const spawnService = (env: NodeJS.ProcessEnv): Child => {
+  const profileDir = process.env["BENCH_CPU_PROF_DIR"]
+  const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+  return spawnTracked(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], env)
+}
 
 // HTTP
 

@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process"
 import { mkdir, writeFile } from "node:fs/promises"
 import { cpus, loadavg } from "node:os"
+import { formElement } from "./form-element.js"
 import { getAgent } from "./get-agent.js"
 import { knowledge } from "./knowledge.js"
 import { replies } from "./replies.js"
@@ -15,7 +16,15 @@ import { startup } from "./startup.js"
 import { tickets } from "./tickets.js"
 import { webhooks } from "./webhooks.js"
 
-const benchmarks: Record<string, () => Promise<Section>> = { startup, "get-agent": getAgent, webhooks, tickets, knowledge, replies }
+const benchmarks: Record<string, () => Promise<Section>> = {
+  startup,
+  "get-agent": getAgent,
+  webhooks,
+  tickets,
+  knowledge,
+  replies,
+  "form-element": formElement
+}
 
 const requested = process.argv.slice(2)
 const unknown = requested.filter((name) => !(name in benchmarks))

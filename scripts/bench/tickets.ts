@@ -156,15 +156,14 @@ const cliJson = async <A>(base: string, adminToken: string, args: ReadonlyArray<
     SERVICE_URL: base,
     ADMIN_TOKEN: adminToken
   })
-  let stdout = ""
-  child.process.stdout!.on("data", (chunk: Buffer) => void (stdout += chunk.toString("utf8")))
   // `close`: after the exit and the end of its output
   const closed = new Promise<number | null>((resolve) => child.process.once("close", (code) => resolve(code)))
   const timer = setTimeout(() => void stop(child), cliTimeoutMs)
   const code = await closed
   clearTimeout(timer)
   if (code !== 0) throw new Error(`cli ${args.slice(0, 2).join(" ")}: exit ${code}\n${child.output().slice(-2000)}`)
-  return JSON.parse(stdout) as A
+  // the CLI writes only its JSON to stdout, and nothing to stderr on success
+  return JSON.parse(child.output()) as A
 }
 
 interface Tenant {

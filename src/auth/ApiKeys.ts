@@ -3,6 +3,8 @@
  * with the visible prefix and last four characters for people to recognise it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cache from "effect/Cache"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -13,9 +15,13 @@ import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle } from "../db/Sql.js"
+import { AppConfig } from "../Config.js"
 import { iso, isoOrNull, now } from "../Time.js"
 
 const secretLength = 32
+
+/** Distinct active keys remembered at once (least recently used go first). */
+const cacheCapacity = 10_000
 
 /** `sk_test_`, `widget_pk_live_`, `pk_test_`: the visible part of a key. */
 export const keyPrefix = (kind: KeyKind, environment: Environment): string =>
@@ -74,10 +80,14 @@ export type KeyLookup =
   | { readonly _tag: "Revoked" }
   | { readonly _tag: "Unknown" }
 
+const unknownKey: KeyLookup = { _tag: "Unknown" }
+const revokedKey: KeyLookup = { _tag: "Revoked" }
+
 export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
+    const config = yield* AppConfig
 
     const create = Effect.fn("ApiKeys.create")(function* (input: {
       readonly workspaceId: WorkspaceId
@@ -122,16 +132,15 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
       return Option.map(row, toApiKey)
     })
 
-    const lookup = Effect.fn("ApiKeys.lookup")(function* (token: string): Effect.fn.Return<KeyLookup> {
-      if (!wellFormed.test(token)) return { _tag: "Unknown" }
+    const lookupStored = (token: string): Effect.Effect<KeyLookup> => Effect.gen(function* () {
       const found = yield* decodeOne(KeyWithPlan, sql`
         select k.id, k.workspace_id, k.environment, k.kind, k.name, k.scopes, k.prefix, k.last4, k.created_at,
           k.revoked_at, w.plan
         from api_keys k join workspaces w on w.id = k.workspace_id
         where k.key_hash = ${hashKey(token)}`)
-      if (Option.isNone(found)) return { _tag: "Unknown" }
+      if (Option.isNone(found)) return unknownKey
       const row = found.value
-      if (row.revoked_at !== null) return { _tag: "Revoked" }
+      if (row.revoked_at !== null) return revokedKey
       return {
         _tag: "Active",
         plan: row.plan,
@@ -142,9 +151,32 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
           keyKind: row.kind,
           scopes: row.scopes
         }
-      }
+      } satisfies KeyLookup
     })
 
-    return { create, list, revoke, lookup } as const
+    // Active keys are remembered for `apiKeyCacheSeconds` (by the Clock); a revocation in this process
+    // empties the cache at once, one in another process takes effect within the bound
+    const cacheSeconds = config.apiKeyCacheSeconds ?? 0
+    const cache =
+      cacheSeconds > 0
+        ? yield* Cache.makeWith({
+            capacity: cacheCapacity,
+            lookup: lookupStored,
+            timeToLive: () => Duration.seconds(cacheSeconds)
+          })
+        : undefined
+
+    /** What `token` is; unknown at once when it cannot be a key (no query for garbage). */
+    const lookup = (token: string): Effect.Effect<KeyLookup> => {
+      if (!wellFormed.test(token)) return Effect.succeed(unknownKey)
+      if (cache === undefined) return lookupStored(token)
+      // only active keys are kept: an unknown or revoked answer is asked again next time
+      return Effect.tap(cache.get(token), (found) => (found._tag === "Active" ? Effect.void : cache.invalidate(token)))
+    }
+
+    const revokeAndForget = (id: ApiKeyId) =>
+      cache === undefined ? revoke(id) : Effect.zipLeft(revoke(id), cache.invalidateAll)
+
+    return { create, list, revoke: revokeAndForget, lookup } as const
   })
 }) {}

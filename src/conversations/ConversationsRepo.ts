@@ -155,10 +155,15 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
           order by conversations.seq desc limit ${request.limit + 1}`
       )
 
-    /** Counts `added` final messages and marks the conversation active at `at`. */
     /** The lead captured in it: the latest capture wins. */
     const setLead = (tenant: Tenant, id: ConversationId, leadId: LeadId) =>
       execute(sql`update conversations set lead_id = ${leadId} where id = ${id} and ${tenantIs(tenant)}`)
+
+    /** A deleted lead is no conversation's lead any more. */
+    const clearLead = (tenant: Tenant, leadId: LeadId) =>
+      execute(sql`update conversations set lead_id = null where lead_id = ${leadId} and ${tenantIs(tenant)}`)
+
+    /** Counts `added` final messages and marks the conversation active at `at`. */
 
     const touch = (id: ConversationId, added: number, at: Date) =>
       execute(sql`update conversations set message_count = message_count + ${added},
@@ -248,6 +253,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       conversationById,
       page,
       setLead,
+      clearLead,
       touch,
       end,
       insertMessage,

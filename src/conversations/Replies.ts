@@ -31,6 +31,7 @@ import { type AgentId, type ConversationId, type MessageId, SourceId } from "../
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
+import { TrainingRepo } from "../training/TrainingRepo.js"
 import { expandQuery, type Hit, Retrieval } from "../knowledge/Retrieval.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { now } from "../Time.js"
@@ -89,6 +90,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
   scoped: Effect.gen(function* () {
     const repo = yield* ConversationsRepo
     const knowledge = yield* KnowledgeRepo
+    const training = yield* TrainingRepo
     const retrieval = yield* Retrieval
     const glossary = yield* GlossaryRepo
     const ai = yield* Ai
@@ -136,14 +138,18 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         }
         const sourceId = hit.sourceId
         if (!isSourceId(sourceId) || out.some((s) => s.type === "chunk" && s.id === sourceId)) continue
-        const source = yield* knowledge.find(tenant, agentId, sourceId)
+        const source = yield* knowledge.findAny(tenant, agentId, sourceId)
         if (Option.isNone(source)) continue
+        // a training agent's lesson source names its lesson
+        const owner = source.value.lesson_source_id
+        const lesson = owner === null ? Option.none() : yield* training.lessonOfSource(tenant, agentId, owner)
         titles.set(hit.id, source.value.title)
         out.push({
           type: "chunk",
           id: source.value.id,
           title: source.value.title,
-          url: source.value.type === "url" ? source.value.source_ref : null
+          url: source.value.type === "url" ? source.value.source_ref : null,
+          ...(Option.isSome(lesson) ? { lesson: lesson.value } : {})
         })
       }
       const grounding: Array<Grounding> = hits.map((hit) => ({
@@ -399,5 +405,5 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
 
     return { start, follow } as const
   }),
-  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default, GlossaryRepo.Default, Usage.Default]
+  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default, TrainingRepo.Default, GlossaryRepo.Default, Usage.Default]
 }) {}

@@ -20,13 +20,25 @@ const isText = (bytes: Uint8Array): boolean => {
   }
 }
 
-export type DetectedKind = "image/png" | "image/jpeg" | "image/webp" | "application/pdf" | "text/html" | "text"
+export type AudioKind = "audio/mpeg" | "audio/wav" | "audio/mp4" | "audio/ogg"
+export type DetectedKind = "image/png" | "image/jpeg" | "image/webp" | "application/pdf" | "text/html" | "text" | AudioKind
+
+export const isAudio = (kind: DetectedKind | undefined): kind is AudioKind =>
+  kind === "audio/mpeg" || kind === "audio/wav" || kind === "audio/mp4" || kind === "audio/ogg"
+
+/** An MPEG audio layer III frame header: 11 sync bits, a version other than "reserved", layer bits 01. */
+const mp3Frame = (bytes: Uint8Array) =>
+  bytes.length >= 4 && bytes[0] === 0xff && (bytes[1]! & 0xe0) === 0xe0 && ((bytes[1]! >> 3) & 3) !== 1 && ((bytes[1]! >> 1) & 3) === 1
 
 export const detect = (bytes: Uint8Array): DetectedKind | undefined => {
   if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png"
   if (startsWith(bytes, [0xff, 0xd8, 0xff])) return "image/jpeg"
   if (startsWith(bytes, ascii("RIFF")) && startsWith(bytes, ascii("WEBP"), 8)) return "image/webp"
   if (startsWith(bytes, ascii("%PDF-"))) return "application/pdf"
+  if (startsWith(bytes, ascii("RIFF")) && startsWith(bytes, ascii("WAVE"), 8)) return "audio/wav"
+  if (startsWith(bytes, ascii("OggS"))) return "audio/ogg"
+  if (startsWith(bytes, ascii("ftyp"), 4)) return "audio/mp4"
+  if (startsWith(bytes, ascii("ID3")) || mp3Frame(bytes)) return "audio/mpeg"
   if (!isText(bytes)) return undefined
   const head = new TextDecoder().decode(bytes.subarray(0, 1024)).replace(/^\uFEFF/, "").trimStart().toLowerCase()
   return head.startsWith("<!doctype html") || head.startsWith("<html") ? "text/html" : "text"

@@ -154,6 +154,13 @@ export const maxFieldErrors = 100
 
 const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/**
+ * The decoy the `<service-form>` component draws (visually hidden) and sends as
+ * `fields._hp`: the form's own `honeypot_field` stays private, so the component
+ * cannot know it. No real field can use the key: field ids start with a letter.
+ */
+export const componentDecoy = "_hp"
+
 /** The submitted values checked against the fields; hidden fields fall back to their default. */
 export const validateValues = (
   fields: ReadonlyArray<FormField>,
@@ -164,7 +171,7 @@ export const validateValues = (
   const values = new Map<string, FieldValue>()
   const known = new Set(fields.map((f) => f.id))
   for (const key of Object.keys(submitted)) {
-    if (!known.has(key) && key !== honeypot) errors.push({ field: key, message: "This form has no such field" })
+    if (!known.has(key) && key !== honeypot && key !== componentDecoy) errors.push({ field: key, message: "This form has no such field" })
   }
   for (const f of fields) {
     const raw = submitted[f.id] ?? (f.type === "hidden" ? f.default_value : null) ?? null
@@ -215,13 +222,16 @@ export const validateValues = (
   return { values, errors: errors.slice(0, maxFieldErrors) }
 }
 
-/** Whether the honeypot field was filled (by a bot: people never see it). */
+/** Whether the form's honeypot field or the component's decoy was filled (by a bot: people never see them). */
 export const honeypotFilled = (body: unknown, honeypot: string | null): boolean => {
-  if (honeypot === null || typeof body !== "object" || body === null) return false
+  if (typeof body !== "object" || body === null) return false
   const fields = (body as { fields?: unknown }).fields
   if (typeof fields !== "object" || fields === null) return false
-  const value = (fields as Record<string, unknown>)[honeypot]
-  return value !== undefined && value !== null && value !== "" && value !== false
+  const filled = (key: string) => {
+    const value = (fields as Record<string, unknown>)[key]
+    return value !== undefined && value !== null && value !== "" && value !== false
+  }
+  return filled(componentDecoy) || (honeypot !== null && filled(honeypot))
 }
 
 export const labelOf = (f: FormField): string => f.label.en ?? f.label.es ?? f.id

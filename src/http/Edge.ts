@@ -7,6 +7,7 @@
  * `Request-Id` and `X-RateLimit-*`.
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
+import * as Headers from "@effect/platform/Headers"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -16,6 +17,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
@@ -30,6 +32,7 @@ import {
 } from "../../schema/Errors.js"
 import { MAX_FILE_BYTES } from "../../schema/Files.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { recordRequest } from "../../layers/Metrics.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
@@ -47,15 +50,40 @@ import { routeTable } from "./Routes.js"
  * up to 25 MB, counted as they stream in; the JSON rules do not apply to it.
  */
 const isUpload = (method: string, path: string) => method === "PUT" && /^\/v1\/files\/[^/]+\/content\/?$/.test(path)
-const uploadMediaType = /^(application\/octet-stream|application\/pdf|image\/(png|jpeg|webp)|text\/[a-z0-9.+-]+)\s*(;|$)/i
+const uploadMediaType = /^(application\/octet-stream|application\/pdf|image\/(png|jpeg|webp)|audio\/(mpeg|wav|mp4|ogg)|text\/[a-z0-9.+-]+)\s*(;|$)/i
 
-/** Operational paths: no key, no rate limit (probes and docs must always answer). */
+/**
+ * Operational paths: no key, no rate limit (probes and docs must always answer;
+ * the form component's script and demo page are public pages, not the API).
+ */
 const isOperational = (path: string) =>
-  path === "/healthz" || path === "/readyz" || path === "/docs" || path.startsWith("/docs/") || path.startsWith("/admin/")
+  path === "/healthz" ||
+  path === "/readyz" ||
+  path === "/metrics" ||
+  path === "/docs" ||
+  path.startsWith("/docs/") ||
+  path.startsWith("/admin/") ||
+  path.startsWith("/storage/v1/object/public/widget/") ||
+  path.startsWith("/demo/forms/")
+
+/** The route template a request is counted and logged under: never the raw path (ids, unbounded label values). */
+const routeOf = (method: string, path: string): string => {
+  const entry = routeTable.find(method === "HEAD" ? "GET" : method, path)
+  if (entry !== undefined) return entry.path.replace(/:([A-Za-z_]+)/g, "{$1}")
+  if (path === "/metrics" || path === "/docs" || path === "/docs/errors") return path
+  if (path.startsWith("/docs/")) return "/docs/*"
+  if (path.startsWith("/admin/")) return "/admin/*"
+  if (path.startsWith("/storage/v1/object/public/widget/")) return "/storage/v1/object/public/widget/*"
+  if (path.startsWith("/demo/forms/")) return "/demo/forms/{form_id}"
+  return "unmatched"
+}
 
 const isWrite = (method: string) => method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE"
 
 const validIdempotencyKey = /^[\x21-\x7e]{1,255}$/
+
+/** The form submit endpoint: its key comes in `Service-Api-Key`, which its handler checks itself. */
+const isFormSubmit = (path: string) => /^\/api\/forms\/[^/]+\/submit$/.test(path)
 
 /** `application/json` and every `+json` type (`application/merge-patch+json`), with parameters. */
 const isJson = (contentType: string | undefined) =>
@@ -104,9 +132,11 @@ export const makeEdge = Effect.gen(function* () {
 
   return (app: HttpApp.Default): HttpApp.Default =>
     Effect.gen(function* () {
+      const startNanos = yield* Clock.currentTimeNanos
       const request = yield* HttpServerRequest.HttpServerRequest
       const requestId = yield* ids.make("req")
-      const path = new URL(request.url, "http://edge").pathname
+      const url = new URL(request.url, "http://edge")
+      const path = url.pathname
       const operational = isOperational(path)
 
       const render = (cause: Cause.Cause<unknown>) => {
@@ -119,9 +149,12 @@ export const makeEdge = Effect.gen(function* () {
       const rendered = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
         Effect.catchAllCause(effect, render)
 
-      const auth: Option.Option<AuthResult> = operational
-        ? Option.none()
-        : Option.some(yield* authenticator.resolve(request.headers))
+      // the key lookup reads the database: a defect there (the database away) is rendered like any other
+      const resolved = operational ? undefined : yield* Effect.exit(authenticator.resolve(request.headers))
+      if (resolved !== undefined && Exit.isFailure(resolved)) {
+        return HttpServerResponse.setHeader(yield* render(resolved.cause), "request-id", requestId)
+      }
+      const auth: Option.Option<AuthResult> = resolved === undefined ? Option.none() : Option.some(resolved.value)
       const caller = Option.flatMap(auth, Either.getRight)
       let rate: RateLimitState | undefined
       let closeAfter = false
@@ -129,13 +162,22 @@ export const makeEdge = Effect.gen(function* () {
       /** Headers of the widget surface's CORS answer, once the origin is known to be allowed. */
       let cors: Record<string, string> | undefined
 
+      /** Whose Idempotency-Key a form submission's is: the workspace of its `Service-Api-Key`, when valid. */
+      const formsKeyOwner = Effect.gen(function* () {
+        const formsKey = request.headers["service-api-key"]
+        if (formsKey === undefined || !isFormSubmit(path)) return Option.none()
+        return Either.getRight(yield* authenticator.resolve(Headers.fromInput({ authorization: `Bearer ${formsKey}` })))
+      })
+
       const idempotent = (
         body: string,
         inner: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
       ) =>
         Effect.gen(function* () {
           const key = request.headers["idempotency-key"]
-          if (request.method !== "POST" || key === undefined || Option.isNone(caller)) return yield* inner
+          if (request.method !== "POST" || key === undefined) return yield* inner
+          const owner = Option.isSome(caller) ? caller : yield* formsKeyOwner
+          if (Option.isNone(owner)) return yield* inner
           if (!validIdempotencyKey.test(key)) {
             return yield* new InvalidIdempotencyKey({
               message: "Idempotency-Key must be 1 to 255 printable ASCII characters",
@@ -143,7 +185,7 @@ export const makeEdge = Effect.gen(function* () {
             })
           }
           const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${body}`).digest("hex")
-          const scope = { workspaceId: caller.value.workspaceId, environment: caller.value.environment, key }
+          const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
           const claim = yield* idempotency.claim(scope, fingerprint)
           switch (claim._tag) {
             case "Mismatch":
@@ -188,7 +230,7 @@ export const makeEdge = Effect.gen(function* () {
           rate = decision.state
           if (decision.rejected !== undefined) return yield* decision.rejected
         }
-        const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(new URL(request.url, "http://edge").searchParams)
+        const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(url.searchParams)
         if (refused !== undefined) return yield* refused
         if (widget !== undefined) {
           cors = varyOrigin
@@ -222,7 +264,7 @@ export const makeEdge = Effect.gen(function* () {
         if (upload) {
           if (!uploadMediaType.test(request.headers["content-type"] ?? "")) {
             return yield* new UnsupportedMediaType({
-              message: "Send the file's bytes as application/octet-stream, image/*, application/pdf or text/*",
+              message: "Send the file's bytes as application/octet-stream, image/*, audio/*, application/pdf or text/*",
               param: "Content-Type"
             })
           }
@@ -256,6 +298,7 @@ export const makeEdge = Effect.gen(function* () {
       let response = yield* rendered(guarded).pipe(
         // wake-ups registered inside the request's transactions (e.g. new jobs), now that they committed
         withAfterCommit,
+        Effect.annotateLogs("request_id", requestId),
         Effect.locally(CurrentRequestId, requestId),
         Effect.locally(CurrentAuth, auth)
       )
@@ -270,6 +313,19 @@ export const makeEdge = Effect.gen(function* () {
           "x-ratelimit-reset": String(Math.ceil((nowMillis + rate.resetAfterMillis) / 1000))
         })
       }
+      const seconds = Number((yield* Clock.currentTimeNanos) - startNanos) / 1e9
+      const route = routeOf(request.method, path)
+      yield* recordRequest(route, request.method, response.status, seconds)
+      // only these fields: the path, query, headers and body may carry ids of people, keys and tokens
+      yield* Effect.logInfo("request").pipe(
+        Effect.annotateLogs({
+          request_id: requestId,
+          method: request.method,
+          route,
+          status: response.status,
+          duration_ms: Math.round(seconds * 1e6) / 1e3
+        })
+      )
       return response
     }).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
 })

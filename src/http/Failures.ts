@@ -8,6 +8,7 @@ import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as Cause from "effect/Cause"
 import * as Option from "effect/Option"
+import { SqlError } from "@effect/sql/SqlError"
 import {
   type ApiFailure,
   failureClassOf,
@@ -19,7 +20,8 @@ import {
   ParameterMissing,
   PayloadTooLarge,
   ResourceMissing,
-  RouteNotFound
+  RouteNotFound,
+  ServiceUnavailable
 } from "../../schema/Errors.js"
 
 /** `["urls", 3, "href"]` becomes `urls[3].href`. */
@@ -146,5 +148,28 @@ export const fromCause = (
       return { failure: fromRequestError(error), defect: false }
     }
   }
+  if (databaseUnreachable(error)) {
+    return { failure: new ServiceUnavailable({ message: "The database is not reachable; retry shortly" }), defect: true }
+  }
   return { failure: new InternalError({ message: "An internal error occurred" }), defect: true }
+}
+
+/** Connection errors (refused, reset, timed out) and the server's own shutdown codes: 08xxx, 57P0x. */
+const unreachableCodes = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|08...|57P0[123])$/
+
+/**
+ * A query that failed because the database is away (stopped, restarting, the
+ * network), not because of the query: the caller should retry, so 503. Any
+ * other SQL failure stays a 500.
+ */
+const databaseUnreachable = (error: unknown): boolean => {
+  if (!(error instanceof SqlError)) return false
+  // the driver's error, possibly wrapped once more (pool → client → socket)
+  for (let cause: unknown = error.cause, depth = 0; cause instanceof Error && depth < 4; depth++) {
+    const code = (cause as { readonly code?: unknown }).code
+    if (typeof code === "string" && unreachableCodes.test(code)) return true
+    if (/Connection terminated|connection timeout|Failed to acquire connection/i.test(cause.message)) return true
+    cause = cause.cause
+  }
+  return /Failed to acquire connection|Connection terminated/i.test(error.message)
 }

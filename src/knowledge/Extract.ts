@@ -7,7 +7,6 @@
 import { Readability } from "@mozilla/readability"
 import * as Effect from "effect/Effect"
 import { parseHTML } from "linkedom"
-import { extractText, getDocumentProxy } from "unpdf"
 
 export interface Document {
   readonly title: string
@@ -62,6 +61,8 @@ export const fromText = (text: string, fallbackTitle: string): Document => {
 export const fromPdf = (bytes: Uint8Array, fallbackTitle: string): Effect.Effect<Document, Error> =>
   Effect.tryPromise({
     try: async () => {
+      // pdf.js is megabytes of code: loaded on the first PDF, not at start
+      const { extractText, getDocumentProxy } = await import("unpdf")
       // pdf.js takes ownership of the buffer it is given
       const pdf = await getDocumentProxy(new Uint8Array(bytes))
       const { text } = await extractText(pdf, { mergePages: false })

@@ -73,18 +73,20 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
           : Effect.fail(new ResourceMissing({ message: `No such agent: '${agentId}'`, param: "agent_id" }))
       )
 
+    /** Source rows and their ingestion jobs, inside the caller's transaction (the agent's jobs run in this order). */
+    const insertWithJobs = (tenant: Tenant, agentId: AgentId, sources: ReadonlyArray<NewSource>) =>
+      Effect.gen(function* () {
+        const rows = yield* repo.insert(tenant, sources)
+        for (const row of rows) {
+          yield* queue.enqueue({ queue: INGEST_QUEUE, key: agentId, payload: { sourceId: row.id } })
+        }
+        return rows
+      }).pipe(Effect.orDie)
+
     /** Sources and their jobs, committed together; the worker is woken after the commit. */
     const store = (tenant: Tenant, agentId: AgentId, sources: ReadonlyArray<NewSource>) =>
       sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const rows = yield* repo.insert(tenant, sources)
-            for (const row of rows) {
-              yield* queue.enqueue({ queue: INGEST_QUEUE, key: agentId, payload: { sourceId: row.id } })
-            }
-            return rows
-          })
-        )
+        .withTransaction(insertWithJobs(tenant, agentId, sources))
         .pipe(Effect.orDie, withAfterCommit, Effect.map((rows) => rows.map(toSource)))
 
     const policy = (caller: CallerShape, param: string) => ({
@@ -93,9 +95,9 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       param
     })
 
-    const create = Effect.fn("Knowledge.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
+    /** Checks one source's input and builds its row (no write): shared with lesson sources. */
+    const prepare = Effect.fn("Knowledge.prepare")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
       const tenant = tenantOf(caller)
-      yield* agentExists(tenant, agentId)
       const base = { id: yield* mint(SourceId, "src"), agentId, type: input.type, at: yield* now }
       let source: NewSource
       switch (input.type) {
@@ -144,7 +146,13 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
           break
         }
       }
-      const [created] = yield* store(tenant, agentId, [source])
+      return source
+    })
+
+    const create = Effect.fn("Knowledge.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
+      const tenant = tenantOf(caller)
+      yield* agentExists(tenant, agentId)
+      const [created] = yield* store(tenant, agentId, [yield* prepare(caller, agentId, input)])
       return created!
     })
 
@@ -223,7 +231,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       return { id, object: "knowledge_source" as const, deleted: true as const }
     })
 
-    return { create, batch, list, retrieve, remove } as const
+    return { create, batch, list, retrieve, remove, prepare, insertWithJobs } as const
   }),
   dependencies: [KnowledgeRepo.Default, Files.Default]
 }) {}

@@ -19,14 +19,12 @@ import type { Tenant } from "../../schema/Tenant.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
 
-export const SourceRow = Schema.Struct({
-  seq: Schema.String,
-  id: SourceId,
-  workspace_id: WorkspaceId,
-  environment: Environment,
-  agent_id: AgentId,
-  type: SourceType,
-  title: Schema.String,
+/**
+ * A source's processing state as the pipeline keeps it in `knowledge_sources`:
+ * the same columns, and the same public fields, for a knowledge source and for
+ * the lesson source that owns one.
+ */
+export const processingFields = {
   status: SourceStatus,
   phase: SourcePhase,
   progress: Schema.Int,
@@ -36,8 +34,36 @@ export const SourceRow = Schema.Struct({
   error_code: Schema.NullOr(SourceErrorCode),
   source_ref: Schema.String,
   size_bytes: Schema.NumberFromString,
-  chunk_count: Schema.Int,
+  chunk_count: Schema.Int
+}
+const ProcessingRow = Schema.Struct(processingFields)
+
+/** The public processing fields of a source (`status` … `chunk_count`). */
+export const toProcessing = (row: typeof ProcessingRow.Type) => ({
+  status: row.status,
+  phase: row.phase,
+  progress: row.progress,
+  attempts: row.attempts,
+  next_attempt_at: isoOrNull(row.next_attempt_at),
+  error: row.error,
+  error_code: row.error_code,
+  source_ref: row.source_ref,
+  size_bytes: row.size_bytes,
+  chunk_count: row.chunk_count
+})
+
+export const SourceRow = Schema.Struct({
+  seq: Schema.String,
+  id: SourceId,
+  workspace_id: WorkspaceId,
+  environment: Environment,
+  agent_id: AgentId,
+  type: SourceType,
+  title: Schema.String,
+  ...processingFields,
   qa_count: Schema.Int,
+  /** Set when a lesson source owns the row (training): hidden from the knowledge endpoints. */
+  lesson_source_id: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -49,16 +75,7 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
   agent_id: row.agent_id,
   type: row.type,
   title: row.title,
-  status: row.status,
-  phase: row.phase,
-  progress: row.progress,
-  attempts: row.attempts,
-  next_attempt_at: isoOrNull(row.next_attempt_at),
-  error: row.error,
-  error_code: row.error_code,
-  source_ref: row.source_ref,
-  size_bytes: row.size_bytes,
-  chunk_count: row.chunk_count,
+  ...toProcessing(row),
   qa_count: row.qa_count,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
@@ -73,7 +90,7 @@ const decodeTexts = Schema.decodeUnknown(Schema.Array(IndexedText))
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
 const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
   progress, attempts, next_attempt_at, error, error_code, source_ref, size_bytes::text as size_bytes, chunk_count,
-  qa_count, created_at, updated_at`
+  qa_count, lesson_source_id, created_at, updated_at`
 
 export interface NewSource {
   readonly id: SourceId
@@ -84,6 +101,8 @@ export interface NewSource {
   readonly sizeBytes: number
   readonly content: string | null
   readonly at: Date
+  /** The lesson source owning it, for a training source. */
+  readonly lessonSourceId?: string
 }
 
 /** What the pipeline may change on a source as it goes. */
@@ -137,6 +156,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
                 source_ref: s.sourceRef,
                 size_bytes: s.sizeBytes,
                 content: s.content,
+                lesson_source_id: s.lessonSourceId ?? null,
                 created_at: s.at,
                 updated_at: s.at
               }))
@@ -147,6 +167,14 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           )
 
     const find = (tenant: Tenant, agentId: AgentId, id: SourceId) =>
+      first(sql`
+        select ${cols} from knowledge_sources
+        where id = ${id} and agent_id = ${agentId}
+          and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and deleted_at is null
+          and lesson_source_id is null`)
+
+    /** Like `find`, lesson-owned rows included (replies name what they drew on). */
+    const findAny = (tenant: Tenant, agentId: AgentId, id: SourceId) =>
       first(sql`
         select ${cols} from knowledge_sources
         where id = ${id} and agent_id = ${agentId}
@@ -165,7 +193,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
       many(sql`
         select ${cols} from knowledge_sources
         where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId}
-          and environment = ${tenant.environment} and deleted_at is null
+          and environment = ${tenant.environment} and deleted_at is null and lesson_source_id is null
           ${Option.isSome(status) ? sql`and status = ${status.value}` : sql.literal("")}
           ${Option.isSome(page.after) ? sql`and knowledge_sources.seq < ${page.after.value}::bigint` : sql.literal("")}
         order by knowledge_sources.seq desc
@@ -222,6 +250,6 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         )
       ).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
 
-    return { insert, find, byId, inputOf, page, update, softDelete, replaceChunks, indexedTexts } as const
+    return { insert, find, findAny, byId, inputOf, page, update, softDelete, replaceChunks, indexedTexts } as const
   })
 }) {}

@@ -26,13 +26,15 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
 import { Files } from "../files/Files.js"
-import { detect } from "../files/Magic.js"
+import { audioSeconds, describeSeconds, MAX_AUDIO_SECONDS } from "../files/AudioDuration.js"
+import { type AudioKind, detect, isAudio } from "../files/Magic.js"
 import { QaRepo } from "../qa/QaRepo.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { parseCsvQa } from "./Csv.js"
 import { type Document, fromHtml, fromPdf, fromText } from "./Extract.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
+import { SourceOwner } from "./SourceOwner.js"
 
 /** Attempts of one source, the first included. */
 export const MAX_ATTEMPTS = 3
@@ -111,6 +113,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
     const config = yield* AppConfig
+    const owner = yield* SourceOwner
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -156,6 +159,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             const { bytes, row } = file.value
             yield* step(source, { phase: "extracting", progress: 20, size_bytes: bytes.length })
             const kind = detect(bytes)
+            if (isAudio(kind)) return { title: source.title, text: yield* transcribed(source, bytes, kind, row.filename) }
             switch (kind) {
               case "image/png":
               case "image/jpeg":
@@ -176,6 +180,29 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           case "csv_qa":
             return yield* permanent("csv_invalid", "a CSV source has no document")
         }
+      })
+
+    /**
+     * Audio as text: the `transcript` given with the source, else the AI
+     * provider's transcription (up to 10 minutes of audio; the job's lease is
+     * extended while it runs). Length is checked from the headers first, and
+     * again from what the server reports.
+     */
+    const transcribed = (source: SourceRow, bytes: Uint8Array, kind: AudioKind, filename: string) =>
+      Effect.gen(function* () {
+        const given = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
+        if (given.trim() !== "") return given
+        const tooLong = (seconds: number) =>
+          permanent("audio_too_long", `the audio lasts ${describeSeconds(seconds)}; at most ${MAX_AUDIO_SECONDS / 60} minutes are transcribed`)
+        const seconds = audioSeconds(bytes, kind)
+        if (seconds !== undefined && seconds > MAX_AUDIO_SECONDS) return yield* tooLong(seconds)
+        const transcript = yield* ai.transcribe({ bytes, filename, contentType: kind }).pipe(
+          Effect.mapError(
+            (e) => new IngestFailure({ code: "transcription_failed", message: `transcription failed: ${e.message}`, transient: e.transient })
+          )
+        )
+        if (transcript.seconds !== undefined && transcript.seconds > MAX_AUDIO_SECONDS) return yield* tooLong(transcript.seconds)
+        return transcript.text
       })
 
     const categoriesFor = (source: SourceRow, tenant: Tenant, doc: Document) =>
@@ -288,7 +315,9 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           yield* repo.replaceChunks(row, chunks)
           yield* qa.deleteBySource(tenant, source.id)
           yield* qa.insertQa(tenant, source.agent_id, built.qa)
-          yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
+          // a lesson's source reports through its owner (`course.lesson.source.indexed`)
+          if (row.lesson_source_id !== null) yield* owner.indexed(row)
+          else yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
         })
       )
 
@@ -302,11 +331,9 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             next_attempt_at: null,
             finished_at: yield* now
           })
-          yield* outbox.emit({
-            ...tenantOf(source),
-            type: "knowledge.source.failed",
-            data: { source: toSource(row), error: { code: failure.code, message: failure.message } }
-          })
+          const error = { code: failure.code, message: failure.message }
+          if (row.lesson_source_id !== null) yield* owner.failed(row, error)
+          else yield* outbox.emit({ ...tenantOf(source), type: "knowledge.source.failed", data: { source: toSource(row), error } })
         })
       )
 

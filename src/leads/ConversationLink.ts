@@ -14,6 +14,8 @@ export interface ConversationLinkShape {
    * one (an unknown id links nothing); runs in the capture's transaction.
    */
   readonly linkLead: (tenant: Tenant, conversationId: ConversationId, leadId: LeadId) => Effect.Effect<void>
+  /** Clears `lead_id` wherever it is `leadId` (the lead was deleted); runs in the deletion's transaction. */
+  readonly unlinkLead: (tenant: Tenant, leadId: LeadId) => Effect.Effect<void>
 }
 
 export class ConversationLink extends Context.Tag("Leads/ConversationLink")<ConversationLink, ConversationLinkShape>() {}

@@ -129,6 +129,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
         if (Option.isNone(row)) return yield* missing(id)
         if (row.value.deleted_at === null) {
           yield* repo.tombstone(id, yield* now)
+          yield* conversations.unlinkLead(tenant, id)
           const scrub = (body: string) => scrubLead(body, id)
           yield* outbox.scrub(tenant, id, scrub, "lead.")
           yield* responses.scrub(tenant, id, scrub)

@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import { Api } from "../../schema/Api.js"
 import { ErrorCatalog, ServiceUnavailable } from "../../schema/Errors.js"
 import { Database } from "../../layers/Database.js"
+import { Lifecycle } from "../../layers/Lifecycle.js"
 import { migrations } from "../db/migrations/index.js"
 import { migrationsApplied } from "../db/Migrator.js"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -17,6 +18,7 @@ export const openApiDocument = OpenApi.fromApi(Api)
 export const SystemHttp = HttpApiBuilder.group(Api, "system", (handlers) =>
   Effect.gen(function* () {
     const database = yield* Database
+    const lifecycle = yield* Lifecycle
     const sql = yield* SqlClient.SqlClient
     const unavailable = (message: string) => new ServiceUnavailable({ message })
     const openapi = HttpServerResponse.unsafeJson(openApiDocument)
@@ -24,6 +26,7 @@ export const SystemHttp = HttpApiBuilder.group(Api, "system", (handlers) =>
       .handle("health", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
         Effect.gen(function* () {
+          if (yield* lifecycle.draining) return yield* unavailable("The service is shutting down")
           yield* database.ping.pipe(Effect.mapError(() => unavailable("The database is not reachable")))
           const applied = yield* migrationsApplied(migrations).pipe(
             Effect.provideService(SqlClient.SqlClient, sql),

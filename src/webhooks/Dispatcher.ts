@@ -22,6 +22,7 @@ import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
 import { signatureHeader } from "./Signature.js"
+import { recordDelivery } from "../../layers/Metrics.js"
 
 /** The JobQueue queue of deliveries (key: subscription id; payload: `{ deliveryId }`). */
 export const webhookQueue = "webhooks"
@@ -259,7 +260,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
               )
           })
         )
-        return yield* record(c, at, result)
+        const next = yield* record(c, at, result)
+        const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
+        yield* recordDelivery(ok ? "succeeded" : next === null ? "failed" : "retrying")
+        return next
       }).pipe(
         Effect.map((next): Outcome => (next === null ? Outcome.done : Outcome.retryAt(next))),
         // the delivery's lease lapses and the job's retry takes it again

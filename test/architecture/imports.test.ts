@@ -95,6 +95,12 @@ describe("import graph", () => {
     expect(show(edges.filter((e) => top(e.to) === "test"))).toBe("")
   })
 
+  it("the form component (src/forms/element/, browser code) and the server import nothing of each other", () => {
+    const browser = (path: string) => path.startsWith("src/forms/element/")
+    expect(edges.some((e) => browser(e.from))).toBe(true)
+    expect(show(edges.filter((e) => browser(e.from) !== browser(e.to)))).toBe("")
+  })
+
   it("no cycle between src/ folders", () => {
     const graph = new Map<string, Set<string>>()
     for (const e of edges) {

@@ -30,7 +30,9 @@ describe("AI settings from the environment", () => {
         baseUrl: "http://127.0.0.1:8080/v1",
         apiKey: "sk-test",
         chatModel: "llama3",
-        embeddingModel: "nomic-embed-text"
+        embeddingModel: "nomic-embed-text",
+        // AI_TRANSCRIPTION_MODEL unset: the OpenAI name
+        transcriptionModel: "whisper-1"
       })
     }))
 

@@ -10,10 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import * as Ai from "../../layers/Ai.js"
 import { makeParser } from "../../layers/ai/Sse.js"
+import { json, loopbackServer, seenJson, type SeenJson } from "../support/loopback.js"
 
 type Mode = "ok" | "429" | "500" | "400" | "broken" | "garbage"
 
@@ -21,55 +20,38 @@ const chunk = (content: string | null) =>
   JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [{ index: 0, delta: content === null ? {} : { content } }] })
 
 /** Streams the answer "Two days, by courier." in SSE written byte-awkwardly (pieces split inside lines, CRLF). */
-const fakeOpenAi = Effect.acquireRelease(
-  Effect.async<{ readonly baseUrl: string; readonly seen: Array<any>; readonly mode: { current: Mode }; readonly server: http.Server }>(
-    (resume) => {
-      const seen: Array<any> = []
-      const mode: { current: Mode } = { current: "ok" }
-      const server = http.createServer((req, res) => {
-        const parts: Array<Buffer> = []
-        req.on("data", (c: Buffer) => parts.push(c))
-        req.on("end", () => {
-          seen.push({ path: req.url, authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(parts).toString("utf8")) })
-          if (mode.current === "429" || mode.current === "500" || mode.current === "400") {
-            res.writeHead(Number(mode.current), { "content-type": "application/json" })
-            return res.end(JSON.stringify({ error: { message: "no" } }))
-          }
-          res.writeHead(200, { "content-type": "text/event-stream" })
-          if (mode.current === "garbage") return res.end("data: {not json}\n\n")
-          const wire =
-            `: keep-alive\r\n\r\n` +
-            `data: ${chunk(null)}\r\n\r\n` +
-            ["Two", " days,", " by", " courier."].map((t) => `data: ${chunk(t)}\n\n`).join("") +
-            `data: ${chunk(null)}\n\n` +
-            "data: [DONE]\n\n"
-          if (mode.current === "broken") {
-            res.write(wire.slice(0, 120))
-            return setTimeout(() => res.destroy(), 20)
-          }
-          // in pieces of 7 bytes, each its own write
-          let at = 0
-          const next = () => {
-            if (at >= wire.length) return res.end()
-            res.write(wire.slice(at, at + 7))
-            at += 7
-            setImmediate(next)
-          }
-          next()
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({ baseUrl: `http://127.0.0.1:${port}/v1`, seen, mode, server }))
-      })
+const fakeOpenAi = Effect.gen(function* () {
+  const mode: { current: Mode } = { current: "ok" }
+  const seen: Array<SeenJson> = []
+  const loopback = yield* loopbackServer((request, res) => {
+    seen.push(seenJson(request))
+    if (mode.current === "429" || mode.current === "500" || mode.current === "400") {
+      return json(res, Number(mode.current), { error: { message: "no" } })
     }
-  ),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-)
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    if (mode.current === "garbage") return res.end("data: {not json}\n\n")
+    const wire =
+      `: keep-alive\r\n\r\n` +
+      `data: ${chunk(null)}\r\n\r\n` +
+      ["Two", " days,", " by", " courier."].map((t) => `data: ${chunk(t)}\n\n`).join("") +
+      `data: ${chunk(null)}\n\n` +
+      "data: [DONE]\n\n"
+    if (mode.current === "broken") {
+      res.write(wire.slice(0, 120))
+      return setTimeout(() => res.destroy(), 20)
+    }
+    // in pieces of 7 bytes, each its own write
+    let at = 0
+    const next = () => {
+      if (at >= wire.length) return res.end()
+      res.write(wire.slice(at, at + 7))
+      at += 7
+      setImmediate(next)
+    }
+    next()
+  })
+  return { baseUrl: `${loopback.origin}/v1`, seen, mode }
+})
 
 const input: Ai.AnswerInput = {
   instructions: "Be brief.",

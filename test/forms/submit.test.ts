@@ -142,6 +142,43 @@ layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("form s
     })
   )
 
+  it.effect("the component's decoy `_hp`: filled answers 204 and stores nothing, empty is ignored, on any form", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      // a form without a honeypot of its own: the component's decoy still works
+      const { formId } = yield* withForm(h, ws, { honeypot_field: null })
+      const bot = yield* submit(h, formId, ws.formsTest, { fields: { ...goodFields, _hp: "http://spam.example" } })
+      expect(bot.status).toBe(204)
+      expect(yield* ticketsOf(ws.workspace.id)).toHaveLength(0)
+      const person = yield* submit(h, formId, ws.formsTest, { fields: { ...goodFields, _hp: "" } })
+      expect(person.status, JSON.stringify(person.body)).toBe(201)
+    })
+  )
+
+  it.effect("honours Idempotency-Key: a retried submission creates one ticket and replays its answer", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const { formId } = yield* withForm(h, ws)
+      const body = { fields: goodFields }
+      const headers = { origin, "idempotency-key": "form-retry-1" }
+      const first = yield* submit(h, formId, ws.formsTest, body, headers)
+      expect(first.status, first.text).toBe(201)
+      const again = yield* submit(h, formId, ws.formsTest, body, headers)
+      expect(again.status).toBe(201)
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+      expect(again.body.data.ticket.public_id).toBe(first.body.data.ticket.public_id)
+      expect(yield* ticketsOf(ws.workspace.id)).toHaveLength(1)
+      const other = yield* submit(h, formId, ws.formsTest, { fields: { ...goodFields, name: "Someone Else" } }, headers)
+      expect(other.status).toBe(422)
+      expect(other.body.error.code).toBe("idempotency_key_mismatch")
+      // a bad forms key is refused as before, whatever its Idempotency-Key
+      const badKey = yield* submit(h, formId, "pk_test_unknownunknownunknown00", body, headers)
+      expect(badKey.status).toBe(401)
+    })
+  )
+
   it.effect("refuses keys and origins: 401, 403, 404", () =>
     Effect.gen(function* () {
       const h = yield* Harness

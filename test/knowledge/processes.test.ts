@@ -8,7 +8,7 @@
  *    (the killed job is taken over when its lease lapses: 3 s here); none stays
  *    `processing` or `pending`.
  * 2. Two processes on one PostgreSQL (always a throwaway database on the local
- *    server: that is the point) ingest one agent's 20 URLs: the recorded
+ *    server: that is the point) ingest one agent's 40 URLs: the recorded
  *    processing intervals of that agent's sources never overlap, and the site
  *    never serves two of them at once.
  */
@@ -155,7 +155,7 @@ describe("ingestion across processes", () => {
     }
   }, 240_000)
 
-  it("two processes on one PostgreSQL never run two of one agent's 20 URLs at once", async () => {
+  it("two processes on one PostgreSQL never run two of one agent's 40 URLs at once", async () => {
     const site = await slowSite(100)
     const databaseUrl = await throwawayDatabase({
       ...(process.env["DATABASE_URL"] ? { serverUrl: process.env["DATABASE_URL"] } : {}),
@@ -168,13 +168,13 @@ describe("ingestion across processes", () => {
       const key = bootstrapSecret(first.child)
       const bases = ports.map((p) => `http://${host}:${p}`)
       const agentId = await createAgent(bases[0]!, key)
-      const urls = Array.from({ length: 20 }, (_, i) => `${site.origin}/q${i}`)
+      const urls = Array.from({ length: 40 }, (_, i) => `${site.origin}/q${i}`)
       // half the sources through each process, so both have jobs to claim and wake up for
-      const a = await api(bases[0]!, key, "POST", `/v1/agents/${agentId}/knowledge/batch`, { urls: urls.slice(0, 10) })
-      const b = await api(bases[1]!, key, "POST", `/v1/agents/${agentId}/knowledge/batch`, { urls: urls.slice(10) })
+      const a = await api(bases[0]!, key, "POST", `/v1/agents/${agentId}/knowledge/batch`, { urls: urls.slice(0, 20) })
+      const b = await api(bases[1]!, key, "POST", `/v1/agents/${agentId}/knowledge/batch`, { urls: urls.slice(20) })
       expect([a.status, b.status]).toEqual([201, 201])
-      const done = await waitFor(bases[1]!, key, agentId, (s) => s.length === 20 && s.every((x) => x.status === "indexed"), 120_000)
-      expect(done).toHaveLength(20)
+      const done = await waitFor(bases[1]!, key, agentId, (s) => s.length === 40 && s.every((x) => x.status === "indexed"), 180_000)
+      expect(done).toHaveLength(40)
 
       const client = new pg.Client({ connectionString: databaseUrl })
       await client.connect()
@@ -183,7 +183,7 @@ describe("ingestion across processes", () => {
           "select started_at, finished_at from knowledge_sources where agent_id = $1 order by seq",
           [agentId]
         )
-        expect(rows).toHaveLength(20)
+        expect(rows).toHaveLength(40)
         for (let i = 1; i < rows.length; i++) {
           expect(rows[i]!.started_at.getTime(), `source ${i}`).toBeGreaterThanOrEqual(rows[i - 1]!.finished_at.getTime())
         }

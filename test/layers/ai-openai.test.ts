@@ -4,98 +4,71 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import * as Ai from "../../layers/Ai.js"
 import { eventually } from "../support/eventually.js"
-
-interface Seen {
-  readonly path: string
-  readonly authorization: string | undefined
-  readonly body: any
-}
+import { json, loopbackServer, seenJson, type SeenJson } from "../support/loopback.js"
 
 type Mode = "ok" | "429" | "500" | "400" | "hang" | "not-json" | "wrong-dimensions"
 
 /** An OpenAI-compatible server on 127.0.0.1: chat completions in JSON mode and embeddings of 8 dimensions. */
-const fakeOpenAi = Effect.acquireRelease(
-  Effect.async<{ readonly baseUrl: string; readonly seen: Array<Seen>; readonly mode: { current: Mode }; readonly server: http.Server }>(
-    (resume) => {
-      const seen: Array<Seen> = []
-      const mode: { current: Mode } = { current: "ok" }
-      const server = http.createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-          seen.push({ path: req.url ?? "", authorization: req.headers.authorization, body })
-          const json = (status: number, value: unknown) => {
-            res.writeHead(status, { "content-type": "application/json" })
-            res.end(JSON.stringify(value))
-          }
-          if (mode.current === "hang") return
-          if (mode.current === "429") return json(429, { error: { message: "Rate limit reached", type: "requests" } })
-          if (mode.current === "500") return json(500, { error: { message: "The server had an error" } })
-          if (mode.current === "400") return json(400, { error: { message: "Invalid model", type: "invalid_request_error" } })
-          if (req.url === "/v1/embeddings") {
-            const inputs: Array<string> = body.input
-            const size = mode.current === "wrong-dimensions" ? 4 : 8
-            return json(200, {
-              object: "list",
-              model: body.model,
-              // not unit length: the provider normalises
-              data: inputs.map((text, index) => ({
-                object: "embedding",
-                index,
-                embedding: Array.from({ length: size }, (_, i) => (i === text.length % size ? 3 : 0) + (i === 0 ? 4 : 0))
-              })),
-              usage: { prompt_tokens: inputs.length, total_tokens: inputs.length }
-            })
-          }
-          if (req.url === "/v1/chat/completions") {
-            const system: string = body.messages[0].content
-            const content =
-              mode.current === "not-json"
-                ? "Sure! Here are some categories: Shipping, Returns."
-                : system.includes('"categories"')
-                  ? JSON.stringify({
-                      categories: [
-                        { name: "Shipping", description: "Delivery times and costs" },
-                        { name: "Returns", description: "Returning items and refunds" },
-                        { name: "shipping", description: "a duplicate, dropped" },
-                        { name: "Payments", description: "Cards and invoices" }
-                      ]
-                    })
-                  : JSON.stringify({
-                      qa: [
-                        { question: "How long does delivery take?", answer: "Two days.", category: "Shipping" },
-                        { question: "Can I pay by card?", answer: "Yes.", category: "Made-up category" },
-                        { question: "Who are you?", answer: "Acme.", category: null }
-                      ]
-                    })
-            return json(200, {
-              id: "chatcmpl-1",
-              object: "chat.completion",
-              created: 1_700_000_000,
-              model: body.model,
-              choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }]
-            })
-          }
-          json(404, { error: { message: "not found" } })
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({ baseUrl: `http://127.0.0.1:${port}/v1`, seen, mode, server }))
+const fakeOpenAi = Effect.gen(function* () {
+  const mode: { current: Mode } = { current: "ok" }
+  const seen: Array<SeenJson> = []
+  const loopback = yield* loopbackServer((request, res) => {
+    seen.push(seenJson(request))
+    const body = JSON.parse(request.body)
+    if (mode.current === "hang") return
+    if (mode.current === "429") return json(res, 429, { error: { message: "Rate limit reached", type: "requests" } })
+    if (mode.current === "500") return json(res, 500, { error: { message: "The server had an error" } })
+    if (mode.current === "400") return json(res, 400, { error: { message: "Invalid model", type: "invalid_request_error" } })
+    if (request.path === "/v1/embeddings") {
+      const inputs: Array<string> = body.input
+      const size = mode.current === "wrong-dimensions" ? 4 : 8
+      return json(res, 200, {
+        object: "list",
+        model: body.model,
+        // not unit length: the provider normalises
+        data: inputs.map((text, index) => ({
+          object: "embedding",
+          index,
+          embedding: Array.from({ length: size }, (_, i) => (i === text.length % size ? 3 : 0) + (i === 0 ? 4 : 0))
+        })),
+        usage: { prompt_tokens: inputs.length, total_tokens: inputs.length }
       })
     }
-  ),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-)
+    if (request.path === "/v1/chat/completions") {
+      const system: string = body.messages[0].content
+      const content =
+        mode.current === "not-json"
+          ? "Sure! Here are some categories: Shipping, Returns."
+          : system.includes('"categories"')
+            ? JSON.stringify({
+                categories: [
+                  { name: "Shipping", description: "Delivery times and costs" },
+                  { name: "Returns", description: "Returning items and refunds" },
+                  { name: "shipping", description: "a duplicate, dropped" },
+                  { name: "Payments", description: "Cards and invoices" }
+                ]
+              })
+            : JSON.stringify({
+                qa: [
+                  { question: "How long does delivery take?", answer: "Two days.", category: "Shipping" },
+                  { question: "Can I pay by card?", answer: "Yes.", category: "Made-up category" },
+                  { question: "Who are you?", answer: "Acme.", category: null }
+                ]
+              })
+      return json(res, 200, {
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }]
+      })
+    }
+    json(res, 404, { error: { message: "not found" } })
+  })
+  return { baseUrl: `${loopback.origin}/v1`, seen, mode, server: loopback.server }
+})
 
 const withProvider = <A, E>(
   body: (ai: Ai.AiShape, fake: Effect.Effect.Success<typeof fakeOpenAi>) => Effect.Effect<A, E>

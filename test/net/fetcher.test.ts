@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net"
 import { vi } from "vitest"
 import * as Fetcher from "../../layers/Fetcher.js"
 import { eventually } from "../support/eventually.js"
+import { loopbackServer } from "../support/loopback.js"
 
 // One name that DNS answers with 127.0.0.1: it exercises the connect-time
 // lookup (an IP literal never reaches it). Other names go to the real resolver.
@@ -20,48 +21,10 @@ vi.mock("node:dns", async (importOriginal) => {
   return { ...actual, lookup, default: { ...actual, lookup } }
 })
 
-interface Seen {
-  readonly method: string
-  readonly url: string
-  readonly headers: http.IncomingHttpHeaders
-  readonly body: string
-}
 
 /** A real HTTP server on 127.0.0.1:<random>, closed (connections included) with the scope. */
 const serve = (handler: (req: http.IncomingMessage, res: http.ServerResponse) => void) =>
-  Effect.acquireRelease(
-    Effect.async<{ readonly server: http.Server; readonly origin: string; readonly port: number; readonly seen: Array<Seen>; readonly connections: { count: number } }>(
-      (resume) => {
-        const seen: Array<Seen> = []
-        const connections = { count: 0 }
-        const server = http.createServer((req, res) => {
-          const chunks: Array<Buffer> = []
-          req.on("data", (c: Buffer) => chunks.push(c))
-          req.on("end", () => {
-            seen.push({
-              method: req.method ?? "",
-              url: req.url ?? "",
-              headers: req.headers,
-              body: Buffer.concat(chunks).toString("utf8")
-            })
-            handler(req, res)
-          })
-        })
-        server.on("connection", () => {
-          connections.count++
-        })
-        server.listen(0, "127.0.0.1", () => {
-          const port = (server.address() as AddressInfo).port
-          resume(Effect.succeed({ server, origin: `http://127.0.0.1:${port}`, port, seen, connections }))
-        })
-      }
-    ),
-    ({ server }) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+  Effect.map(loopbackServer((_, res, req) => handler(req, res)), (server) => ({ ...server, seen: server.received }))
 
 /** A port nobody listens on: bound once, then released. */
 const closedPort = Effect.async<number>((resume) => {
@@ -106,7 +69,7 @@ describe("Fetcher.layerNode", () => {
       expect(server.seen).toHaveLength(1)
       const [seen] = server.seen
       expect(seen!.method).toBe("POST")
-      expect(seen!.url).toBe("/hooks/a?x=1")
+      expect(seen!.path).toBe("/hooks/a?x=1")
       expect(seen!.body).toBe('{"id":"evt_1","type":"ping"}')
       expect(seen!.headers["content-type"]).toBe("application/json")
       expect(seen!.headers["service-event-id"]).toBe("evt_1")
@@ -156,7 +119,7 @@ describe("Fetcher.layerNode", () => {
       const result = expectResponse(yield* post(`${server.origin}/moved`))
       expect(result.status).toBe(301)
       expect(result.bodyExcerpt).toBe("moved")
-      expect(server.seen.map((s) => s.url)).toEqual(["/moved"])
+      expect(server.seen.map((s) => s.path)).toEqual(["/moved"])
     })
   )
 

@@ -8,8 +8,6 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import { MemoryMailbox } from "../../layers/Mailer.js"
 import { ResourceMissing } from "../../schema/Errors.js"
 import { type CreateTicket, TicketPublicId } from "../../schema/Tickets.js"
@@ -18,6 +16,7 @@ import { expectFailure } from "../support/expect.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 import { createAgent, createTicket, eventsOf } from "./support.js"
+import { loopbackServer } from "../support/loopback.js"
 
 const ticketPath =
   (environment: "test" | "live", suffix = "") =>
@@ -96,26 +95,9 @@ const keyIdOf = (ws: SeededWorkspace) =>
   )
 
 /** A receiver that answers 503 to everything, so deliveries stay pending and retry. */
-const failingReceiver = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly bodies: Array<string>; readonly server: Server }>((resume) => {
-    const bodies: Array<string> = []
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      let body = ""
-      req.on("data", (chunk) => (body += chunk))
-      req.on("end", () => {
-        bodies.push(body)
-        res.writeHead(503).end("busy")
-      })
-    })
-    server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies, server }))
-    )
-  }),
-  ({ server }) =>
-    Effect.sync(() => {
-      server.closeAllConnections()
-      server.close()
-    })
+const failingReceiver = Effect.map(
+  loopbackServer((_, res) => void res.writeHead(503).end("busy")),
+  (server) => ({ url: `${server.origin}/hook`, received: server.received })
 )
 
 layer(testServer())("tickets", (it) => {
@@ -715,7 +697,7 @@ layer(testServer())("tickets", (it) => {
         const other = yield* createTicket(h, ws.secretTest, { agent_id, visitor_name: "Other Person", body: "other body" })
 
         // the first attempts went out (and failed): deliveries now wait 30 s to retry
-        yield* eventually(Effect.sync(() => receiver.bodies.length), (n) => n >= 3, { label: "first attempts" })
+        yield* eventually(Effect.sync(() => receiver.received.length), (n) => n >= 3, { label: "first attempts" })
         const threadBefore = (yield* h.call("GET", path, { key: ws.secretTest })).body.data.thread
         const eventsBefore = yield* ticketEvents(ws.workspace.id)
 
@@ -771,13 +753,13 @@ layer(testServer())("tickets", (it) => {
         expect(otherRead.thread.find((t: any) => t.object === "ticket_message").body).toBe("other body")
 
         // a pending delivery's next attempt sends the scrubbed body
-        const sentBefore = receiver.bodies.length
+        const sentBefore = receiver.received.length
         yield* TestClock.adjust("30 seconds")
-        yield* eventually(Effect.sync(() => receiver.bodies.length), (n) => n >= sentBefore + 3, { label: "retries" })
-        for (const body of receiver.bodies.slice(sentBefore)) {
+        yield* eventually(Effect.sync(() => receiver.received.length), (n) => n >= sentBefore + 3, { label: "retries" })
+        for (const { body } of receiver.received.slice(sentBefore)) {
           for (const value of Object.values(secrets)) expect(body).not.toContain(value)
         }
-        expect(receiver.bodies.slice(sentBefore).join("\n")).toContain("[deleted]")
+        expect(receiver.received.slice(sentBefore).map((r) => r.body).join("\n")).toContain("[deleted]")
 
         // a replay of the creation returns the scrubbed response
         const replay = yield* createTicket(

@@ -6,8 +6,6 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import Stripe from "stripe"
 import { ResourceMissing, UnknownEventType, UrlNotAllowed } from "../../schema/Errors.js"
 import type { DeliveryStatus, WebhookId } from "../../schema/Webhooks.js"
@@ -17,37 +15,18 @@ import { eventually } from "../support/eventually.js"
 import { expectFailure } from "../support/expect.js"
 import { dispatcherIdle, Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { loopbackServer } from "../support/loopback.js"
 
-interface Received {
-  readonly path: string
-  readonly headers: IncomingMessage["headers"]
-  readonly body: string
-}
 
 /** A receiver whose answer depends on the path: `/ok`, `/fail`, `/moved`, `/hang`. */
-const startReceiver = Effect.acquireRelease(
-  Effect.async<{ readonly url: string; readonly received: Array<Received>; readonly server: Server }>((resume) => {
-    const received: Array<Received> = []
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      let body = ""
-      req.on("data", (chunk) => (body += chunk))
-      req.on("end", () => {
-        received.push({ path: req.url ?? "", headers: req.headers, body })
-        if (req.url === "/hang") return // never answers: the dispatcher's 10 s deadline must end it
-        if (req.url === "/fail") return void res.writeHead(503).end("busy")
-        if (req.url === "/moved") return void res.writeHead(301, { location: "/ok" }).end()
-        res.writeHead(200).end("thanks")
-      })
-    })
-    server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, server }))
-    )
+const startReceiver = Effect.map(
+  loopbackServer(({ path }, res) => {
+    if (path === "/hang") return // never answers: the dispatcher's 10 s deadline must end it
+    if (path === "/fail") return void res.writeHead(503).end("busy")
+    if (path === "/moved") return void res.writeHead(301, { location: "/ok" }).end()
+    res.writeHead(200).end("thanks")
   }),
-  ({ server }) =>
-    Effect.sync(() => {
-      server.closeAllConnections()
-      server.close()
-    })
+  (server) => ({ ...server, url: server.origin })
 )
 
 const stripe = new Stripe("sk_test_not_used_for_verification")

@@ -269,7 +269,7 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("widget chat", (it) 
     })
   )
 
-  it.effect("a lead names its conversation: POST /v1/leads links the tenant's conversation only", () =>
+  it.effect("a lead names its conversation: POST /v1/leads links the tenant's conversation only; deleting the lead unlinks it", () =>
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
@@ -293,6 +293,12 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("widget chat", (it) 
       expect(stray.status).toBe(201)
       const untouched = yield* h.call("GET", `/v1/conversations/${theirs.conversationId}`, { key: other.secretTest })
       expect(untouched.body.data.lead_id).toBeNull()
+
+      // a deleted lead is no longer the conversation's lead
+      const deleted = yield* h.call("DELETE", `/v1/leads/${lead.body.data.id}`, { key: ws.secretTest })
+      expect(deleted.status).toBe(200)
+      const unlinked = yield* h.call("GET", `/v1/conversations/${conversationId}`, { key: ws.secretTest })
+      expect(unlinked.body.data.lead_id).toBeNull()
     })
   )
 

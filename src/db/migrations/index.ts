@@ -11,6 +11,7 @@ import webhookJobs from "./0009_webhook_jobs.js"
 import conversations from "./0010_conversations.js"
 import leadsUsage from "./0011_leads_usage.js"
 import forms from "./0012_forms.js"
+import training from "./0013_training.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -24,5 +25,6 @@ export const migrations = {
   "0009_webhook_jobs": webhookJobs,
   "0010_conversations": conversations,
   "0011_leads_usage": leadsUsage,
-  "0012_forms": forms
+  "0012_forms": forms,
+  "0013_training": training
 }

@@ -1,0 +1,104 @@
+/**
+ * Logs as JSON lines: one object per line with `time`, `level`, `msg`, the
+ * fiber's log annotations (the request line's `request_id`, `route`, ...) and
+ * `cause` when there is one. Every line passes through `redact` before it is
+ * written, so a key, token or e-mail address that reached a message (an error's
+ * text, an e-mail body) is masked anyway: the request line itself only carries
+ * fields chosen to hold none.
+ */
+import * as Cause from "effect/Cause"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+
+/** `LOG_LEVEL` values, lowest first. */
+export const logLevelNames = ["all", "trace", "debug", "info", "warning", "error", "fatal", "none"] as const
+export type LogLevelName = (typeof logLevelNames)[number]
+
+const levels: Record<LogLevelName, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+const secretPatterns: ReadonlyArray<readonly [RegExp, string]> = [
+  // API keys keep their visible prefix (which kind, which environment), never the secret part
+  [/\b((?:widget_)?pk|sk)_(test|live)_[A-Za-z0-9]+/g, "$1_$2_[redacted]"],
+  [/\b(whsec|idsec)_[A-Za-z0-9]+/g, "$1_[redacted]"],
+  // JSON Web Tokens (identity tokens): three base64url parts, the first a JSON header
+  [/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, "[redacted-jwt]"],
+  [/\b(Bearer)\s+[^\s"',;]+/gi, "$1 [redacted]"],
+  [/[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g, "[redacted-email]"]
+]
+
+/** `text` with keys, tokens, secrets and e-mail addresses masked. */
+export const redact = (text: string): string =>
+  secretPatterns.reduce((acc, [pattern, replacement]) => acc.replace(pattern, replacement), text)
+
+const messageText = (message: unknown): string => {
+  const parts = Array.isArray(message) ? message : [message]
+  return parts.map((part) => (typeof part === "string" ? part : safeJson(part))).join(" ")
+}
+
+const safeJson = (value: unknown): string => {
+  if (value instanceof Error) return `${value.name}: ${value.message}`
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+/** The JSON-lines logger; `write` receives each line (without its newline). */
+export const jsonLines = (write: (line: string) => void) =>
+  Logger.make(({ annotations, cause, date, logLevel, message }) => {
+    const entry: Record<string, unknown> = {
+      time: date.toISOString(),
+      level: logLevel.label.toLowerCase(),
+      msg: messageText(message)
+    }
+    for (const [key, value] of HashMap.toEntries(annotations)) entry[key] = value
+    if (!Cause.isEmpty(cause)) entry["cause"] = Cause.pretty(cause, { renderErrorCause: true })
+    write(redact(safeJson(entry)))
+  })
+
+/**
+ * Lines go out in one write per turn of the event loop: stdout to a pipe is a
+ * blocking write on Linux, and one per request cost more than the request. A
+ * burst of more than `maxBuffered` lines is written at once; lines still
+ * buffered are written when the process exits.
+ */
+const maxBuffered = 1000
+let buffered: Array<string> = []
+let scheduled = false
+const flush = () => {
+  scheduled = false
+  if (buffered.length === 0) return
+  const text = `${buffered.join("\n")}\n`
+  buffered = []
+  process.stdout.write(text)
+}
+const stdout = (line: string) => {
+  buffered.push(line)
+  if (buffered.length >= maxBuffered) return flush()
+  if (!scheduled) {
+    scheduled = true
+    setImmediate(flush)
+  }
+}
+process.once("exit", flush)
+
+/** Replaces the default logger with JSON lines at `level` and above (`write`: stdout unless a test captures). */
+export const layerJson = (options: { readonly level: LogLevelName; readonly write?: (line: string) => void }) =>
+  Layer.mergeAll(
+    Logger.replace(Logger.defaultLogger, jsonLines(options.write ?? stdout)),
+    // the runtime's pretty logger, when a runner added it
+    Logger.remove(Logger.prettyLoggerDefault),
+    Logger.minimumLogLevel(levels[options.level])
+  )

@@ -1,0 +1,125 @@
+/**
+ * The service's own metrics (Effect `Metric`s, one registry per process) and
+ * their rendering in the Prometheus text exposition format. Areas record into
+ * them; `GET /metrics` renders `Metric.snapshot` plus gauges read at scrape time.
+ */
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as MetricPair from "effect/MetricPair"
+import * as MetricState from "effect/MetricState"
+
+export const httpRequests = Metric.counter("http_requests_total", {
+  description: "HTTP requests answered, by route template, method and status",
+  incremental: true
+})
+
+export const httpDuration = Metric.histogram(
+  "http_request_duration_seconds",
+  MetricBoundaries.fromIterable([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+  "Time from the request's arrival to its response, by route template, method and status"
+)
+
+export const webhookDeliveries = Metric.counter("webhook_deliveries_total", {
+  description: "Webhook delivery attempts, by outcome (succeeded, retrying, failed)",
+  incremental: true
+})
+
+export const openStreams = Metric.gauge("sse_open_streams", {
+  description: "Server-sent event replies open now"
+})
+
+/**
+ * The tagged series of one route, method and status, made once: tagging makes a
+ * new metric key (hashed on every update), which cost more than the update.
+ * Bounded: route templates and statuses are few.
+ */
+const series = new Map<string, { readonly count: Effect.Effect<void>; readonly observe: (seconds: number) => Effect.Effect<void> }>()
+
+const seriesOf = (route: string, method: string, status: number) => {
+  const key = `${method} ${status} ${route}`
+  let found = series.get(key)
+  if (found === undefined) {
+    const labels = labelsOf({ route, method, status: String(status) })
+    const counter = Metric.taggedWithLabels(httpRequests, labels)
+    const histogram = Metric.taggedWithLabels(httpDuration, labels)
+    found = { count: Metric.increment(counter), observe: (seconds) => Metric.update(histogram, seconds) }
+    series.set(key, found)
+  }
+  return found
+}
+
+/** Records one answered request; `route` is the template (`/v1/agents/{id}`), never the raw path. */
+export const recordRequest = (route: string, method: string, status: number, seconds: number) => {
+  const s = seriesOf(route, method, status)
+  return Effect.zipRight(s.count, s.observe(seconds))
+}
+
+/** Counts one webhook attempt's outcome. */
+export const recordDelivery = (outcome: "succeeded" | "retrying" | "failed") =>
+  Metric.increment(Metric.tagged(webhookDeliveries, "outcome", outcome))
+
+/** One sample of a gauge read at scrape time (database counts). */
+export interface GaugeSample {
+  readonly name: string
+  readonly help: string
+  readonly labels?: Readonly<Record<string, string>>
+  readonly value: number
+}
+
+const labelsOf = (tags: Readonly<Record<string, string>>) =>
+  Object.entries(tags).map(([key, value]) => MetricLabel.make(key, value))
+
+const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
+const escapeHelp = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
+
+const labelText = (labels: ReadonlyArray<readonly [string, string]>) =>
+  labels.length === 0 ? "" : `{${labels.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
+
+const numberText = (n: number | bigint) =>
+  typeof n === "bigint" ? n.toString() : n === Infinity ? "+Inf" : n === -Infinity ? "-Inf" : Number.isNaN(n) ? "NaN" : String(n)
+
+interface Family {
+  type: "counter" | "gauge" | "histogram"
+  help: string
+  lines: Array<string>
+}
+
+/** The Prometheus text format (version 0.0.4) of the registry's metrics and `gauges`. */
+export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>, gauges: ReadonlyArray<GaugeSample>) => {
+  const families = new Map<string, Family>()
+  const family = (name: string, type: Family["type"], help: string) => {
+    let found = families.get(name)
+    if (found === undefined) families.set(name, (found = { type, help, lines: [] }))
+    return found
+  }
+  for (const pair of pairs) {
+    const { name, tags, description } = pair.metricKey
+    const labels = tags.map((t) => [t.key, t.value] as const)
+    const help = description._tag === "Some" ? description.value : name
+    const state = pair.metricState
+    if (MetricState.isCounterState(state)) {
+      family(name, "counter", help).lines.push(`${name}${labelText(labels)} ${numberText(state.count)}`)
+    } else if (MetricState.isGaugeState(state)) {
+      family(name, "gauge", help).lines.push(`${name}${labelText(labels)} ${numberText(state.value)}`)
+    } else if (MetricState.isHistogramState(state)) {
+      const lines = family(name, "histogram", help).lines
+      for (const [bound, count] of state.buckets) {
+        lines.push(`${name}_bucket${labelText([...labels, ["le", numberText(bound)]])} ${count}`)
+      }
+      lines.push(`${name}_sum${labelText(labels)} ${numberText(state.sum)}`)
+      lines.push(`${name}_count${labelText(labels)} ${state.count}`)
+    }
+  }
+  for (const gauge of gauges) {
+    family(gauge.name, "gauge", gauge.help).lines.push(
+      `${gauge.name}${labelText(Object.entries(gauge.labels ?? {}))} ${numberText(gauge.value)}`
+    )
+  }
+  const out: Array<string> = []
+  for (const [name, f] of families) {
+    out.push(`# HELP ${name} ${escapeHelp(f.help)}`, `# TYPE ${name} ${f.type}`, ...f.lines)
+  }
+  return `${out.join("\n")}\n`
+}

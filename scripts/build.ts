@@ -1,0 +1,136 @@
+/**
+ * `npm run build`: `dist/` runs the service with nothing but Node.
+ *
+ *   dist/server.mjs, dist/cli.mjs    esbuild bundles (ESM, platform node), chunk-*.mjs loaded on demand
+ *   dist/pglite.{wasm,data}, initdb.wasm, vector.tar.gz
+ *                                    PGlite's files, found beside the bundle (`new URL(..., import.meta.url)`)
+ *   dist/pglite-template.tar.gz      an initialised, migrated empty database (first start in ~1 s, not ~4 s)
+ *   dist/node_modules/…              the packages left external, with their dependencies
+ *   dist/widget/v1/service-form-element.esm.js
+ *                                    the `<service-form>` component, served as it is
+ *
+ * Each step is one entry of `steps`: a new asset is one more entry.
+ */
+import { build, type BuildOptions } from "esbuild"
+import * as Effect from "effect/Effect"
+import { copyFile, cp, mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { dirname, join, relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import { pgliteTemplate } from "../layers/Database.js"
+import { builtElementFile, writeElementBundle } from "../src/forms/ElementBundle.js"
+import { runMigrations } from "../src/db/Migrator.js"
+import { migrations } from "../src/db/migrations/index.js"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const dist = join(root, "dist")
+
+/**
+ * Left out of the bundle, shipped in `dist/node_modules`:
+ * - `sharp`: a native addon plus libvips shared libraries, loaded by path from its platform package;
+ * - `tesseract.js`: starts its worker thread from a file of its own package and loads its wasm core by path;
+ * - the traineddata packages: found at run time with `require.resolve`, never imported statically.
+ * Everything else (PGlite, pg, ioredis, nodemailer, linkedom, unpdf, …) is bundled.
+ */
+const externals = ["sharp", "tesseract.js", "@tesseract.js-data/eng", "@tesseract.js-data/spa"]
+
+/**
+ * Never reached from `dist/`: the service bundles the form component with
+ * esbuild only when no prebuilt file is beside it, and the build writes one.
+ */
+const unreachable = ["esbuild"]
+
+/** Bundled CommonJS modules still call `require`, `__filename`, `__dirname`: give them the ESM equivalents. */
+const banner = [
+  `import { createRequire as __createRequire } from "node:module";`,
+  `import { fileURLToPath as __fileURLToPath } from "node:url";`,
+  `const require = __createRequire(import.meta.url);`,
+  `const __filename = __fileURLToPath(import.meta.url);`,
+  `const __dirname = __fileURLToPath(new URL(".", import.meta.url));`
+].join("\n")
+
+/**
+ * Both entry points in one build; code loaded on demand (`import("unpdf")`,
+ * `import("sharp")`) becomes a chunk read on first use. Chunks stay beside
+ * the entries: bundled packages find their files relative to `import.meta.url`.
+ */
+const bundle = async () => {
+  const options: BuildOptions = {
+    entryPoints: { server: join(root, "src/main.ts"), cli: join(root, "src/cli/main.ts") },
+    outdir: dist,
+    outExtension: { ".js": ".mjs" },
+    chunkNames: "chunk-[hash]",
+    splitting: true,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: [...externals, ...unreachable],
+    banner: { js: banner },
+    minifySyntax: true,
+    legalComments: "none",
+    logLevel: "warning"
+  }
+  await build(options)
+}
+
+/** The package folder `name` resolves to from `from`, as Node would look it up. */
+const packageDir = (name: string, from: string): string | undefined => {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name)
+    if (existsSync(join(candidate, "package.json"))) return candidate
+    if (dir === dirname(dir) || dir === root) return undefined
+  }
+}
+
+/**
+ * Copies each external with its installed dependencies (optional ones only
+ * when installed: other platforms' binaries are not), keeping the folder
+ * layout of `node_modules` so Node resolves them the same way from `dist/`.
+ */
+const copyExternals = async () => {
+  const seen = new Set<string>()
+  const visit = async (name: string, from: string): Promise<void> => {
+    const dir = packageDir(name, from)
+    if (dir === undefined || seen.has(dir)) return
+    seen.add(dir)
+    await cp(dir, join(dist, relative(root, dir)), { recursive: true, dereference: true })
+    const manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>
+      optionalDependencies?: Record<string, string>
+    }
+    for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) await visit(dep, dir)
+  }
+  for (const name of externals) await visit(name, root)
+}
+
+const copyPgliteFiles = async () => {
+  const pglite = join(root, "node_modules/@electric-sql/pglite/dist")
+  for (const file of ["pglite.wasm", "pglite.data", "initdb.wasm"]) await copyFile(join(pglite, file), join(dist, file))
+  await copyFile(join(root, "node_modules/@electric-sql/pglite-pgvector/dist/vector.tar.gz"), join(dist, "vector.tar.gz"))
+}
+
+const writeTemplate = async () => {
+  const bytes = await Effect.runPromise(pgliteTemplate(runMigrations(migrations)))
+  await writeFile(join(dist, "pglite-template.tar.gz"), bytes)
+}
+
+export const steps: ReadonlyArray<{ readonly name: string; readonly run: () => Promise<void> }> = [
+  { name: "server and CLI bundles", run: bundle },
+  { name: "PGlite files", run: copyPgliteFiles },
+  { name: "external packages", run: copyExternals },
+  { name: "database template", run: writeTemplate },
+  { name: "form component", run: () => Effect.runPromise(Effect.asVoid(writeElementBundle(join(dist, builtElementFile)))) }
+]
+
+const main = async () => {
+  await rm(dist, { recursive: true, force: true })
+  await mkdir(dist, { recursive: true })
+  for (const step of steps) {
+    const started = performance.now()
+    await step.run()
+    console.log(`build: ${step.name} (${Math.round(performance.now() - started)} ms)`)
+  }
+}
+
+await main()

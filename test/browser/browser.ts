@@ -1,0 +1,75 @@
+/**
+ * Browser tests' support: Debian's Chromium driven by playwright-core, and a
+ * loopback page server (a third-party site embedding the component). When
+ * `/usr/bin/chromium` is absent the suites skip with a warning naming why.
+ */
+import { existsSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { chromium, type Browser } from "playwright-core"
+
+export const chromiumPath = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+export const haveChromium = existsSync(chromiumPath)
+if (!haveChromium) {
+  console.warn(`SKIPPED browser tests: no Chromium at ${chromiumPath} (install Debian's chromium, as .ci/run does)`)
+}
+
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: chromiumPath,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+    timeout: 30_000
+  })
+
+export interface PageServer {
+  readonly origin: string
+  /** Serves `html` at `path` from now on. */
+  readonly put: (path: string, html: string) => string
+  readonly close: () => Promise<void>
+}
+
+/** A node:http server on loopback serving the pages a test puts there (404 for others). */
+export const startPageServer = async (): Promise<PageServer> => {
+  const pages = new Map<string, string>()
+  const server: Server = createServer((req, res) => {
+    const html = pages.get(new URL(req.url ?? "/", "http://page").pathname)
+    res.writeHead(html === undefined ? 404 : 200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" })
+    res.end(html ?? "not found")
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    origin,
+    put: (path, html) => {
+      pages.set(path, html)
+      return `${origin}${path}`
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+const attr = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
+
+/**
+ * A page embedding the component: one `<script type="module">`, one
+ * `<service-form>` tag with `attributes`, optional page CSS, and a recorder of
+ * the component's events in `window.events`.
+ */
+export const embedPage = (options: {
+  readonly scriptUrl: string
+  readonly attributes: Record<string, string>
+  readonly lang?: string
+  readonly css?: string
+}) => `<!doctype html>
+<html${options.lang === undefined ? "" : ` lang="${attr(options.lang)}"`}><head><meta charset="utf-8"><title>Shop</title>
+<style>body{font-family:sans-serif;margin:24px;background:#f5f5f5}${options.css ?? ""}</style>
+<script>
+window.events = [];
+for (const type of ["service-form:loading", "service-form:ready", "service-form:success", "service-form:error"]) {
+  document.addEventListener(type, (e) => window.events.push({ type, detail: e.detail, bubbled: e.target !== document }));
+}
+</script>
+<script type="module" src="${attr(options.scriptUrl)}"></script>
+</head><body>
+<service-form ${Object.entries(options.attributes).map(([k, v]) => `${k}="${attr(v)}"`).join(" ")}></service-form>
+</body></html>`
