@@ -205,6 +205,13 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         where id = ${id} and deleted_at is null
         returning ${cols}`)
 
+    /**
+     * The document's own title (a page's `<title>`), kept only while the source
+     * still has the title the pipeline started from: a rename made meanwhile wins.
+     */
+    const adoptTitle = (id: SourceId, from: string, to: string) =>
+      Effect.orDie(sql`update knowledge_sources set title = ${to} where id = ${id} and title = ${from}`)
+
     const softDelete = (id: SourceId, at: Date) =>
       Effect.orDie(
         Effect.zipRight(
@@ -250,6 +257,6 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         )
       ).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
 
-    return { insert, find, findAny, byId, inputOf, page, update, softDelete, replaceChunks, indexedTexts } as const
+    return { insert, find, findAny, byId, inputOf, page, update, adoptTitle, softDelete, replaceChunks, indexedTexts } as const
   })
 }) {}

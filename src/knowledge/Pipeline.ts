@@ -299,11 +299,11 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           const chunks = yield* Effect.forEach(built.chunks, (c) =>
             Effect.map(ids.make("chk"), (id) => ({ id, ...c }))
           )
+          if (built.title !== source.title) yield* repo.adoptTitle(source.id, source.title, built.title)
           const row = yield* step(source, {
             status: "indexed",
             phase: "done",
             progress: 100,
-            title: built.title,
             error: null,
             error_code: null,
             next_attempt_at: null,

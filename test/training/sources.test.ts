@@ -110,6 +110,44 @@ layer(testServer())("lesson sources", (it) => {
     )
   )
 
+  it.effect("a rename made while the page is fetched wins over the page's own title", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        let release: (() => void) | undefined
+        const held = new Promise<void>((resolve) => {
+          release = resolve
+        })
+        const site = yield* serveSite((req, res) => {
+          const answer = () => html(res, page("Kiln safety", [["Kiln", "Switch the kiln off before leaving."]]))
+          if (req.url === "/held") void held.then(answer)
+          else answer()
+        })
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const key = ws.secretTest
+        const { agentId, lessonId } = yield* course(h, key)
+        const renamed = yield* addSource(h, key, agentId, { lesson_id: lessonId, type: "url", url: `${site.origin}/held` })
+        const untouched = yield* addSource(h, key, agentId, { lesson_id: lessonId, type: "url", url: `${site.origin}/free` })
+        yield* eventually(
+          Effect.sync(() => site.hits.length),
+          (n) => n === 1,
+          { label: "page requested" }
+        )
+        const patched = yield* h.call("PATCH", `/v1/agents/${agentId}/sources/${renamed.id}`, {
+          key,
+          body: { title: "Before you leave" }
+        })
+        expect(patched.status, JSON.stringify(patched.body)).toBe(200)
+        release!()
+        const settled = yield* settledSources(h, key, agentId, lessonId)
+        expect(settled.map((s) => [s.id, s.status, s.title])).toEqual([
+          [renamed.id, "indexed", "Before you leave"],
+          [untouched.id, "indexed", "Kiln safety"]
+        ])
+      })
+    )
+  )
+
   it.effect("a failing source ends with course.lesson.source.failed naming the error", () =>
     Effect.scoped(
       Effect.gen(function* () {
