@@ -69,7 +69,7 @@ const Descriptor = Schema.Struct({ code: Schema.String, gzip: Schema.Boolean, la
  * ship in two folders: so a scoped temporary folder links each package's file
  * (found by the package's own `langPath` and `gzip`) under one path.
  */
-const languageFolder = Effect.acquireRelease(
+const languageFolder = (parent: string) => Effect.acquireRelease(
   Effect.gen(function* () {
     const require = createRequire(import.meta.url)
     const descriptors = yield* Effect.forEach(["@tesseract.js-data/eng", "@tesseract.js-data/spa"], (pkg) =>
@@ -77,7 +77,7 @@ const languageFolder = Effect.acquireRelease(
     )
     const gzip = descriptors.every((d) => d.gzip)
     if (!descriptors.every((d) => d.gzip === gzip)) return yield* Effect.dieMessage("traineddata packages differ in gzip")
-    const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "traineddata-")))
+    const dir = yield* Effect.promise(() => mkdtemp(join(parent, "traineddata-")))
     const suffix = gzip ? ".traineddata.gz" : ".traineddata"
     yield* Effect.forEach(descriptors, (d) =>
       Effect.promise(() => symlink(join(d.langPath, `${d.code}${suffix}`), join(dir, `${d.code}${suffix}`)))
@@ -87,14 +87,17 @@ const languageFolder = Effect.acquireRelease(
   ({ dir }) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
 )
 
-/** One eng+spa worker per layer, terminated with the layer's scope; recognitions take turns on it. */
-export const layerTesseract: Layer.Layer<Ocr> = Layer.scoped(
+/**
+ * One eng+spa worker per layer, terminated with the layer's scope; recognitions take turns on it. Its
+ * temporary language folder is made under `parent` (tests pass a folder of their own to watch).
+ */
+export const layerTesseractIn = (parent: string): Layer.Layer<Ocr> => Layer.scoped(
   Ocr,
   Effect.gen(function* () {
     const Tesseract = yield* loadTesseract
     const worker = yield* Effect.acquireRelease(
       Effect.scoped(
-        Effect.flatMap(languageFolder, (folder) =>
+        Effect.flatMap(languageFolder(parent), (folder) =>
           Effect.tryPromise(() =>
             Tesseract.createWorker(folder.codes, Tesseract.OEM.LSTM_ONLY, {
               langPath: folder.dir,
@@ -120,6 +123,8 @@ export const layerTesseract: Layer.Layer<Ocr> = Layer.scoped(
     })
   })
 )
+
+export const layerTesseract: Layer.Layer<Ocr> = layerTesseractIn(tmpdir())
 
 /** Tests: every input reads as `text`. */
 export const layerFixed = (text: string): Layer.Layer<Ocr> =>
