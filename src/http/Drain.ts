@@ -9,7 +9,9 @@
  * 2. The workers stop: the JobQueue hands back the jobs they held at once.
  * 3. `awaitInFlight`: requests in flight (event streams included) may finish,
  *    for at most the grace period (on the Clock); whatever is still open then is
- *    cut. Only then do the services and the database close.
+ *    cut, an event stream after a last `error` event that tells its reader to
+ *    reconnect (with `Last-Event-ID`, to another instance). Only then do the
+ *    services and the database close.
  *
  * Request fibers are not children of the server's scope (the platform forks
  * each from the runtime), so they keep running while the scope closes.
@@ -20,6 +22,36 @@ import * as Layer from "effect/Layer"
 import { Lifecycle } from "../../layers/Lifecycle.js"
 
 export const defaultGraceMillis = 10_000
+
+/**
+ * The last event of a stream cut at shutdown. It has no `id:`, so the reader's
+ * `Last-Event-ID` stays at the last event it received and a reconnection resumes there.
+ */
+export const shutdownFrame = `data: ${JSON.stringify({
+  type: "error",
+  code: "service_unavailable",
+  message: "The server is shutting down; reconnect with Last-Event-ID to resume the stream"
+})}\n\n`
+
+/**
+ * Headers given to `writeHead` (as the platform does) are not readable with
+ * `getHeader`; once sent they are in the response's header block.
+ */
+const isEventStream = (response: ServerResponse) =>
+  /^content-type:\s*text\/event-stream/im.test((response as { readonly _header?: string | null })._header ?? "")
+
+/** Writes the shutdown event to every open event stream; done when each write was handed to the socket. */
+const endStreams = (responses: Iterable<ServerResponse>) =>
+  Effect.async<void>((resume) => {
+    const streams = [...responses].filter((r) => r.headersSent && !r.writableEnded && isEventStream(r))
+    let pending = streams.length
+    if (pending === 0) return resume(Effect.void)
+    for (const response of streams) {
+      response.write(shutdownFrame, () => {
+        if (--pending === 0) resume(Effect.void)
+      })
+    }
+  })
 
 export const makeDrain = (options: { readonly servers: () => ReadonlyArray<Server>; readonly graceMillis: number }) => {
   const open = new Set<ServerResponse>()
@@ -68,7 +100,11 @@ export const makeDrain = (options: { readonly servers: () => ReadonlyArray<Serve
             Effect.interruptible(Effect.as(Effect.sleep(options.graceMillis), false))
           )
           if (ended) yield* Effect.logInfo("shutting down: requests in flight ended")
-          else yield* Effect.logWarning(`shutdown grace of ${options.graceMillis} ms over: cutting ${open.size} requests`)
+          else {
+            yield* Effect.logWarning(`shutdown grace of ${options.graceMillis} ms over: cutting ${open.size} requests`)
+            // a socket that does not take the last event within a second is cut without it
+            yield* Effect.timeout(endStreams(open), "1 second").pipe(Effect.interruptible, Effect.ignore)
+          }
           for (const server of options.servers()) {
             server.off("request", track)
             server.closeAllConnections()
