@@ -1,7 +1,7 @@
 /**
  * Logs as JSON lines: one object per line with `time`, `level`, `msg`, the
- * fiber's log annotations (the request line's `request_id`, `route`, ...) and
- * `cause` when there is one. Every line passes through `redact` before it is
+ * fiber's log annotations, the fields of a `LogFields` message part (the request
+ * line's `request_id`, `route`, ...) and `cause` when there is one. Every line passes through `redact` before it is
  * written, so a key, token or e-mail address that reached a message (an error's
  * text, an e-mail body) is masked anyway: the request line itself only carries
  * fields chosen to hold none.
@@ -37,14 +37,28 @@ const secretPatterns: ReadonlyArray<readonly [RegExp, string]> = [
   [/[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g, "[redacted-email]"]
 ]
 
+/** What any of the patterns needs to be present: most lines have none of it and skip the five replacements. */
+const mayHoldSecret = /_test_|_live_|whsec_|idsec_|eyJ|bearer|@/i
+
 /** `text` with keys, tokens, secrets and e-mail addresses masked. */
 export const redact = (text: string): string =>
-  secretPatterns.reduce((acc, [pattern, replacement]) => acc.replace(pattern, replacement), text)
+  mayHoldSecret.test(text)
+    ? secretPatterns.reduce((acc, [pattern, replacement]) => acc.replace(pattern, replacement), text)
+    : text
 
-const messageText = (message: unknown): string => {
-  const parts = Array.isArray(message) ? message : [message]
-  return parts.map((part) => (typeof part === "string" ? part : safeJson(part))).join(" ")
+/**
+ * Fields logged at the top level of the line: `Effect.logInfo("request", new LogFields({...}))`. Cheaper than
+ * `Effect.annotateLogs` for a line logged on every request (no annotation map is built and set on the fiber).
+ */
+export class LogFields {
+  constructor(readonly fields: Readonly<Record<string, unknown>>) {}
 }
+
+const messageText = (parts: ReadonlyArray<unknown>): string =>
+  parts
+    .filter((part) => !(part instanceof LogFields))
+    .map((part) => (typeof part === "string" ? part : safeJson(part)))
+    .join(" ")
 
 const safeJson = (value: unknown): string => {
   if (value instanceof Error) return `${value.name}: ${value.message}`
@@ -58,12 +72,14 @@ const safeJson = (value: unknown): string => {
 /** The JSON-lines logger; `write` receives each line (without its newline). */
 export const jsonLines = (write: (line: string) => void) =>
   Logger.make(({ annotations, cause, date, logLevel, message }) => {
+    const parts: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
     const entry: Record<string, unknown> = {
       time: date.toISOString(),
       level: logLevel.label.toLowerCase(),
-      msg: messageText(message)
+      msg: messageText(parts)
     }
     for (const [key, value] of HashMap.toEntries(annotations)) entry[key] = value
+    for (const part of parts) if (part instanceof LogFields) Object.assign(entry, part.fields)
     if (!Cause.isEmpty(cause)) entry["cause"] = Cause.pretty(cause, { renderErrorCause: true })
     write(redact(safeJson(entry)))
   })

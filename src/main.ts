@@ -1,4 +1,5 @@
 /** `npm start`: the service with layers chosen from the environment. */
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -32,6 +33,23 @@ const lazyTesseract = Layer.scoped(
     return Ocr.Ocr.of({ recognize: (image) => Effect.flatMap(ocr, (o) => o.recognize(image)) })
   })
 )
+
+/**
+ * Without a collector no span is ever read, so none is made: Effect's spans
+ * (`Effect.fn`, SQL statements) become no-op spans and the HTTP server's span
+ * per request (a parsed URL and every header as an attribute) is skipped.
+ */
+const tracingOff = Layer.mergeAll(
+  Layer.setTracerEnabled(false),
+  Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)
+)
+
+const tracingTo = (endpoint: string) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(() => import("../layers/Tracing.js")), (t) =>
+      Layer.discard(t.layerOtlp({ endpoint, serviceName: "assistant-platform" }))
+    )
+  )
 
 /**
  * Beside the bundle (`dist/`), `npm run build` leaves an initialised and
@@ -85,14 +103,7 @@ const program = Effect.gen(function* () {
       fileStorage: FileStorage.layerDirectory(join(config.dataDir, "files"))
     })
   // loaded only when asked for: no OpenTelemetry code (or cost) otherwise
-  const tracing =
-    config.otlpEndpoint === undefined
-      ? Layer.empty
-      : Layer.unwrapEffect(
-          Effect.map(Effect.promise(() => import("../layers/Tracing.js")), (t) =>
-            Layer.discard(t.layerOtlp({ endpoint: config.otlpEndpoint!, serviceName: "assistant-platform" }))
-          )
-        )
+  const tracing = config.otlpEndpoint === undefined ? tracingOff : tracingTo(config.otlpEndpoint)
   return yield* Layer.launch(server).pipe(
     Effect.provide(Layer.merge(Logging.layerJson({ level: config.logLevel ?? "info" }), tracing))
   )

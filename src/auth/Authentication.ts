@@ -53,7 +53,8 @@ export const presentedKey = (headers: Headers.Headers): Option.Option<Either.Eit
 export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authenticator", {
   effect: Effect.gen(function* () {
     const keys = yield* ApiKeys
-    const resolve = Effect.fn("Auth.resolve")(function* (headers: Headers.Headers) {
+    // untraced: it runs on every request, and a span of it would only repeat the request's own
+    const resolve = Effect.fnUntraced(function* (headers: Headers.Headers) {
       const token = presentedKey(headers)
       if (Option.isNone(token)) {
         return Either.left(

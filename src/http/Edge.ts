@@ -18,6 +18,8 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
@@ -32,6 +34,7 @@ import {
 } from "../../schema/Errors.js"
 import { MAX_FILE_BYTES } from "../../schema/Files.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { LogFields } from "../../layers/Logging.js"
 import { recordRequest } from "../../layers/Metrics.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
@@ -135,6 +138,10 @@ export const makeEdge = Effect.gen(function* () {
       const startNanos = yield* Clock.currentTimeNanos
       const request = yield* HttpServerRequest.HttpServerRequest
       const requestId = yield* ids.make("req")
+      // The platform runs each request in a fiber of its own, so the request's values are set on that fiber
+      // for the rest of its life instead of with `Effect.locally` (several µs apiece on every request).
+      yield* FiberRef.set(CurrentRequestId, requestId)
+      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("request_id", requestId))
       const url = new URL(request.url, "http://edge")
       const path = url.pathname
       const operational = isOperational(path)
@@ -155,6 +162,7 @@ export const makeEdge = Effect.gen(function* () {
         return HttpServerResponse.setHeader(yield* render(resolved.cause), "request-id", requestId)
       }
       const auth: Option.Option<AuthResult> = resolved === undefined ? Option.none() : Option.some(resolved.value)
+      yield* FiberRef.set(CurrentAuth, auth)
       const caller = Option.flatMap(auth, Either.getRight)
       let rate: RateLimitState | undefined
       let closeAfter = false
@@ -271,7 +279,10 @@ export const makeEdge = Effect.gen(function* () {
           // the handler reads the bytes itself, counted against this cap as they stream in
           return yield* rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_FILE_BYTES)))
         }
-        if (operational || !isWrite(request.method) || request.method === "DELETE") return yield* idempotent("", rendered(app))
+        if (operational || !isWrite(request.method) || request.method === "DELETE") {
+          // a bodiless POST (operational paths) may still carry an Idempotency-Key
+          return yield* request.method === "POST" ? idempotent("", rendered(app)) : rendered(app)
+        }
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         const text = yield* readBody(source).pipe(
           Effect.tapError(() => Effect.sync(() => (closeAfter = bodyLeftUnread(source))))
@@ -297,10 +308,7 @@ export const makeEdge = Effect.gen(function* () {
 
       let response = yield* rendered(guarded).pipe(
         // wake-ups registered inside the request's transactions (e.g. new jobs), now that they committed
-        withAfterCommit,
-        Effect.annotateLogs("request_id", requestId),
-        Effect.locally(CurrentRequestId, requestId),
-        Effect.locally(CurrentAuth, auth)
+        withAfterCommit
       )
       response = HttpServerResponse.setHeader(response, "request-id", requestId)
       if (closeAfter) response = HttpServerResponse.setHeader(response, "connection", "close")
@@ -317,8 +325,9 @@ export const makeEdge = Effect.gen(function* () {
       const route = routeOf(request.method, path)
       yield* recordRequest(route, request.method, response.status, seconds)
       // only these fields: the path, query, headers and body may carry ids of people, keys and tokens
-      yield* Effect.logInfo("request").pipe(
-        Effect.annotateLogs({
+      yield* Effect.logInfo(
+        "request",
+        new LogFields({
           request_id: requestId,
           method: request.method,
           route,
