@@ -14,6 +14,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundleIsStale } from "../freshness.mjs"
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 export const host = "127.0.0.1"
@@ -113,13 +114,23 @@ export const serviceEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => 
 }
 
 /**
- * `node --import tsx`, not the tsx CLI: the pid is then the server itself (for RSS).
+ * `node --import tsx src/main.ts` (not the tsx CLI, so the pid is the server itself, for RSS and CPU), or with
+ * `BENCH_SERVICE=bundle` the service as ops run it: `node scripts/start.mjs server` (what `npm start` execs),
+ * which runs `dist/server.mjs` in that very process. The benchmark runner sets `bundle` and builds first
+ * (`ensureBuilt`); tests run the sources.
  * `BENCH_CPU_PROF_DIR=<dir>`: each service writes a V8 CPU profile there when it stops.
  */
 export const spawnService = (env: NodeJS.ProcessEnv): Child => {
-  const profileDir = process.env["BENCH_CPU_PROF_DIR"]
+  const profileDir = env["BENCH_CPU_PROF_DIR"] ?? process.env["BENCH_CPU_PROF_DIR"]
   const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
-  return spawnTracked(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], env)
+  const entry = process.env["BENCH_SERVICE"] === "bundle" ? ["scripts/start.mjs", "server"] : ["--import", "tsx", "src/main.ts"]
+  return spawnTracked(process.execPath, [...profile, ...entry], env)
+}
+
+/** Builds `dist/` when a source is newer than the bundle (once, before any service is spawned from it). */
+export const ensureBuilt = () => {
+  if (!bundleIsStale(repoRoot, join(repoRoot, "dist/server.mjs"))) return
+  execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "inherit" })
 }
 
 // HTTP
@@ -237,12 +248,15 @@ export interface AutocannonResult {
   readonly errors: number
   readonly timeouts: number
 }
-type Autocannon = (options: {
-  readonly url: string
-  readonly connections: number
-  readonly duration: number
-  readonly headers?: Record<string, string>
-}) => PromiseLike<AutocannonResult>
+type Autocannon = (
+  options: {
+    readonly url: string
+    readonly connections: number
+    readonly headers?: Record<string, string>
+    /** Seconds a request may take. */
+    readonly timeout?: number
+  } & ({ readonly duration: number } | { readonly amount: number })
+) => PromiseLike<AutocannonResult>
 export const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon
 
 // Report

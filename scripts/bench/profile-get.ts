@@ -1,6 +1,6 @@
 /**
  * Profiles the service's `GET /v1/agents/{id}` on PostgreSQL: runs it under
- * `node --cpu-prof`, loads it as the get-agent benchmark does, and writes the
+ * `node --cpu-prof`, loads it as the reads benchmark does, and writes the
  * `.cpuprofile` plus a top-N self-time table (by function and by package) to
  * `scripts/bench/results/`. `npx tsx scripts/bench/profile-get.ts [label]`.
  */
@@ -13,12 +13,13 @@ import {
   connections,
   cpuMs,
   createAgent,
+  ensureBuilt,
   fmt,
   noRateLimit,
   repoRoot,
   seconds,
   serviceEnv,
-  spawnTracked,
+  spawnService,
   tempDir,
   throwawayDatabase,
   warmupSeconds,
@@ -28,6 +29,7 @@ import {
 interface ProfileNode {
   readonly id: number
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly children?: ReadonlyArray<number>
 }
 interface Profile {
   readonly nodes: ReadonlyArray<ProfileNode>
@@ -69,20 +71,40 @@ const summarize = (profile: Profile, top: number) => {
       .slice(0, top)
       .map(([k, v]) => `| \`${k.replace(/\|/g, "\\|")}\` | ${fmt(v / 1000)} | ${fmt((100 * v) / total, 1)}% |`)
   ]
-  return [...table("package", byOwner), "", ...table("function", byFunction)]
+  // inclusive: each sample counts once for every distinct function on its stack
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const inclusive = new Map<string, number>()
+  for (const [id, micros] of byNode) {
+    const seen = new Set<string>()
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = nodes.get(at)!.callFrame
+      if (frame.url === "") continue
+      const short = frame.url.replace(/^.*node_modules\//, "").replace(repoRoot, "").replace(/^file:\/\//, "")
+      seen.add(`${frame.functionName || "(anonymous)"} ${short}:${frame.lineNumber + 1}`)
+    }
+    for (const name of seen) inclusive.set(name, (inclusive.get(name) ?? 0) + micros)
+  }
+  return [
+    ...table("package", byOwner),
+    "",
+    ...table("function", byFunction),
+    "",
+    "Inclusive (the function and what it called, as far as the stack shows: Effect's fiber runtime cuts stacks at each step):",
+    "",
+    ...table("function, inclusive", inclusive)
+  ]
 }
 
 const main = async () => {
+  process.env["BENCH_SERVICE"] ??= "bundle"
+  if (process.env["BENCH_SERVICE"] === "bundle") ensureBuilt()
   const label = process.argv[2] ?? "get-agent"
   const databaseUrl = await throwawayDatabase()
   const profileDir = await tempDir("cpu-prof")
   const load = await withServer(
     (port) =>
-      spawnTracked(
-        process.execPath,
-        ["--cpu-prof", "--cpu-prof-dir", profileDir, "--import", "tsx", "src/main.ts"],
-        serviceEnv({ PORT: String(port), DATABASE_URL: databaseUrl, ...noRateLimit })
-      ),
+      spawnService(serviceEnv({ PORT: String(port), DATABASE_URL: databaseUrl, ...noRateLimit, BENCH_CPU_PROF_DIR: profileDir })),
     async (base, child) => {
       const token = bootstrapSecret(child)
       const agentId = await createAgent(base, token)
