@@ -36,7 +36,7 @@ import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
 import { AppConfig, type AppConfigShape } from "./Config.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
-import { Conversations, IDLE_QUEUE } from "./conversations/Conversations.js"
+import { Conversations, IDLE_QUEUE, replyEventPruneEveryMillis } from "./conversations/Conversations.js"
 import { ConversationsRepo } from "./conversations/ConversationsRepo.js"
 import { ConversationsHttp } from "./conversations/Http.js"
 import { Emails } from "./email/Emails.js"
@@ -278,6 +278,16 @@ const Workers = Layer.mergeAll(
     )
   ),
   Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run))),
+  Layer.unwrapEffect(
+    Effect.map(Conversations, (conversations) =>
+      background(
+        JobQueue.supervise(
+          "reply-events-pruner",
+          Effect.forever(Effect.zipRight(conversations.pruneReplyEvents, Effect.sleep(replyEventPruneEveryMillis)))
+        )
+      )
+    )
+  ),
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const regeneration = yield* Regeneration

@@ -28,6 +28,14 @@ import { type Numbered, Replies } from "./Replies.js"
 
 export const IDLE_QUEUE = "conversation-idle"
 export const defaultIdleMinutes = 30
+/**
+ * A reply's stream events are kept this long after it ends, for readers that
+ * resume with `Last-Event-ID`; the reply itself stays in the conversation.
+ */
+export const replyEventRetentionDays = 7
+/** How often the events past retention are dropped. */
+export const replyEventPruneEveryMillis = 60 * 60_000
+const pruneBatch = 500
 
 const IdlePayload = Schema.Struct({ conversation_id: ConversationId })
 
@@ -243,6 +251,12 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       if (Option.isNone(message) || message.value.role !== "assistant") {
         return yield* new ResourceMissing({ message: `No such reply in this conversation: '${messageId}'`, param: "message_id" })
       }
+      if (message.value.events_pruned_at !== null) {
+        return yield* new ResourceMissing({
+          message: `The stream of this reply is no longer kept (${replyEventRetentionDays} days after a reply ends); read the reply from the conversation's messages`,
+          param: "message_id"
+        })
+      }
       return replies.follow(messageId, value === "" ? 0 : Number(value))
     })
 
@@ -307,7 +321,19 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         return Outcome.done
       })
 
-    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, end, handleIdle } as const
+    /** Drops the stream events of replies that ended over the retention ago, in batches; returns how many replies. */
+    const pruneReplyEvents = Effect.gen(function* () {
+      const at = yield* now
+      const cutoff = new Date(at.getTime() - replyEventRetentionDays * 24 * 60 * 60_000)
+      let pruned = 0
+      for (;;) {
+        const batch = yield* repo.pruneEvents(cutoff, at, pruneBatch)
+        pruned += batch
+        if (batch < pruneBatch) return pruned
+      }
+    })
+
+    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, end, handleIdle, pruneReplyEvents } as const
   }),
   dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default]
 }) {}

@@ -52,7 +52,9 @@ export const MessageRow = Schema.Struct({
   status: MessageStatus,
   content: Schema.String,
   sources: DbJson(Schema.Array(MessageSource)),
-  created_at: DbDate
+  created_at: DbDate,
+  /** When the reply's stream events were dropped (`pruneEvents`); null while they are kept. */
+  events_pruned_at: Schema.NullOr(DbDate)
 })
 export type MessageRow = typeof MessageRow.Type
 
@@ -84,7 +86,7 @@ export const toMessage = (row: MessageRow): Message => ({
 
 const conversationColumns = `conversations.seq::text as seq, id, workspace_id, environment, agent_id, channel, status,
   lead_id, message_count, metadata, started_at, ended_at, last_activity_at`
-const messageColumns = "id, conversation_id, role, status, content, sources, created_at"
+const messageColumns = "id, conversation_id, role, status, content, sources, created_at, events_pruned_at"
 
 export interface NewConversation {
   readonly id: ConversationId
@@ -246,6 +248,28 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
     const eventsAfter = (messageId: MessageId, after: number) =>
       decodeAll(EventRow, sql`select seq, data from message_events where message_id = ${messageId} and seq > ${after} order by seq`)
 
+    /**
+     * Drops the stream events of up to `limit` replies that ended before `cutoff`, oldest first, and marks
+     * them; returns how many. Instances pruning at once skip each other's rows.
+     */
+    const pruneEvents = (cutoff: Date, at: Date, limit: number) =>
+      Effect.map(
+        decodeAll(
+          Schema.Struct({ id: MessageId }),
+          sql`
+            with batch as (
+              select id from messages
+              where completed_at is not null and events_pruned_at is null and completed_at < ${cutoff}
+              order by completed_at limit ${limit}
+              for update skip locked
+            ), gone as (
+              delete from message_events where message_id in (select id from batch)
+            )
+            update messages set events_pruned_at = ${at} where id in (select id from batch) returning id`
+        ),
+        (rows) => rows.length
+      )
+
     return {
       transaction: transaction(sql),
       insertConversation,
@@ -263,7 +287,8 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       completeMessage,
       stopMessage,
       insertEvents,
-      eventsAfter
+      eventsAfter,
+      pruneEvents
     } as const
   })
 }) {}
