@@ -30,18 +30,24 @@ export class Database extends Context.Tag("Database/Info")<
 /**
  * Installs pgvector when the server has it (a role without the right to
  * create extensions, or a server without the package, gets `false`: retrieval
- * then computes cosine over `real[]` itself).
+ * then computes cosine over `real[]` itself). Installed already (every start
+ * but a database's first): one catalog lookup, not the scan of the
+ * extension files behind `pg_available_extensions`.
  */
-const enableVector = (sql: SqlClient.SqlClient) =>
-  sql<{ readonly available: boolean }>`
+const enableVector = (sql: SqlClient.SqlClient) => {
+  const installed = sql<{ readonly installed: boolean }>`
+    select exists (select 1 from pg_extension where extname = 'vector') as installed`
+  const install = sql<{ readonly available: boolean }>`
     select exists (select 1 from pg_available_extensions where name = 'vector') as available`.pipe(
     Effect.flatMap(([row]) =>
-      row?.available === true
-        ? Effect.as(sql`create extension if not exists vector`, true)
-        : Effect.succeed(false)
-    ),
+      row?.available === true ? Effect.as(sql`create extension if not exists vector`, true) : Effect.succeed(false)
+    )
+  )
+  return installed.pipe(
+    Effect.flatMap(([row]) => (row?.installed === true ? Effect.succeed(true) : install)),
     Effect.catchAll((error) => Effect.as(Effect.logWarning("pgvector not enabled; retrieval uses real[] cosine", error), false))
   )
+}
 
 const databaseInfo = (kind: "pglite" | "postgres") =>
   Layer.effect(
