@@ -10,16 +10,12 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PGlite, types, type Results, type RowMode } from "@electric-sql/pglite"
-import { vector } from "@electric-sql/pglite-pgvector"
+import type { PGlite, Results, RowMode } from "@electric-sql/pglite"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { existsSync } from "node:fs"
-import { mkdir, readFile } from "node:fs/promises"
-import { join } from "node:path"
 
 export class Database extends Context.Tag("Database/Info")<
   Database,
@@ -34,18 +30,24 @@ export class Database extends Context.Tag("Database/Info")<
 /**
  * Installs pgvector when the server has it (a role without the right to
  * create extensions, or a server without the package, gets `false`: retrieval
- * then computes cosine over `real[]` itself).
+ * then computes cosine over `real[]` itself). Installed already (every start
+ * but a database's first): one catalog lookup, not the scan of the
+ * extension files behind `pg_available_extensions`.
  */
-const enableVector = (sql: SqlClient.SqlClient) =>
-  sql<{ readonly available: boolean }>`
+const enableVector = (sql: SqlClient.SqlClient) => {
+  const installed = sql<{ readonly installed: boolean }>`
+    select exists (select 1 from pg_extension where extname = 'vector') as installed`
+  const install = sql<{ readonly available: boolean }>`
     select exists (select 1 from pg_available_extensions where name = 'vector') as available`.pipe(
     Effect.flatMap(([row]) =>
-      row?.available === true
-        ? Effect.as(sql`create extension if not exists vector`, true)
-        : Effect.succeed(false)
-    ),
+      row?.available === true ? Effect.as(sql`create extension if not exists vector`, true) : Effect.succeed(false)
+    )
+  )
+  return installed.pipe(
+    Effect.flatMap(([row]) => (row?.installed === true ? Effect.succeed(true) : install)),
     Effect.catchAll((error) => Effect.as(Effect.logWarning("pgvector not enabled; retrieval uses real[] cosine", error), false))
   )
+}
 
 const databaseInfo = (kind: "pglite" | "postgres") =>
   Layer.effect(
@@ -94,41 +96,14 @@ const makePgliteConnection = (db: PGlite): Connection => {
   }
 }
 
-const pgliteOptions = {
-  extensions: { vector },
-  // PostgreSQL's default 128 MB of shared buffers lives in the WASM heap and
-  // is most of PGlite's resident memory (an idle service: ~315 MB of PGlite
-  // alone, ~170 MB with 16 MB); one embedded session does not need more, and
-  // the data files stay in the operating system's page cache.
-  startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"],
-  // node-postgres returns int8 (count(*), bigint columns) as strings;
-  // PGlite would return number/bigint. Keep both drivers identical.
-  parsers: { [types.INT8]: (value: string) => value },
-  serializers: { [types.INT8]: (value: unknown) => String(value) }
-}
+/** Loaded on first use: a PostgreSQL-only process never loads PGlite (see `Pglite.ts`). */
+const openPglite = (dataDir: string | undefined, template: string | undefined): Promise<PGlite> =>
+  import("./Pglite.js").then((pglite) => pglite.openPglite(dataDir, template))
 
-/**
- * The template's bytes when `dataDir` holds no database yet: PGlite then
- * unpacks an initialised, migrated database (about 1 s) instead of running
- * initdb (about 4 s). A missing template file means a plain first start.
- */
-const templateFor = async (dataDir: string, template: string | undefined): Promise<Blob | undefined> => {
-  if (template === undefined || existsSync(join(dataDir, "PG_VERSION"))) return undefined
-  const bytes = await readFile(template).catch(() => undefined)
-  return bytes === undefined ? undefined : new Blob([bytes])
-}
-
-const acquirePglite = (dataDir: string | undefined, template: string | undefined) =>
+/** Closes the session with the scope, whoever started opening it. */
+const acquirePglite = (open: () => Promise<PGlite>) =>
   Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        if (dataDir === undefined) return await PGlite.create({ ...pgliteOptions })
-        await mkdir(dataDir, { recursive: true })
-        const loadDataDir = await templateFor(dataDir, template)
-        return await PGlite.create({ ...pgliteOptions, dataDir, ...(loadDataDir ? { loadDataDir } : {}) })
-      },
-      catch: (cause) => new SqlError({ cause, message: "Failed to start PGlite" })
-    }),
+    Effect.tryPromise({ try: open, catch: (cause) => new SqlError({ cause, message: "Failed to start PGlite" }) }),
     (db) => Effect.ignoreLogged(Effect.tryPromise(() => db.close()))
   )
 
@@ -168,7 +143,7 @@ export const pgliteTemplate = <E>(
 ): Effect.Effect<Uint8Array, E | SqlError> =>
   Effect.scoped(
     Effect.gen(function*() {
-      const db = yield* acquirePglite(undefined, undefined)
+      const db = yield* acquirePglite(() => openPglite(undefined, undefined))
       const sql = yield* pgliteClient(db)
       yield* prepare.pipe(Effect.provideService(SqlClient.SqlClient, sql))
       yield* enableVector(sql)
@@ -181,17 +156,20 @@ export const pgliteTemplate = <E>(
 
 /**
  * Embedded PostgreSQL (WASM). `dataDir: undefined` keeps everything in memory.
- * An empty `dataDir` starts from `template` when there is one.
+ * An empty `dataDir` starts from `template` when there is one. `opening`: a
+ * session already being opened (`main.ts` starts it before loading the
+ * service) instead of opening one here.
  */
 export const layerPglite = (options: {
   readonly dataDir: string | undefined
   /** A `pgliteTemplate` tarball unpacked into an empty `dataDir`. */
   readonly template?: string | undefined
+  readonly opening?: Promise<PGlite> | undefined
 }): Layer.Layer<SqlClient.SqlClient | Database, SqlError> => {
-  const client = Layer.scoped(
-    SqlClient.SqlClient,
-    Effect.flatMap(acquirePglite(options.dataDir, options.template), pgliteClient)
-  ).pipe(Layer.provide(Reactivity.layer))
+  const open = () => options.opening ?? openPglite(options.dataDir, options.template)
+  const client = Layer.scoped(SqlClient.SqlClient, Effect.flatMap(acquirePglite(open), pgliteClient)).pipe(
+    Layer.provide(Reactivity.layer)
+  )
   return databaseInfo("pglite").pipe(Layer.provideMerge(client))
 }
 

@@ -11,7 +11,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { createTransport } from "nodemailer"
 
 export interface MailMessage {
   readonly to: string
@@ -66,6 +65,8 @@ export const layerSmtp = (options: { readonly url: string; readonly from: string
       for (const [name, value] of Object.entries(smtpTimeouts)) {
         if (!url.searchParams.has(name)) url.searchParams.set(name, value)
       }
+      // loaded here: a service that logs its e-mails never loads nodemailer
+      const { createTransport } = yield* Effect.promise(() => import("nodemailer"))
       const transport = yield* Effect.acquireRelease(
         Effect.sync(() => createTransport(url.toString())),
         (transport) => Effect.sync(() => transport.close())

@@ -4,9 +4,7 @@
  * text and Markdown as they are. The result keeps headings as Markdown-style
  * `#` lines and blank lines between blocks: the AI steps read structure from it.
  */
-import { Readability } from "@mozilla/readability"
 import * as Effect from "effect/Effect"
-import { parseHTML } from "linkedom"
 
 export interface Document {
   readonly title: string
@@ -40,17 +38,21 @@ const blocks = (root: Element | null): Array<string> => {
   return out
 }
 
-export const fromHtml = (html: string, fallbackTitle: string): Document => {
-  const { document } = parseHTML(html)
-  const pageTitle = squash(document.title ?? "")
-  // Readability mutates the DOM it reads; it gets its own parse
-  const article = new Readability(parseHTML(html).document, { charThreshold: 100 }).parse()
-  const content = article?.content ? parseHTML(`<html><body>${article.content}</body></html>`).document.body : document.body
-  let parts = blocks(content)
-  if (parts.length === 0) parts = [squash(content?.textContent ?? "")].filter((s) => s !== "")
-  const title = squash(article?.title ?? "") || pageTitle || fallbackTitle
-  return { title, text: parts.join("\n\n") }
-}
+/** linkedom and Readability: loaded with the first HTML page, not at start (most of the work of loading the pipeline). */
+const htmlTools = Effect.promise(() => Promise.all([import("linkedom"), import("@mozilla/readability")]))
+
+export const fromHtml = (html: string, fallbackTitle: string): Effect.Effect<Document> =>
+  Effect.map(htmlTools, ([{ parseHTML }, { Readability }]) => {
+    const { document } = parseHTML(html)
+    const pageTitle = squash(document.title ?? "")
+    // Readability mutates the DOM it reads; it gets its own parse
+    const article = new Readability(parseHTML(html).document, { charThreshold: 100 }).parse()
+    const content = article?.content ? parseHTML(`<html><body>${article.content}</body></html>`).document.body : document.body
+    let parts = blocks(content)
+    if (parts.length === 0) parts = [squash(content?.textContent ?? "")].filter((s) => s !== "")
+    const title = squash(article?.title ?? "") || pageTitle || fallbackTitle
+    return { title, text: parts.join("\n\n") }
+  })
 
 export const fromText = (text: string, fallbackTitle: string): Document => {
   const clean = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").trim()

@@ -143,7 +143,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             const fallback = source.title
             const doc =
               page.kind === "html"
-                ? fromHtml(decodeUtf8(page.body), fallback)
+                ? yield* fromHtml(decodeUtf8(page.body), fallback)
                 : page.kind === "text"
                   ? fromText(decodeUtf8(page.body), fallback)
                   : yield* Effect.mapError(fromPdf(page.body, fallback), (e) => permanent("unsupported_type", e.message))
@@ -170,7 +170,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
               case "application/pdf":
                 return yield* Effect.mapError(fromPdf(bytes, source.title), (e) => permanent("unsupported_type", e.message))
               case "text/html":
-                return { ...fromHtml(decodeUtf8(bytes), source.title), title: source.title }
+                return { ...(yield* fromHtml(decodeUtf8(bytes), source.title)), title: source.title }
               case "text":
                 return { ...fromText(decodeUtf8(bytes), row.filename), title: source.title }
               default:

@@ -1,10 +1,11 @@
 /** Liveness, readiness, the OpenAPI document, and the human docs pages. */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import { Api } from "../../schema/Api.js"
 import { ErrorCatalog, ServiceUnavailable } from "../../schema/Errors.js"
 import { Database } from "../../layers/Database.js"
@@ -13,15 +14,14 @@ import { migrations } from "../db/migrations/index.js"
 import { migrationsApplied } from "../db/Migrator.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 
-export const openApiDocument = OpenApi.fromApi(Api)
-
 export const SystemHttp = HttpApiBuilder.group(Api, "system", (handlers) =>
   Effect.gen(function* () {
     const database = yield* Database
     const lifecycle = yield* Lifecycle
     const sql = yield* SqlClient.SqlClient
     const unavailable = (message: string) => new ServiceUnavailable({ message })
-    const openapi = HttpServerResponse.unsafeJson(openApiDocument)
+    // made on the first request, not at start: it walks the schemas of every endpoint
+    const openApi = yield* Effect.cached(Effect.sync(() => HttpServerResponse.unsafeJson(OpenApi.fromApi(Api))))
     return handlers
       .handle("health", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
@@ -36,7 +36,7 @@ export const SystemHttp = HttpApiBuilder.group(Api, "system", (handlers) =>
           return { status: "ready" as const, database: database.kind, migrations: "applied" as const }
         })
       )
-      .handle("openapi", () => Effect.succeed(openapi))
+      .handle("openapi", () => openApi)
   })
 )
 
@@ -67,7 +67,25 @@ ${ErrorCatalog.map(
 ).join("\n")}
 </table></body></html>`)
 
+/**
+ * `/docs`, Scalar's API reference. Its page inlines megabytes of script and
+ * the whole OpenAPI document, so its module is loaded and the page made on the
+ * first visit, not at start.
+ */
+const ScalarRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const page = yield* Effect.cached(
+      Effect.promise(() => import("@effect/platform/HttpApiScalar")).pipe(
+        Effect.flatMap((Scalar) => HttpLayerRouter.toHttpEffect(Scalar.layerHttpLayerRouter({ api: Api, path: "/docs" }))),
+        Scope.extend(scope)
+      )
+    )
+    yield* router.get("/docs", Effect.scoped(Effect.flatten(page)))
+  })
+)
+
 export const DocsRoutes = Layer.mergeAll(
-  HttpApiScalar.layer({ path: "/docs" }),
+  ScalarRoute,
   HttpApiBuilder.Router.use((router) => router.get("/docs/errors", Effect.succeed(errorsPage)))
 )

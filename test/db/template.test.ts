@@ -9,6 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { existsSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -42,6 +43,8 @@ it.live("an empty data dir starts from the template; newer migrations run on top
       })
     )
     expect(firstStart.before).toBe(latestMigrationId(older))
+    // unpacked beside the data dir and renamed into place: nothing left half-way
+    expect(existsSync(join(dir, "data.unpacking"))).toBe(false)
     expect(firstStart.applied).toEqual([keys.at(-1)!.replace(/^\d+_/, "")])
 
     const restart = yield* open(

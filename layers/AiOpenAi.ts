@@ -1,0 +1,216 @@
+/**
+ * The `openai` provider of `Ai`: any OpenAI-compatible server. Loaded by
+ * `Ai.layerOpenAi` when it is built (see there).
+ */
+import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
+import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
+import * as OpenAiEmbeddingModel from "@effect/ai-openai/OpenAiEmbeddingModel"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { Ai, AiError, type AnswerInput, type AudioInput, type CategoryDraft, type DocumentInput, type OpenAiOptions, type QaDraft, type Transcript } from "./Ai.js"
+import * as OpenAiParts from "./ai/OpenAi.js"
+import * as Sse from "./ai/Sse.js"
+
+const documentPieceChars = 12_000
+const documentPieceLimit = 20
+const embedBatch = 64
+
+/**
+ * Any OpenAI-compatible server. Chat goes to `/chat/completions` through the
+ * `@effect/ai-openai` client's HTTP client (the package's language model
+ * speaks the newer `/responses` API, which most compatible servers lack), in
+ * JSON mode, decoded with Schema; embeddings go through `OpenAiEmbeddingModel`.
+ */
+export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> => {
+  const dimensions = options.dimensions ?? 1536
+  const timeout = options.timeout ?? Duration.seconds(60)
+  const client = OpenAiClient.layer({ apiKey: options.apiKey, apiUrl: options.baseUrl.replace(/\/+$/, "") }).pipe(
+    Layer.provide(FetchHttpClient.layer)
+  )
+  const embeddings = OpenAiEmbeddingModel.layerBatched({
+    model: options.embeddingModel,
+    config: { maxBatchSize: embedBatch, ...(options.dimensions === undefined ? {} : { dimensions: options.dimensions }) }
+  })
+  const service = Effect.gen(function* () {
+    const openai = yield* OpenAiClient.OpenAiClient
+    const embedder = yield* EmbeddingModel.EmbeddingModel
+    const http = openai.client.httpClient
+
+    const timedOut = (what: string, after: Duration.DurationInput = timeout) => () =>
+      new AiError({ message: `${what} timed out after ${Duration.format(after)}`, transient: true })
+
+    const chat = (system: string, user: string): Effect.Effect<string, AiError> =>
+      Effect.gen(function* () {
+        const request = HttpClientRequest.post("/chat/completions").pipe(
+          HttpClientRequest.bodyUnsafeJson({
+            model: options.chatModel,
+            temperature: 0,
+            response_format: { type: "json_object" },
+            messages: [
+              { role: "system", content: system },
+              { role: "user", content: user }
+            ]
+          })
+        )
+        const response = yield* http.execute(request).pipe(
+          Effect.mapError((error) => new AiError({ message: `chat request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" }))
+        )
+        if (response.status < 200 || response.status >= 300) {
+          const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+          return yield* new AiError({
+            message: `chat request answered ${response.status}${body ? `: ${body.slice(0, 300)}` : ""}`,
+            transient: OpenAiParts.isTransientStatus(response.status)
+          })
+        }
+        const completion = yield* HttpClientResponse.schemaBodyJson(OpenAiParts.ChatCompletion)(response).pipe(
+          Effect.mapError(() => new AiError({ message: "chat response is not a chat completion", transient: false }))
+        )
+        const content = completion.choices[0].message.content
+        if (content === null || content.trim().length === 0) {
+          return yield* new AiError({ message: "chat response has no content", transient: false })
+        }
+        return content
+      }).pipe(Effect.scoped, Effect.timeoutFail({ duration: timeout, onTimeout: timedOut("chat request") }))
+
+    const userMessage = (doc: DocumentInput, text: string) => `Title: ${doc.title}\n\n${text}`
+
+    const categorize = (doc: DocumentInput) =>
+      Effect.gen(function* () {
+        const [first] = OpenAiParts.pieces(doc.text, documentPieceChars, 1)
+        const reply = yield* chat(OpenAiParts.categoriesPrompt, userMessage(doc, first ?? ""))
+        const decoded = yield* Schema.decodeUnknown(OpenAiParts.CategoriesReply)(reply).pipe(
+          Effect.mapError(() => new AiError({ message: "the model's categories are not the JSON asked for", transient: false }))
+        )
+        const categories: Array<CategoryDraft> = []
+        for (const c of decoded.categories) {
+          const name = c.name.slice(0, 80)
+          if (categories.length < 8 && !categories.some((k) => k.name.toLowerCase() === name.toLowerCase())) {
+            categories.push({ name, description: c.description.trim() })
+          }
+        }
+        if (categories.length < 3) {
+          return yield* new AiError({ message: `the model proposed ${categories.length} categories, 3 are needed`, transient: false })
+        }
+        return categories
+      })
+
+    const generateQa = (doc: DocumentInput, categories: ReadonlyArray<CategoryDraft>) =>
+      Effect.gen(function* () {
+        const names = categories.map((c) => c.name)
+        const byKey = new Map(names.map((name) => [name.trim().toLowerCase(), name]))
+        const out: Array<QaDraft> = []
+        for (const piece of OpenAiParts.pieces(doc.text, documentPieceChars, documentPieceLimit)) {
+          const reply = yield* chat(OpenAiParts.qaPrompt(names), userMessage(doc, piece))
+          const decoded = yield* Schema.decodeUnknown(OpenAiParts.QaReply)(reply).pipe(
+            Effect.mapError(() => new AiError({ message: "the model's Q&A are not the JSON asked for", transient: false }))
+          )
+          for (const qa of decoded.qa) {
+            // a name the model made up is no category of the agent's
+            const category = qa.category === null ? null : (byKey.get(qa.category.trim().toLowerCase()) ?? null)
+            out.push({ question: qa.question, answer: qa.answer, category })
+          }
+        }
+        return out
+      })
+
+    const embed = (texts: ReadonlyArray<string>) =>
+      texts.length === 0
+        ? Effect.succeed([])
+        : embedder.embedMany(texts).pipe(
+            Effect.mapError((error) => new AiError(OpenAiParts.describeAiError(error))),
+            Effect.timeoutFail({ duration: timeout, onTimeout: timedOut("embeddings request") }),
+            Effect.flatMap((vectors) => Effect.forEach(vectors, (vector) => unit(vector, dimensions)))
+          )
+
+    const answer = (input: AnswerInput): Stream.Stream<string, AiError> =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const request = HttpClientRequest.post("/chat/completions").pipe(
+            HttpClientRequest.bodyUnsafeJson({
+              model: options.chatModel,
+              stream: true,
+              messages: OpenAiParts.answerMessages(input)
+            })
+          )
+          const response = yield* http.execute(request).pipe(
+            Effect.mapError((error) => new AiError({ message: `answer request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" })),
+            Effect.timeoutFail({ duration: timeout, onTimeout: timedOut("answer request") })
+          )
+          if (response.status < 200 || response.status >= 300) {
+            const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+            return yield* new AiError({
+              message: `answer request answered ${response.status}${body ? `: ${body.slice(0, 300)}` : ""}`,
+              transient: OpenAiParts.isTransientStatus(response.status)
+            })
+          }
+          return response.stream.pipe(
+            Stream.mapError(() => new AiError({ message: "the answer stream broke off", transient: true })),
+            Stream.decodeText(),
+            Sse.events,
+            Stream.takeWhile((data) => data.trim() !== "[DONE]"),
+            Stream.mapEffect((data) =>
+              Schema.decodeUnknown(OpenAiParts.ChatChunk)(data).pipe(
+                Effect.mapError(() => new AiError({ message: "the answer stream holds an event that is not a chat completion chunk", transient: false }))
+              )
+            ),
+            Stream.mapConcat((chunk) => chunk.choices.flatMap((choice) => (choice.delta.content ? [choice.delta.content] : []))),
+            // a server that falls silent mid-answer fails like one that never answers
+            Stream.timeoutFail(timedOut("answer stream"), timeout)
+          )
+        })
+      )
+
+    const transcriptionTimeout = options.transcriptionTimeout ?? Duration.minutes(10)
+
+    /** A multipart upload to `/audio/transcriptions`; `verbose_json` also gives the audio's duration. */
+    const transcribe = (audio: AudioInput): Effect.Effect<Transcript, AiError> =>
+      Effect.gen(function* () {
+        const form = new FormData()
+        form.append("file", new Blob([new Uint8Array(audio.bytes)], { type: audio.contentType }), audio.filename)
+        form.append("model", options.transcriptionModel ?? "whisper-1")
+        form.append("response_format", "verbose_json")
+        const request = HttpClientRequest.post("/audio/transcriptions").pipe(HttpClientRequest.bodyFormData(form))
+        const response = yield* http.execute(request).pipe(
+          Effect.mapError((error) => new AiError({ message: `transcription request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" }))
+        )
+        if (response.status < 200 || response.status >= 300) {
+          const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
+          return yield* new AiError({
+            message: `transcription request answered ${response.status}${body ? `: ${body.slice(0, 300)}` : ""}`,
+            transient: OpenAiParts.isTransientStatus(response.status)
+          })
+        }
+        const reply = yield* HttpClientResponse.schemaBodyJson(OpenAiParts.TranscriptionReply)(response).pipe(
+          Effect.mapError(() => new AiError({ message: "transcription response has no `text`", transient: false }))
+        )
+        return { text: reply.text, seconds: reply.duration }
+      }).pipe(
+        Effect.scoped,
+        Effect.timeoutFail({ duration: transcriptionTimeout, onTimeout: timedOut("transcription request", transcriptionTimeout) })
+      )
+
+    return Ai.of({ provider: "openai", dimensions, categorize, generateQa, embed, answer, transcribe })
+  })
+  return Layer.effect(Ai, service).pipe(Layer.provide(embeddings), Layer.provide(client))
+}
+
+const unit = (vector: ReadonlyArray<number>, dimensions: number): Effect.Effect<ReadonlyArray<number>, AiError> => {
+  if (vector.length !== dimensions) {
+    return Effect.fail(
+      new AiError({ message: `the embedding model returned ${vector.length} dimensions, ${dimensions} expected`, transient: false })
+    )
+  }
+  let norm = 0
+  for (const x of vector) norm += x * x
+  if (!(norm > 0) || !Number.isFinite(norm)) {
+    return Effect.fail(new AiError({ message: "the embedding model returned a zero or invalid vector", transient: false }))
+  }
+  const scale = 1 / Math.sqrt(norm)
+  return Effect.succeed(vector.map((x) => x * scale))
+}
