@@ -13,9 +13,12 @@ import type { Server as NodeServer } from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { Api } from "../schema/Api.js"
 import { ValidationFailed } from "../schema/Errors.js"
 import type { ConversationId, LeadId } from "../schema/Ids.js"
+import { FormId } from "../schema/Forms.js"
 import type { Tenant } from "../schema/Tenant.js"
 import * as Ai from "../layers/Ai.js"
 import type { Database } from "../layers/Database.js"
@@ -56,7 +59,7 @@ import { Paginator } from "./http/Pagination.js"
 import { makeNodeServer } from "./http/NodeServer.js"
 import { defaultGraceMillis, makeDrain } from "./http/Drain.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
-import { WidgetOrigins } from "./http/Cors.js"
+import { FormOrigins, WidgetOrigins } from "./http/Cors.js"
 import { LeadsHttp } from "./leads/Http.js"
 import { ConversationLink } from "./leads/ConversationLink.js"
 import { Leads } from "./leads/Leads.js"
@@ -136,6 +139,20 @@ const WidgetOriginsLive = Layer.effect(
   WidgetOrigins,
   Effect.map(AgentsRepo, (repo) => ({ allowedOrigins: repo.allowedOriginsOf }))
 ).pipe(Layer.provide(AgentsRepo.Default))
+
+const decodeFormId = Schema.decodeUnknownOption(FormId)
+
+/** The edge answers the form endpoints' CORS from the forms' `allowed_origins` (ids that cannot be a form's: none). */
+const FormOriginsLive = Layer.effect(
+  FormOrigins,
+  Effect.map(FormSubmissions, (submissions) => ({
+    allowedOrigin: (formId: string, origin: string | undefined) =>
+      Option.match(decodeFormId(formId), {
+        onNone: () => Effect.succeed(Option.none<string>()),
+        onSome: (id) => submissions.corsOrigin(id, origin)
+      })
+  }))
+)
 
 /**
  * Lead-target forms capture their leads through the leads area (the forms area
@@ -218,7 +235,14 @@ const Shared = Layer.mergeAll(
   RequestRateLimiter.Default
 ).pipe(Layer.provideMerge(JobQueue.layerPostgres))
 
-const Services = Layer.mergeAll(Programs, KnowledgePrograms, FormsPrograms, Dispatcher.Default, WidgetOriginsLive).pipe(
+const Services = Layer.mergeAll(
+  Programs,
+  KnowledgePrograms,
+  FormsPrograms,
+  FormOriginsLive.pipe(Layer.provide(FormsPrograms)),
+  Dispatcher.Default,
+  WidgetOriginsLive
+).pipe(
   Layer.provideMerge(Shared)
 )
 

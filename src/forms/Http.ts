@@ -5,7 +5,6 @@
  * form allows.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -55,25 +54,6 @@ export const FormsHttp = HttpApiBuilder.group(Api, "forms", (handlers) =>
   })
 )
 
-const exposed = "ETag, Retry-After, Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
-
-/** Adds the CORS headers for `origin` to the response this request ends with, whatever it is. */
-const allowOrigin = (origin: Option.Option<string>) =>
-  Option.match(origin, {
-    onNone: () => Effect.void,
-    onSome: (o) =>
-      HttpApp.appendPreResponseHandler((_, response) => {
-        const vary = response.headers["vary"]
-        return Effect.succeed(
-          HttpServerResponse.setHeaders(response, {
-            "access-control-allow-origin": o,
-            "access-control-expose-headers": exposed,
-            vary: vary === undefined ? "Origin" : /\borigin\b/i.test(vary) ? vary : `${vary}, Origin`
-          })
-        )
-      })
-  })
-
 const clientIp = Effect.map(HttpServerRequest.HttpServerRequest, (r) => Option.getOrElse(r.remoteAddress, () => "unknown"))
 
 export const FormsPublicHttp = HttpApiBuilder.group(Api, "formsPublic", (handlers) =>
@@ -85,7 +65,6 @@ export const FormsPublicHttp = HttpApiBuilder.group(Api, "formsPublic", (handler
     return handlers
       .handle("config", ({ headers, path }) =>
         Effect.gen(function* () {
-          yield* allowOrigin(yield* submissions.corsOrigin(path.form_id, headers.origin))
           const { data, etag } = yield* submissions.config(yield* request(path.form_id, headers))
           const cache = {
             etag,
@@ -101,7 +80,6 @@ export const FormsPublicHttp = HttpApiBuilder.group(Api, "formsPublic", (handler
         "submit",
         ({ headers, path, payload }) =>
           Effect.gen(function* () {
-            yield* allowOrigin(yield* submissions.corsOrigin(path.form_id, headers.origin))
             const outcome = yield* submissions.submit(yield* request(path.form_id, headers), payload)
             if (outcome._tag === "Dropped") return HttpServerResponse.empty({ status: 204 })
             const body = yield* ok(outcome.result)

@@ -39,7 +39,16 @@ import { recordRequest } from "../../layers/Metrics.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
-import { corsHeaders, preflightHeaders, varyOrigin, widgetAgentOf, WidgetOrigins } from "./Cors.js"
+import {
+  corsHeaders,
+  formCorsHeaders,
+  FormOrigins,
+  formOf,
+  preflightHeaders,
+  varyOrigin,
+  widgetAgentOf,
+  WidgetOrigins
+} from "./Cors.js"
 import { CurrentRequestId } from "./Envelope.js"
 import { errorResponse } from "./ErrorResponse.js"
 import { fromCause } from "./Failures.js"
@@ -121,6 +130,17 @@ const withCheckedBody = (
 /** The path as sent, before any decoding. */
 const rawPathOf = (url: string) => url.split("?", 1)[0]!
 
+/** Adds CORS headers; a `Vary` the response already has (a form's config varies by its key too) keeps its names. */
+const withCors = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
+  const vary = response.headers["vary"]
+  const merged = HttpServerResponse.setHeaders(response, headers)
+  return vary === undefined || headers["vary"] === undefined || /\borigin\b/i.test(vary)
+    ? vary === undefined
+      ? merged
+      : HttpServerResponse.setHeader(merged, "vary", vary)
+    : HttpServerResponse.setHeader(merged, "vary", `${vary}, ${headers["vary"]}`)
+}
+
 const storable = (response: HttpServerResponse.HttpServerResponse) =>
   response.status < 500 && (response.body._tag === "Uint8Array" || response.body._tag === "Empty")
 
@@ -131,6 +151,7 @@ export const makeEdge = Effect.gen(function* () {
   const ids = yield* IdGenerator
   const config = yield* AppConfig
   const widgetOrigins = yield* WidgetOrigins
+  const formOrigins = yield* FormOrigins
   const docsUrl = `${config.publicUrl}/docs/errors`
 
   return (app: HttpApp.Default): HttpApp.Default =>
@@ -167,6 +188,7 @@ export const makeEdge = Effect.gen(function* () {
       let rate: RateLimitState | undefined
       let closeAfter = false
       const widget = operational ? undefined : widgetAgentOf(path)
+      const form = operational ? undefined : formOf(path)
       /** Headers of the widget surface's CORS answer, once the origin is known to be allowed. */
       let cors: Record<string, string> | undefined
 
@@ -229,17 +251,8 @@ export const makeEdge = Effect.gen(function* () {
         })
 
       const guarded = Effect.gen(function* () {
-        if (!operational) {
-          const key = Option.match(caller, {
-            onSome: (c) => `key:${c.keyId}`,
-            onNone: () => `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
-          })
-          const decision = yield* rateLimiter.take(key)
-          rate = decision.state
-          if (decision.rejected !== undefined) return yield* decision.rejected
-        }
-        const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(url.searchParams)
-        if (refused !== undefined) return yield* refused
+        // The page's origin is settled first, so that every answer to an allowed origin carries the CORS
+        // headers, the edge's own refusals too: a 429 without them is a network error to the page.
         if (widget !== undefined) {
           cors = varyOrigin
           const origin = request.headers["origin"]
@@ -263,6 +276,23 @@ export const makeEdge = Effect.gen(function* () {
             })
           }
         }
+        if (form !== undefined && request.method !== "OPTIONS") {
+          const allowed = yield* formOrigins.allowedOrigin(form, request.headers["origin"])
+          cors = Option.isSome(allowed) ? { ...formCorsHeaders(allowed.value), ...varyOrigin } : varyOrigin
+        }
+        // A preflight changes nothing and its answer is cached; refused, the page could not even send the
+        // request it asks about, nor read why. It takes no token.
+        if (!operational && request.method !== "OPTIONS") {
+          const key = Option.match(caller, {
+            onSome: (c) => `key:${c.keyId}`,
+            onNone: () => `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+          })
+          const decision = yield* rateLimiter.take(key)
+          rate = decision.state
+          if (decision.rejected !== undefined) return yield* decision.rejected
+        }
+        const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(url.searchParams)
+        if (refused !== undefined) return yield* refused
         const upload = isUpload(request.method, path)
         const maxBytes = upload ? MAX_FILE_BYTES : maxBodyBytes
         // refuse an oversized body before reading any of it
@@ -312,7 +342,7 @@ export const makeEdge = Effect.gen(function* () {
       )
       response = HttpServerResponse.setHeader(response, "request-id", requestId)
       if (closeAfter) response = HttpServerResponse.setHeader(response, "connection", "close")
-      if (cors !== undefined) response = HttpServerResponse.setHeaders(response, cors)
+      if (cors !== undefined) response = withCors(response, cors)
       if (rate !== undefined) {
         const nowMillis = yield* Clock.currentTimeMillis
         response = HttpServerResponse.setHeaders(response, {

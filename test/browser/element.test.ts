@@ -307,6 +307,33 @@ describe.skipIf(!haveChromium)("<service-form> in Chromium", () => {
       })
     )
 
+    it.effect("a 429 on submit tells how many minutes to wait, from Retry-After", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        // one submission per address a quarter of an hour; this test and the page share 127.0.0.1
+        const { formId } = yield* setup(h, ws, { rate_limit: { max: 1, window_seconds: 900 } })
+        const first = yield* h.call("POST", `/api/forms/${formId}/submit`, {
+          headers: { "service-api-key": ws.formsTest },
+          body: { fields: { name: "Bo", email: "bo@example.com", body: "The first one, sent from here.", consent: true } }
+        })
+        expect(first.status, first.text).toBe(201)
+        const { page } = yield* open(h, { "api-key": ws.formsTest, "form-id": formId, locale: "en" })
+        yield* Effect.promise(async () => {
+          await page.getByLabel("Name", { exact: true }).fill("Ana")
+          await page.getByLabel("E-mail", { exact: true }).fill("ana@example.com")
+          await page.getByLabel("Order number").fill("ORD-1234")
+          await page.getByLabel("Message", { exact: true }).fill("My parcel has not arrived yet.")
+          await page.getByLabel("I agree").check()
+          await page.locator("service-form button[part=submit]").click()
+          const [failure] = await waitEvent(page, "service-form:error")
+          expect(failure!.detail).toMatchObject({ formId, phase: "submit" })
+          expect(await page.locator("service-form [role=alert]").textContent()).toMatch(/^Too many submissions\. Try again in 1[45] min\.$/)
+          expect(await page.locator("service-form button[part=submit]").isEnabled()).toBe(true)
+        })
+      })
+    )
+
     it.effect("a failing config raises service-form:error with phase config and shows why", () =>
       Effect.gen(function* () {
         const h = yield* Harness

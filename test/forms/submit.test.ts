@@ -319,3 +319,35 @@ layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("form s
     })
   )
 })
+
+// the service-wide limit: three requests per address, then one each quarter of an hour
+layer(testServer({ rateLimit: { rps: 1 / 900, burst: 3 } }))("form endpoints under the service's rate limit", (it) => {
+  it.effect("preflights take no token; the edge's own 429 carries the CORS headers and Retry-After for the page", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const { formId } = yield* withForm(h, ws)
+      for (let i = 0; i < 5; i++) {
+        const preflight = yield* h.call("OPTIONS", `/api/forms/${formId}/submit`, {
+          headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "service-api-key" }
+        })
+        expect(preflight.status).toBe(204)
+        expect(preflight.headers.get("access-control-allow-origin")).toBe(origin)
+      }
+      const config = () =>
+        h.call("GET", `/v1/forms/${formId}/config`, { headers: { origin, "service-api-key": ws.formsTest } })
+      for (let i = 0; i < 3; i++) expect((yield* config()).status).toBe(200)
+      const limited = yield* config()
+      expect(limited.status).toBe(429)
+      expect(limited.body.error.code).toBe("rate_limited")
+      expect(limited.headers.get("access-control-allow-origin")).toBe(origin)
+      expect(limited.headers.get("access-control-expose-headers")).toContain("Retry-After")
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(60)
+      // a foreign page gets no CORS header, refusal or not
+      const foreign = yield* h.call("GET", `/v1/forms/${formId}/config`, {
+        headers: { origin: "https://evil.example", "service-api-key": ws.formsTest }
+      })
+      expect(foreign.headers.get("access-control-allow-origin")).toBeNull()
+    })
+  )
+})
