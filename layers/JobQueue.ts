@@ -444,55 +444,6 @@ const makePostgres = Effect.gen(function* () {
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
 
-  /**
-   * Rows claimable at `at` (at most `limit`, none when null), as a subquery: due,
-   * not leased, and room in its key. A walk over the distinct keys (a loose index
-   * scan of `jobs_key`) and, per key, an index walk of its due jobs: the cost
-   * follows the keys and the jobs taken, not the backlog. Per key: serial, only
-   * its earliest pending job; capped, its earliest due jobs up to the cap less
-   * those leased now (counted on `jobs_leased`). Jobs without a key come first
-   * in due order.
-   */
-  const claimableIds = (queue: string, at: Date, perKey: number | undefined, limit: number | null) => {
-    const keyed =
-      perKey === undefined
-        ? sql`
-            select h.id, h.run_at from keys cross join lateral (
-              select x.id, x.run_at, x.locked_until from jobs x
-              where x.queue = ${queue} and x.key = keys.key and x.status = 'pending'
-              order by x.id limit 1
-            ) h
-            where keys.key is not null and h.run_at <= ${at} and (h.locked_until is null or h.locked_until <= ${at})`
-        : sql`
-            select c.id, c.run_at from keys cross join lateral (
-              select x.id, x.run_at from jobs x
-              where x.queue = ${queue} and x.key = keys.key and x.status = 'pending' and x.key is not null
-                and x.run_at <= ${at} and (x.locked_until is null or x.locked_until <= ${at})
-              order by x.run_at, x.id
-              limit greatest(least(${limit}::integer, ${perKey}::integer - (
-                select count(*) from jobs b
-                where b.queue = ${queue} and b.key = keys.key and b.status = 'pending'
-                  and b.locked_until is not null and b.locked_until > ${at})), 0)
-            ) c
-            where keys.key is not null`
-    return sql`
-      with recursive keys (key) as (
-        (select j.key from jobs j
-         where j.queue = ${queue} and j.status = 'pending' and j.key is not null order by j.key limit 1)
-        union all
-        select (select j.key from jobs j
-                where j.queue = ${queue} and j.status = 'pending' and j.key is not null and j.key > keys.key
-                order by j.key limit 1)
-        from keys where keys.key is not null
-      )
-      (select u.id, u.run_at from jobs u
-       where u.queue = ${queue} and u.status = 'pending' and u.key is null and u.run_at <= ${at}
-         and (u.locked_until is null or u.locked_until <= ${at})
-       order by u.run_at, u.id limit ${limit}::integer)
-      union all
-      ${keyed}`
-  }
-
   const primitives: Primitives = {
     enqueue: (input) =>
       Effect.gen(function* () {
@@ -509,30 +460,21 @@ const makePostgres = Effect.gen(function* () {
         return String(rows[0]!.id)
       }).pipe(orDie),
 
-    // One short transaction. The advisory lock serialises claims of one queue across
-    // processes, so per-key order and caps hold exactly; SKIP LOCKED passes over rows
-    // being settled right now.
+    // One statement (`jobs_claim`, migration 0014): under the queue's advisory lock, which serialises claims of
+    // one queue across processes so per-key order and caps hold exactly; SKIP LOCKED passes over rows being
+    // settled right now. Inside a caller's transaction the lock lasts until that one ends, and its commit mode
+    // is left alone.
     claim: (options) =>
-      // the commit mode is read outside: inside its own transaction there always is one
-      Effect.flatMap(asyncCommit, (commit) =>
-        Effect.gen(function* () {
-          const at = new Date(yield* nowMillis)
-          yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`})), ${commit}`
-          const rows = yield* sql`
-            with due as (
-              select j.id from jobs j
-              where j.id = any(array(select c.id from (${claimableIds(options.queue, at, options.perKey, options.limit)}) c))
-              order by j.run_at, j.id
-              limit ${options.limit}
-              for update skip locked
-            )
-            update jobs j set locked_until = ${new Date(at.getTime() + options.leaseMillis)}, claims = j.claims + 1
-            from due where j.id = due.id
-            returning j.id, j.queue, j.key, j.payload, j.attempts, j.claims, j.created_at`
-          const jobs = (yield* decodeJobs(rows)).map(toJob)
-          return jobs.sort((a, b) => Number(a.id) - Number(b.id))
-        }).pipe(sql.withTransaction)
-      ).pipe(orDie),
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+        const rows = yield* sql`
+          select id, queue, key, payload, attempts, claims, created_at
+          from jobs_claim(${options.queue}, ${at}, ${new Date(at.getTime() + options.leaseMillis)},
+            ${options.perKey ?? null}::integer, ${options.limit}::integer, ${Option.isNone(transaction)})`
+        const jobs = (yield* decodeJobs(rows)).map(toJob)
+        return jobs.sort((a, b) => Number(a.id) - Number(b.id))
+      }).pipe(orDie),
 
     extend: (job, leaseMillis) =>
       Effect.gen(function* () {
@@ -601,7 +543,8 @@ const makePostgres = Effect.gen(function* () {
     claimable: (options) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
-        const rows = yield* sql`select count(*) as n from (${claimableIds(options.queue, at, options.perKey, null)}) c`
+        const rows = yield* sql`
+          select count(*) as n from jobs_claimable(${options.queue}, ${at}, ${options.perKey ?? null}::integer, null) c`
         const [row] = yield* Schema.decodeUnknown(Schema.Array(CountRow))(rows)
         return row?.n ?? 0
       }).pipe(orDie)

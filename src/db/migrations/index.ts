@@ -12,6 +12,7 @@ import conversations from "./0010_conversations.js"
 import leadsUsage from "./0011_leads_usage.js"
 import forms from "./0012_forms.js"
 import training from "./0013_training.js"
+import jobClaimFunction from "./0014_job_claim_function.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -26,5 +27,6 @@ export const migrations = {
   "0010_conversations": conversations,
   "0011_leads_usage": leadsUsage,
   "0012_forms": forms,
-  "0013_training": training
+  "0013_training": training,
+  "0014_job_claim_function": jobClaimFunction
 }
