@@ -12,7 +12,8 @@
  * - `worker({ queue, concurrency, leaseMillis?, perKey?, pollMillis?, handle })`:
  *   an effect that never ends. It claims while slots are free, runs
  *   `handle(job)` in its own fiber and settles the job by the returned
- *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`); a handler that
+ *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`, or `settled` when the
+ *   handler settled it itself with `doneInline`, see below); a handler that
  *   fails or dies is retried with backoff. While a handler runs, its lease is
  *   extended every third of `leaseMillis`; a handler that loses its lease is
  *   interrupted. On interruption (shutdown) the lease is released, so another
@@ -42,6 +43,11 @@
  *   handler are such boundaries; without one, a hook waits
  *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
  *   backoff helper), `layerWorker(options)`.
+ * - `doneInline(job)`: where the store can (PostgreSQL), the statement that
+ *   settles the job as done, for a handler to run as part of its own last
+ *   write (a CTE of it), so the job ends in the same commit as the work it
+ *   recorded, in one round trip; the handler then returns `Outcome.settled`.
+ *   None (memory): the handler returns `Outcome.done` as usual.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
  *   release) commits without waiting for the WAL flush; a database crash may
@@ -50,6 +56,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -90,11 +97,14 @@ export type Outcome =
   | { readonly _tag: "Done" }
   | { readonly _tag: "Retry"; readonly at: Date; readonly reason: string | null }
   | { readonly _tag: "Failed"; readonly reason: string }
+  /** Settled by the handler itself (`doneInline`): nothing left for the worker to write. */
+  | { readonly _tag: "Settled" }
 
 export const Outcome = {
   done: { _tag: "Done" } as Outcome,
   retryAt: (at: Date, reason: string | null = null): Outcome => ({ _tag: "Retry", at, reason }),
-  failed: (reason: string): Outcome => ({ _tag: "Failed", reason })
+  failed: (reason: string): Outcome => ({ _tag: "Failed", reason }),
+  settled: { _tag: "Settled" } as Outcome
 }
 
 export interface ClaimOptions {
@@ -128,6 +138,11 @@ export interface Primitives {
   readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
   readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
   readonly release: (job: Job) => Effect.Effect<void>
+  /**
+   * The statement settling `job` as done (fenced by its claim like `settle`), for the handler's own last write
+   * to include; none where the store has no such statement (memory).
+   */
+  readonly doneInline: (job: Job) => Option.Option<Statement.Statement<unknown>>
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
   readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
   /** Makes every waiting job of `key` due now (e.g. its owner was re-enabled); returns how many. */
@@ -279,7 +294,9 @@ const make = (primitives: Primitives) =>
         if (result === undefined) {
           return yield* Effect.logWarning(`job ${job.id} lost its lease; another worker has it`)
         }
-        if (result._tag === "Success") return yield* primitives.settle(job, result.value)
+        if (result._tag === "Success") {
+          return result.value._tag === "Settled" ? undefined : yield* primitives.settle(job, result.value)
+        }
         if (Cause.isInterruptedOnly(result.cause)) return yield* Effect.interrupt
         const at = (yield* nowMillis) + retryBackoffMillis(job.attempts)
         yield* Effect.logError(`job ${job.id} of ${job.queue} failed; retrying`, result.cause)
@@ -490,6 +507,8 @@ const makePostgres = Effect.gen(function* () {
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         switch (outcome._tag) {
+          case "Settled":
+            return
           case "Done":
             yield* sql`delete from jobs using ${yield* asyncCommitRow} where id = ${job.id} and claims = ${job.claim}`
             return
@@ -509,6 +528,8 @@ const makePostgres = Effect.gen(function* () {
             return
         }
       }).pipe(orDie),
+
+    doneInline: (job) => Option.some(sql`delete from jobs where id = ${job.id} and claims = ${job.claim}`),
 
     release: (job) =>
       Effect.flatMap(asyncCommitRow, (commit) =>
@@ -657,7 +678,7 @@ const makeMemory = Effect.gen(function* () {
     settle: (job, outcome) =>
       Effect.map(nowMillis, (at) => {
         const j = held(job)
-        if (j === undefined) return
+        if (j === undefined || outcome._tag === "Settled") return
         if (outcome._tag === "Done") {
           jobs.delete(j.id)
           return
@@ -669,6 +690,7 @@ const makeMemory = Effect.gen(function* () {
         else j.status = "failed"
         j.hurried = false
       }),
+    doneInline: () => Option.none(),
     release: (job) =>
       Effect.sync(() => {
         const j = held(job)

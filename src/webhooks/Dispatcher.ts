@@ -169,12 +169,12 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       })
 
     /**
-     * Records an attempt; the delivery's next attempt, or null when it is settled.
-     * A success is one statement (the attempt, the delivery, the subscription's
-     * failure streak cleared): the common case costs one round trip; a failure
-     * is a transaction with the subscription's bookkeeping.
+     * Records an attempt; what the job becomes. A success is one statement (the
+     * attempt, the delivery, the subscription's failure streak cleared, and the
+     * job settled where the queue allows it): the common case costs one round
+     * trip; a failure is a transaction with the subscription's bookkeeping.
      */
-    const record = (c: Claimed, at: Date, result: PostResult) => {
+    const record = (job: Job, c: Claimed, at: Date, result: PostResult): Effect.Effect<Outcome> => {
       const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
       const status = result._tag === "Response" ? result.status : null
       const error = ok ? null : describeFailure(result)
@@ -189,9 +189,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         })}`
       const attempts = c.attempt_count + 1
       if (ok) {
+        const settle = jobs.doneInline(job)
         return Effect.as(
           execute(sql`
             with attempt as (${attempt}),
+            ${Option.isSome(settle) ? sql`job as (${settle.value}),` : sql.literal("")}
             delivery as (
               update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
                 first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
@@ -200,7 +202,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
             )
             update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
             where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`),
-          null
+          Option.isSome(settle) ? Outcome.settled : Outcome.done
         )
       }
       return Effect.gen(function* () {
@@ -212,7 +214,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
             next_attempt_at = ${next}, locked_until = null, last_error = ${error}
           where id = ${c.id}`)
         yield* subscriptionFailed(c.subscription_id, at, next === null)
-        return next
+        return next === null ? Outcome.done : Outcome.retryAt(next)
       }).pipe(transaction(sql))
     }
 
@@ -226,10 +228,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         yield* sql`update webhook_subscriptions set degraded = true where id = ${c.subscription_id}`
       }).pipe(sql.withTransaction)
 
-    const deliver = (c: Claimed) =>
+    const deliver = (job: Job, c: Claimed) =>
       Effect.gen(function* () {
         const at = yield* now
-        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), null)
+        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), Outcome.done)
         const secrets = [c.secret]
         if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
           secrets.push(c.previous_secret)
@@ -260,12 +262,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
               )
           })
         )
-        const next = yield* record(c, at, result)
+        const outcome = yield* record(job, c, at, result)
         const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
-        yield* recordDelivery(ok ? "succeeded" : next === null ? "failed" : "retrying")
-        return next
+        yield* recordDelivery(ok ? "succeeded" : outcome._tag === "Retry" ? "retrying" : "failed")
+        return outcome
       }).pipe(
-        Effect.map((next): Outcome => (next === null ? Outcome.done : Outcome.retryAt(next))),
         // the delivery's lease lapses and the job's retry takes it again
         Effect.catchAllCause((cause) =>
           Effect.zipRight(
@@ -288,7 +289,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         const at = yield* now
         const claimed = yield* claimDelivery(payload.right.deliveryId, at)
         if (Option.isNone(claimed)) return yield* notClaimed(payload.right.deliveryId, at)
-        return yield* deliver(claimed.value)
+        return yield* deliver(job, claimed.value)
       })
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
