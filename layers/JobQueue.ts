@@ -61,6 +61,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -115,7 +116,7 @@ export interface ClaimOptions {
   readonly perKey?: number | undefined
 }
 
-export interface WorkerOptions<R> {
+export interface WorkerOptions<R, P = undefined> {
   readonly queue: string
   readonly concurrency: number
   /** Default 60 s; extended while the handler runs. */
@@ -123,7 +124,15 @@ export interface WorkerOptions<R> {
   readonly perKey?: number | undefined
   /** Longest sleep between claims when nothing local wakes the worker (default 1 s). */
   readonly pollMillis?: number | undefined
-  readonly handle: (job: Job) => Effect.Effect<Outcome, unknown, R>
+  /**
+   * Runs once per claim with the jobs it took, before their handlers start: what
+   * they all need, in one statement rather than one each (a row and a lease per
+   * job, say). Every handler of the claim gets its result; when it fails, every
+   * handler of the claim fails with it (and is retried with backoff).
+   */
+  readonly prepare?: ((jobs: ReadonlyArray<Job>) => Effect.Effect<P, unknown, R>) | undefined
+  /** `prepared`: the result of `prepare` for this job's claim (undefined without one). */
+  readonly handle: (job: Job, prepared: P) => Effect.Effect<Outcome, unknown, R>
 }
 
 /** What each implementation provides; the worker and the probes are built on it. */
@@ -152,7 +161,7 @@ export interface Primitives {
 }
 
 export interface JobQueueShape extends Primitives {
-  readonly worker: <R>(options: WorkerOptions<R>) => Effect.Effect<never, never, R>
+  readonly worker: <R, P = undefined>(options: WorkerOptions<R, P>) => Effect.Effect<never, never, R>
   /** Wakes this process's workers of `queue`. */
   readonly wake: (queue: string) => Effect.Effect<void>
   readonly awaitIdle: (queue: string) => Effect.Effect<void>
@@ -274,7 +283,7 @@ const make = (primitives: Primitives) =>
     const enqueue = (input: EnqueueInput) =>
       Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
 
-    const runOne = <R>(options: WorkerOptions<R>, leaseMillis: number, job: Job) =>
+    const runOne = <R, P>(options: WorkerOptions<R, P>, leaseMillis: number, job: Job, prepared: Exit.Exit<P, unknown>) =>
       Effect.gen(function* () {
         const heartbeat = Effect.gen(function* () {
           while (true) {
@@ -288,7 +297,7 @@ const make = (primitives: Primitives) =>
         })
         // the handler races its heartbeat; the heartbeat only ends when the lease was lost
         const result = yield* Effect.raceFirst(
-          Effect.exit(withAfterCommit(options.handle(job))),
+          Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p)))),
           Effect.as(heartbeat, undefined)
         )
         if (result === undefined) {
@@ -309,7 +318,7 @@ const make = (primitives: Primitives) =>
         )
       )
 
-    const loop = <R>(options: WorkerOptions<R>) =>
+    const loop = <R, P>(options: WorkerOptions<R, P>) =>
       Effect.scoped(
         Effect.gen(function* () {
           const leaseMillis = options.leaseMillis ?? 60_000
@@ -322,13 +331,14 @@ const make = (primitives: Primitives) =>
             () => add(workers, options.queue, -1)
           )
           let busy = 0
-          const start = (job: Job) => {
+          const start = (job: Job, prepared: Exit.Exit<P, unknown>) => {
             busy++
             return Effect.zipRight(
               add(inFlight, options.queue, 1),
               FiberSet.run(
                 running,
-                runOne(options, leaseMillis, job).pipe(
+                // started from the uninterruptible end of a claim: the job itself can be interrupted
+                Effect.interruptible(runOne(options, leaseMillis, job, prepared)).pipe(
                   Effect.ensuring(
                     Effect.suspend(() => {
                       busy--
@@ -343,13 +353,28 @@ const make = (primitives: Primitives) =>
             const free = options.concurrency - busy
             const claimedAt = yield* nowMillis
             // from the claim until its jobs count as in flight, the queue is not idle: a job claimed but not yet
-            // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness
-            const claimAndStart = Effect.gen(function* () {
-              if (free === 0) return []
-              const claimed = yield* primitives.claim({ queue: options.queue, limit: free, leaseMillis, perKey: options.perKey })
-              for (const job of claimed) yield* start(job)
-              return claimed
-            })
+            // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness.
+            // Interruption (shutdown) reaches the claim and `prepare`, never the moment between a claim and its
+            // jobs' start: a claimed job is either running (and releases its lease when interrupted) or released here
+            const claimAndStart = Effect.uninterruptibleMask((restore) =>
+              Effect.gen(function* () {
+                if (free === 0) return []
+                const claimed = yield* restore(
+                  primitives.claim({ queue: options.queue, limit: free, leaseMillis, perKey: options.perKey })
+                )
+                if (claimed.length === 0) return claimed
+                const prepared: Exit.Exit<P, unknown> =
+                  options.prepare === undefined
+                    ? Exit.succeed(undefined as P)
+                    : yield* Effect.exit(restore(options.prepare(claimed)))
+                if (Exit.isFailure(prepared) && Cause.isInterruptedOnly(prepared.cause)) {
+                  yield* Effect.forEach(claimed, (job) => primitives.release(job), { discard: true })
+                  return yield* Effect.interrupt
+                }
+                for (const job of claimed) yield* start(job, prepared)
+                return claimed
+              })
+            )
             const jobs = yield* Effect.zipRight(
               add(claiming, options.queue, 1),
               Effect.ensuring(claimAndStart, add(claiming, options.queue, -1))
@@ -380,7 +405,7 @@ const make = (primitives: Primitives) =>
         })
       )
 
-    const worker = <R>(options: WorkerOptions<R>): Effect.Effect<never, never, R> =>
+    const worker = <R, P = undefined>(options: WorkerOptions<R, P>): Effect.Effect<never, never, R> =>
       supervise(`queue:${options.queue}`, loop(options))
 
     const isIdle = (queue: string) =>
@@ -725,5 +750,5 @@ const makeMemory = Effect.gen(function* () {
 export const layerMemory: Layer.Layer<JobQueue> = Layer.effect(JobQueue, makeMemory)
 
 /** Forks `worker` for the life of the layer. */
-export const layerWorker = <R>(options: WorkerOptions<R>): Layer.Layer<never, never, JobQueue | R> =>
+export const layerWorker = <R, P = undefined>(options: WorkerOptions<R, P>): Layer.Layer<never, never, JobQueue | R> =>
   Layer.scopedDiscard(Effect.flatMap(JobQueue, (queue) => Effect.forkScoped(queue.worker(options))))

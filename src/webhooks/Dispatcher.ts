@@ -1,11 +1,13 @@
 /**
  * The webhook dispatcher: a JobQueue worker on the `webhooks` queue, one job per
  * delivery keyed by subscription (at most `perSubscription` in flight for one
- * subscription, across instances). A job's handler takes the delivery's own
- * lease (so a duplicate job can never send it twice at once), POSTs the event's
- * fixed body with a fresh signature, records the attempt, and applies the
- * schedule, the degraded flag and auto-disable — all by the Clock. The
- * `webhook_deliveries` rows stay the record; the job follows them.
+ * subscription, across instances). Each claim of jobs takes their deliveries'
+ * own leases in one statement (so a duplicate job can never send one twice at
+ * once); a job's handler POSTs the event's fixed body with a fresh signature,
+ * records the attempt (settling its job in the same statement when it
+ * succeeded), and applies the schedule, the degraded flag and auto-disable —
+ * all by the Clock. The `webhook_deliveries` rows stay the record; the job
+ * follows them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -17,7 +19,7 @@ import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { WorkspaceId } from "../../schema/Ids.js"
 import { AppConfig } from "../Config.js"
 import { DbDate } from "../db/Columns.js"
-import { decodeOne, execute, transaction } from "../db/Sql.js"
+import { decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
@@ -99,22 +101,44 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const config = yield* AppConfig
 
     /**
-     * Takes the delivery's lease when it is due, unleased, and its subscription
-     * active. Committed without waiting for the WAL flush, like the queue's own
-     * claims: only a database crash can lose it, and a lost lease is a lapsed one.
+     * Takes the leases of the deliveries of one claim's jobs, in one statement:
+     * each that is due, unleased, and its subscription active. Committed without
+     * waiting for the WAL flush, like the queue's own claims: only a database
+     * crash can lose it, and a lost lease is a lapsed one. Each delivery goes to
+     * one job of the claim (`take`); a second job of the same delivery finds it
+     * taken, like a job of another claim.
      */
-    const claimDelivery = (id: string, at: Date) =>
-      decodeOne(
-        Claimed,
-        sql`
-          update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-          from webhook_subscriptions s, events e, (select set_config('synchronous_commit', 'off', true)) async_commit
-          where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= ${at}
-            and (d.locked_until is null or d.locked_until <= ${at})
-            and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
-          returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
-            s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
-      )
+    const claimDeliveries = (jobs: ReadonlyArray<Job>) =>
+      Effect.gen(function* () {
+        const ids: Array<string> = []
+        for (const job of jobs) {
+          const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
+          if (Either.isRight(payload)) ids.push(payload.right.deliveryId)
+        }
+        const taken = new Map<string, Claimed>()
+        if (ids.length === 0) return taken
+        const at = yield* now
+        const rows = yield* decodeAll(
+          Claimed,
+          sql`
+            update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
+            from webhook_subscriptions s, events e, (select set_config('synchronous_commit', 'off', true)) async_commit
+            where d.id in ${sql.in(ids)} and d.status = 'pending' and d.next_attempt_at <= ${at}
+              and (d.locked_until is null or d.locked_until <= ${at})
+              and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
+            returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
+              s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
+        )
+        for (const row of rows) taken.set(row.id, row)
+        return taken
+      })
+
+    const take = (taken: Map<string, Claimed>, id: string) =>
+      Effect.sync(() => {
+        const claimed = taken.get(id)
+        taken.delete(id)
+        return Option.fromNullable(claimed)
+      })
 
     /** Why a delivery could not be claimed: when its job should look again, if ever. */
     const notClaimed = (id: string, at: Date) =>
@@ -273,24 +297,28 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
             Effect.logError(`delivery ${c.id} could not be recorded`, cause),
             Effect.map(now, (at) => Outcome.retryAt(new Date(at.getTime() + leaseMillis), "could not be recorded"))
           )
-        ),
-        // on shutdown, hand the claim back at once rather than after the lease
-        Effect.onInterrupt(() =>
-          sql`update webhook_deliveries set locked_until = null where id = ${c.id} and status = 'pending'`.pipe(
-            Effect.ignore
-          )
         )
       )
 
-    const handle = (job: Job) =>
-      Effect.gen(function* () {
-        const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
-        if (Either.isLeft(payload)) return Outcome.failed("not a delivery job")
-        const at = yield* now
-        const claimed = yield* claimDelivery(payload.right.deliveryId, at)
-        if (Option.isNone(claimed)) return yield* notClaimed(payload.right.deliveryId, at)
+    const releaseDelivery = (id: string) =>
+      sql`update webhook_deliveries set locked_until = null where id = ${id} and status = 'pending'`.pipe(Effect.ignore)
+
+    const handle = (job: Job, taken: Map<string, Claimed>) => {
+      const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
+      if (Either.isLeft(payload)) return Effect.succeed(Outcome.failed("not a delivery job"))
+      const id = payload.right.deliveryId
+      let mine = false
+      return Effect.gen(function* () {
+        const claimed = yield* take(taken, id)
+        if (Option.isNone(claimed)) return yield* Effect.flatMap(now, (at) => notClaimed(id, at))
+        mine = true
         return yield* deliver(job, claimed.value)
-      })
+      }).pipe(
+        // on shutdown, hand the delivery's lease back at once rather than after it lapses (also one this job's
+        // claim took that it had not picked up yet)
+        Effect.onInterrupt(() => (mine || taken.delete(id) ? releaseDelivery(id) : Effect.void))
+      )
+    }
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
     const run: Effect.Effect<never> = jobs.worker({
@@ -299,6 +327,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       perKey: perSubscription,
       leaseMillis,
       pollMillis: config.webhookPollMillis,
+      prepare: claimDeliveries,
       handle
     })
 
