@@ -92,6 +92,11 @@ export interface Job {
   /** Fencing token of this claim: only its holder may extend, settle or release. */
   readonly claim: number
   readonly createdAt: Date
+  /**
+   * The row `ClaimOptions.alongside` returned for this job (as JSON), or none; undefined when the claim had no
+   * `alongside` or the store does not run one.
+   */
+  readonly alongside?: Option.Option<unknown> | undefined
 }
 
 export type Outcome =
@@ -114,6 +119,13 @@ export interface ClaimOptions {
   readonly leaseMillis: number
   /** Absent: strict order per key. A number: at most that many in flight per key, unordered. */
   readonly perKey?: number | undefined
+  /**
+   * Where the store speaks SQL (PostgreSQL): a statement run in the claim's own
+   * round trip, given the claim's instant, over the claimed jobs as the relation
+   * `claimed` (the columns of `jobs`); at most one row per job, naming it in
+   * `job_id`, which reaches that job as `Job.alongside`. Other stores ignore it.
+   */
+  readonly alongside?: ((at: Date) => Statement.Fragment) | undefined
 }
 
 export interface WorkerOptions<R, P = undefined> {
@@ -122,6 +134,8 @@ export interface WorkerOptions<R, P = undefined> {
   /** Default 60 s; extended while the handler runs. */
   readonly leaseMillis?: number | undefined
   readonly perKey?: number | undefined
+  /** Passed to each claim (see `ClaimOptions.alongside`): typically what `prepare` would otherwise read. */
+  readonly alongside?: ((at: Date) => Statement.Fragment) | undefined
   /** Longest sleep between claims when nothing local wakes the worker (default 1 s). */
   readonly pollMillis?: number | undefined
   /**
@@ -360,7 +374,13 @@ const make = (primitives: Primitives) =>
               Effect.gen(function* () {
                 if (free === 0) return []
                 const claimed = yield* restore(
-                  primitives.claim({ queue: options.queue, limit: free, leaseMillis, perKey: options.perKey })
+                  primitives.claim({
+                    queue: options.queue,
+                    limit: free,
+                    leaseMillis,
+                    perKey: options.perKey,
+                    alongside: options.alongside
+                  })
                 )
                 if (claimed.length === 0) return claimed
                 const prepared: Exit.Exit<P, unknown> =
@@ -450,7 +470,8 @@ const JobRow = Schema.Struct({
   payload: Schema.parseJson(),
   attempts: Schema.Number,
   claims: Schema.Number,
-  created_at: Schema.DateFromSelf
+  created_at: Schema.DateFromSelf,
+  alongside: Schema.optional(Schema.Unknown)
 })
 
 const DueRow = Schema.Struct({ at: Schema.NullOr(Schema.DateFromSelf) })
@@ -463,7 +484,8 @@ const toJob = (row: typeof JobRow.Type): Job => ({
   payload: row.payload,
   attempts: row.attempts,
   claim: row.claims,
-  createdAt: row.created_at
+  createdAt: row.created_at,
+  ...(row.alongside === undefined ? {} : { alongside: Option.fromNullable(row.alongside) })
 })
 
 const makePostgres = Effect.gen(function* () {
@@ -510,10 +532,15 @@ const makePostgres = Effect.gen(function* () {
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-        const rows = yield* sql`
-          select id, queue, key, payload, attempts, claims, created_at
-          from jobs_claim(${options.queue}, ${at}, ${new Date(at.getTime() + options.leaseMillis)},
+        const claim = sql`
+          select * from jobs_claim(${options.queue}, ${at}, ${new Date(at.getTime() + options.leaseMillis)},
             ${options.perKey ?? null}::integer, ${options.limit}::integer, ${Option.isNone(transaction)})`
+        const rows = yield* options.alongside === undefined
+          ? sql`select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at from (${claim}) c`
+          : sql`
+              with claimed as (${claim}), alongside as (${options.alongside(at)})
+              select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at, to_json(a) as alongside
+              from claimed c left join alongside a on a.job_id = c.id`
         const jobs = (yield* decodeJobs(rows)).map(toJob)
         return jobs.sort((a, b) => Number(a.id) - Number(b.id))
       }).pipe(orDie),

@@ -100,22 +100,50 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const jobs = yield* JobQueue
     const config = yield* AppConfig
 
+    const leased = sql.literal(`d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts,
+      d.horizon_at, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`)
+
     /**
-     * Takes the leases of the deliveries of one claim's jobs, in one statement:
-     * each that is due, unleased, and its subscription active. Committed without
-     * waiting for the WAL flush, like the queue's own claims: only a database
-     * crash can lose it, and a lost lease is a lapsed one. Each delivery goes to
-     * one job of the claim (`take`); a second job of the same delivery finds it
-     * taken, like a job of another claim.
+     * Takes the leases of the deliveries of one claim's jobs: each that is due,
+     * unleased, and its subscription active. Run alongside the claim (in its
+     * statement, so in its round trip, and committed like it without waiting for
+     * the WAL flush: only a database crash can lose it, and a lost lease is a
+     * lapsed one). Two jobs of one delivery in one claim: the row is updated
+     * once, for one of them; the other finds it taken, like a job of another claim.
+     * (A delivery committed while the claim waited for the queue's lock is not in
+     * the statement's snapshot: its job finds it not taken, and looks again at once.)
+     */
+    const leaseAlongside = (at: Date) => sql`
+      update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
+      from claimed c, webhook_subscriptions s, events e
+      where d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
+        and (d.locked_until is null or d.locked_until <= ${at})
+        and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
+      returning c.id as job_id, ${leased}`
+
+    const decodeClaimed = Schema.decodeUnknown(Claimed)
+
+    /**
+     * The deliveries of one claim's jobs, leased, by delivery id: those the claim
+     * took alongside, or else (a store that ran no `alongside`) taken here in one
+     * statement by the same rules. Each handler `take`s its own.
      */
     const claimDeliveries = (jobs: ReadonlyArray<Job>) =>
       Effect.gen(function* () {
+        const taken = new Map<string, Claimed>()
+        if (jobs.every((job) => job.alongside !== undefined)) {
+          for (const job of jobs) {
+            if (job.alongside === undefined || Option.isNone(job.alongside)) continue
+            const row = yield* Effect.orDie(decodeClaimed(job.alongside.value))
+            taken.set(row.id, row)
+          }
+          return taken
+        }
         const ids: Array<string> = []
         for (const job of jobs) {
           const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
           if (Either.isRight(payload)) ids.push(payload.right.deliveryId)
         }
-        const taken = new Map<string, Claimed>()
         if (ids.length === 0) return taken
         const at = yield* now
         const rows = yield* decodeAll(
@@ -126,8 +154,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
             where d.id in ${sql.in(ids)} and d.status = 'pending' and d.next_attempt_at <= ${at}
               and (d.locked_until is null or d.locked_until <= ${at})
               and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
-            returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
-              s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
+            returning ${leased}`
         )
         for (const row of rows) taken.set(row.id, row)
         return taken
@@ -327,6 +354,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       perKey: perSubscription,
       leaseMillis,
       pollMillis: config.webhookPollMillis,
+      alongside: leaseAlongside,
       prepare: claimDeliveries,
       handle
     })
