@@ -62,6 +62,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -297,26 +298,10 @@ const make = (primitives: Primitives) =>
     const enqueue = (input: EnqueueInput) =>
       Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
 
-    const runOne = <R, P>(options: WorkerOptions<R, P>, leaseMillis: number, job: Job, prepared: Exit.Exit<P, unknown>) =>
+    /** A job's run: its handler, then its settle; the worker's heartbeat interrupts it if its lease is lost. */
+    const runOne = <R, P>(options: WorkerOptions<R, P>, job: Job, prepared: Exit.Exit<P, unknown>) =>
       Effect.gen(function* () {
-        const heartbeat = Effect.gen(function* () {
-          while (true) {
-            yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
-            // a failed write (database briefly away) is not a lost lease: try again next beat
-            const kept = yield* primitives.extend(job, leaseMillis).pipe(
-              Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`job ${job.id}: lease not extended`, cause), true))
-            )
-            if (!kept) return
-          }
-        })
-        // the handler races its heartbeat; the heartbeat only ends when the lease was lost
-        const result = yield* Effect.raceFirst(
-          Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p)))),
-          Effect.as(heartbeat, undefined)
-        )
-        if (result === undefined) {
-          return yield* Effect.logWarning(`job ${job.id} lost its lease; another worker has it`)
-        }
+        const result = yield* Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p))))
         if (result._tag === "Success") {
           return result.value._tag === "Settled" ? undefined : yield* primitives.settle(job, result.value)
         }
@@ -345,6 +330,32 @@ const make = (primitives: Primitives) =>
             () => add(workers, options.queue, -1)
           )
           let busy = 0
+          // the jobs running here, for the heartbeat
+          const held = new Map<string, { readonly job: Job; readonly fiber: Fiber.RuntimeFiber<void, never> }>()
+          const jobStarted = yield* Queue.sliding<void>(1)
+          // One heartbeat for all of them (not a fiber and a timer per job): every third of the lease, each lease is
+          // extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
+          // waits for one, rather than beating through a Clock's jumps for nothing.
+          yield* Effect.forkScoped(
+            Effect.forever(
+              Effect.gen(function* () {
+                if (held.size === 0) yield* Queue.take(jobStarted)
+                yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
+                for (const entry of [...held.values()]) {
+                  // a failed write (database briefly away) is not a lost lease: try again next beat
+                  const kept = yield* primitives.extend(entry.job, leaseMillis).pipe(
+                    Effect.catchAllCause((cause) =>
+                      Effect.as(Effect.logWarning(`job ${entry.job.id}: lease not extended`, cause), true)
+                    )
+                  )
+                  if (!kept && held.get(entry.job.id) === entry) {
+                    yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
+                    yield* Fiber.interruptFork(entry.fiber)
+                  }
+                }
+              })
+            )
+          )
           const start = (job: Job, prepared: Exit.Exit<P, unknown>) => {
             busy++
             return Effect.zipRight(
@@ -352,14 +363,19 @@ const make = (primitives: Primitives) =>
               FiberSet.run(
                 running,
                 // started from the uninterruptible end of a claim: the job itself can be interrupted
-                Effect.interruptible(runOne(options, leaseMillis, job, prepared)).pipe(
-                  Effect.ensuring(
-                    Effect.suspend(() => {
-                      busy--
-                      return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump])
-                    })
-                  )
-                )
+                Effect.withFiberRuntime<void, never, R>((fiber) => {
+                  const entry = { job, fiber }
+                  held.set(job.id, entry)
+                  return Effect.zipRight(Queue.offer(jobStarted, undefined), Effect.interruptible(runOne(options, job, prepared)).pipe(
+                    Effect.ensuring(
+                      Effect.suspend(() => {
+                        busy--
+                        if (held.get(job.id) === entry) held.delete(job.id)
+                        return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump])
+                      })
+                    )
+                  ))
+                })
               )
             )
           }
