@@ -212,11 +212,43 @@ const messageOf = (error: unknown): string => {
   return typeof err.code === "string" && !text.includes(err.code) ? `${err.code}: ${text}` : text
 }
 
+/** How long a kept-alive connection to a receiver may sit idle (less when the server's `Keep-Alive` hint says so). */
+const idleSocketMillis = 4_000
+
+/**
+ * Kept-alive connections for POSTs, one pool per policy (`allowPrivate` false
+ * or true) and scheme, made on first use. A pooled socket was opened through
+ * that policy's connect-time lookup, to an address it allowed, and stays
+ * connected to that address: reusing it skips no check that could now answer
+ * otherwise (a DNS change only reaches new connections, which are checked).
+ * Node's agent closes an idle socket before the server's announced keep-alive
+ * timeout, so a reused one has rarely been closed by the other end meanwhile.
+ */
+const postAgents = new Map<string, http.Agent>()
+const postAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
+  const name = `${isTls ? "https" : "http"}:${allowPrivate}`
+  let agent = postAgents.get(name)
+  if (agent === undefined) {
+    const options = { keepAlive: true, timeout: idleSocketMillis, maxFreeSockets: 32, lookup: guardedLookup(allowPrivate) }
+    agent = isTls ? new https.Agent(options) : new http.Agent(options)
+    postAgents.set(name, agent)
+  }
+  return agent
+}
+
+/**
+ * A reused socket that fails before any answer was most likely closed by the
+ * server while idle, as the request left: it goes once more, on a new
+ * connection. (Should the receiver have read it and dropped the connection,
+ * it gets the delivery twice, which at-least-once delivery allows.)
+ */
+const staleSocketCodes = new Set(["ECONNRESET", "EPIPE"])
+
 /**
  * Runs one POST and calls `done` exactly once. Returns a canceller for
- * interruption. Sockets are never pooled (`agent: false`): a pooled socket
- * would skip the lookup, and the connect-time check depends on `allowPrivate`
- * of each request.
+ * interruption. The connection comes from the policy's pool (`postAgent`); a
+ * response read to its end leaves it there for the next POST, anything else
+ * (an excerpt cut short, a failure, a timeout, interruption) destroys it.
  */
 const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() => void) => {
   let settled = false
@@ -232,6 +264,13 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
     if (settled) return
     settled = true
     teardown()
+    done(outcome)
+  }
+  // the whole body was read: the socket goes back to the pool, untouched
+  const finishComplete = (outcome: Outcome) => {
+    if (settled) return
+    settled = true
+    if (timer !== undefined) clearTimeout(timer)
     done(outcome)
   }
   // on interruption: tear down without reporting the errors the teardown itself causes
@@ -272,54 +311,75 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
     finish(fail("timeout", `timed out after ${timeoutMillis} ms (${stage})`))
   }, timeoutMillis)
 
-  const progress: Progress = { tls: isTls, connected: false, secured: false }
   const headers: Record<string, string> = { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) }
-  try {
-    req = (isTls ? https : http).request(url, {
-      method: "POST",
-      headers,
-      agent: false,
-      lookup: guardedLookup(request.allowPrivate)
-    })
-  } catch (error) {
-    // invalid header names or values throw synchronously
-    finish(fail("other", messageOf(error)))
-    return cancel
-  }
-  req.on("socket", (socket) => {
-    socket.once("connect", () => {
-      progress.connected = true
-    })
-    socket.once("secureConnect", () => {
-      progress.secured = true
-    })
-  })
-  req.on("error", (error) => finish(fail(classify(error, progress), messageOf(error))))
-  req.on("response", (incoming) => {
-    res = incoming
-    const status = incoming.statusCode ?? 0
-    const chunks: Array<Buffer> = []
-    let size = 0
-    incoming.on("data", (chunk: Buffer) => {
-      if (settled) return
-      const room = EXCERPT_BYTES - size
-      if (chunk.length < room) {
-        chunks.push(chunk)
-        size += chunk.length
+  const send = (pooled: boolean) => {
+    const progress: Progress = { tls: isTls, connected: false, secured: false }
+    let sent: http.ClientRequest
+    try {
+      sent = (isTls ? https : http).request(url, {
+        method: "POST",
+        headers,
+        // the retry after a stale socket opens a new connection of its own (through the same lookup)
+        agent: pooled ? postAgent(isTls, request.allowPrivate) : false,
+        lookup: guardedLookup(request.allowPrivate)
+      })
+    } catch (error) {
+      // invalid header names or values throw synchronously
+      return finish(fail("other", messageOf(error)))
+    }
+    req = sent
+    sent.on("socket", (socket) => {
+      // a reused socket is connected (and secured) already
+      if (sent.reusedSocket) {
+        progress.connected = true
+        progress.secured = true
         return
       }
-      chunks.push(chunk.subarray(0, room))
-      // a character cut at the 1 KiB mark is dropped rather than shown as U+FFFD
-      const bodyExcerpt = new StringDecoder("utf8").write(Buffer.concat(chunks))
-      finish({ _tag: "Response", status, bodyExcerpt })
+      socket.once("connect", () => {
+        progress.connected = true
+      })
+      socket.once("secureConnect", () => {
+        progress.secured = true
+      })
     })
-    incoming.on("end", () => finish({ _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).toString("utf8") }))
-    incoming.on("error", (error) => finish(fail("other", `response body interrupted: ${messageOf(error)}`)))
-    incoming.on("close", () => {
-      if (!incoming.complete) finish(fail("other", "connection closed before the response body ended"))
+    sent.on("error", (error) => {
+      if (settled || req !== sent) return
+      const code = (error as NodeError).code
+      if (pooled && sent.reusedSocket && res === undefined && typeof code === "string" && staleSocketCodes.has(code)) {
+        sent.destroy()
+        return send(false)
+      }
+      finish(fail(classify(error, progress), messageOf(error)))
     })
-  })
-  req.end(request.body)
+    sent.on("response", (incoming) => {
+      res = incoming
+      const status = incoming.statusCode ?? 0
+      const chunks: Array<Buffer> = []
+      let size = 0
+      incoming.on("data", (chunk: Buffer) => {
+        if (settled) return
+        const room = EXCERPT_BYTES - size
+        if (chunk.length < room) {
+          chunks.push(chunk)
+          size += chunk.length
+          return
+        }
+        chunks.push(chunk.subarray(0, room))
+        // a character cut at the 1 KiB mark is dropped rather than shown as U+FFFD
+        const bodyExcerpt = new StringDecoder("utf8").write(Buffer.concat(chunks))
+        finish({ _tag: "Response", status, bodyExcerpt })
+      })
+      incoming.on("end", () =>
+        finishComplete({ _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).toString("utf8") })
+      )
+      incoming.on("error", (error) => finish(fail("other", `response body interrupted: ${messageOf(error)}`)))
+      incoming.on("close", () => {
+        if (!incoming.complete) finish(fail("other", "connection closed before the response body ended"))
+      })
+    })
+    sent.end(request.body)
+  }
+  send(true)
   return cancel
 }
 
@@ -470,7 +530,7 @@ const post = (request: PostRequest): Effect.Effect<PostResult> =>
     return outcome._tag === "Response" ? { ...outcome, durationMillis } : { ...outcome, durationMillis }
   })
 
-/** Real network through `node:http`/`node:https`; no redirects, no pooling, SSRF checks at connect time. */
+/** Real network through `node:http`/`node:https`; no redirects, SSRF checks at connect time; POSTs keep connections alive. */
 export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post, get })
 
 // Test

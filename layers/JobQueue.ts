@@ -12,7 +12,8 @@
  * - `worker({ queue, concurrency, leaseMillis?, perKey?, pollMillis?, handle })`:
  *   an effect that never ends. It claims while slots are free, runs
  *   `handle(job)` in its own fiber and settles the job by the returned
- *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`); a handler that
+ *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`, or `settled` when the
+ *   handler settled it itself with `doneInline`, see below); a handler that
  *   fails or dies is retried with backoff. While a handler runs, its lease is
  *   extended every third of `leaseMillis`; a handler that loses its lease is
  *   interrupted. On interruption (shutdown) the lease is released, so another
@@ -42,6 +43,11 @@
  *   handler are such boundaries; without one, a hook waits
  *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
  *   backoff helper), `layerWorker(options)`.
+ * - `doneInline(job)`: where the store can (PostgreSQL), the statement that
+ *   settles the job as done, for a handler to run as part of its own last
+ *   write (a CTE of it), so the job ends in the same commit as the work it
+ *   recorded, in one round trip; the handler then returns `Outcome.settled`.
+ *   None (memory): the handler returns `Outcome.done` as usual.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
  *   release) commits without waiting for the WAL flush; a database crash may
@@ -50,10 +56,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -84,17 +93,25 @@ export interface Job {
   /** Fencing token of this claim: only its holder may extend, settle or release. */
   readonly claim: number
   readonly createdAt: Date
+  /**
+   * The row `ClaimOptions.alongside` returned for this job (as JSON), or none; undefined when the claim had no
+   * `alongside` or the store does not run one.
+   */
+  readonly alongside?: Option.Option<unknown> | undefined
 }
 
 export type Outcome =
   | { readonly _tag: "Done" }
   | { readonly _tag: "Retry"; readonly at: Date; readonly reason: string | null }
   | { readonly _tag: "Failed"; readonly reason: string }
+  /** Settled by the handler itself (`doneInline`): nothing left for the worker to write. */
+  | { readonly _tag: "Settled" }
 
 export const Outcome = {
   done: { _tag: "Done" } as Outcome,
   retryAt: (at: Date, reason: string | null = null): Outcome => ({ _tag: "Retry", at, reason }),
-  failed: (reason: string): Outcome => ({ _tag: "Failed", reason })
+  failed: (reason: string): Outcome => ({ _tag: "Failed", reason }),
+  settled: { _tag: "Settled" } as Outcome
 }
 
 export interface ClaimOptions {
@@ -103,17 +120,34 @@ export interface ClaimOptions {
   readonly leaseMillis: number
   /** Absent: strict order per key. A number: at most that many in flight per key, unordered. */
   readonly perKey?: number | undefined
+  /**
+   * Where the store speaks SQL (PostgreSQL): a statement run in the claim's own
+   * round trip, given the claim's instant, over the claimed jobs as the relation
+   * `claimed` (the columns of `jobs`); at most one row per job, naming it in
+   * `job_id`, which reaches that job as `Job.alongside`. Other stores ignore it.
+   */
+  readonly alongside?: ((at: Date) => Statement.Fragment) | undefined
 }
 
-export interface WorkerOptions<R> {
+export interface WorkerOptions<R, P = undefined> {
   readonly queue: string
   readonly concurrency: number
   /** Default 60 s; extended while the handler runs. */
   readonly leaseMillis?: number | undefined
   readonly perKey?: number | undefined
+  /** Passed to each claim (see `ClaimOptions.alongside`): typically what `prepare` would otherwise read. */
+  readonly alongside?: ((at: Date) => Statement.Fragment) | undefined
   /** Longest sleep between claims when nothing local wakes the worker (default 1 s). */
   readonly pollMillis?: number | undefined
-  readonly handle: (job: Job) => Effect.Effect<Outcome, unknown, R>
+  /**
+   * Runs once per claim with the jobs it took, before their handlers start: what
+   * they all need, in one statement rather than one each (a row and a lease per
+   * job, say). Every handler of the claim gets its result; when it fails, every
+   * handler of the claim fails with it (and is retried with backoff).
+   */
+  readonly prepare?: ((jobs: ReadonlyArray<Job>) => Effect.Effect<P, unknown, R>) | undefined
+  /** `prepared`: the result of `prepare` for this job's claim (undefined without one). */
+  readonly handle: (job: Job, prepared: P) => Effect.Effect<Outcome, unknown, R>
 }
 
 /** What each implementation provides; the worker and the probes are built on it. */
@@ -128,6 +162,11 @@ export interface Primitives {
   readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
   readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
   readonly release: (job: Job) => Effect.Effect<void>
+  /**
+   * The statement settling `job` as done (fenced by its claim like `settle`), for the handler's own last write
+   * to include; none where the store has no such statement (memory).
+   */
+  readonly doneInline: (job: Job) => Option.Option<Statement.Statement<unknown>>
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
   readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
   /** Makes every waiting job of `key` due now (e.g. its owner was re-enabled); returns how many. */
@@ -137,7 +176,7 @@ export interface Primitives {
 }
 
 export interface JobQueueShape extends Primitives {
-  readonly worker: <R>(options: WorkerOptions<R>) => Effect.Effect<never, never, R>
+  readonly worker: <R, P = undefined>(options: WorkerOptions<R, P>) => Effect.Effect<never, never, R>
   /** Wakes this process's workers of `queue`. */
   readonly wake: (queue: string) => Effect.Effect<void>
   readonly awaitIdle: (queue: string) => Effect.Effect<void>
@@ -259,27 +298,13 @@ const make = (primitives: Primitives) =>
     const enqueue = (input: EnqueueInput) =>
       Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
 
-    const runOne = <R>(options: WorkerOptions<R>, leaseMillis: number, job: Job) =>
+    /** A job's run: its handler, then its settle; the worker's heartbeat interrupts it if its lease is lost. */
+    const runOne = <R, P>(options: WorkerOptions<R, P>, job: Job, prepared: Exit.Exit<P, unknown>) =>
       Effect.gen(function* () {
-        const heartbeat = Effect.gen(function* () {
-          while (true) {
-            yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
-            // a failed write (database briefly away) is not a lost lease: try again next beat
-            const kept = yield* primitives.extend(job, leaseMillis).pipe(
-              Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`job ${job.id}: lease not extended`, cause), true))
-            )
-            if (!kept) return
-          }
-        })
-        // the handler races its heartbeat; the heartbeat only ends when the lease was lost
-        const result = yield* Effect.raceFirst(
-          Effect.exit(withAfterCommit(options.handle(job))),
-          Effect.as(heartbeat, undefined)
-        )
-        if (result === undefined) {
-          return yield* Effect.logWarning(`job ${job.id} lost its lease; another worker has it`)
+        const result = yield* Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p))))
+        if (result._tag === "Success") {
+          return result.value._tag === "Settled" ? undefined : yield* primitives.settle(job, result.value)
         }
-        if (result._tag === "Success") return yield* primitives.settle(job, result.value)
         if (Cause.isInterruptedOnly(result.cause)) return yield* Effect.interrupt
         const at = (yield* nowMillis) + retryBackoffMillis(job.attempts)
         yield* Effect.logError(`job ${job.id} of ${job.queue} failed; retrying`, result.cause)
@@ -292,7 +317,7 @@ const make = (primitives: Primitives) =>
         )
       )
 
-    const loop = <R>(options: WorkerOptions<R>) =>
+    const loop = <R, P>(options: WorkerOptions<R, P>) =>
       Effect.scoped(
         Effect.gen(function* () {
           const leaseMillis = options.leaseMillis ?? 60_000
@@ -305,20 +330,52 @@ const make = (primitives: Primitives) =>
             () => add(workers, options.queue, -1)
           )
           let busy = 0
-          const start = (job: Job) => {
+          // the jobs running here, for the heartbeat
+          const held = new Map<string, { readonly job: Job; readonly fiber: Fiber.RuntimeFiber<void, never> }>()
+          const jobStarted = yield* Queue.sliding<void>(1)
+          // One heartbeat for all of them (not a fiber and a timer per job): every third of the lease, each lease is
+          // extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
+          // waits for one, rather than beating through a Clock's jumps for nothing.
+          yield* Effect.forkScoped(
+            Effect.forever(
+              Effect.gen(function* () {
+                if (held.size === 0) yield* Queue.take(jobStarted)
+                yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
+                for (const entry of [...held.values()]) {
+                  // a failed write (database briefly away) is not a lost lease: try again next beat
+                  const kept = yield* primitives.extend(entry.job, leaseMillis).pipe(
+                    Effect.catchAllCause((cause) =>
+                      Effect.as(Effect.logWarning(`job ${entry.job.id}: lease not extended`, cause), true)
+                    )
+                  )
+                  if (!kept && held.get(entry.job.id) === entry) {
+                    yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
+                    yield* Fiber.interruptFork(entry.fiber)
+                  }
+                }
+              })
+            )
+          )
+          const start = (job: Job, prepared: Exit.Exit<P, unknown>) => {
             busy++
             return Effect.zipRight(
               add(inFlight, options.queue, 1),
               FiberSet.run(
                 running,
-                runOne(options, leaseMillis, job).pipe(
-                  Effect.ensuring(
-                    Effect.suspend(() => {
-                      busy--
-                      return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump])
-                    })
-                  )
-                )
+                // started from the uninterruptible end of a claim: the job itself can be interrupted
+                Effect.withFiberRuntime<void, never, R>((fiber) => {
+                  const entry = { job, fiber }
+                  held.set(job.id, entry)
+                  return Effect.zipRight(Queue.offer(jobStarted, undefined), Effect.interruptible(runOne(options, job, prepared)).pipe(
+                    Effect.ensuring(
+                      Effect.suspend(() => {
+                        busy--
+                        if (held.get(job.id) === entry) held.delete(job.id)
+                        return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump])
+                      })
+                    )
+                  ))
+                })
               )
             )
           }
@@ -326,13 +383,34 @@ const make = (primitives: Primitives) =>
             const free = options.concurrency - busy
             const claimedAt = yield* nowMillis
             // from the claim until its jobs count as in flight, the queue is not idle: a job claimed but not yet
-            // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness
-            const claimAndStart = Effect.gen(function* () {
-              if (free === 0) return []
-              const claimed = yield* primitives.claim({ queue: options.queue, limit: free, leaseMillis, perKey: options.perKey })
-              for (const job of claimed) yield* start(job)
-              return claimed
-            })
+            // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness.
+            // Interruption (shutdown) reaches the claim and `prepare`, never the moment between a claim and its
+            // jobs' start: a claimed job is either running (and releases its lease when interrupted) or released here
+            const claimAndStart = Effect.uninterruptibleMask((restore) =>
+              Effect.gen(function* () {
+                if (free === 0) return []
+                const claimed = yield* restore(
+                  primitives.claim({
+                    queue: options.queue,
+                    limit: free,
+                    leaseMillis,
+                    perKey: options.perKey,
+                    alongside: options.alongside
+                  })
+                )
+                if (claimed.length === 0) return claimed
+                const prepared: Exit.Exit<P, unknown> =
+                  options.prepare === undefined
+                    ? Exit.succeed(undefined as P)
+                    : yield* Effect.exit(restore(options.prepare(claimed)))
+                if (Exit.isFailure(prepared) && Cause.isInterruptedOnly(prepared.cause)) {
+                  yield* Effect.forEach(claimed, (job) => primitives.release(job), { discard: true })
+                  return yield* Effect.interrupt
+                }
+                for (const job of claimed) yield* start(job, prepared)
+                return claimed
+              })
+            )
             const jobs = yield* Effect.zipRight(
               add(claiming, options.queue, 1),
               Effect.ensuring(claimAndStart, add(claiming, options.queue, -1))
@@ -363,7 +441,7 @@ const make = (primitives: Primitives) =>
         })
       )
 
-    const worker = <R>(options: WorkerOptions<R>): Effect.Effect<never, never, R> =>
+    const worker = <R, P = undefined>(options: WorkerOptions<R, P>): Effect.Effect<never, never, R> =>
       supervise(`queue:${options.queue}`, loop(options))
 
     const isIdle = (queue: string) =>
@@ -408,7 +486,8 @@ const JobRow = Schema.Struct({
   payload: Schema.parseJson(),
   attempts: Schema.Number,
   claims: Schema.Number,
-  created_at: Schema.DateFromSelf
+  created_at: Schema.DateFromSelf,
+  alongside: Schema.optional(Schema.Unknown)
 })
 
 const DueRow = Schema.Struct({ at: Schema.NullOr(Schema.DateFromSelf) })
@@ -421,7 +500,8 @@ const toJob = (row: typeof JobRow.Type): Job => ({
   payload: row.payload,
   attempts: row.attempts,
   claim: row.claims,
-  createdAt: row.created_at
+  createdAt: row.created_at,
+  ...(row.alongside === undefined ? {} : { alongside: Option.fromNullable(row.alongside) })
 })
 
 const makePostgres = Effect.gen(function* () {
@@ -444,55 +524,6 @@ const makePostgres = Effect.gen(function* () {
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
 
-  /**
-   * Rows claimable at `at` (at most `limit`, none when null), as a subquery: due,
-   * not leased, and room in its key. A walk over the distinct keys (a loose index
-   * scan of `jobs_key`) and, per key, an index walk of its due jobs: the cost
-   * follows the keys and the jobs taken, not the backlog. Per key: serial, only
-   * its earliest pending job; capped, its earliest due jobs up to the cap less
-   * those leased now (counted on `jobs_leased`). Jobs without a key come first
-   * in due order.
-   */
-  const claimableIds = (queue: string, at: Date, perKey: number | undefined, limit: number | null) => {
-    const keyed =
-      perKey === undefined
-        ? sql`
-            select h.id, h.run_at from keys cross join lateral (
-              select x.id, x.run_at, x.locked_until from jobs x
-              where x.queue = ${queue} and x.key = keys.key and x.status = 'pending'
-              order by x.id limit 1
-            ) h
-            where keys.key is not null and h.run_at <= ${at} and (h.locked_until is null or h.locked_until <= ${at})`
-        : sql`
-            select c.id, c.run_at from keys cross join lateral (
-              select x.id, x.run_at from jobs x
-              where x.queue = ${queue} and x.key = keys.key and x.status = 'pending' and x.key is not null
-                and x.run_at <= ${at} and (x.locked_until is null or x.locked_until <= ${at})
-              order by x.run_at, x.id
-              limit greatest(least(${limit}::integer, ${perKey}::integer - (
-                select count(*) from jobs b
-                where b.queue = ${queue} and b.key = keys.key and b.status = 'pending'
-                  and b.locked_until is not null and b.locked_until > ${at})), 0)
-            ) c
-            where keys.key is not null`
-    return sql`
-      with recursive keys (key) as (
-        (select j.key from jobs j
-         where j.queue = ${queue} and j.status = 'pending' and j.key is not null order by j.key limit 1)
-        union all
-        select (select j.key from jobs j
-                where j.queue = ${queue} and j.status = 'pending' and j.key is not null and j.key > keys.key
-                order by j.key limit 1)
-        from keys where keys.key is not null
-      )
-      (select u.id, u.run_at from jobs u
-       where u.queue = ${queue} and u.status = 'pending' and u.key is null and u.run_at <= ${at}
-         and (u.locked_until is null or u.locked_until <= ${at})
-       order by u.run_at, u.id limit ${limit}::integer)
-      union all
-      ${keyed}`
-  }
-
   const primitives: Primitives = {
     enqueue: (input) =>
       Effect.gen(function* () {
@@ -509,30 +540,26 @@ const makePostgres = Effect.gen(function* () {
         return String(rows[0]!.id)
       }).pipe(orDie),
 
-    // One short transaction. The advisory lock serialises claims of one queue across
-    // processes, so per-key order and caps hold exactly; SKIP LOCKED passes over rows
-    // being settled right now.
+    // One statement (`jobs_claim`, migration 0014): under the queue's advisory lock, which serialises claims of
+    // one queue across processes so per-key order and caps hold exactly; SKIP LOCKED passes over rows being
+    // settled right now. Inside a caller's transaction the lock lasts until that one ends, and its commit mode
+    // is left alone.
     claim: (options) =>
-      // the commit mode is read outside: inside its own transaction there always is one
-      Effect.flatMap(asyncCommit, (commit) =>
-        Effect.gen(function* () {
-          const at = new Date(yield* nowMillis)
-          yield* sql`select pg_advisory_xact_lock(hashtext(${`jobs:${options.queue}`})), ${commit}`
-          const rows = yield* sql`
-            with due as (
-              select j.id from jobs j
-              where j.id = any(array(select c.id from (${claimableIds(options.queue, at, options.perKey, options.limit)}) c))
-              order by j.run_at, j.id
-              limit ${options.limit}
-              for update skip locked
-            )
-            update jobs j set locked_until = ${new Date(at.getTime() + options.leaseMillis)}, claims = j.claims + 1
-            from due where j.id = due.id
-            returning j.id, j.queue, j.key, j.payload, j.attempts, j.claims, j.created_at`
-          const jobs = (yield* decodeJobs(rows)).map(toJob)
-          return jobs.sort((a, b) => Number(a.id) - Number(b.id))
-        }).pipe(sql.withTransaction)
-      ).pipe(orDie),
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+        const claim = sql`
+          select * from jobs_claim(${options.queue}, ${at}, ${new Date(at.getTime() + options.leaseMillis)},
+            ${options.perKey ?? null}::integer, ${options.limit}::integer, ${Option.isNone(transaction)})`
+        const rows = yield* options.alongside === undefined
+          ? sql`select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at from (${claim}) c`
+          : sql`
+              with claimed as (${claim}), alongside as (${options.alongside(at)})
+              select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at, to_json(a) as alongside
+              from claimed c left join alongside a on a.job_id = c.id`
+        const jobs = (yield* decodeJobs(rows)).map(toJob)
+        return jobs.sort((a, b) => Number(a.id) - Number(b.id))
+      }).pipe(orDie),
 
     extend: (job, leaseMillis) =>
       Effect.gen(function* () {
@@ -548,6 +575,8 @@ const makePostgres = Effect.gen(function* () {
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         switch (outcome._tag) {
+          case "Settled":
+            return
           case "Done":
             yield* sql`delete from jobs using ${yield* asyncCommitRow} where id = ${job.id} and claims = ${job.claim}`
             return
@@ -567,6 +596,8 @@ const makePostgres = Effect.gen(function* () {
             return
         }
       }).pipe(orDie),
+
+    doneInline: (job) => Option.some(sql`delete from jobs where id = ${job.id} and claims = ${job.claim}`),
 
     release: (job) =>
       Effect.flatMap(asyncCommitRow, (commit) =>
@@ -601,7 +632,8 @@ const makePostgres = Effect.gen(function* () {
     claimable: (options) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
-        const rows = yield* sql`select count(*) as n from (${claimableIds(options.queue, at, options.perKey, null)}) c`
+        const rows = yield* sql`
+          select count(*) as n from jobs_claimable(${options.queue}, ${at}, ${options.perKey ?? null}::integer, null) c`
         const [row] = yield* Schema.decodeUnknown(Schema.Array(CountRow))(rows)
         return row?.n ?? 0
       }).pipe(orDie)
@@ -714,7 +746,7 @@ const makeMemory = Effect.gen(function* () {
     settle: (job, outcome) =>
       Effect.map(nowMillis, (at) => {
         const j = held(job)
-        if (j === undefined) return
+        if (j === undefined || outcome._tag === "Settled") return
         if (outcome._tag === "Done") {
           jobs.delete(j.id)
           return
@@ -726,6 +758,7 @@ const makeMemory = Effect.gen(function* () {
         else j.status = "failed"
         j.hurried = false
       }),
+    doneInline: () => Option.none(),
     release: (job) =>
       Effect.sync(() => {
         const j = held(job)
@@ -760,5 +793,5 @@ const makeMemory = Effect.gen(function* () {
 export const layerMemory: Layer.Layer<JobQueue> = Layer.effect(JobQueue, makeMemory)
 
 /** Forks `worker` for the life of the layer. */
-export const layerWorker = <R>(options: WorkerOptions<R>): Layer.Layer<never, never, JobQueue | R> =>
+export const layerWorker = <R, P = undefined>(options: WorkerOptions<R, P>): Layer.Layer<never, never, JobQueue | R> =>
   Layer.scopedDiscard(Effect.flatMap(JobQueue, (queue) => Effect.forkScoped(queue.worker(options))))

@@ -56,9 +56,15 @@ export const recordRequest = (route: string, method: string, status: number, sec
   return Effect.zipRight(s.count, s.observe(seconds))
 }
 
+// tagged once (see `series`): one delivery each, so the tagging cost more than the count
+const deliveryOutcomes = {
+  succeeded: Metric.increment(Metric.tagged(webhookDeliveries, "outcome", "succeeded")),
+  retrying: Metric.increment(Metric.tagged(webhookDeliveries, "outcome", "retrying")),
+  failed: Metric.increment(Metric.tagged(webhookDeliveries, "outcome", "failed"))
+}
+
 /** Counts one webhook attempt's outcome. */
-export const recordDelivery = (outcome: "succeeded" | "retrying" | "failed") =>
-  Metric.increment(Metric.tagged(webhookDeliveries, "outcome", outcome))
+export const recordDelivery = (outcome: "succeeded" | "retrying" | "failed") => deliveryOutcomes[outcome]
 
 /** One sample of a gauge read at scrape time (database counts). */
 export interface GaugeSample {

@@ -6,8 +6,8 @@
  *   the same bodies with the same headers in the same run, at the service's
  *   own concurrency towards one receiver: one subscription, so at most
  *   `perSubscription` (8) deliveries in flight, below the dispatcher's 16
- *   slots; the bare loops keep exactly as many POSTs in flight: `fetch` (undici, keep-alive) and `node:http`
- *   with a new connection per POST (what the service's fetcher does).
+ *   slots; the bare loops keep exactly as many POSTs in flight: `fetch` (undici, keep-alive, like the
+ *   service's fetcher since it pools connections per URL policy) and `node:http` with a new connection per POST.
  *   The backlog: while the agents are created, the receiver holds every POST
  *   (answering it after 8 s, inside the service's 10 s deadline), which stalls
  *   the dispatcher on its current batch; then the gate opens and the clock

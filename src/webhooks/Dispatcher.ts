@@ -1,11 +1,13 @@
 /**
  * The webhook dispatcher: a JobQueue worker on the `webhooks` queue, one job per
  * delivery keyed by subscription (at most `perSubscription` in flight for one
- * subscription, across instances). A job's handler takes the delivery's own
- * lease (so a duplicate job can never send it twice at once), POSTs the event's
- * fixed body with a fresh signature, records the attempt, and applies the
- * schedule, the degraded flag and auto-disable — all by the Clock. The
- * `webhook_deliveries` rows stay the record; the job follows them.
+ * subscription, across instances). Each claim of jobs takes their deliveries'
+ * own leases in one statement (so a duplicate job can never send one twice at
+ * once); a job's handler POSTs the event's fixed body with a fresh signature,
+ * records the attempt (settling its job in the same statement when it
+ * succeeded), and applies the schedule, the degraded flag and auto-disable —
+ * all by the Clock. The `webhook_deliveries` rows stay the record; the job
+ * follows them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -17,7 +19,7 @@ import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { WorkspaceId } from "../../schema/Ids.js"
 import { AppConfig } from "../Config.js"
 import { DbDate } from "../db/Columns.js"
-import { decodeOne, execute, transaction } from "../db/Sql.js"
+import { decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
@@ -98,23 +100,72 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const jobs = yield* JobQueue
     const config = yield* AppConfig
 
+    const leased = sql.literal(`d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts,
+      d.horizon_at, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`)
+
     /**
-     * Takes the delivery's lease when it is due, unleased, and its subscription
-     * active. Committed without waiting for the WAL flush, like the queue's own
-     * claims: only a database crash can lose it, and a lost lease is a lapsed one.
+     * Takes the leases of the deliveries of one claim's jobs: each that is due,
+     * unleased, and its subscription active. Run alongside the claim (in its
+     * statement, so in its round trip, and committed like it without waiting for
+     * the WAL flush: only a database crash can lose it, and a lost lease is a
+     * lapsed one). Two jobs of one delivery in one claim: the row is updated
+     * once, for one of them; the other finds it taken, like a job of another claim.
+     * (A delivery committed while the claim waited for the queue's lock is not in
+     * the statement's snapshot: its job finds it not taken, and looks again at once.)
      */
-    const claimDelivery = (id: string, at: Date) =>
-      decodeOne(
-        Claimed,
-        sql`
-          update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-          from webhook_subscriptions s, events e, (select set_config('synchronous_commit', 'off', true)) async_commit
-          where d.id = ${id} and d.status = 'pending' and d.next_attempt_at <= ${at}
-            and (d.locked_until is null or d.locked_until <= ${at})
-            and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
-          returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
-            s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`
-      )
+    const leaseAlongside = (at: Date) => sql`
+      update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
+      from claimed c, webhook_subscriptions s, events e
+      where d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
+        and (d.locked_until is null or d.locked_until <= ${at})
+        and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
+      returning c.id as job_id, ${leased}`
+
+    const decodeClaimed = Schema.decodeUnknown(Claimed)
+
+    /**
+     * The deliveries of one claim's jobs, leased, by delivery id: those the claim
+     * took alongside, or else (a store that ran no `alongside`) taken here in one
+     * statement by the same rules. Each handler `take`s its own.
+     */
+    const claimDeliveries = (jobs: ReadonlyArray<Job>) =>
+      Effect.gen(function* () {
+        const taken = new Map<string, Claimed>()
+        if (jobs.every((job) => job.alongside !== undefined)) {
+          for (const job of jobs) {
+            if (job.alongside === undefined || Option.isNone(job.alongside)) continue
+            const row = yield* Effect.orDie(decodeClaimed(job.alongside.value))
+            taken.set(row.id, row)
+          }
+          return taken
+        }
+        const ids: Array<string> = []
+        for (const job of jobs) {
+          const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
+          if (Either.isRight(payload)) ids.push(payload.right.deliveryId)
+        }
+        if (ids.length === 0) return taken
+        const at = yield* now
+        const rows = yield* decodeAll(
+          Claimed,
+          sql`
+            update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
+            from webhook_subscriptions s, events e, (select set_config('synchronous_commit', 'off', true)) async_commit
+            where d.id in ${sql.in(ids)} and d.status = 'pending' and d.next_attempt_at <= ${at}
+              and (d.locked_until is null or d.locked_until <= ${at})
+              and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
+            returning ${leased}`
+        )
+        for (const row of rows) taken.set(row.id, row)
+        return taken
+      })
+
+    const take = (taken: Map<string, Claimed>, id: string) =>
+      Effect.sync(() => {
+        const claimed = taken.get(id)
+        taken.delete(id)
+        return Option.fromNullable(claimed)
+      })
 
     /** Why a delivery could not be claimed: when its job should look again, if ever. */
     const notClaimed = (id: string, at: Date) =>
@@ -169,12 +220,12 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       })
 
     /**
-     * Records an attempt; the delivery's next attempt, or null when it is settled.
-     * A success is one statement (the attempt, the delivery, the subscription's
-     * failure streak cleared): the common case costs one round trip; a failure
-     * is a transaction with the subscription's bookkeeping.
+     * Records an attempt; what the job becomes. A success is one statement (the
+     * attempt, the delivery, the subscription's failure streak cleared, and the
+     * job settled where the queue allows it): the common case costs one round
+     * trip; a failure is a transaction with the subscription's bookkeeping.
      */
-    const record = (c: Claimed, at: Date, result: PostResult) => {
+    const record = (job: Job, c: Claimed, at: Date, result: PostResult): Effect.Effect<Outcome> => {
       const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
       const status = result._tag === "Response" ? result.status : null
       const error = ok ? null : describeFailure(result)
@@ -189,9 +240,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         })}`
       const attempts = c.attempt_count + 1
       if (ok) {
+        const settle = jobs.doneInline(job)
         return Effect.as(
           execute(sql`
             with attempt as (${attempt}),
+            ${Option.isSome(settle) ? sql`job as (${settle.value}),` : sql.literal("")}
             delivery as (
               update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
                 first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
@@ -200,7 +253,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
             )
             update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
             where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`),
-          null
+          Option.isSome(settle) ? Outcome.settled : Outcome.done
         )
       }
       return Effect.gen(function* () {
@@ -212,7 +265,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
             next_attempt_at = ${next}, locked_until = null, last_error = ${error}
           where id = ${c.id}`)
         yield* subscriptionFailed(c.subscription_id, at, next === null)
-        return next
+        return next === null ? Outcome.done : Outcome.retryAt(next)
       }).pipe(transaction(sql))
     }
 
@@ -226,10 +279,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         yield* sql`update webhook_subscriptions set degraded = true where id = ${c.subscription_id}`
       }).pipe(sql.withTransaction)
 
-    const deliver = (c: Claimed) =>
+    const deliver = (job: Job, c: Claimed) =>
       Effect.gen(function* () {
         const at = yield* now
-        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), null)
+        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), Outcome.done)
         const secrets = [c.secret]
         if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
           secrets.push(c.previous_secret)
@@ -260,36 +313,39 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
               )
           })
         )
-        const next = yield* record(c, at, result)
+        const outcome = yield* record(job, c, at, result)
         const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
-        yield* recordDelivery(ok ? "succeeded" : next === null ? "failed" : "retrying")
-        return next
+        yield* recordDelivery(ok ? "succeeded" : outcome._tag === "Retry" ? "retrying" : "failed")
+        return outcome
       }).pipe(
-        Effect.map((next): Outcome => (next === null ? Outcome.done : Outcome.retryAt(next))),
         // the delivery's lease lapses and the job's retry takes it again
         Effect.catchAllCause((cause) =>
           Effect.zipRight(
             Effect.logError(`delivery ${c.id} could not be recorded`, cause),
             Effect.map(now, (at) => Outcome.retryAt(new Date(at.getTime() + leaseMillis), "could not be recorded"))
           )
-        ),
-        // on shutdown, hand the claim back at once rather than after the lease
-        Effect.onInterrupt(() =>
-          sql`update webhook_deliveries set locked_until = null where id = ${c.id} and status = 'pending'`.pipe(
-            Effect.ignore
-          )
         )
       )
 
-    const handle = (job: Job) =>
-      Effect.gen(function* () {
-        const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
-        if (Either.isLeft(payload)) return Outcome.failed("not a delivery job")
-        const at = yield* now
-        const claimed = yield* claimDelivery(payload.right.deliveryId, at)
-        if (Option.isNone(claimed)) return yield* notClaimed(payload.right.deliveryId, at)
-        return yield* deliver(claimed.value)
-      })
+    const releaseDelivery = (id: string) =>
+      sql`update webhook_deliveries set locked_until = null where id = ${id} and status = 'pending'`.pipe(Effect.ignore)
+
+    const handle = (job: Job, taken: Map<string, Claimed>) => {
+      const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
+      if (Either.isLeft(payload)) return Effect.succeed(Outcome.failed("not a delivery job"))
+      const id = payload.right.deliveryId
+      let mine = false
+      return Effect.gen(function* () {
+        const claimed = yield* take(taken, id)
+        if (Option.isNone(claimed)) return yield* Effect.flatMap(now, (at) => notClaimed(id, at))
+        mine = true
+        return yield* deliver(job, claimed.value)
+      }).pipe(
+        // on shutdown, hand the delivery's lease back at once rather than after it lapses (also one this job's
+        // claim took that it had not picked up yet)
+        Effect.onInterrupt(() => (mine || taken.delete(id) ? releaseDelivery(id) : Effect.void))
+      )
+    }
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
     const run: Effect.Effect<never> = jobs.worker({
@@ -298,6 +354,8 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       perKey: perSubscription,
       leaseMillis,
       pollMillis: config.webhookPollMillis,
+      alongside: leaseAlongside,
+      prepare: claimDeliveries,
       handle
     })
 

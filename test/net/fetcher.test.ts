@@ -101,6 +101,39 @@ describe("Fetcher.layerNode", () => {
     })
   )
 
+  it.scopedLive("POSTs to one receiver reuse a kept-alive connection", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_req, res) => res.writeHead(200).end("ok"))
+      for (let i = 0; i < 3; i++) expect(expectResponse(yield* post(server.origin)).status).toBe(200)
+      expect(server.seen).toHaveLength(3)
+      expect(server.connections.count).toBe(1)
+      // a body cut at 1 KiB is not read to its end: that connection is closed, not reused
+      const big = yield* serve((_req, res) => res.writeHead(200).end("x".repeat(5_000)))
+      for (let i = 0; i < 2; i++) expect(expectResponse(yield* post(big.origin)).bodyExcerpt).toHaveLength(1024)
+      expect(big.connections.count).toBe(2)
+    })
+  )
+
+  it.scopedLive("a kept-alive connection the receiver dropped is replaced by a new one for the same POST", () =>
+    Effect.gen(function* () {
+      // every second request of a connection: the socket is destroyed without an answer (closed while idle)
+      const perSocket = new WeakMap<object, number>()
+      const server = yield* serve((req, res) => {
+        const n = (perSocket.get(req.socket) ?? 0) + 1
+        perSocket.set(req.socket, n)
+        if (n === 2) return req.socket.destroy()
+        res.writeHead(200).end("ok")
+      })
+      expect(expectResponse(yield* post(server.origin)).status).toBe(200)
+      expect(expectResponse(yield* post(server.origin)).status).toBe(200)
+      expect(server.connections.count).toBe(2)
+      // a new connection that fails is a failure, not retried
+      const refusing = yield* serve((req) => req.socket.destroy())
+      expectFailure(yield* post(refusing.origin), "other")
+      expect(refusing.seen).toHaveLength(1)
+    })
+  )
+
   it.scopedLive("a 500 is a Response with that status", () =>
     Effect.gen(function* () {
       const server = yield* serve((_req, res) => res.writeHead(500).end("boom"))

@@ -53,7 +53,7 @@ const memory = Layer.unwrapEffect(
 let queues = 0
 const fresh = (name: string) => `${name}-${++queues}`
 
-const startWorker = <R>(options: JobQueue.WorkerOptions<R>, on?: JobQueue.JobQueueShape) =>
+const startWorker = <R, P = undefined>(options: JobQueue.WorkerOptions<R, P>, on?: JobQueue.JobQueueShape) =>
   Effect.flatMap(JobQueue.JobQueue, (queue) => Effect.fork((on ?? queue).worker({ pollMillis: 3_600_000, ...options })))
 
 const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Other>) =>
@@ -302,6 +302,60 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         const [taken] = yield* other.claim({ queue, limit: 1, leaseMillis: 30_000 })
         expect(taken?.payload).toEqual({ n: 1 })
         yield* other.settle(taken!, JobQueue.Outcome.done)
+      }))
+
+    it.effect("prepare runs once per claim and each handler gets its result; rows run alongside the claim reach their jobs", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        const queue = fresh("prepare")
+        for (let n = 1; n <= 3; n++) yield* jobs.enqueue({ queue, payload: { n } })
+        const prepared: Array<number> = []
+        const seen: Array<{ n: number; size: number; alongside: unknown }> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 5,
+          // the SQL store runs it in the claim's statement; the memory store has none to run
+          alongside: Option.isSome(sql)
+            ? () => sql.value`select c.id as job_id, (c.payload::jsonb ->> 'n')::integer * 10 as tenfold from claimed c
+                where c.payload::jsonb ->> 'n' <> '2'`
+            : undefined,
+          prepare: (claimed) => Effect.sync(() => (prepared.push(claimed.length), claimed.length)),
+          handle: (job, size) =>
+            Effect.sync(() => {
+              const alongside = job.alongside === undefined ? undefined : Option.getOrNull(job.alongside)
+              seen.push({ n: (job.payload as { n: number }).n, size, alongside })
+              return JobQueue.Outcome.done
+            })
+        })
+        yield* jobs.awaitIdle(queue)
+        expect(prepared).toEqual([3])
+        // a row per job but the second's: None for it (undefined everywhere in a store without SQL)
+        const row = (n: number) =>
+          Option.isNone(sql) ? undefined : n === 2 ? null : { job_id: expect.anything(), tenfold: n * 10 }
+        expect([...seen].sort((a, b) => a.n - b.n)).toEqual([1, 2, 3].map((n) => ({ n, size: 3, alongside: row(n) })))
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("when prepare fails, every handler of its claim fails with it and is retried", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("prepare-fails")
+        for (let n = 1; n <= 2; n++) yield* jobs.enqueue({ queue, payload: { n } })
+        let failures = 1
+        const handled: Array<number> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 5,
+          prepare: () => (failures-- > 0 ? Effect.fail("database away") : Effect.succeed(undefined)),
+          handle: (job) => Effect.sync(() => (handled.push(job.attempts), JobQueue.Outcome.done))
+        })
+        yield* jobs.awaitIdle(queue)
+        expect(handled).toEqual([])
+        yield* TestClock.adjust("1 second")
+        yield* jobs.awaitIdle(queue)
+        expect(handled).toEqual([1, 1])
+        yield* Fiber.interrupt(worker)
       }))
 
     it.effect("bookkeeping commits asynchronously on its own, and leaves a caller's transaction as it was", () =>

@@ -12,7 +12,8 @@ import conversations from "./0010_conversations.js"
 import leadsUsage from "./0011_leads_usage.js"
 import forms from "./0012_forms.js"
 import training from "./0013_training.js"
-import messageEventsRetention from "./0016_message_events_retention.js"
+import jobClaimFunction from "./0014_job_claim_function.js"
+import messageEventsRetention from "./0015_message_events_retention.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -28,5 +29,6 @@ export const migrations = {
   "0011_leads_usage": leadsUsage,
   "0012_forms": forms,
   "0013_training": training,
-  "0016_message_events_retention": messageEventsRetention
+  "0014_job_claim_function": jobClaimFunction,
+  "0015_message_events_retention": messageEventsRetention
 }
