@@ -5,7 +5,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { randomBytes, randomUUID } from "node:crypto"
+import { randomFillSync, randomUUID } from "node:crypto"
 import type { IdPrefix } from "../schema/Ids.js"
 
 export interface IdGeneratorShape {
@@ -21,13 +21,26 @@ export class IdGenerator extends Context.Tag("Layers/IdGenerator")<IdGenerator, 
 
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
+/**
+ * Random bytes are drawn from the system 4 KiB at a time: one call per id (one
+ * per request, for its request id) cost more than building the id.
+ */
+const pool = Buffer.alloc(4096)
+let taken = pool.length
+const randomByte = (): number => {
+  if (taken === pool.length) {
+    randomFillSync(pool)
+    taken = 0
+  }
+  return pool[taken++]!
+}
+
 const base62 = (length: number): string => {
   // rejection sampling keeps every character uniform: 248 = 62 * 4
   let out = ""
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += alphabet[byte % 62]
-    }
+    const byte = randomByte()
+    if (byte < 248) out += alphabet[byte % 62]
   }
   return out
 }

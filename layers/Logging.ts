@@ -7,6 +7,8 @@
  * fields chosen to hold none.
  */
 import * as Cause from "effect/Cause"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -54,6 +56,13 @@ export class LogFields {
   constructor(readonly fields: Readonly<Record<string, unknown>>) {}
 }
 
+/**
+ * The request a fiber serves (`req_...`), set by the HTTP edge on the request's fiber: every line logged
+ * there carries it as `request_id`. A FiberRef of its own rather than a log annotation, which would rebuild
+ * the fiber's annotation map on every request.
+ */
+export const CurrentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
+
 const messageText = (parts: ReadonlyArray<unknown>): string =>
   parts
     .filter((part) => !(part instanceof LogFields))
@@ -71,13 +80,15 @@ const safeJson = (value: unknown): string => {
 
 /** The JSON-lines logger; `write` receives each line (without its newline). */
 export const jsonLines = (write: (line: string) => void) =>
-  Logger.make(({ annotations, cause, date, logLevel, message }) => {
+  Logger.make(({ annotations, cause, context, date, logLevel, message }) => {
     const parts: ReadonlyArray<unknown> = Array.isArray(message) ? message : [message]
     const entry: Record<string, unknown> = {
       time: date.toISOString(),
       level: logLevel.label.toLowerCase(),
       msg: messageText(parts)
     }
+    const requestId = FiberRefs.getOrDefault(context, CurrentRequestId)
+    if (requestId !== undefined) entry["request_id"] = requestId
     for (const [key, value] of HashMap.toEntries(annotations)) entry[key] = value
     for (const part of parts) if (part instanceof LogFields) Object.assign(entry, part.fields)
     if (!Cause.isEmpty(cause)) entry["cause"] = Cause.pretty(cause, { renderErrorCause: true })

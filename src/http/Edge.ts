@@ -19,7 +19,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
-import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
@@ -81,7 +80,7 @@ const isOperational = (path: string) =>
 /** The route template a request is counted and logged under: never the raw path (ids, unbounded label values). */
 const routeOf = (method: string, path: string): string => {
   const entry = routeTable.find(method === "HEAD" ? "GET" : method, path)
-  if (entry !== undefined) return entry.path.replace(/:([A-Za-z_]+)/g, "{$1}")
+  if (entry !== undefined) return entry.template
   if (path === "/metrics" || path === "/docs" || path === "/docs/errors") return path
   if (path.startsWith("/docs/")) return "/docs/*"
   if (path.startsWith("/admin/")) return "/admin/*"
@@ -130,6 +129,19 @@ const withCheckedBody = (
 /** The path as sent, before any decoding. */
 const rawPathOf = (url: string) => url.split("?", 1)[0]!
 
+/**
+ * A path of plain segments (no query, no dot segment, nothing a URL parser would escape or resolve): it is
+ * its own `pathname`, so most requests skip parsing a URL.
+ */
+const plainPath = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9_.~-]*)*\/?$/
+
+/** The request's decoded path and its query (none when it has no `?`). */
+const pathAndQuery = (url: string): { readonly path: string; readonly search: URLSearchParams | undefined } => {
+  if (plainPath.test(url)) return { path: url, search: undefined }
+  const parsed = new URL(url, "http://edge")
+  return { path: parsed.pathname, search: parsed.search === "" ? undefined : parsed.searchParams }
+}
+
 /** Adds CORS headers; a `Vary` the response already has (a form's config varies by its key too) keeps its names. */
 const withCors = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
   const vary = response.headers["vary"]
@@ -162,9 +174,7 @@ export const makeEdge = Effect.gen(function* () {
       // The platform runs each request in a fiber of its own, so the request's values are set on that fiber
       // for the rest of its life instead of with `Effect.locally` (several µs apiece on every request).
       yield* FiberRef.set(CurrentRequestId, requestId)
-      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("request_id", requestId))
-      const url = new URL(request.url, "http://edge")
-      const path = url.pathname
+      const { path, search } = pathAndQuery(request.url)
       const operational = isOperational(path)
 
       const render = (cause: Cause.Cause<unknown>) => {
@@ -291,7 +301,7 @@ export const makeEdge = Effect.gen(function* () {
           rate = decision.state
           if (decision.rejected !== undefined) return yield* decision.rejected
         }
-        const refused = checkPath(rawPathOf(request.url)) ?? checkQuery(url.searchParams)
+        const refused = checkPath(rawPathOf(request.url)) ?? (search === undefined ? undefined : checkQuery(search))
         if (refused !== undefined) return yield* refused
         const upload = isUpload(request.method, path)
         const maxBytes = upload ? MAX_FILE_BYTES : maxBodyBytes
@@ -309,9 +319,12 @@ export const makeEdge = Effect.gen(function* () {
           // the handler reads the bytes itself, counted against this cap as they stream in
           return yield* rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_FILE_BYTES)))
         }
-        if (operational || !isWrite(request.method) || request.method === "DELETE") {
+        if (!isWrite(request.method)) return yield* rendered(app)
+        if (operational || request.method === "DELETE") {
+          // read by the app itself (the admin endpoints), under the same cap
+          const capped = rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
           // a bodiless POST (operational paths) may still carry an Idempotency-Key
-          return yield* request.method === "POST" ? idempotent("", rendered(app)) : rendered(app)
+          return yield* request.method === "POST" ? idempotent("", capped) : capped
         }
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         const text = yield* readBody(source).pipe(
@@ -340,18 +353,19 @@ export const makeEdge = Effect.gen(function* () {
         // wake-ups registered inside the request's transactions (e.g. new jobs), now that they committed
         withAfterCommit
       )
-      response = HttpServerResponse.setHeader(response, "request-id", requestId)
-      if (closeAfter) response = HttpServerResponse.setHeader(response, "connection", "close")
       if (cors !== undefined) response = withCors(response, cors)
+      const endNanos = yield* Clock.currentTimeNanos
+      // one header update: each copies the response's headers
+      const headers: Record<string, string> = { "request-id": requestId }
+      if (closeAfter) headers["connection"] = "close"
       if (rate !== undefined) {
-        const nowMillis = yield* Clock.currentTimeMillis
-        response = HttpServerResponse.setHeaders(response, {
-          "x-ratelimit-limit": String(rate.limit),
-          "x-ratelimit-remaining": String(rate.remaining),
-          "x-ratelimit-reset": String(Math.ceil((nowMillis + rate.resetAfterMillis) / 1000))
-        })
+        const nowMillis = Number(endNanos / 1_000_000n)
+        headers["x-ratelimit-limit"] = String(rate.limit)
+        headers["x-ratelimit-remaining"] = String(rate.remaining)
+        headers["x-ratelimit-reset"] = String(Math.ceil((nowMillis + rate.resetAfterMillis) / 1000))
       }
-      const seconds = Number((yield* Clock.currentTimeNanos) - startNanos) / 1e9
+      response = HttpServerResponse.setHeaders(response, headers)
+      const seconds = Number(endNanos - startNanos) / 1e9
       const route = routeOf(request.method, path)
       yield* recordRequest(route, request.method, response.status, seconds)
       // only these fields: the path, query, headers and body may carry ids of people, keys and tokens
@@ -366,7 +380,7 @@ export const makeEdge = Effect.gen(function* () {
         })
       )
       return response
-    }).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
+    })
 })
 
 /** Installs the edge around the API (the `HttpApiBuilder` global middleware slot). */

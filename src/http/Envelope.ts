@@ -4,15 +4,17 @@
  */
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import { CurrentRequestId } from "../../layers/Logging.js"
 import type { Pagination } from "../../schema/Envelope.js"
 
-export const CurrentRequestId = FiberRef.unsafeMake<string>("req_unassigned")
+export { CurrentRequestId }
 
-export const ok = <A>(data: A) =>
-  Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({ data, meta: { request_id } }))
+const requestId = Effect.map(FiberRef.get(CurrentRequestId), (id) => id ?? "req_unassigned")
+
+export const ok = <A>(data: A) => Effect.map(requestId, (request_id) => ({ data, meta: { request_id } }))
 
 export const okList = <A>(data: ReadonlyArray<A>, pagination: Pagination) =>
-  Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({ data, meta: { request_id, pagination } }))
+  Effect.map(requestId, (request_id) => ({ data, meta: { request_id, pagination } }))
 
 /**
  * Handler option for every write: it runs to its end even if the client hangs up.

@@ -164,6 +164,8 @@ export const checkQuery = (search: URLSearchParams): ParameterInvalid | undefine
 
 /** Bad percent-encoding or NUL in a path segment (ids are never that). */
 export const checkPath = (rawPath: string): ParameterInvalid | undefined => {
+  // the HTTP parser refuses a raw NUL: only an escape can hide one, or be malformed
+  if (!rawPath.includes("%")) return undefined
   for (const segment of rawPath.split("/")) {
     let decoded: string
     try {

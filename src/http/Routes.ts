@@ -7,6 +7,8 @@ interface RouteEntry {
   readonly method: string
   readonly path: string
   readonly pattern: RegExp
+  /** The path as metrics and logs name it: `/v1/agents/{id}`. */
+  readonly template: string
   /** A POST that declares no payload (resolve, retry, ...): it takes no body or `{}`. */
   readonly bodiless: boolean
 }
@@ -22,6 +24,7 @@ HttpApi.reflect(Api, {
       method: endpoint.method,
       path: endpoint.path,
       pattern: toPattern(endpoint.path),
+      template: endpoint.path.replace(/:([A-Za-z_]+)/g, "{$1}"),
       bodiless: endpoint.method === "POST" && Option.isNone(endpoint.payloadSchema)
     })
   }

@@ -1,5 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import jwt from "jsonwebtoken"
@@ -144,6 +146,24 @@ layer(testServer().pipe(Layer.provide(capture)))("logs and metrics", (it) => {
         "failed for sk_live_[redacted] and widget_pk_test_[redacted] pk_test_[redacted] whsec_[redacted] idsec_[redacted] " +
           "Authorization: Bearer [redacted] [redacted-jwt] [redacted-email]"
       )
+    })
+  )
+
+  it.effect("a line logged while a request is served carries its request_id, also from a forked fiber", () =>
+    Effect.gen(function* () {
+      const lines: Array<Record<string, unknown>> = []
+      const logger = Logging.layerJson({ level: "info", write: (line) => lines.push(JSON.parse(line)) })
+      yield* Effect.gen(function* () {
+        yield* Effect.logInfo("outside")
+        yield* FiberRef.set(Logging.CurrentRequestId, "req_0123456789abcdefABCDEFGH")
+        yield* Effect.logWarning("inside")
+        yield* Effect.fork(Effect.logInfo("forked")).pipe(Effect.flatMap(Fiber.join))
+      }).pipe(Effect.provide(logger))
+      expect(lines.map((l) => [l["msg"], l["request_id"]])).toEqual([
+        ["outside", undefined],
+        ["inside", "req_0123456789abcdefABCDEFGH"],
+        ["forked", "req_0123456789abcdefABCDEFGH"]
+      ])
     })
   )
 
