@@ -186,8 +186,13 @@ export class JobQueue extends Context.Tag("Jobs/JobQueue")<JobQueue, JobQueueSha
 
 // After-commit hooks
 
-/** None: no `withAfterCommit` boundary around this fiber. */
-const pendingHooks = FiberRef.unsafeMake<Option.Option<ReadonlyArray<Effect.Effect<void>>>>(Option.none())
+/**
+ * The hooks registered inside the nearest `withAfterCommit` (undefined: no boundary around this fiber). A
+ * mutable list, not an immutable value: a registration appends without setting the FiberRef (each set copies
+ * the fiber's FiberRefs and compares the old value with the new one), and a fiber forked inside the boundary
+ * registers into the same list.
+ */
+const pendingHooks = FiberRef.unsafeMake<Array<Effect.Effect<void>> | undefined>(undefined)
 
 /** Without a boundary, a hook registered inside a transaction runs this long later (the commit should be done by then). */
 export const afterCommitGraceMillis = 1_000
@@ -203,7 +208,7 @@ export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
     const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
     if (Option.isNone(transaction)) return yield* effect
     const hooks = yield* FiberRef.get(pendingHooks)
-    if (Option.isSome(hooks)) return yield* FiberRef.set(pendingHooks, Option.some([...hooks.value, effect]))
+    if (hooks !== undefined) return void hooks.push(effect)
     yield* Effect.forkDaemon(Effect.zipRight(Effect.sleep(afterCommitGraceMillis), effect))
   })
 
@@ -213,12 +218,13 @@ export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
  * failed (a rolled-back hook only wakes a worker for nothing).
  */
 export const withAfterCommit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.ensuring(
-    self,
-    Effect.flatMap(FiberRef.get(pendingHooks), (hooks) =>
-      Effect.all(Option.getOrElse(hooks, () => []), { discard: true })
-    )
-  ).pipe(Effect.locally(pendingHooks, Option.some([])))
+  Effect.suspend(() => {
+    const hooks: Array<Effect.Effect<void>> = []
+    return Effect.ensuring(
+      self,
+      Effect.suspend(() => (hooks.length === 0 ? Effect.void : Effect.all(hooks, { discard: true })))
+    ).pipe(Effect.locally(pendingHooks, hooks))
+  })
 
 // Supervision
 

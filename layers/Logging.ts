@@ -63,11 +63,16 @@ export class LogFields {
  */
 export const CurrentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
 
-const messageText = (parts: ReadonlyArray<unknown>): string =>
-  parts
-    .filter((part) => !(part instanceof LogFields))
-    .map((part) => (typeof part === "string" ? part : safeJson(part)))
-    .join(" ")
+/** The message's parts but `LogFields`, joined by spaces (a loop: this runs for every request line). */
+const messageText = (parts: ReadonlyArray<unknown>): string => {
+  let text: string | undefined
+  for (const part of parts) {
+    if (part instanceof LogFields) continue
+    const piece = typeof part === "string" ? part : safeJson(part)
+    text = text === undefined ? piece : `${text} ${piece}`
+  }
+  return text ?? ""
+}
 
 const safeJson = (value: unknown): string => {
   if (value instanceof Error) return `${value.name}: ${value.message}`
@@ -89,7 +94,7 @@ export const jsonLines = (write: (line: string) => void) =>
     }
     const requestId = FiberRefs.getOrDefault(context, CurrentRequestId)
     if (requestId !== undefined) entry["request_id"] = requestId
-    for (const [key, value] of HashMap.toEntries(annotations)) entry[key] = value
+    if (HashMap.size(annotations) > 0) HashMap.forEach(annotations, (value, key) => (entry[key] = value))
     for (const part of parts) if (part instanceof LogFields) Object.assign(entry, part.fields)
     if (!Cause.isEmpty(cause)) entry["cause"] = Cause.pretty(cause, { renderErrorCause: true })
     write(redact(safeJson(entry)))

@@ -30,41 +30,45 @@ export const openStreams = Metric.gauge("sse_open_streams", {
   description: "Server-sent event replies open now"
 })
 
-/**
- * The tagged series of one route, method and status, made once: tagging makes a
- * new metric key (hashed on every update), which cost more than the update.
- * Bounded: route templates and statuses are few.
- */
-const series = new Map<string, { readonly count: Effect.Effect<void>; readonly observe: (seconds: number) => Effect.Effect<void> }>()
+const labelsOf = (tags: Readonly<Record<string, string>>) =>
+  Object.entries(tags).map(([key, value]) => MetricLabel.make(key, value))
 
+const series = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+
+/**
+ * The labels of a request series, one array per series for the process's life: Effect finds a metric's
+ * series by the identity of the label array it is updated with (a WeakMap), while `Metric.tagged` unions
+ * its labels into a new array on every update, which hashed the series key and searched the registry each
+ * time. Bounded: route templates and statuses are few.
+ */
 const seriesOf = (route: string, method: string, status: number) => {
   const key = `${method} ${status} ${route}`
-  let found = series.get(key)
-  if (found === undefined) {
-    const labels = labelsOf({ route, method, status: String(status) })
-    const counter = Metric.taggedWithLabels(httpRequests, labels)
-    const histogram = Metric.taggedWithLabels(httpDuration, labels)
-    found = { count: Metric.increment(counter), observe: (seconds) => Metric.update(histogram, seconds) }
-    series.set(key, found)
+  let labels = series.get(key)
+  if (labels === undefined) {
+    labels = labelsOf({ route, method, status: String(status) })
+    series.set(key, labels)
   }
-  return found
+  return labels
 }
 
 /** Records one answered request; `route` is the template (`/v1/agents/{id}`), never the raw path. */
-export const recordRequest = (route: string, method: string, status: number, seconds: number) => {
-  const s = seriesOf(route, method, status)
-  return Effect.zipRight(s.count, s.observe(seconds))
-}
+export const recordRequest = (route: string, method: string, status: number, seconds: number) =>
+  Effect.sync(() => {
+    const labels = seriesOf(route, method, status)
+    httpRequests.unsafeUpdate(1, labels)
+    httpDuration.unsafeUpdate(seconds, labels)
+  })
 
-// tagged once (see `series`): one delivery each, so the tagging cost more than the count
+// one label array per outcome, kept (see `seriesOf`)
 const deliveryOutcomes = {
-  succeeded: Metric.increment(Metric.tagged(webhookDeliveries, "outcome", "succeeded")),
-  retrying: Metric.increment(Metric.tagged(webhookDeliveries, "outcome", "retrying")),
-  failed: Metric.increment(Metric.tagged(webhookDeliveries, "outcome", "failed"))
+  succeeded: labelsOf({ outcome: "succeeded" }),
+  retrying: labelsOf({ outcome: "retrying" }),
+  failed: labelsOf({ outcome: "failed" })
 }
 
 /** Counts one webhook attempt's outcome. */
-export const recordDelivery = (outcome: "succeeded" | "retrying" | "failed") => deliveryOutcomes[outcome]
+export const recordDelivery = (outcome: "succeeded" | "retrying" | "failed") =>
+  Effect.sync(() => webhookDeliveries.unsafeUpdate(1, deliveryOutcomes[outcome]))
 
 /** One sample of a gauge read at scrape time (database counts). */
 export interface GaugeSample {
@@ -73,9 +77,6 @@ export interface GaugeSample {
   readonly labels?: Readonly<Record<string, string>>
   readonly value: number
 }
-
-const labelsOf = (tags: Readonly<Record<string, string>>) =>
-  Object.entries(tags).map(([key, value]) => MetricLabel.make(key, value))
 
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
 const escapeHelp = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
