@@ -33,7 +33,7 @@ import {
 } from "../../schema/Errors.js"
 import { MAX_FILE_BYTES } from "../../schema/Files.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { LogFields } from "../../layers/Logging.js"
+import { RequestLog } from "../../layers/Logging.js"
 import { recordRequest } from "../../layers/Metrics.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
@@ -164,6 +164,7 @@ export const makeEdge = Effect.gen(function* () {
   const config = yield* AppConfig
   const widgetOrigins = yield* WidgetOrigins
   const formOrigins = yield* FormOrigins
+  const requestLog = yield* RequestLog
   const docsUrl = `${config.publicUrl}/docs/errors`
 
   return (app: HttpApp.Default): HttpApp.Default =>
@@ -369,16 +370,13 @@ export const makeEdge = Effect.gen(function* () {
       const route = routeOf(request.method, path)
       yield* recordRequest(route, request.method, response.status, seconds)
       // only these fields: the path, query, headers and body may carry ids of people, keys and tokens
-      yield* Effect.logInfo(
-        "request",
-        new LogFields({
-          request_id: requestId,
-          method: request.method,
-          route,
-          status: response.status,
-          duration_ms: Math.round(seconds * 1e6) / 1e3
-        })
-      )
+      yield* requestLog.line({
+        request_id: requestId,
+        method: request.method,
+        route,
+        status: response.status,
+        duration_ms: Math.round(seconds * 1e6) / 1e3
+      })
       return response
     })
 })
