@@ -70,8 +70,6 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 
 export interface EnqueueInput {
   readonly queue: string
@@ -290,8 +288,23 @@ const make = (primitives: Primitives) =>
     const claiming = new Map<string, number>()
     const workers = new Map<string, number>()
     const perKeyOf = new Map<string, number | undefined>()
-    const ticks = yield* SubscriptionRef.make(0)
-    const bump = SubscriptionRef.update(ticks, (n) => n + 1)
+    let ticks = 0
+    // the `awaitIdle` calls waiting for the next tick: a bump costs a count unless one waits
+    const tickWaiters = new Set<() => void>()
+    const bump = Effect.sync(() => {
+      ticks++
+      if (tickWaiters.size === 0) return
+      const woken = [...tickWaiters]
+      tickWaiters.clear()
+      for (const resume of woken) resume()
+    })
+    const tickAfter = (seen: number) =>
+      Effect.async<void>((resume) => {
+        if (ticks > seen) return resume(Effect.void)
+        const waiter = () => resume(Effect.void)
+        tickWaiters.add(waiter)
+        return Effect.sync(() => tickWaiters.delete(waiter))
+      })
     const add = (map: Map<string, number>, queue: string, delta: number) =>
       Effect.sync(() => map.set(queue, (map.get(queue) ?? 0) + delta))
 
@@ -457,10 +470,10 @@ const make = (primitives: Primitives) =>
         if ((workers.get(queue) ?? 0) === 0) return yield* Effect.dieMessage(`awaitIdle: no worker runs queue ${queue}`)
         // bounded: each round waits for the worker to move (a claim pass or a settled job)
         for (let round = 0; round < 10_000; round++) {
-          const seen = yield* SubscriptionRef.get(ticks)
+          const seen = ticks
           if (yield* isIdle(queue)) return
           yield* wake(queue)
-          yield* Stream.runDrain(Stream.take(Stream.filter(ticks.changes, (n) => n > seen), 1))
+          yield* tickAfter(seen)
         }
         return yield* Effect.dieMessage(`awaitIdle: queue ${queue} never became idle`)
       })

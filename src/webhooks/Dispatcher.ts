@@ -10,7 +10,10 @@
  * follows them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -45,6 +48,9 @@ export const perSubscription = 8
 
 /** How often a job of an inactive subscription looks again (reactivation hurries it at once). */
 const inactiveRecheckMillis = 24 * 60 * 60_000
+
+/** The real-time Clock every fiber has unless a test (TestClock) or a program provides another. */
+const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
 
 const DeliveryJob = Schema.Struct({ deliveryId: Schema.String })
 
@@ -279,6 +285,14 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         yield* sql`update webhook_subscriptions set degraded = true where id = ${c.subscription_id}`
       }).pipe(sql.withTransaction)
 
+    // the deadline raced by a Clock that is not real time (a fiber and a timer per POST, so not by default)
+    const clockDeadline = {
+      duration: config.webhookResponseDeadlineMillis,
+      onSuccess: (posted: PostResult): PostResult => posted,
+      onTimeout: (): PostResult =>
+        failure("timeout", `timed out after ${config.webhookResponseDeadlineMillis} ms`, config.webhookResponseDeadlineMillis)
+    }
+
     const deliver = (job: Job, c: Claimed) =>
       Effect.gen(function* () {
         const at = yield* now
@@ -287,7 +301,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
           secrets.push(c.previous_secret)
         }
-        const result = yield* fetcher.post({
+        const posted = fetcher.post({
           url: c.url,
           body: c.body,
           headers: {
@@ -300,18 +314,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           },
           timeoutMillis: config.webhookResponseDeadlineMillis,
           allowPrivate: config.allowPrivateUrls
-        }).pipe(
-          // the deadline by the Clock as well (the Fetcher's own timer is real time), so TestClock drives it
-          Effect.timeoutTo({
-            duration: config.webhookResponseDeadlineMillis,
-            onSuccess: (posted): PostResult => posted,
-            onTimeout: (): PostResult =>
-              failure(
-                "timeout",
-                `timed out after ${config.webhookResponseDeadlineMillis} ms`,
-                config.webhookResponseDeadlineMillis
-              )
-          })
+        })
+        const result = yield* Effect.clockWith((clock) =>
+          // the Fetcher's own deadline is a real timer: under the live Clock it is the Clock's deadline already;
+          // under another Clock (TestClock) the deadline is raced by that Clock as well, so it drives it
+          clock === liveClock ? posted : Effect.timeoutTo(posted, clockDeadline)
         )
         const outcome = yield* record(job, c, at, result)
         const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
