@@ -43,11 +43,12 @@
  *   handler are such boundaries; without one, a hook waits
  *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
  *   backoff helper), `layerWorker(options)`.
- * - `doneInline(job)`: where the store can (PostgreSQL), the statement that
- *   settles the job as done, for a handler to run as part of its own last
- *   write (a CTE of it), so the job ends in the same commit as the work it
- *   recorded, in one round trip; the handler then returns `Outcome.settled`.
- *   None (memory): the handler returns `Outcome.done` as usual.
+ * - `doneInline(jobs)`: where the store can (PostgreSQL), the statement that
+ *   settles the jobs as done, for handlers to run as part of their own last
+ *   write (a CTE of it; one write may record the work of several jobs), so
+ *   each job ends in the same commit as the work it recorded, in one round
+ *   trip; their handlers then return `Outcome.settled`. None (memory): the
+ *   handlers return `Outcome.done` as usual.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
  *   release) commits without waiting for the WAL flush; a database crash may
@@ -161,10 +162,10 @@ export interface Primitives {
   readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
   readonly release: (job: Job) => Effect.Effect<void>
   /**
-   * The statement settling `job` as done (fenced by its claim like `settle`), for the handler's own last write
-   * to include; none where the store has no such statement (memory).
+   * The statement settling `jobs` as done (each fenced by its claim like `settle`), for the handlers' own last
+   * write to include; none where the store has no such statement (memory).
    */
-  readonly doneInline: (job: Job) => Option.Option<Statement.Statement<unknown>>
+  readonly doneInline: (jobs: ReadonlyArray<Job>) => Option.Option<Statement.Statement<unknown>>
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
   readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
   /** Makes every waiting job of `key` due now (e.g. its owner was re-enabled); returns how many. */
@@ -610,7 +611,9 @@ const makePostgres = Effect.gen(function* () {
         }
       }).pipe(orDie),
 
-    doneInline: (job) => Option.some(sql`delete from jobs where id = ${job.id} and claims = ${job.claim}`),
+    doneInline: (jobs) =>
+      Option.some(sql`
+        delete from jobs where ${sql.or(jobs.map((job) => sql`(id = ${job.id} and claims = ${job.claim})`))}`),
 
     release: (job) =>
       Effect.flatMap(asyncCommitRow, (commit) =>
