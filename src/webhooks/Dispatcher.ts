@@ -129,11 +129,15 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
      * once, for one of them; the other finds it taken, like a job of another claim.
      * (A delivery committed while the claim waited for the queue's lock is not in
      * the statement's snapshot: its job finds it not taken, and looks again at once.)
+     * The deliveries are looked up by their ids as an array: the planner cannot
+     * tell how few rows `claimed` has (a function's), and joining it as it is
+     * read every pending delivery, and its event, at each claim.
      */
     const leaseAlongside = (at: Date) => sql`
       update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
       from claimed c, webhook_subscriptions s, events e
-      where d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
+      where d.id = any(array(select k.payload::jsonb ->> 'deliveryId' from claimed k))
+        and d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
         and (d.locked_until is null or d.locked_until <= ${at})
         and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
       returning c.id as job_id, ${leased}`
