@@ -43,11 +43,12 @@
  *   handler are such boundaries; without one, a hook waits
  *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
  *   backoff helper), `layerWorker(options)`.
- * - `doneInline(job)`: where the store can (PostgreSQL), the statement that
- *   settles the job as done, for a handler to run as part of its own last
- *   write (a CTE of it), so the job ends in the same commit as the work it
- *   recorded, in one round trip; the handler then returns `Outcome.settled`.
- *   None (memory): the handler returns `Outcome.done` as usual.
+ * - `doneInline(jobs)`: where the store can (PostgreSQL), the statement that
+ *   settles the jobs as done, for handlers to run as part of their own last
+ *   write (a CTE of it; one write may record the work of several jobs), so
+ *   each job ends in the same commit as the work it recorded, in one round
+ *   trip; their handlers then return `Outcome.settled`. None (memory): the
+ *   handlers return `Outcome.done` as usual.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
  *   release) commits without waiting for the WAL flush; a database crash may
@@ -70,8 +71,6 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 
 export interface EnqueueInput {
   readonly queue: string
@@ -163,10 +162,10 @@ export interface Primitives {
   readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
   readonly release: (job: Job) => Effect.Effect<void>
   /**
-   * The statement settling `job` as done (fenced by its claim like `settle`), for the handler's own last write
-   * to include; none where the store has no such statement (memory).
+   * The statement settling `jobs` as done (each fenced by its claim like `settle`), for the handlers' own last
+   * write to include; none where the store has no such statement (memory).
    */
-  readonly doneInline: (job: Job) => Option.Option<Statement.Statement<unknown>>
+  readonly doneInline: (jobs: ReadonlyArray<Job>) => Option.Option<Statement.Statement<unknown>>
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
   readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
   /** Makes every waiting job of `key` due now (e.g. its owner was re-enabled); returns how many. */
@@ -296,8 +295,23 @@ const make = (primitives: Primitives) =>
     const claiming = new Map<string, number>()
     const workers = new Map<string, number>()
     const perKeyOf = new Map<string, number | undefined>()
-    const ticks = yield* SubscriptionRef.make(0)
-    const bump = SubscriptionRef.update(ticks, (n) => n + 1)
+    let ticks = 0
+    // the `awaitIdle` calls waiting for the next tick: a bump costs a count unless one waits
+    const tickWaiters = new Set<() => void>()
+    const bump = Effect.sync(() => {
+      ticks++
+      if (tickWaiters.size === 0) return
+      const woken = [...tickWaiters]
+      tickWaiters.clear()
+      for (const resume of woken) resume()
+    })
+    const tickAfter = (seen: number) =>
+      Effect.async<void>((resume) => {
+        if (ticks > seen) return resume(Effect.void)
+        const waiter = () => resume(Effect.void)
+        tickWaiters.add(waiter)
+        return Effect.sync(() => tickWaiters.delete(waiter))
+      })
     const add = (map: Map<string, number>, queue: string, delta: number) =>
       Effect.sync(() => map.set(queue, (map.get(queue) ?? 0) + delta))
 
@@ -463,10 +477,10 @@ const make = (primitives: Primitives) =>
         if ((workers.get(queue) ?? 0) === 0) return yield* Effect.dieMessage(`awaitIdle: no worker runs queue ${queue}`)
         // bounded: each round waits for the worker to move (a claim pass or a settled job)
         for (let round = 0; round < 10_000; round++) {
-          const seen = yield* SubscriptionRef.get(ticks)
+          const seen = ticks
           if (yield* isIdle(queue)) return
           yield* wake(queue)
-          yield* Stream.runDrain(Stream.take(Stream.filter(ticks.changes, (n) => n > seen), 1))
+          yield* tickAfter(seen)
         }
         return yield* Effect.dieMessage(`awaitIdle: queue ${queue} never became idle`)
       })
@@ -603,7 +617,9 @@ const makePostgres = Effect.gen(function* () {
         }
       }).pipe(orDie),
 
-    doneInline: (job) => Option.some(sql`delete from jobs where id = ${job.id} and claims = ${job.claim}`),
+    doneInline: (jobs) =>
+      Option.some(sql`
+        delete from jobs where ${sql.or(jobs.map((job) => sql`(id = ${job.id} and claims = ${job.claim})`))}`),
 
     release: (job) =>
       Effect.flatMap(asyncCommitRow, (commit) =>

@@ -10,7 +10,10 @@
  * follows them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -22,6 +25,7 @@ import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
+import { makeGroupWrite } from "./GroupWrite.js"
 import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
 import { signatureHeader } from "./Signature.js"
 import { recordDelivery } from "../../layers/Metrics.js"
@@ -46,6 +50,9 @@ export const perSubscription = 8
 /** How often a job of an inactive subscription looks again (reactivation hurries it at once). */
 const inactiveRecheckMillis = 24 * 60 * 60_000
 
+/** The real-time Clock every fiber has unless a test (TestClock) or a program provides another. */
+const liveClock = Context.get(DefaultServices.liveServices, Clock.Clock)
+
 const DeliveryJob = Schema.Struct({ deliveryId: Schema.String })
 
 export const userAgent = "AssistantPlatform-Webhooks/1.0"
@@ -66,6 +73,16 @@ const Claimed = Schema.Struct({
   body: Schema.String
 })
 type Claimed = typeof Claimed.Type
+
+/** A successful attempt, waiting to be recorded. */
+interface Success {
+  readonly job: Job
+  readonly claimed: Claimed
+  readonly at: Date
+  readonly status: number
+  readonly durationMillis: number
+  readonly bodyExcerpt: string
+}
 
 /** A delivery that could not be claimed, and its subscription's state. */
 const Unclaimed = Schema.Struct({
@@ -112,11 +129,15 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
      * once, for one of them; the other finds it taken, like a job of another claim.
      * (A delivery committed while the claim waited for the queue's lock is not in
      * the statement's snapshot: its job finds it not taken, and looks again at once.)
+     * The deliveries are looked up by their ids as an array: the planner cannot
+     * tell how few rows `claimed` has (a function's), and joining it as it is
+     * read every pending delivery, and its event, at each claim.
      */
     const leaseAlongside = (at: Date) => sql`
       update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
       from claimed c, webhook_subscriptions s, events e
-      where d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
+      where d.id = any(array(select k.payload::jsonb ->> 'deliveryId' from claimed k))
+        and d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
         and (d.locked_until is null or d.locked_until <= ${at})
         and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
       returning c.id as job_id, ${leased}`
@@ -220,15 +241,62 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       })
 
     /**
-     * Records an attempt; what the job becomes. A success is one statement (the
-     * attempt, the delivery, the subscription's failure streak cleared, and the
-     * job settled where the queue allows it): the common case costs one round
-     * trip; a failure is a transaction with the subscription's bookkeeping.
+     * Records successful attempts, those that end together in one statement: their attempts, their deliveries,
+     * their subscriptions' failure streaks cleared, and their jobs settled where the queue allows it.
+     */
+    const recordSuccesses = (successes: ReadonlyArray<Success>) => {
+      const settle = jobs.doneInline(successes.map((s) => s.job))
+      const subscriptions = [...new Set(successes.map((s) => s.claimed.subscription_id))]
+      return execute(sql`
+        with v (delivery_id, attempted_at, response_status, duration_ms, excerpt, attempts) as (
+          values ${sql.csv(
+            successes.map(
+              (s) => sql`(${s.claimed.id}::text, ${s.at}::timestamptz, ${s.status}::integer, ${s.durationMillis}::integer,
+                ${s.bodyExcerpt}::text, ${s.claimed.attempt_count + 1}::integer)`
+            )
+          )}
+        ),
+        attempt as (
+          insert into webhook_attempts (delivery_id, attempted_at, response_status, duration_ms, response_body_excerpt, error)
+          select delivery_id, attempted_at, response_status, duration_ms, excerpt, null from v
+        ),
+        ${Option.isSome(settle) ? sql`job as (${settle.value}),` : sql.literal("")}
+        delivery as (
+          update webhook_deliveries d set status = 'succeeded', attempt_count = v.attempts, last_attempted_at = v.attempted_at,
+            first_attempt_at = coalesce(d.first_attempt_at, v.attempted_at), response_status = v.response_status,
+            next_attempt_at = null, locked_until = null, last_error = null
+          from v where d.id = v.delivery_id
+        )
+        update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
+        where id in ${sql.in(subscriptions)} and (consecutive_failures <> 0 or degraded)`)
+    }
+    const successOutcome = Option.isSome(jobs.doneInline([])) ? Outcome.settled : Outcome.done
+
+    /** The successes of the deliveries in flight, written together (at most one write in flight). */
+    const successWrites = yield* makeGroupWrite(recordSuccesses, concurrency)
+
+    /**
+     * Records an attempt; what the job becomes. A success is one statement shared with the successes that end
+     * with it (see `recordSuccesses`): the common case costs one round trip, often for several deliveries; a
+     * failure is a transaction with the subscription's bookkeeping.
      */
     const record = (job: Job, c: Claimed, at: Date, result: PostResult): Effect.Effect<Outcome> => {
       const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
       const status = result._tag === "Response" ? result.status : null
-      const error = ok ? null : describeFailure(result)
+      if (ok) {
+        return Effect.as(
+          successWrites.submit({
+            job,
+            claimed: c,
+            at,
+            status: result.status,
+            durationMillis: Math.round(result.durationMillis),
+            bodyExcerpt: result.bodyExcerpt
+          }),
+          successOutcome
+        )
+      }
+      const error = describeFailure(result)
       const attempt = sql`
         insert into webhook_attempts ${sql.insert({
           delivery_id: c.id,
@@ -239,23 +307,6 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           error
         })}`
       const attempts = c.attempt_count + 1
-      if (ok) {
-        const settle = jobs.doneInline(job)
-        return Effect.as(
-          execute(sql`
-            with attempt as (${attempt}),
-            ${Option.isSome(settle) ? sql`job as (${settle.value}),` : sql.literal("")}
-            delivery as (
-              update webhook_deliveries set status = 'succeeded', attempt_count = ${attempts}, last_attempted_at = ${at},
-                first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
-                next_attempt_at = null, locked_until = null, last_error = null
-              where id = ${c.id}
-            )
-            update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
-            where id = ${c.subscription_id} and (consecutive_failures <> 0 or degraded)`),
-          Option.isSome(settle) ? Outcome.settled : Outcome.done
-        )
-      }
       return Effect.gen(function* () {
         yield* execute(attempt)
         const next = attempts >= c.max_attempts ? null : nextAttemptAt(attempts, at, c.horizon_at)
@@ -279,6 +330,14 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         yield* sql`update webhook_subscriptions set degraded = true where id = ${c.subscription_id}`
       }).pipe(sql.withTransaction)
 
+    // the deadline raced by a Clock that is not real time (a fiber and a timer per POST, so not by default)
+    const clockDeadline = {
+      duration: config.webhookResponseDeadlineMillis,
+      onSuccess: (posted: PostResult): PostResult => posted,
+      onTimeout: (): PostResult =>
+        failure("timeout", `timed out after ${config.webhookResponseDeadlineMillis} ms`, config.webhookResponseDeadlineMillis)
+    }
+
     const deliver = (job: Job, c: Claimed) =>
       Effect.gen(function* () {
         const at = yield* now
@@ -287,7 +346,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
           secrets.push(c.previous_secret)
         }
-        const result = yield* fetcher.post({
+        const posted = fetcher.post({
           url: c.url,
           body: c.body,
           headers: {
@@ -300,18 +359,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           },
           timeoutMillis: config.webhookResponseDeadlineMillis,
           allowPrivate: config.allowPrivateUrls
-        }).pipe(
-          // the deadline by the Clock as well (the Fetcher's own timer is real time), so TestClock drives it
-          Effect.timeoutTo({
-            duration: config.webhookResponseDeadlineMillis,
-            onSuccess: (posted): PostResult => posted,
-            onTimeout: (): PostResult =>
-              failure(
-                "timeout",
-                `timed out after ${config.webhookResponseDeadlineMillis} ms`,
-                config.webhookResponseDeadlineMillis
-              )
-          })
+        })
+        const result = yield* Effect.clockWith((clock) =>
+          // the Fetcher's own deadline is a real timer: under the live Clock it is the Clock's deadline already;
+          // under another Clock (TestClock) the deadline is raced by that Clock as well, so it drives it
+          clock === liveClock ? posted : Effect.timeoutTo(posted, clockDeadline)
         )
         const outcome = yield* record(job, c, at, result)
         const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
@@ -348,7 +400,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     }
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
-    const run: Effect.Effect<never> = jobs.worker({
+    const worker: Effect.Effect<never> = jobs.worker({
       queue: webhookQueue,
       concurrency,
       perKey: perSubscription,
@@ -358,6 +410,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       prepare: claimDeliveries,
       handle
     })
+
+    /** Runs forever: the worker, and the writer of its successes beside it. */
+    const run: Effect.Effect<never> = Effect.scoped(Effect.zipRight(Effect.forkScoped(successWrites.run), worker))
 
     return { run } as const
   })
