@@ -284,15 +284,18 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
       const status = result._tag === "Response" ? result.status : null
       if (ok) {
+        // Waited for even when the job is interrupted (a shutdown): the writer outlives the worker's jobs, so
+        // the write ends in a few ms and settles the job; handed back before that, another instance could
+        // claim the job and send the delivery again before the success was recorded.
         return Effect.as(
-          successWrites.submit({
+          Effect.uninterruptible(successWrites.submit({
             job,
             claimed: c,
             at,
             status: result.status,
             durationMillis: Math.round(result.durationMillis),
             bodyExcerpt: result.bodyExcerpt
-          }),
+          })),
           successOutcome
         )
       }
