@@ -10,10 +10,10 @@ import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { existsSync } from "node:fs"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { layerPglite, pgliteTemplate } from "../../layers/Database.js"
+import { layerPglite, writePgliteTemplate } from "../../layers/Database.js"
 import { latestMigrationId, runMigrations } from "../../src/db/Migrator.js"
 import { migrations } from "../../src/db/migrations/index.js"
 
@@ -26,9 +26,8 @@ it.live("an empty data dir starts from the template; newer migrations run on top
       Effect.promise(() => mkdtemp(join(tmpdir(), "template-test-"))),
       (d) => Effect.promise(() => rm(d, { recursive: true, force: true }))
     )
-    const template = join(dir, "template.tar.gz")
-    const bytes = yield* pgliteTemplate(runMigrations(older))
-    yield* Effect.promise(() => writeFile(template, bytes))
+    const template = join(dir, "template")
+    yield* writePgliteTemplate(runMigrations(older), template)
 
     const open = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       effect.pipe(Effect.provide(Layer.orDie(layerPglite({ dataDir: join(dir, "data"), template }))))
@@ -43,8 +42,10 @@ it.live("an empty data dir starts from the template; newer migrations run on top
       })
     )
     expect(firstStart.before).toBe(latestMigrationId(older))
-    // unpacked beside the data dir and renamed into place: nothing left half-way
+    // copied beside the data dir and renamed into place: nothing left half-way
     expect(existsSync(join(dir, "data.unpacking"))).toBe(false)
+    // copied, not moved: the next first start finds it whole
+    expect(existsSync(join(template, "PG_VERSION"))).toBe(true)
     expect(firstStart.applied).toEqual([keys.at(-1)!.replace(/^\d+_/, "")])
 
     const restart = yield* open(
