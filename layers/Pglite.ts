@@ -32,7 +32,14 @@ const options = {
  */
 const copiesAtOnce = 16
 
-/** Copies the directory tree `source` into `target` (created), keeping the modes of its folders and files. */
+/** The file PostgreSQL, and `openPglite`, take as the sign of a database in a data dir. */
+const marker = "PG_VERSION"
+
+/**
+ * Copies the directory tree `source` into `target` (created), keeping the
+ * modes of its folders and files. `PG_VERSION`, what marks a data dir as a
+ * database, comes last: a copy cut short is never taken for a whole one.
+ */
 const copyTree = async (source: string, target: string): Promise<void> => {
   const files: Array<string> = []
   const walk = async (path: string): Promise<void> => {
@@ -40,8 +47,8 @@ const copyTree = async (source: string, target: string): Promise<void> => {
     for (const entry of await readdir(join(source, path), { withFileTypes: true })) {
       const child = join(path, entry.name)
       if (entry.isDirectory()) await walk(child)
-      else if (entry.isFile()) files.push(child)
-      else throw new Error(`template entry neither a folder nor a file: ${child}`)
+      else if (!entry.isFile()) throw new Error(`template entry neither a folder nor a file: ${child}`)
+      else if (child !== marker) files.push(child)
     }
   }
   await walk("")
@@ -54,6 +61,7 @@ const copyTree = async (source: string, target: string): Promise<void> => {
     }
   }
   await Promise.all(Array.from({ length: copiesAtOnce }, copier))
+  if (existsSync(join(source, marker))) await copyFile(join(source, marker), join(target, marker))
 }
 
 /**
@@ -78,13 +86,13 @@ const copyTemplate = async (dataDir: string, template: string): Promise<void> =>
 /**
  * A PGlite session on `dataDir` (`undefined`: in memory); a `dataDir` without
  * a database starts from `template`, a `writePgliteTemplate` directory, when
- * there is one: then it opens as an existing database (about 1 s less than
- * PGlite's own initdb, about 4 s).
+ * there is one, and opens as an existing database instead of running PGlite's
+ * initdb (about 4 s).
  */
 export const openPglite = async (dataDir: string | undefined, template?: string): Promise<PGlite> => {
   if (dataDir === undefined) return await PGlite.create({ ...options })
   await mkdir(dataDir, { recursive: true })
-  if (template !== undefined && existsSync(join(template, "PG_VERSION")) && !existsSync(join(dataDir, "PG_VERSION"))) {
+  if (template !== undefined && existsSync(join(template, marker)) && !existsSync(join(dataDir, marker))) {
     await copyTemplate(dataDir, template)
   }
   return await PGlite.create({ ...options, dataDir })

@@ -10,7 +10,7 @@ import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { existsSync } from "node:fs"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { layerPglite, writePgliteTemplate } from "../../layers/Database.js"
@@ -20,7 +20,7 @@ import { migrations } from "../../src/db/migrations/index.js"
 const keys = Object.keys(migrations)
 const older = Object.fromEntries(Object.entries(migrations).slice(0, -1))
 
-it.live("an empty data dir starts from the template; newer migrations run on top; an existing one is kept", () =>
+it.live("an empty data dir starts from the template; newer migrations run on top; an existing one is kept; other files stay", () =>
   Effect.gen(function* () {
     const dir = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(join(tmpdir(), "template-test-"))),
@@ -29,8 +29,9 @@ it.live("an empty data dir starts from the template; newer migrations run on top
     const template = join(dir, "template")
     yield* writePgliteTemplate(runMigrations(older), template)
 
-    const open = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-      effect.pipe(Effect.provide(Layer.orDie(layerPglite({ dataDir: join(dir, "data"), template }))))
+    const openAt = (dataDir: string) => <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      effect.pipe(Effect.provide(Layer.orDie(layerPglite({ dataDir, template }))))
+    const open = openAt(join(dir, "data"))
 
     const firstStart = yield* open(
       Effect.gen(function* () {
@@ -57,4 +58,13 @@ it.live("an empty data dir starts from the template; newer migrations run on top
       })
     )
     expect(restart).toEqual({ applied: [], kept: true })
+
+    // a data dir holding other files but no database gets the template copied in beside them
+    const crowded = join(dir, "crowded")
+    yield* Effect.promise(() => mkdir(crowded).then(() => writeFile(join(crowded, "notes.txt"), "kept")))
+    const crowdedStart = yield* openAt(crowded)(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`select max(migration_id)::int as n from schema_migrations`)
+    )
+    expect(crowdedStart[0]!.n).toBe(latestMigrationId(older))
+    expect(existsSync(join(crowded, "notes.txt"))).toBe(true)
   }).pipe(Effect.scoped), 120_000)
