@@ -320,7 +320,7 @@ export const ErrorMeta = Schema.Struct({ request_id: Schema.String })
  * failures itself (it knows the request id), so `encode` here only serves the
  * OpenAPI document and the typed client's decoding.
  */
-export const ApiError = <C extends ApiFailureClass>(cls: C) => {
+const makeApiError = <C extends ApiFailureClass>(cls: C) => {
   type Failure = InstanceType<C>
   const body = Schema.Struct({
     error: Schema.Struct({
@@ -350,4 +350,19 @@ export const ApiError = <C extends ApiFailureClass>(cls: C) => {
       meta: { request_id: "" }
     })
   }).annotations(HttpApiSchema.annotations({ status: cls.status }))
+}
+
+/**
+ * One schema per class, however many endpoints declare it: about 120 declarations
+ * name some 30 classes, and making one walks a dozen schemas at module load, which
+ * every start pays before it can serve.
+ */
+const apiErrors = new Map<ApiFailureClass, unknown>()
+
+export const ApiError = <C extends ApiFailureClass>(cls: C): ReturnType<typeof makeApiError<C>> => {
+  const known = apiErrors.get(cls)
+  if (known !== undefined) return known as ReturnType<typeof makeApiError<C>>
+  const made = makeApiError(cls)
+  apiErrors.set(cls, made)
+  return made
 }

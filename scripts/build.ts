@@ -4,7 +4,8 @@
  *   dist/server.mjs, dist/cli.mjs    esbuild bundles (ESM, platform node), chunk-*.mjs loaded on demand
  *   dist/pglite.{wasm,data}, initdb.wasm, vector.tar.gz
  *                                    PGlite's files, found beside the bundle (`new URL(..., import.meta.url)`)
- *   dist/pglite-template.tar.gz      an initialised, migrated empty database (first start in ~1 s, not ~4 s)
+ *   dist/pglite-template/            an initialised, migrated empty database, copied at a first start
+ *                                    (opened then as an existing one, not created by initdb)
  *   dist/node_modules/…              the packages left external, with their dependencies
  *   dist/widget/v1/service-form-element.esm.js
  *                                    the `<service-form>` component, served as it is
@@ -13,11 +14,11 @@
  */
 import { build, type BuildOptions } from "esbuild"
 import * as Effect from "effect/Effect"
-import { copyFile, cp, mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { copyFile, cp, mkdir, readFile, rm } from "node:fs/promises"
 import { existsSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { pgliteTemplate } from "../layers/Database.js"
+import { writePgliteTemplate } from "../layers/Database.js"
 import { builtElementFile, writeElementBundle } from "../src/forms/ElementBundle.js"
 import { runMigrations } from "../src/db/Migrator.js"
 import { migrations } from "../src/db/migrations/index.js"
@@ -110,10 +111,7 @@ const copyPgliteFiles = async () => {
   await copyFile(join(root, "node_modules/@electric-sql/pglite-pgvector/dist/vector.tar.gz"), join(dist, "vector.tar.gz"))
 }
 
-const writeTemplate = async () => {
-  const bytes = await Effect.runPromise(pgliteTemplate(runMigrations(migrations)))
-  await writeFile(join(dist, "pglite-template.tar.gz"), bytes)
-}
+const writeTemplate = () => Effect.runPromise(writePgliteTemplate(runMigrations(migrations), join(dist, "pglite-template")))
 
 export const steps: ReadonlyArray<{ readonly name: string; readonly run: () => Promise<void> }> = [
   { name: "server and CLI bundles", run: bundle },

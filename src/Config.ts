@@ -82,6 +82,11 @@ export interface AppConfigShape {
   readonly otlpEndpoint?: string | undefined
   /** On SIGTERM/SIGINT, in-flight requests and open streams get this long to finish (`SHUTDOWN_GRACE_MS`, default 10 s). */
   readonly shutdownGraceMillis?: number | undefined
+  /**
+   * Background workers start this long after the port opens, so the first readiness checks are not queued behind
+   * their first claims (unset, as in tests: at once).
+   */
+  readonly workersStartAfterMillis?: number | undefined
   /** Print the bootstrap sandbox keys to stdout (off in tests). */
   readonly announceKeys: boolean
 }
@@ -208,6 +213,8 @@ export const fromEnv = Effect.gen(function* () {
       )
     ),
     shutdownGraceMillis: yield* positiveInt("SHUTDOWN_GRACE_MS", 10_000),
+    // long enough for a probe polling every few tens of ms to see the first readiness; short next to any poll
+    workersStartAfterMillis: 500,
     announceKeys: true
   })
 })

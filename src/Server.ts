@@ -279,8 +279,23 @@ const Startup = Layer.effectDiscard(
 /** Sweeps of idempotency records are batched at least this far apart. */
 const sweepMinGapMillis = 10 * 60_000
 
-/** A background fiber for the life of the server (JobQueue workers supervise themselves; others use `supervise`). */
-const background = <R>(work: Effect.Effect<never, never, R>) => Layer.scopedDiscard(Effect.forkScoped(work))
+/**
+ * A background fiber for the life of the server (JobQueue workers supervise themselves; others use `supervise`).
+ * Forked once the port listens, it starts `workersStartAfterMillis` later: on one PGlite session every first claim
+ * (a few statements per worker, cold caches) would otherwise run ahead of the first readiness checks.
+ */
+const background = <R>(work: Effect.Effect<never, never, R>) =>
+  Layer.scopedDiscard(
+    Effect.flatMap(AppConfig, (config) =>
+      Effect.forkScoped(
+        config.workersStartAfterMillis === undefined ? work : Effect.zipRight(Effect.sleep(config.workersStartAfterMillis), work)
+      )
+    )
+  )
+
+/** A JobQueue worker, started like the other background fibers (what `JobQueue.layerWorker` forks at once). */
+const queueWorker = <R, P>(options: JobQueue.WorkerOptions<R, P>) =>
+  Layer.unwrapEffect(Effect.map(JobQueue.JobQueue, (queue) => background(queue.worker(options))))
 
 const Workers = Layer.mergeAll(
   Layer.unwrapEffect(
@@ -316,7 +331,7 @@ const Workers = Layer.mergeAll(
     Effect.gen(function* () {
       const regeneration = yield* Regeneration
       const config = yield* AppConfig
-      return JobQueue.layerWorker({
+      return queueWorker({
         queue: regenerateQueue,
         concurrency: 2,
         pollMillis: config.qaRegeneratePollMillis,
@@ -329,7 +344,7 @@ const Workers = Layer.mergeAll(
     Effect.gen(function* () {
       const conversations = yield* Conversations
       const config = yield* AppConfig
-      return JobQueue.layerWorker({
+      return queueWorker({
         queue: IDLE_QUEUE,
         concurrency: 4,
         // unset (test configs): only local enqueues wake it, so TestClock jumps do not spin it
@@ -343,7 +358,7 @@ const Workers = Layer.mergeAll(
     Effect.gen(function* () {
       const pipeline = yield* Pipeline
       const config = yield* AppConfig
-      return JobQueue.layerWorker({
+      return queueWorker({
         queue: INGEST_QUEUE,
         concurrency: config.ingest.concurrency,
         leaseMillis: config.ingest.leaseMillis,

@@ -15,7 +15,7 @@ import { describeConfigError, fromEnv } from "./Config.js"
  * Beside the bundle (`dist/`), `npm run build` leaves an initialised and
  * migrated empty database; from sources there is none and PGlite runs initdb.
  */
-const pgliteTemplate = fileURLToPath(new URL("./pglite-template.tar.gz", import.meta.url))
+const pgliteTemplate = fileURLToPath(new URL("./pglite-template", import.meta.url))
 
 /** A wrong variable stops the process before anything starts: one line naming it, exit code 1, no stack. */
 const configOrExit = fromEnv.pipe(

@@ -10,28 +10,28 @@ import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { existsSync } from "node:fs"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { layerPglite, pgliteTemplate } from "../../layers/Database.js"
+import { layerPglite, writePgliteTemplate } from "../../layers/Database.js"
 import { latestMigrationId, runMigrations } from "../../src/db/Migrator.js"
 import { migrations } from "../../src/db/migrations/index.js"
 
 const keys = Object.keys(migrations)
 const older = Object.fromEntries(Object.entries(migrations).slice(0, -1))
 
-it.live("an empty data dir starts from the template; newer migrations run on top; an existing one is kept", () =>
+it.live("an empty data dir starts from the template; newer migrations run on top; an existing one is kept; other files stay", () =>
   Effect.gen(function* () {
     const dir = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(join(tmpdir(), "template-test-"))),
       (d) => Effect.promise(() => rm(d, { recursive: true, force: true }))
     )
-    const template = join(dir, "template.tar.gz")
-    const bytes = yield* pgliteTemplate(runMigrations(older))
-    yield* Effect.promise(() => writeFile(template, bytes))
+    const template = join(dir, "template")
+    yield* writePgliteTemplate(runMigrations(older), template)
 
-    const open = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-      effect.pipe(Effect.provide(Layer.orDie(layerPglite({ dataDir: join(dir, "data"), template }))))
+    const openAt = (dataDir: string) => <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      effect.pipe(Effect.provide(Layer.orDie(layerPglite({ dataDir, template }))))
+    const open = openAt(join(dir, "data"))
 
     const firstStart = yield* open(
       Effect.gen(function* () {
@@ -43,8 +43,10 @@ it.live("an empty data dir starts from the template; newer migrations run on top
       })
     )
     expect(firstStart.before).toBe(latestMigrationId(older))
-    // unpacked beside the data dir and renamed into place: nothing left half-way
+    // copied beside the data dir and renamed into place: nothing left half-way
     expect(existsSync(join(dir, "data.unpacking"))).toBe(false)
+    // copied, not moved: the next first start finds it whole
+    expect(existsSync(join(template, "PG_VERSION"))).toBe(true)
     expect(firstStart.applied).toEqual([keys.at(-1)!.replace(/^\d+_/, "")])
 
     const restart = yield* open(
@@ -56,4 +58,13 @@ it.live("an empty data dir starts from the template; newer migrations run on top
       })
     )
     expect(restart).toEqual({ applied: [], kept: true })
+
+    // a data dir holding other files but no database gets the template copied in beside them
+    const crowded = join(dir, "crowded")
+    yield* Effect.promise(() => mkdir(crowded).then(() => writeFile(join(crowded, "notes.txt"), "kept")))
+    const crowdedStart = yield* openAt(crowded)(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`select max(migration_id)::int as n from schema_migrations`)
+    )
+    expect(crowdedStart[0]!.n).toBe(latestMigrationId(older))
+    expect(existsSync(join(crowded, "notes.txt"))).toBe(true)
   }).pipe(Effect.scoped), 120_000)

@@ -3,8 +3,11 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { createServer as netServer } from "node:net"
+import * as TestClock from "effect/TestClock"
+import { MemoryMailbox } from "../../layers/Mailer.js"
+import { Emails } from "../../src/email/Emails.js"
 import { makeNodeServer } from "../../src/http/NodeServer.js"
-import { testServer } from "../support/harness.js"
+import { Harness, testServer } from "../support/harness.js"
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -83,4 +86,31 @@ it.live("probing every few milliseconds through startup: every probe is refused 
     }
     expect(results.some((r) => "status" in r && r.status === 200)).toBe(true)
   })
+)
+
+/** One turn of the event loop (not a timer): lets a fiber's I/O progress. */
+const turn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+it.effect("the background workers start `workersStartAfterMillis` after the port opens: /readyz is answered before", () =>
+  Effect.gen(function* () {
+    const harness = yield* Harness
+    const emails = yield* Emails
+    const sent = Effect.flatten(Effect.map(MemoryMailbox, (mailbox) => mailbox.sent))
+    yield* emails.enqueue({ to: "early@acme.test", subject: "Early", text: "queued before the workers start" })
+    expect((yield* harness.call("GET", "/readyz")).status).toBe(200)
+    // no e-mail sender yet, however many turns the event loop takes
+    for (let i = 0; i < 50; i++) yield* turn
+    expect(yield* sent).toEqual([])
+    // once the delay has passed the workers run, and the e-mail queued meanwhile goes out
+    yield* TestClock.adjust(500)
+    let delivered = yield* sent
+    for (let i = 0; i < 2000 && delivered.length === 0; i++) {
+      yield* turn
+      delivered = yield* sent
+    }
+    expect(delivered.map((message) => message.to)).toEqual(["early@acme.test"])
+  }).pipe(Effect.provide(testServer({ workersStartAfterMillis: 500 })))
 )
