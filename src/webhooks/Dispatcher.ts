@@ -128,7 +128,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
      * lapsed one). Two jobs of one delivery in one claim: the row is updated
      * once, for one of them; the other finds it taken, like a job of another claim.
      * (A delivery committed while the claim waited for the queue's lock is not in
-     * the statement's snapshot: its job finds it not taken, and looks again at once.)
+     * the statement's snapshot: its job finds it not taken and leases it itself, in a statement of its own.)
      * The deliveries are looked up by their ids as an array: the planner cannot
      * tell how few rows `claimed` has (a function's), and joining it as it is
      * read every pending delivery, and its event, at each claim.
@@ -165,6 +165,13 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
           if (Either.isRight(payload)) ids.push(payload.right.deliveryId)
         }
+        return yield* leaseDeliveries(ids)
+      })
+
+    /** Leases these deliveries where they are due and free, in a statement of its own (its own snapshot). */
+    const leaseDeliveries = (ids: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const taken = new Map<string, Claimed>()
         if (ids.length === 0) return taken
         const at = yield* now
         const rows = yield* decodeAll(
@@ -391,7 +398,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       const id = payload.right.deliveryId
       let mine = false
       return Effect.gen(function* () {
-        const claimed = yield* take(taken, id)
+        let claimed = yield* take(taken, id)
+        // Not taken by the claim: a delivery committed while the claim waited for the queue's lock is not in that
+        // statement's snapshot. One more try in a statement of its own sees it; "later" would be a Clock's later.
+        if (Option.isNone(claimed)) claimed = Option.fromNullable((yield* leaseDeliveries([id])).get(id))
         if (Option.isNone(claimed)) return yield* Effect.flatMap(now, (at) => notClaimed(id, at))
         mine = true
         return yield* deliver(job, claimed.value)
