@@ -10,12 +10,13 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import type { PGlite, Results, RowMode } from "@electric-sql/pglite"
+import type { Results, RowMode } from "@electric-sql/pglite"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import type { PgliteSession } from "./PgliteThread.js"
 
 export class Database extends Context.Tag("Database/Info")<
   Database,
@@ -63,7 +64,7 @@ const databaseInfo = (kind: "pglite" | "postgres") =>
 
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
 
-const makePgliteConnection = (db: PGlite): Connection => {
+const makePgliteConnection = (db: PgliteSession): Connection => {
   // Like node-postgres: no parameters -> simple protocol (multi-statement SQL
   // works, e.g. in migrations); with parameters -> one prepared statement.
   const run = (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) =>
@@ -72,7 +73,10 @@ const makePgliteConnection = (db: PGlite): Connection => {
         params.length === 0
           ? db.exec(sql, { rowMode })
           : db.query<Record<string, unknown>>(sql, params as Array<unknown>, { rowMode }).then((result) => [result]),
-      catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+      catch: (cause) =>
+        cause instanceof NotOpened
+          ? new SqlError({ cause: cause.cause, message: cause.message })
+          : new SqlError({ cause, message: "Failed to execute statement" })
     })
 
   // node-postgres returns one result per statement only for multi-statement SQL.
@@ -97,18 +101,39 @@ const makePgliteConnection = (db: PGlite): Connection => {
 }
 
 /** Loaded on first use: a PostgreSQL-only process never loads PGlite (see `Pglite.ts`). */
-const openPglite = (dataDir: string | undefined, template: string | undefined): Promise<PGlite> =>
+const openPglite = (dataDir: string | undefined, template: string | undefined): Promise<PgliteSession> =>
   import("./Pglite.js").then((pglite) => pglite.openPglite(dataDir, template))
 
-/** Closes the session with the scope, whoever started opening it. */
-const acquirePglite = (open: () => Promise<PGlite>) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({ try: open, catch: (cause) => new SqlError({ cause, message: "Failed to start PGlite" }) }),
-    (db) => Effect.ignoreLogged(Effect.tryPromise(() => db.close()))
-  )
+/** Why a statement failed: the session never opened. */
+class NotOpened extends Error {
+  constructor(override readonly cause: unknown) {
+    super("Failed to start PGlite", { cause })
+  }
+}
 
-/** A SqlClient over one PGlite session. */
-const pgliteClient = (db: PGlite) =>
+/**
+ * A session still opening, usable at once: its statements wait for the open
+ * (and fail with `NotOpened` if it failed). So the service's layers build while
+ * PostgreSQL starts on its thread; the first statement (the migrations) waits.
+ */
+const whenOpen = (opening: Promise<PgliteSession>): PgliteSession => {
+  const opened = opening.catch((cause: unknown) => Promise.reject(new NotOpened(cause)))
+  // a failure is reported by the first statement, not as an unhandled rejection
+  opened.catch(() => undefined)
+  return {
+    exec: (sql, options) => opened.then((db) => db.exec(sql, options)),
+    query: <T>(sql: string, params: Array<unknown>, options: { readonly rowMode: RowMode }) =>
+      opened.then((db) => db.query<T>(sql, params, options)),
+    close: () => opened.then((db) => db.close(), () => undefined)
+  }
+}
+
+/** Closes the session with the scope, whoever started opening it. */
+const acquirePglite = (open: () => Promise<PgliteSession>) =>
+  Effect.acquireRelease(Effect.sync(() => whenOpen(open())), (db) => Effect.ignoreLogged(Effect.tryPromise(() => db.close())))
+
+/** A SqlClient over one PGlite session (in this thread or another, see `PgliteThread.ts`). */
+const pgliteClient = (db: PgliteSession) =>
   Effect.gen(function*() {
     const connection = makePgliteConnection(db)
     // PGlite is a single session. A statement holds the permit while it
@@ -148,7 +173,6 @@ export const writePgliteTemplate = <E>(
       const db = yield* acquirePglite(() => openPglite(dir, undefined))
       const sql = yield* pgliteClient(db)
       yield* prepare.pipe(Effect.provideService(SqlClient.SqlClient, sql))
-      yield* enableVector(sql)
       // The service only ever uses `postgres`. Without initdb's two template databases (nothing here creates a
       // database) a first start copies 560 files, not 1,160: creating a file costs far more than its bytes.
       for (const name of ["template0", "template1"]) {
@@ -161,20 +185,25 @@ export const writePgliteTemplate = <E>(
 /**
  * Embedded PostgreSQL (WASM). `dataDir: undefined` keeps everything in memory.
  * An empty `dataDir` starts from `template` when there is one. `opening`: a
- * session already being opened (`main.ts` starts it before loading the
- * service) instead of opening one here.
+ * session already being opened (`main.ts` starts one on its own thread before
+ * loading the service) instead of opening one here, in this thread.
  */
 export const layerPglite = (options: {
   readonly dataDir: string | undefined
   /** A `writePgliteTemplate` directory copied into an empty `dataDir`. */
   readonly template?: string | undefined
-  readonly opening?: Promise<PGlite> | undefined
+  readonly opening?: Promise<PgliteSession> | undefined
 }): Layer.Layer<SqlClient.SqlClient | Database, SqlError> => {
   const open = () => options.opening ?? openPglite(options.dataDir, options.template)
   const client = Layer.scoped(SqlClient.SqlClient, Effect.flatMap(acquirePglite(open), pgliteClient)).pipe(
     Layer.provide(Reactivity.layer)
   )
-  return databaseInfo("pglite").pipe(Layer.provideMerge(client))
+  // known without a statement (which would wait for the open): PGlite always has pgvector (see `openPglite`)
+  const info = Layer.effect(
+    Database,
+    Effect.map(SqlClient.SqlClient, (sql) => ({ kind: "pglite" as const, ping: Effect.asVoid(sql`select 1`), vector: true }))
+  )
+  return info.pipe(Layer.provideMerge(client))
 }
 
 // PostgreSQL

@@ -1,9 +1,9 @@
 /**
  * Opening the embedded PostgreSQL: PGlite with pgvector. Reached only through
- * `import()`, so that with `DATABASE_URL` set neither its code nor its wasm is
- * loaded, and so that `main.ts` can start an open before the rest of the
- * service is loaded: the wasm compiles and the data files are read on other
- * threads while the service's modules evaluate on this one.
+ * `import()` (with `DATABASE_URL` set neither its code nor its wasm is
+ * loaded): in the service, on the database's own thread (`PgliteWorker.ts`),
+ * which `main.ts` starts before the rest of the service loads; in tests and
+ * the build, in the calling thread.
  */
 import { PGlite, types } from "@electric-sql/pglite"
 import { vector } from "@electric-sql/pglite-pgvector"
@@ -90,10 +90,23 @@ const copyTemplate = async (dataDir: string, template: string): Promise<void> =>
  * initdb (about 4 s).
  */
 export const openPglite = async (dataDir: string | undefined, template?: string): Promise<PGlite> => {
-  if (dataDir === undefined) return await PGlite.create({ ...options })
-  await mkdir(dataDir, { recursive: true })
-  if (template !== undefined && existsSync(join(template, marker)) && !existsSync(join(dataDir, marker))) {
-    await copyTemplate(dataDir, template)
+  if (dataDir !== undefined) {
+    await mkdir(dataDir, { recursive: true })
+    if (template !== undefined && existsSync(join(template, marker)) && !existsSync(join(dataDir, marker))) {
+      await copyTemplate(dataDir, template)
+    }
   }
-  return await PGlite.create({ ...options, dataDir })
+  const db = await PGlite.create(dataDir === undefined ? { ...options } : { ...options, dataDir })
+  await enableVector(db)
+  return db
+}
+
+/**
+ * pgvector is bundled, so every embedded database has it: installed here by a
+ * database's first open (the template has it already), which lets the service
+ * know it without a statement of its own (`layerPglite`).
+ */
+const enableVector = async (db: PGlite): Promise<void> => {
+  const installed = await db.query("select 1 from pg_extension where extname = 'vector'")
+  if (installed.rows.length === 0) await db.exec("create extension if not exists vector")
 }

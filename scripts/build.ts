@@ -2,6 +2,7 @@
  * `npm run build`: `dist/` runs the service with nothing but Node.
  *
  *   dist/server.mjs, dist/cli.mjs    esbuild bundles (ESM, platform node), chunk-*.mjs loaded on demand
+ *   dist/pglite-worker.mjs           the thread the embedded database runs on (`layers/PgliteThread.ts`)
  *   dist/pglite.{wasm,data}, initdb.wasm, vector.tar.gz
  *                                    PGlite's files, found beside the bundle (`new URL(..., import.meta.url)`)
  *   dist/pglite-template/            an initialised, migrated empty database, copied at a first start
@@ -51,13 +52,17 @@ const banner = [
 ].join("\n")
 
 /**
- * Both entry points in one build; code loaded on demand (`import("unpdf")`,
+ * The entry points in one build; code loaded on demand (`import("unpdf")`,
  * `import("sharp")`) becomes a chunk read on first use. Chunks stay beside
  * the entries: bundled packages find their files relative to `import.meta.url`.
  */
 const bundle = async () => {
   const options: BuildOptions = {
-    entryPoints: { server: join(root, "src/main.ts"), cli: join(root, "src/cli/main.ts") },
+    entryPoints: {
+      server: join(root, "src/main.ts"),
+      cli: join(root, "src/cli/main.ts"),
+      "pglite-worker": join(root, "layers/PgliteWorker.ts")
+    },
     outdir: dist,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunk-[hash]",

@@ -3,13 +3,13 @@
  * once the configuration is known good and the embedded database is opening.
  */
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import type { PGlite } from "@electric-sql/pglite"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { join } from "node:path"
 import { layerPg, layerPglite } from "../layers/Database.js"
+import type { PgliteSession } from "../layers/PgliteThread.js"
 import { layerLive as idsLive } from "../layers/IdGenerator.js"
 import * as Fetcher from "../layers/Fetcher.js"
 import * as Ai from "../layers/Ai.js"
@@ -57,7 +57,7 @@ const tracingTo = (endpoint: string) =>
  * Runs until interrupted. `pglite`: the embedded database `main.ts` started
  * opening (unset with `DATABASE_URL`).
  */
-export const run = (config: AppConfigShape, pglite: Promise<PGlite> | undefined) => {
+export const run = (config: AppConfigShape, pglite: Promise<PgliteSession> | undefined) => {
   const database = Option.match(config.databaseUrl, {
     onSome: (url) => layerPg({ url }),
     onNone: () => layerPglite({ dataDir: join(config.dataDir, "pglite"), opening: pglite })

@@ -1,15 +1,29 @@
 /**
- * `npm start`: checks the configuration, starts opening the embedded database,
- * and only then loads the service (`Service.ts`). Most of a start is those
- * two, and they overlap: PGlite's wasm compiles and its files are read on
- * other threads while the service's modules evaluate on this one.
+ * `npm start`: checks the configuration, starts opening the embedded database
+ * on a thread of its own (`PgliteThread.ts`), and only then loads the service
+ * (`Service.ts`). Most of a start is those two, and they run side by side:
+ * PostgreSQL starts in the other thread while the service's modules evaluate
+ * and its layers build on this one.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { setFlagsFromString } from "node:v8"
 import { describeConfigError, fromEnv } from "./Config.js"
+
+/**
+ * PGlite is 9 MB of WebAssembly. V8 runs it compiled by its baseline compiler
+ * and recompiles each function that has run "enough" with its optimising one,
+ * on background threads. At a start hundreds of functions pass V8's default
+ * bar once (PostgreSQL's own start, the first catalog reads) and their
+ * recompilation took about 0.5 s of CPU while the service started, on a
+ * 2-core machine the main thread's own time. A bar a hundred times higher
+ * leaves it to the functions that stay hot under load. Set before anything
+ * compiles the module (the flag is read per compilation, for the whole process).
+ */
+setFlagsFromString("--wasm-tiering-budget=180000000")
 
 /**
  * Beside the bundle (`dist/`), `npm run build` leaves an initialised and
@@ -30,9 +44,9 @@ const configOrExit = fromEnv.pipe(
 /** The open runs on while the service loads; its failure is reported by the database layer that awaits it. */
 const startOpeningPglite = (dataDir: string) =>
   Effect.map(
-    Effect.promise(() => import("../layers/Pglite.js")),
-    (pglite) => {
-      const opening = pglite.openPglite(join(dataDir, "pglite"), pgliteTemplate)
+    Effect.promise(() => import("../layers/PgliteThread.js")),
+    (thread) => {
+      const opening = thread.openPgliteThread(join(dataDir, "pglite"), pgliteTemplate)
       // not an unhandled rejection before the layer awaits it
       opening.catch(() => undefined)
       return opening
