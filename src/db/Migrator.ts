@@ -63,6 +63,8 @@ export const runMigrations = (
 > => {
   const latest = latestMigrationId(migrations)
   const attempt = Effect.gen(function*() {
+    // the usual start: nothing to apply, told by two reads (no transaction, no lock, no table check)
+    if ((yield* highestAppliedId) >= latest) return []
     const applied = yield* migrator({ loader: Migrator.fromRecord(migrations), table: migrationsTable })
     // A run that lost a lock race returns [] without migrating: confirm.
     if ((yield* highestAppliedId) < latest) {
