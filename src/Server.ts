@@ -424,7 +424,9 @@ export const makeServer = (layers: ServerLayers) => {
     Layer.provideMerge(Http)
   )
   return Running.pipe(
-    Layer.provide(Startup),
+    // the API's router and the edge build while the migrations run: the main thread is free meanwhile (the
+    // statements run on the database's side); `Running` (the port, then the workers) waits for both
+    Layer.provide(Layer.mergeAll(Startup, ApiLive, EdgeLive)),
     Layer.provideMerge(Services),
     Layer.provideMerge(layers.sourceTexts ?? SourceTextsLive),
     Layer.provideMerge(Infra)
