@@ -50,15 +50,15 @@ const enableVector = (sql: SqlClient.SqlClient) => {
   )
 }
 
-const databaseInfo = (kind: "pglite" | "postgres") =>
-  Layer.effect(
-    Database,
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const vector = yield* enableVector(sql)
-      return { kind, ping: Effect.asVoid(sql`select 1`), vector }
-    })
-  )
+/** What a PostgreSQL server has (PGlite's is known without a statement, see `layerPglite`). */
+const postgresInfo = Layer.effect(
+  Database,
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const vector = yield* enableVector(sql)
+    return { kind: "postgres" as const, ping: Effect.asVoid(sql`select 1`), vector }
+  })
+)
 
 // PGlite
 
@@ -213,7 +213,7 @@ export const layerPg = (options: {
   readonly url: Redacted.Redacted<string>
   readonly maxConnections?: number
 }): Layer.Layer<SqlClient.SqlClient | Database, SqlError> =>
-  databaseInfo("postgres").pipe(
+  postgresInfo.pipe(
     Layer.provideMerge(
       PgClient.layer({
         url: options.url,

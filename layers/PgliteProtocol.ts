@@ -10,16 +10,14 @@ export interface WorkerInput {
   readonly template: string | undefined
 }
 
-export type Request =
-  | { readonly id: number; readonly op: "exec"; readonly sql: string; readonly rowMode: RowMode }
-  | {
-      readonly id: number
-      readonly op: "query"
-      readonly sql: string
-      readonly params: ReadonlyArray<unknown>
-      readonly rowMode: RowMode
-    }
-  | { readonly id: number; readonly op: "close" }
+/** What the main thread asks of the worker. */
+export type Call =
+  | { readonly op: "exec"; readonly sql: string; readonly rowMode: RowMode }
+  | { readonly op: "query"; readonly sql: string; readonly params: ReadonlyArray<unknown>; readonly rowMode: RowMode }
+  | { readonly op: "close" }
+
+/** A call as posted, with the id its reply carries. */
+export type Request = Call & { readonly id: number }
 
 export type Reply =
   | { readonly id: number; readonly ok: true; readonly result: unknown }

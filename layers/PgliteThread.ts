@@ -10,7 +10,7 @@ import type { Results, RowMode } from "@electric-sql/pglite"
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
-import { deserializeError, type Reply, type Request, type WorkerInput } from "./PgliteProtocol.js"
+import { type Call, deserializeError, type Reply, type WorkerInput } from "./PgliteProtocol.js"
 
 /** What the SQL client uses of a PGlite session; PGlite itself is one, so is the thread's proxy. */
 export interface PgliteSession {
@@ -33,8 +33,6 @@ const startWorker = (input: WorkerInput): Worker => {
   const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source)}) })`
   return new Worker(boot, { eval: true, workerData: input })
 }
-
-type Call = Request extends infer R ? (R extends { readonly id: number } ? Omit<R, "id"> : never) : never
 
 /**
  * Opens the database in `dataDir` on a new thread (from `template` when it has
