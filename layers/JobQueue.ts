@@ -13,8 +13,8 @@
  *   an effect that never ends. It claims while slots are free, runs
  *   `handle(job)` in its own fiber and settles the job by the returned
  *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`, or `settled` when the
- *   handler settled it itself with `doneInline`, see below); a handler that
- *   fails or dies is retried with backoff. While a handler runs, its lease is
+ *   `finish(item)`, see below); a handler that fails or dies is retried with
+ *   backoff. While a handler runs, its lease is
  *   extended every third of `leaseMillis`; a handler that loses its lease is
  *   interrupted. On interruption (shutdown) the lease is released, so another
  *   process takes the job at once; a crashed process's leases lapse and its jobs
@@ -43,17 +43,23 @@
  *   handler are such boundaries; without one, a hook waits
  *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
  *   backoff helper), `layerWorker(options)`.
- * - `doneInline(jobs)`: where the store can (PostgreSQL), the statement that
- *   settles the jobs as done, for handlers to run as part of their own last
- *   write (a CTE of it; one write may record the work of several jobs), so
- *   each job ends in the same commit as the work it recorded, in one round
- *   trip; their handlers then return `Outcome.settled`. None (memory): the
- *   handlers return `Outcome.done` as usual.
+ * - Carried writes (`WorkerOptions.finish`): a handler whose job ends well
+ *   returns `Outcome.finish(item)` instead of writing its result itself; the
+ *   worker's next claim carries the items of every job that ended meanwhile:
+ *   on PostgreSQL one statement writes them (`finish.write`), settles their
+ *   jobs and claims their successors (`jobs_claim_after`, migration 0016), in
+ *   the commit that records the work. Where the store cannot carry a write
+ *   (memory) the worker runs `finish.alone` and settles the jobs itself. The
+ *   handler's job ends when its item is written, also on shutdown (the worker
+ *   writes what it holds before it stops), so a job is never handed back with
+ *   its work done but not recorded.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
- *   release) commits without waiting for the WAL flush; a database crash may
- *   lose the last few, which only runs those jobs again. `enqueue` commits with
- *   the caller's transaction, as durably as it.
+ *   release) and the writes its claims carry commit without waiting for the
+ *   WAL flush; a crash of the database server may lose the last few, which
+ *   only runs those jobs again (a carried write records work that may be done
+ *   twice: a webhook delivery is at least once). `enqueue` commits with the
+ *   caller's transaction, as durably as it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -61,6 +67,7 @@ import type * as Statement from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -99,18 +106,37 @@ export interface Job {
   readonly alongside?: Option.Option<unknown> | undefined
 }
 
-export type Outcome =
+/** How a job ended; `F`: the item of a carried write (`WorkerOptions.finish`), none by default. */
+export type Outcome<F = never> =
   | { readonly _tag: "Done" }
   | { readonly _tag: "Retry"; readonly at: Date; readonly reason: string | null }
   | { readonly _tag: "Failed"; readonly reason: string }
-  /** Settled by the handler itself (`doneInline`): nothing left for the worker to write. */
-  | { readonly _tag: "Settled" }
+  /** Done once `item` is written by the worker's next claim (see `WorkerOptions.finish`). */
+  | { readonly _tag: "Finish"; readonly item: F }
 
 export const Outcome = {
   done: { _tag: "Done" } as Outcome,
   retryAt: (at: Date, reason: string | null = null): Outcome => ({ _tag: "Retry", at, reason }),
   failed: (reason: string): Outcome => ({ _tag: "Failed", reason }),
-  settled: { _tag: "Settled" } as Outcome
+  finish: <F>(item: F): Outcome<F> => ({ _tag: "Finish", item })
+}
+
+/** The final write of jobs that ended well, carried by the worker's next claim. */
+export interface FinishOptions<F, R> {
+  /**
+   * The write of these items as one SQL expression (a function call doing it), evaluated before the claim that
+   * carries it, in its statement and transaction, so it commits like the queue's bookkeeping (see Durability
+   * above): what it records must be safe to do again.
+   */
+  readonly write: (items: ReadonlyArray<F>) => Statement.Fragment
+  /** The same write on its own, where the store cannot carry it (memory). */
+  readonly alone: (items: ReadonlyArray<F>) => Effect.Effect<void, unknown, R>
+}
+
+/** Jobs that ended well, and the write that records them, for the claim that settles them. */
+export interface Carried {
+  readonly jobs: ReadonlyArray<Job>
+  readonly write: Statement.Fragment
 }
 
 export interface ClaimOptions {
@@ -126,16 +152,26 @@ export interface ClaimOptions {
    * `job_id`, which reaches that job as `Job.alongside`. Other stores ignore it.
    */
   readonly alongside?: ((at: Date) => Statement.Fragment) | undefined
+  /**
+   * Where the store carries writes (`Primitives.carries`): written, and their jobs settled as done, in the
+   * claim's statement before it claims.
+   */
+  readonly carried?: Carried | undefined
 }
 
-export interface WorkerOptions<R, P = undefined> {
+export interface WorkerOptions<R, P = undefined, F = never> {
   readonly queue: string
   readonly concurrency: number
   /** Default 60 s; extended while the handler runs. */
   readonly leaseMillis?: number | undefined
   readonly perKey?: number | undefined
-  /** Passed to each claim (see `ClaimOptions.alongside`): typically what `prepare` would otherwise read. */
-  readonly alongside?: ((at: Date) => Statement.Fragment) | undefined
+  /**
+   * Passed to each claim (see `ClaimOptions.alongside`): typically what `prepare` would otherwise read. `carried`:
+   * the items that claim writes (so it can leave their rows alone: one statement must not update a row twice).
+   */
+  readonly alongside?: ((at: Date, carried: ReadonlyArray<F>) => Statement.Fragment) | undefined
+  /** Final writes carried by the next claim (see `Outcome.finish`). */
+  readonly finish?: FinishOptions<F, R> | undefined
   /** Longest sleep between claims when nothing local wakes the worker (default 1 s). */
   readonly pollMillis?: number | undefined
   /**
@@ -146,7 +182,7 @@ export interface WorkerOptions<R, P = undefined> {
    */
   readonly prepare?: ((jobs: ReadonlyArray<Job>) => Effect.Effect<P, unknown, R>) | undefined
   /** `prepared`: the result of `prepare` for this job's claim (undefined without one). */
-  readonly handle: (job: Job, prepared: P) => Effect.Effect<Outcome, unknown, R>
+  readonly handle: (job: Job, prepared: P) => Effect.Effect<Outcome<F>, unknown, R>
 }
 
 /** What each implementation provides; the worker and the probes are built on it. */
@@ -159,13 +195,11 @@ export interface Primitives {
    * paused VM) must not cost a running handler its job.
    */
   readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
-  readonly settle: (job: Job, outcome: Outcome) => Effect.Effect<void>
+  /** A `Finish` outcome is the worker's to carry: settled here it is done. */
+  readonly settle: (job: Job, outcome: Outcome<unknown>) => Effect.Effect<void>
   readonly release: (job: Job) => Effect.Effect<void>
-  /**
-   * The statement settling `jobs` as done (each fenced by its claim like `settle`), for the handlers' own last
-   * write to include; none where the store has no such statement (memory).
-   */
-  readonly doneInline: (jobs: ReadonlyArray<Job>) => Option.Option<Statement.Statement<unknown>>
+  /** Whether `claim` carries writes (`ClaimOptions.carried`); where not, the worker writes and settles them itself. */
+  readonly carries: boolean
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
   readonly nextDueAt: (queue: string) => Effect.Effect<Option.Option<number>>
   /** Makes every waiting job of `key` due now (e.g. its owner was re-enabled); returns how many. */
@@ -175,7 +209,7 @@ export interface Primitives {
 }
 
 export interface JobQueueShape extends Primitives {
-  readonly worker: <R, P = undefined>(options: WorkerOptions<R, P>) => Effect.Effect<never, never, R>
+  readonly worker: <R, P = undefined, F = never>(options: WorkerOptions<R, P, F>) => Effect.Effect<never, never, R>
   /** Wakes this process's workers of `queue`. */
   readonly wake: (queue: string) => Effect.Effect<void>
   readonly awaitIdle: (queue: string) => Effect.Effect<void>
@@ -244,6 +278,8 @@ export const supervise = <E, R>(name: string, work: Effect.Effect<unknown, E, R>
 
 const nowMillis = Clock.currentTimeMillis
 
+const defaultLeaseMillis = 60_000
+
 const retryBackoffMillis = (attempts: number) => Math.min(1_000 * 2 ** attempts, 60 * 60_000)
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).slice(0, 1000)
@@ -259,18 +295,25 @@ const claimMomentTurns = 4
 
 /**
  * The "moment" before a claim pass: event-loop turns while jobs keep ending
- * (`busy` keeps dropping), at most `claimMomentTurns`. Jobs that end together
- * (their settles answered in the same turns) then share one claim instead of
- * one claim transaction each.
+ * (`ended` keeps rising) and some still run, at most `claimMomentTurns`. Jobs
+ * that end together (their settles or POSTs answered in the same turns) then
+ * share one claim instead of one claim transaction each.
  */
-const moment = (busy: () => number) =>
+const moment = (ended: () => number, running: () => number) =>
   Effect.gen(function* () {
     for (let turn = 0; turn < claimMomentTurns; turn++) {
-      const before = busy()
+      const before = ended()
       yield* nextTurn
-      if (busy() === before || busy() === 0) return
+      if (ended() === before || running() === 0) return
     }
   })
+
+/** A job that ended well, its item waiting for the claim that writes it; `written` tells its job how that went. */
+interface Carrying<F> {
+  readonly job: Job
+  readonly item: F
+  readonly written: Deferred.Deferred<boolean>
+}
 
 const make = (primitives: Primitives) =>
   Effect.gen(function* () {
@@ -318,12 +361,27 @@ const make = (primitives: Primitives) =>
     const enqueue = (input: EnqueueInput) =>
       Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
 
-    /** A job's run: its handler, then its settle; the worker's heartbeat interrupts it if its lease is lost. */
-    const runOne = <R, P>(options: WorkerOptions<R, P>, job: Job, prepared: Exit.Exit<P, unknown>) =>
+    /**
+     * A job's run: its handler, then its settle, or its item handed to `carry` (which answers once the item is
+     * written); the worker's heartbeat interrupts it if its lease is lost.
+     */
+    const runOne = <R, P, F>(
+      options: WorkerOptions<R, P, F>,
+      job: Job,
+      prepared: Exit.Exit<P, unknown>,
+      carry: (job: Job, item: F) => Effect.Effect<boolean, never, R>
+    ) =>
       Effect.gen(function* () {
         const result = yield* Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p))))
         if (result._tag === "Success") {
-          return result.value._tag === "Settled" ? undefined : yield* primitives.settle(job, result.value)
+          const outcome = result.value
+          if (outcome._tag !== "Finish") return yield* primitives.settle(job, outcome)
+          if (options.finish === undefined) return yield* Effect.dieMessage("Outcome.finish needs WorkerOptions.finish")
+          // its work is done: it waits for the record, interrupted or not, so it is never handed back unrecorded
+          if (yield* Effect.uninterruptible(carry(job, outcome.item))) return
+          // not recorded (the database is away): the job runs again when its lease would have lapsed
+          const at = (yield* nowMillis) + (options.leaseMillis ?? defaultLeaseMillis)
+          return yield* primitives.settle(job, Outcome.retryAt(new Date(at), "its result could not be recorded"))
         }
         if (Cause.isInterruptedOnly(result.cause)) return yield* Effect.interrupt
         const at = (yield* nowMillis) + retryBackoffMillis(job.attempts)
@@ -337,10 +395,10 @@ const make = (primitives: Primitives) =>
         )
       )
 
-    const loop = <R, P>(options: WorkerOptions<R, P>) =>
+    const loop = <R, P, F>(options: WorkerOptions<R, P, F>) =>
       Effect.scoped(
         Effect.gen(function* () {
-          const leaseMillis = options.leaseMillis ?? 60_000
+          const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
           const pollMillis = options.pollMillis ?? 1_000
           const running = yield* FiberSet.make<void, never>()
           const slotFreed = yield* Queue.sliding<void>(1)
@@ -349,7 +407,17 @@ const make = (primitives: Primitives) =>
             Effect.zipRight(add(workers, options.queue, 1), Effect.sync(() => perKeyOf.set(options.queue, options.perKey))),
             () => add(workers, options.queue, -1)
           )
+          // slots taken: jobs running, and ended jobs whose items wait in `carrying`
           let busy = 0
+          // jobs ended so far (settled, or their items handed over), for the moment before a claim
+          let ended = 0
+          // the items of jobs that ended well, for the next claim to write; `written`: jobs whose items a claim
+          // wrote (that claim counted their slots as free, and their fibers end after it)
+          const carrying: Array<Carrying<F>> = []
+          const written = new Set<string>()
+          const itemArrived = yield* Queue.sliding<void>(1)
+          // once the worker stops, a job that ends well writes its own item
+          let closing = false
           // the jobs running here, for the heartbeat
           const held = new Map<string, { readonly job: Job; readonly fiber: Fiber.RuntimeFiber<void, never> }>()
           const jobStarted = yield* Queue.sliding<void>(1)
@@ -376,6 +444,53 @@ const make = (primitives: Primitives) =>
               })
             )
           )
+
+          const answer = (items: ReadonlyArray<Carrying<F>>, ok: boolean) => {
+            for (const c of items) Deferred.unsafeDone(c.written, Exit.succeed(ok))
+          }
+          const carriedBy = (items: ReadonlyArray<Carrying<F>>): Carried => ({
+            jobs: items.map((c) => c.job),
+            write: options.finish!.write(items.map((c) => c.item))
+          })
+
+          /** Writes items where the store cannot carry them, or once the worker stops: alone, then settles their jobs. */
+          const writeAlone = (items: ReadonlyArray<Carrying<F>>) =>
+            Effect.gen(function* () {
+              const exit = yield* Effect.exit(
+                options.finish!.alone(items.map((c) => c.item)).pipe(
+                  Effect.zipRight(Effect.forEach(items, (c) => primitives.settle(c.job, Outcome.done), { discard: true }))
+                )
+              )
+              if (Exit.isFailure(exit)) yield* Effect.logError(`jobs of ${options.queue}: results not recorded`, exit.cause)
+              answer(items, Exit.isSuccess(exit))
+            })
+
+          // The worker stops: what waits is written now (a pass under way ends first: it is uninterruptible while it
+          // carries items), and a job ending from here on writes its own (see `carry`). Registered after `running`,
+          // so this runs before its jobs are interrupted.
+          yield* Effect.addFinalizer(() =>
+            Effect.suspend(() => {
+              closing = true
+              const items = carrying.splice(0)
+              if (items.length === 0) return Effect.void
+              if (!primitives.carries) return writeAlone(items)
+              const claim = primitives.claim({ queue: options.queue, limit: 0, leaseMillis, carried: carriedBy(items) })
+              return Effect.map(Effect.exit(claim), (exit) => answer(items, Exit.isSuccess(exit)))
+            })
+          )
+
+          /** A job that ended well hands its item over; true once it is written. */
+          const carry = (job: Job, item: F): Effect.Effect<boolean, never, R> =>
+            Effect.flatMap(Deferred.make<boolean>(), (written) =>
+              Effect.suspend(() => {
+                const waiting = { job, item, written }
+                if (closing) return Effect.zipRight(writeAlone([waiting]), Deferred.await(written))
+                carrying.push(waiting)
+                ended++
+                return Effect.zipRight(Queue.offer(itemArrived, undefined), Deferred.await(written))
+              })
+            )
+
           const start = (job: Job, prepared: Exit.Exit<P, unknown>) => {
             busy++
             return Effect.zipRight(
@@ -386,12 +501,17 @@ const make = (primitives: Primitives) =>
                 Effect.withFiberRuntime<void, never, R>((fiber) => {
                   const entry = { job, fiber }
                   held.set(job.id, entry)
-                  return Effect.zipRight(Queue.offer(jobStarted, undefined), Effect.interruptible(runOne(options, job, prepared)).pipe(
+                  return Effect.zipRight(Queue.offer(jobStarted, undefined), Effect.interruptible(runOne(options, job, prepared, carry)).pipe(
                     Effect.ensuring(
                       Effect.suspend(() => {
-                        busy--
                         if (held.get(job.id) === entry) held.delete(job.id)
-                        return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump])
+                        // a job whose item a claim wrote: that claim already counted its slot as free
+                        if (written.delete(job.id)) return Effect.all([add(inFlight, options.queue, -1), bump], { discard: true })
+                        busy--
+                        ended++
+                        return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump], {
+                          discard: true
+                        })
                       })
                     )
                   ))
@@ -400,24 +520,42 @@ const make = (primitives: Primitives) =>
             )
           }
           while (true) {
-            const free = options.concurrency - busy
+            // the items ended jobs left: this pass writes them, and fills their slots
+            const items = carrying.splice(0)
+            const free = options.concurrency - busy + items.length
             const claimedAt = yield* nowMillis
             // from the claim until its jobs count as in flight, the queue is not idle: a job claimed but not yet
             // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness.
             // Interruption (shutdown) reaches the claim and `prepare`, never the moment between a claim and its
-            // jobs' start: a claimed job is either running (and releases its lease when interrupted) or released here
+            // jobs' start: a claimed job is either running (and releases its lease when interrupted) or released
+            // here. A claim that carries items runs to its end: their jobs wait for it.
             const claimAndStart = Effect.uninterruptibleMask((restore) =>
               Effect.gen(function* () {
-                if (free === 0) return []
-                const claimed = yield* restore(
-                  primitives.claim({
-                    queue: options.queue,
-                    limit: free,
-                    leaseMillis,
-                    perKey: options.perKey,
-                    alongside: options.alongside
-                  })
-                )
+                const carried = items.length > 0 && primitives.carries ? carriedBy(items) : undefined
+                const slotsOf = (ok: boolean) => {
+                  if (!ok) return
+                  busy -= items.length
+                  for (const c of items) written.add(c.job.id)
+                }
+                if (items.length > 0 && carried === undefined) {
+                  yield* writeAlone(items)
+                  slotsOf(true)
+                }
+                if (free === 0 && carried === undefined) return []
+                const claim = primitives.claim({
+                  queue: options.queue,
+                  limit: free,
+                  leaseMillis,
+                  perKey: options.perKey,
+                  alongside: options.alongside && ((at) => options.alongside!(at, items.map((c) => c.item))),
+                  carried
+                })
+                const exit = yield* Effect.exit(carried === undefined ? restore(claim) : claim)
+                if (carried !== undefined) {
+                  slotsOf(Exit.isSuccess(exit))
+                  answer(items, Exit.isSuccess(exit))
+                }
+                const claimed = yield* exit
                 if (claimed.length === 0) return claimed
                 const prepared: Exit.Exit<P, unknown> =
                   options.prepare === undefined
@@ -438,7 +576,8 @@ const make = (primitives: Primitives) =>
             yield* bump
             if (free > 0 && jobs.length === free) continue
             // slots all busy, or jobs started: each one that ends wakes us for another pass, which looks at the due
-            // times when it claims nothing; until then a wake-up, a freed slot or the poll (no query per pass)
+            // times when it claims nothing; until then a wake-up, a freed slot, an ended job's item or the poll
+            // (no query per pass)
             const wait =
               free === 0 || jobs.length > 0
                 ? pollMillis
@@ -452,16 +591,21 @@ const make = (primitives: Primitives) =>
                       onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
                     })
                   })
-            yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed)])
-            // a moment for the jobs ending together with the one that woke us, so one claim fills all their slots
-            if (busy > 0) yield* moment(() => busy)
-            // slots freed so far are all counted by the next pass: their wake-ups are spent
+            // items that arrived during this pass are the next pass's at once
+            if (carrying.length === 0) {
+              yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed), Queue.take(itemArrived)])
+            }
+            // a moment for the jobs ending together with the one that woke us, so one claim serves all of them
+            const stillRunning = () => busy - carrying.length
+            if (stillRunning() > 0) yield* moment(() => ended, stillRunning)
+            // what ended so far is all seen by the next pass: its wake-ups are spent
             yield* Queue.takeAll(slotFreed)
+            yield* Queue.takeAll(itemArrived)
           }
         })
       )
 
-    const worker = <R, P = undefined>(options: WorkerOptions<R, P>): Effect.Effect<never, never, R> =>
+    const worker = <R, P = undefined, F = never>(options: WorkerOptions<R, P, F>): Effect.Effect<never, never, R> =>
       supervise(`queue:${options.queue}`, loop(options))
 
     const isIdle = (queue: string) =>
@@ -564,13 +708,23 @@ const makePostgres = Effect.gen(function* () {
     // one queue across processes so per-key order and caps hold exactly; SKIP LOCKED passes over rows being
     // settled right now. Inside a caller's transaction the lock lasts until that one ends, and its commit mode
     // is left alone.
+    // With writes carried (`jobs_claim_after`, migration 0016): the write is the call's first argument, so it runs
+    // first; the ended jobs are settled, then the claim runs.
     claim: (options) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-        const claim = sql`
-          select * from jobs_claim(${options.queue}, ${at}, ${new Date(at.getTime() + options.leaseMillis)},
-            ${options.perKey ?? null}::integer, ${options.limit}::integer, ${Option.isNone(transaction)})`
+        const until = new Date(at.getTime() + options.leaseMillis)
+        const perKey = options.perKey ?? null
+        const carried = options.carried
+        const claim = carried === undefined
+          ? sql`
+              select * from jobs_claim(${options.queue}, ${at}, ${until}, ${perKey}::integer, ${options.limit}::integer,
+                ${Option.isNone(transaction)})`
+          : sql`
+              select * from jobs_claim_after((${carried.write})::integer,
+                ${carried.jobs.map((job) => job.id)}::bigint[], ${carried.jobs.map((job) => job.claim)}::integer[],
+                ${options.queue}, ${at}, ${until}, ${perKey}::integer, ${options.limit}::integer, ${Option.isNone(transaction)})`
         const rows = yield* options.alongside === undefined
           ? sql`select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at from (${claim}) c`
           : sql`
@@ -595,9 +749,8 @@ const makePostgres = Effect.gen(function* () {
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         switch (outcome._tag) {
-          case "Settled":
-            return
           case "Done":
+          case "Finish":
             yield* sql`delete from jobs using ${yield* asyncCommitRow} where id = ${job.id} and claims = ${job.claim}`
             return
           case "Retry":
@@ -617,9 +770,7 @@ const makePostgres = Effect.gen(function* () {
         }
       }).pipe(orDie),
 
-    doneInline: (jobs) =>
-      Option.some(sql`
-        delete from jobs where ${sql.or(jobs.map((job) => sql`(id = ${job.id} and claims = ${job.claim})`))}`),
+    carries: true,
 
     release: (job) =>
       Effect.flatMap(asyncCommitRow, (commit) =>
@@ -768,8 +919,8 @@ const makeMemory = Effect.gen(function* () {
     settle: (job, outcome) =>
       Effect.map(nowMillis, (at) => {
         const j = held(job)
-        if (j === undefined || outcome._tag === "Settled") return
-        if (outcome._tag === "Done") {
+        if (j === undefined) return
+        if (outcome._tag === "Done" || outcome._tag === "Finish") {
           jobs.delete(j.id)
           return
         }
@@ -780,7 +931,7 @@ const makeMemory = Effect.gen(function* () {
         else j.status = "failed"
         j.hurried = false
       }),
-    doneInline: () => Option.none(),
+    carries: false,
     release: (job) =>
       Effect.sync(() => {
         const j = held(job)
@@ -815,5 +966,7 @@ const makeMemory = Effect.gen(function* () {
 export const layerMemory: Layer.Layer<JobQueue> = Layer.effect(JobQueue, makeMemory)
 
 /** Forks `worker` for the life of the layer. */
-export const layerWorker = <R, P = undefined>(options: WorkerOptions<R, P>): Layer.Layer<never, never, JobQueue | R> =>
+export const layerWorker = <R, P = undefined, F = never>(
+  options: WorkerOptions<R, P, F>
+): Layer.Layer<never, never, JobQueue | R> =>
   Layer.scopedDiscard(Effect.flatMap(JobQueue, (queue) => Effect.forkScoped(queue.worker(options))))

@@ -3,11 +3,12 @@
  * delivery keyed by subscription (at most `perSubscription` in flight for one
  * subscription, across instances). Each claim of jobs takes their deliveries'
  * own leases in one statement (so a duplicate job can never send one twice at
- * once); a job's handler POSTs the event's fixed body with a fresh signature,
- * records the attempt (settling its job in the same statement when it
- * succeeded), and applies the schedule, the degraded flag and auto-disable —
- * all by the Clock. The `webhook_deliveries` rows stay the record; the job
- * follows them.
+ * once); a job's handler POSTs the event's fixed body with a fresh signature.
+ * A success is recorded by the worker's next claim, together with the
+ * successes that ended with it, in the statement that settles their jobs and
+ * claims the next ones (`Outcome.finish`); a failure records its attempt and
+ * applies the schedule, the degraded flag and auto-disable — all by the
+ * Clock. The `webhook_deliveries` rows stay the record; the job follows them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
@@ -25,7 +26,6 @@ import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
-import { makeGroupWrite } from "./GroupWrite.js"
 import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
 import { signatureHeader } from "./Signature.js"
 import { recordDelivery } from "../../layers/Metrics.js"
@@ -76,7 +76,6 @@ type Claimed = typeof Claimed.Type
 
 /** A successful attempt, waiting to be recorded. */
 interface Success {
-  readonly job: Job
   readonly claimed: Claimed
   readonly at: Date
   readonly status: number
@@ -129,14 +128,17 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
      * once, for one of them; the other finds it taken, like a job of another claim.
      * (A delivery committed while the claim waited for the queue's lock is not in
      * the statement's snapshot: its job finds it not taken and leases it itself, in a statement of its own.)
+     * The deliveries whose successes the same statement records are left alone (a duplicate job of one of them
+     * would otherwise update its row twice in one statement): their jobs find them done.
      * The deliveries are looked up by their ids as an array: the planner cannot
      * tell how few rows `claimed` has (a function's), and joining it as it is
      * read every pending delivery, and its event, at each claim.
      */
-    const leaseAlongside = (at: Date) => sql`
+    const leaseAlongside = (at: Date, recorded: ReadonlyArray<Success>) => sql`
       update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
       from claimed c, webhook_subscriptions s, events e
       where d.id = any(array(select k.payload::jsonb ->> 'deliveryId' from claimed k))
+        and d.id <> all(${recorded.map((s) => s.claimed.id)}::text[])
         and d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
         and (d.locked_until is null or d.locked_until <= ${at})
         and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
@@ -248,63 +250,34 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       })
 
     /**
-     * Records successful attempts, those that end together in one statement: their attempts, their deliveries,
-     * their subscriptions' failure streaks cleared, and their jobs settled where the queue allows it.
+     * The successes of jobs that ended together, recorded by the claim that settles their jobs (migration 0016):
+     * their attempts, their deliveries, their subscriptions' failure streaks cleared. Timestamps cross as ISO text.
      */
-    const recordSuccesses = (successes: ReadonlyArray<Success>) => {
-      const settle = jobs.doneInline(successes.map((s) => s.job))
-      const subscriptions = [...new Set(successes.map((s) => s.claimed.subscription_id))]
-      return execute(sql`
-        with v (delivery_id, attempted_at, response_status, duration_ms, excerpt, attempts) as (
-          values ${sql.csv(
-            successes.map(
-              (s) => sql`(${s.claimed.id}::text, ${s.at}::timestamptz, ${s.status}::integer, ${s.durationMillis}::integer,
-                ${s.bodyExcerpt}::text, ${s.claimed.attempt_count + 1}::integer)`
-            )
-          )}
-        ),
-        attempt as (
-          insert into webhook_attempts (delivery_id, attempted_at, response_status, duration_ms, response_body_excerpt, error)
-          select delivery_id, attempted_at, response_status, duration_ms, excerpt, null from v
-        ),
-        ${Option.isSome(settle) ? sql`job as (${settle.value}),` : sql.literal("")}
-        delivery as (
-          update webhook_deliveries d set status = 'succeeded', attempt_count = v.attempts, last_attempted_at = v.attempted_at,
-            first_attempt_at = coalesce(d.first_attempt_at, v.attempted_at), response_status = v.response_status,
-            next_attempt_at = null, locked_until = null, last_error = null
-          from v where d.id = v.delivery_id
-        )
-        update webhook_subscriptions set consecutive_failures = 0, failing_since = null, degraded = false
-        where id in ${sql.in(subscriptions)} and (consecutive_failures <> 0 or degraded)`)
-    }
-    const successOutcome = Option.isSome(jobs.doneInline([])) ? Outcome.settled : Outcome.done
-
-    /** The successes of the deliveries in flight, written together (at most one write in flight). */
-    const successWrites = yield* makeGroupWrite(recordSuccesses, concurrency)
+    const recordSuccesses = (successes: ReadonlyArray<Success>) => sql`
+      webhook_deliveries_succeeded(
+        ${successes.map((s) => s.claimed.id)}::text[],
+        ${successes.map((s) => s.at.toISOString())}::timestamptz[],
+        ${successes.map((s) => s.status)}::integer[],
+        ${successes.map((s) => s.durationMillis)}::integer[],
+        ${successes.map((s) => s.bodyExcerpt)}::text[],
+        ${successes.map((s) => s.claimed.attempt_count + 1)}::integer[],
+        ${[...new Set(successes.map((s) => s.claimed.subscription_id))]}::text[])`
 
     /**
-     * Records an attempt; what the job becomes. A success is one statement shared with the successes that end
-     * with it (see `recordSuccesses`): the common case costs one round trip, often for several deliveries; a
-     * failure is a transaction with the subscription's bookkeeping.
+     * Records an attempt; what the job becomes. A success is handed to the worker (`Outcome.finish`): its next
+     * claim records it with the others that ended meanwhile, settles their jobs and claims the next ones, in one
+     * round trip. A failure is a transaction with the subscription's bookkeeping.
      */
-    const record = (job: Job, c: Claimed, at: Date, result: PostResult): Effect.Effect<Outcome> => {
-      const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
+    const record = (c: Claimed, at: Date, result: PostResult): Effect.Effect<Outcome<Success>> => {
       const status = result._tag === "Response" ? result.status : null
-      if (ok) {
-        // Waited for even when the job is interrupted (a shutdown): the writer outlives the worker's jobs, so
-        // the write ends in a few ms and settles the job; handed back before that, another instance could
-        // claim the job and send the delivery again before the success was recorded.
-        return Effect.as(
-          Effect.uninterruptible(successWrites.submit({
-            job,
-            claimed: c,
-            at,
-            status: result.status,
-            durationMillis: Math.round(result.durationMillis),
-            bodyExcerpt: result.bodyExcerpt
-          })),
-          successOutcome
-        )
+      if (result._tag === "Response" && result.status >= 200 && result.status < 300) {
+        return Effect.succeed(Outcome.finish({
+          claimed: c,
+          at,
+          status: result.status,
+          durationMillis: Math.round(result.durationMillis),
+          bodyExcerpt: result.bodyExcerpt
+        }))
       }
       const error = describeFailure(result)
       const attempt = sql`
@@ -348,10 +321,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         failure("timeout", `timed out after ${config.webhookResponseDeadlineMillis} ms`, config.webhookResponseDeadlineMillis)
     }
 
-    const deliver = (job: Job, c: Claimed) =>
+    const deliver = (c: Claimed) =>
       Effect.gen(function* () {
         const at = yield* now
-        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), Outcome.done)
+        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), Outcome.done as Outcome<Success>)
         const secrets = [c.secret]
         if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
           secrets.push(c.previous_secret)
@@ -375,7 +348,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           // under another Clock (TestClock) the deadline is raced by that Clock as well, so it drives it
           clock === liveClock ? posted : Effect.timeoutTo(posted, clockDeadline)
         )
-        const outcome = yield* record(job, c, at, result)
+        const outcome = yield* record(c, at, result)
         const ok = result._tag === "Response" && result.status >= 200 && result.status < 300
         yield* recordDelivery(ok ? "succeeded" : outcome._tag === "Retry" ? "retrying" : "failed")
         return outcome
@@ -404,7 +377,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         if (Option.isNone(claimed)) claimed = Option.fromNullable((yield* leaseDeliveries([id])).get(id))
         if (Option.isNone(claimed)) return yield* Effect.flatMap(now, (at) => notClaimed(id, at))
         mine = true
-        return yield* deliver(job, claimed.value)
+        return yield* deliver(claimed.value)
       }).pipe(
         // on shutdown, hand the delivery's lease back at once rather than after it lapses (also one this job's
         // claim took that it had not picked up yet)
@@ -413,7 +386,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     }
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
-    const worker: Effect.Effect<never> = jobs.worker({
+    const run: Effect.Effect<never> = jobs.worker({
       queue: webhookQueue,
       concurrency,
       perKey: perSubscription,
@@ -421,11 +394,12 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       pollMillis: config.webhookPollMillis,
       alongside: leaseAlongside,
       prepare: claimDeliveries,
+      finish: {
+        write: recordSuccesses,
+        alone: (successes) => execute(sql`select ${recordSuccesses(successes)}`)
+      },
       handle
     })
-
-    /** Runs forever: the worker, and the writer of its successes beside it. */
-    const run: Effect.Effect<never> = Effect.scoped(Effect.zipRight(Effect.forkScoped(successWrites.run), worker))
 
     return { run } as const
   })

@@ -53,7 +53,12 @@ const memory = Layer.unwrapEffect(
 let queues = 0
 const fresh = (name: string) => `${name}-${++queues}`
 
-const startWorker = <R, P = undefined>(options: JobQueue.WorkerOptions<R, P>, on?: JobQueue.JobQueueShape) =>
+/** The memory store never asks for a carried write's SQL. */
+const carriesNothing = (): never => {
+  throw new Error("the memory store carries no write")
+}
+
+const startWorker = <R, P = undefined, F = never>(options: JobQueue.WorkerOptions<R, P, F>, on?: JobQueue.JobQueueShape) =>
   Effect.flatMap(JobQueue.JobQueue, (queue) => Effect.fork((on ?? queue).worker({ pollMillis: 3_600_000, ...options })))
 
 const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Other>) =>
@@ -334,6 +339,62 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         const row = (n: number) =>
           Option.isNone(sql) ? undefined : n === 2 ? null : { job_id: expect.anything(), tenfold: n * 10 }
         expect([...seen].sort((a, b) => a.n - b.n)).toEqual([1, 2, 3].map((n) => ({ n, size: 3, alongside: row(n) })))
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a job ending with finish is written by the next claim, which settles it and claims its successor", () =>
+      Effect.gen(function* () {
+        const store = yield* JobQueue.JobQueue
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        const queue = fresh("finish")
+        const n = (job: JobQueue.Job) => (job.payload as { n: number }).n
+        // what each claim carried and took
+        const log: Array<{ carried: Array<number>; claimed: Array<number> }> = []
+        const jobs = yield* JobQueue.fromPrimitives({
+          ...store,
+          claim: (options) =>
+            Effect.tap(store.claim(options), (claimed) =>
+              Effect.sync(() => log.push({ carried: (options.carried?.jobs ?? []).map(n), claimed: claimed.map(n) }))
+            )
+        })
+        const writtenAlone: Array<number> = []
+        if (Option.isSome(sql)) {
+          yield* Effect.orDie(sql.value`create table if not exists finished_items (queue text, n integer)`)
+          yield* Effect.orDie(sql.value`
+            create or replace function finished_items_add(p_queue text, p_ns integer[]) returns integer language sql
+            as $$ insert into finished_items select p_queue, unnest(p_ns); select cardinality(p_ns) $$`)
+        }
+        for (let i = 0; i < 3; i++) yield* jobs.enqueue({ queue, key: "serial", payload: { n: i } })
+        const worker = yield* Effect.fork(
+          jobs.worker({
+            queue,
+            concurrency: 4,
+            pollMillis: 3_600_000,
+            finish: {
+              write: (ns: ReadonlyArray<number>) =>
+                Option.isSome(sql) ? sql.value`finished_items_add(${queue}, ${ns}::integer[])` : carriesNothing(),
+              alone: (ns) => Effect.sync(() => writtenAlone.push(...ns))
+            },
+            handle: (job) => Effect.succeed(JobQueue.Outcome.finish(n(job)))
+          })
+        )
+        yield* jobs.awaitIdle(queue)
+        expect(yield* jobs.nextDueAt(queue)).toEqual(Option.none())
+        if (Option.isSome(sql)) {
+          const rows = yield* Effect.orDie(sql.value`select n from finished_items where queue = ${queue} order by n`)
+          expect(rows.map((row) => row["n"])).toEqual([0, 1, 2])
+          // one statement per step: the write of a job, its settle, and the claim of the next of its key (which the
+          // serial key makes claimable only once that settle is seen)
+          expect(log.filter((pass) => pass.carried.length + pass.claimed.length > 0)).toEqual([
+            { carried: [], claimed: [0] },
+            { carried: [0], claimed: [1] },
+            { carried: [1], claimed: [2] },
+            { carried: [2], claimed: [] }
+          ])
+        } else {
+          // the memory store carries no write: the worker writes each alone, then settles it
+          expect(writtenAlone).toEqual([0, 1, 2])
+        }
         yield* Fiber.interrupt(worker)
       }))
 

@@ -14,6 +14,7 @@ import forms from "./0012_forms.js"
 import training from "./0013_training.js"
 import jobClaimFunction from "./0014_job_claim_function.js"
 import messageEventsRetention from "./0015_message_events_retention.js"
+import carriedWrites from "./0016_carried_writes.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -30,5 +31,6 @@ export const migrations = {
   "0012_forms": forms,
   "0013_training": training,
   "0014_job_claim_function": jobClaimFunction,
-  "0015_message_events_retention": messageEventsRetention
+  "0015_message_events_retention": messageEventsRetention,
+  "0016_carried_writes": carriedWrites
 }
