@@ -12,20 +12,20 @@
  * - `worker({ queue, concurrency, leaseMillis?, perKey?, pollMillis?, handle })`:
  *   an effect that never ends. It claims while slots are free, runs
  *   `handle(job)` in its own fiber and settles the job by the returned
- *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`, or `settled` when the
- *   `finish(item)`, see below); a handler that fails or dies is retried with
- *   backoff. While a handler runs, its lease is
- *   extended every third of `leaseMillis`; a handler that loses its lease is
- *   interrupted. On interruption (shutdown) the lease is released, so another
- *   process takes the job at once; a crashed process's leases lapse and its jobs
- *   are claimed again. Between claims the worker sleeps until the next due job,
- *   a local wake-up, a freed slot, or `pollMillis` (other processes' jobs). It
- *   claims for every free slot in one claim: woken while jobs run, it first lets
- *   the jobs ending together end (a few event-loop turns, no timer), so their
- *   slots share one claim. A pass that started jobs does not read `nextDueAt`:
- *   the end of one of them brings the next pass (so a job falling due later
- *   while all of them still run waits for that, or at most `pollMillis`). It is
- *   supervised: it restarts with backoff and logs.
+ *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`, or `finish(item)`,
+ *   see below); a handler that fails or dies is retried with backoff. While a
+ *   handler runs, its lease is extended every third of `leaseMillis`; a handler
+ *   that loses its lease is interrupted. On interruption (shutdown) the lease is
+ *   released, so another process takes the job at once; a crashed process's
+ *   leases lapse and its jobs are claimed again. Between claims the worker
+ *   sleeps until the next due job, a local wake-up, a freed slot, an ended
+ *   job's item, or `pollMillis` (other processes' jobs). It claims for every
+ *   free slot in one claim: woken while jobs run, it first lets the jobs ending
+ *   together end (a few event-loop turns, no timer), so their slots share one
+ *   claim. A pass that started jobs does not read `nextDueAt`: the end of one of
+ *   them brings the next pass (so a job falling due later while all of them
+ *   still run waits for that, or at most `pollMillis`). It is supervised: it
+ *   restarts with backoff and logs.
  * - Keys: jobs with the same `key` run strictly one at a time in creation order
  *   (across processes too), unless the worker sets `perKey: n`: then at most n of
  *   a key are in flight, in no particular order. A job whose retry waits keeps
@@ -377,11 +377,17 @@ const make = (primitives: Primitives) =>
           const outcome = result.value
           if (outcome._tag !== "Finish") return yield* primitives.settle(job, outcome)
           if (options.finish === undefined) return yield* Effect.dieMessage("Outcome.finish needs WorkerOptions.finish")
-          // its work is done: it waits for the record, interrupted or not, so it is never handed back unrecorded
-          if (yield* Effect.uninterruptible(carry(job, outcome.item))) return
-          // not recorded (the database is away): the job runs again when its lease would have lapsed
-          const at = (yield* nowMillis) + (options.leaseMillis ?? defaultLeaseMillis)
-          return yield* primitives.settle(job, Outcome.retryAt(new Date(at), "its result could not be recorded"))
+          const item = outcome.item
+          // its work is done: it waits for the record, interrupted or not (a worker restarting after the claim that
+          // carried it failed, a shutdown), so it is never handed back with its work done and not recorded
+          return yield* Effect.uninterruptible(
+            Effect.gen(function* () {
+              if (yield* carry(job, item)) return
+              // not recorded: the job runs again when its lease would have lapsed
+              const at = (yield* nowMillis) + (options.leaseMillis ?? defaultLeaseMillis)
+              yield* primitives.settle(job, Outcome.retryAt(new Date(at), "its result could not be recorded"))
+            })
+          )
         }
         if (Cause.isInterruptedOnly(result.cause)) return yield* Effect.interrupt
         const at = (yield* nowMillis) + retryBackoffMillis(job.attempts)

@@ -5,6 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -52,6 +53,16 @@ const memory = Layer.unwrapEffect(
 
 let queues = 0
 const fresh = (name: string) => `${name}-${++queues}`
+
+/** Where the store speaks SQL: a table the carried writes of the `finish` tests write to, and their write. */
+const finishedItems = Effect.gen(function* () {
+  const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+  if (Option.isNone(sql)) return
+  yield* Effect.orDie(sql.value`create table if not exists finished_items (queue text, n integer)`)
+  yield* Effect.orDie(sql.value`
+    create or replace function finished_items_add(p_queue text, p_ns integer[]) returns integer language sql
+    as $$ insert into finished_items select p_queue, unnest(p_ns); select cardinality(p_ns) $$`)
+})
 
 /** The memory store never asks for a carried write's SQL. */
 const carriesNothing = (): never => {
@@ -358,12 +369,7 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
             )
         })
         const writtenAlone: Array<number> = []
-        if (Option.isSome(sql)) {
-          yield* Effect.orDie(sql.value`create table if not exists finished_items (queue text, n integer)`)
-          yield* Effect.orDie(sql.value`
-            create or replace function finished_items_add(p_queue text, p_ns integer[]) returns integer language sql
-            as $$ insert into finished_items select p_queue, unnest(p_ns); select cardinality(p_ns) $$`)
-        }
+        yield* finishedItems
         for (let i = 0; i < 3; i++) yield* jobs.enqueue({ queue, key: "serial", payload: { n: i } })
         const worker = yield* Effect.fork(
           jobs.worker({
@@ -395,6 +401,50 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
           // the memory store carries no write: the worker writes each alone, then settles it
           expect(writtenAlone).toEqual([0, 1, 2])
         }
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a carried write that fails leaves its job to run again when its lease would have lapsed", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        yield* finishedItems
+        const queue = fresh("finish-fails")
+        const start = yield* Clock.currentTimeMillis
+        let failures = 1
+        let runs = 0
+        const writtenAlone: Array<number> = []
+        yield* jobs.enqueue({ queue, payload: { n: 1 } })
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 2,
+          leaseMillis: 30_000,
+          finish: {
+            // the first write fails (on SQL, the whole claim carrying it: the worker restarts)
+            write: (ns: ReadonlyArray<number>) =>
+              Option.isNone(sql)
+                ? carriesNothing()
+                : failures-- > 0
+                  ? sql.value`(select 1 / 0)`
+                  : sql.value`finished_items_add(${queue}, ${ns}::integer[])`,
+            alone: (ns) =>
+              failures-- > 0 ? Effect.fail("database away") : Effect.sync(() => void writtenAlone.push(...ns))
+          },
+          handle: (job) => Effect.sync(() => (runs++, JobQueue.Outcome.finish((job.payload as { n: number }).n)))
+        })
+        // not lost: waiting for the lease's length, then run again (the first restart of the worker is 1 s later)
+        yield* eventually(jobs.nextDueAt(queue), (due) => Option.getOrUndefined(due) === start + 30_000)
+        expect(runs).toBe(1)
+        yield* TestClock.adjust("1 second")
+        expect(yield* jobs.claimable({ queue })).toBe(0)
+        yield* TestClock.adjust("29 seconds")
+        yield* eventually(Effect.sync(() => runs), (n) => n === 2)
+        yield* jobs.awaitIdle(queue)
+        const written = Option.isSome(sql)
+          ? (yield* Effect.orDie(sql.value`select n from finished_items where queue = ${queue}`)).map((row) => row["n"])
+          : writtenAlone
+        expect(written).toEqual([1])
+        expect(yield* jobs.nextDueAt(queue)).toEqual(Option.none())
         yield* Fiber.interrupt(worker)
       }))
 
