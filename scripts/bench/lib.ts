@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { get } from "node:http"
 import { createRequire } from "node:module"
@@ -119,11 +119,18 @@ export const serviceEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => 
  * which runs `dist/server.mjs` in that very process. The benchmark runner sets `bundle` and builds first
  * (`ensureBuilt`); tests run the sources.
  * `BENCH_CPU_PROF_DIR=<dir>`: each service writes a V8 CPU profile there when it stops.
+ * `BENCH_DIST=<dir>`: the bundle in that directory instead (a copy of another tree's `dist/`, for A/B runs).
  */
 export const spawnService = (env: NodeJS.ProcessEnv): Child => {
   const profileDir = env["BENCH_CPU_PROF_DIR"] ?? process.env["BENCH_CPU_PROF_DIR"]
   const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
-  const entry = process.env["BENCH_SERVICE"] === "bundle" ? ["scripts/start.mjs", "server"] : ["--import", "tsx", "src/main.ts"]
+  const dist = process.env["BENCH_DIST"]
+  const entry =
+    dist !== undefined
+      ? [join(dist, "server.mjs")]
+      : process.env["BENCH_SERVICE"] === "bundle"
+        ? ["scripts/start.mjs", "server"]
+        : ["--import", "tsx", "src/main.ts"]
   return spawnTracked(process.execPath, [...profile, ...entry], env)
 }
 
@@ -193,6 +200,33 @@ export const cpuMs = (pid: number): number => {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+}
+
+/**
+ * CPU time (ms) used so far by every PostgreSQL server process on this machine (backends and background workers,
+ * by their command name): the database's share of a run, for benchmarks where it shares the cores.
+ */
+export const postgresCpuMs = (): number => {
+  let total = 0
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
+      if (name !== "postgres") continue
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total
+}
+
+/** CPU time (ms) this process has used so far (the benchmark's own receiver and bare loops). */
+export const ownCpuMs = (): number => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
 }
 
 /** The bootstrap secret key the service prints on first start with an empty database. */

@@ -24,6 +24,7 @@
  * (`performance.timeOrigin + performance.now()`).
  */
 import { request as httpRequest, createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { cpus } from "node:os"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { perSubscription } from "../../src/webhooks/Dispatcher.js"
@@ -32,6 +33,8 @@ import {
   bootstrapSecret,
   type Child,
   cpuMs,
+  ownCpuMs,
+  postgresCpuMs,
   createAgent,
   fmt,
   freePort,
@@ -239,6 +242,8 @@ const pool = async (n: number, task: (i: number) => Promise<void>) => {
 }
 
 interface Receiver {
+  /** Its process, for its CPU. */
+  readonly pid: number
   readonly base: string
   readonly hookUrl: string
   readonly reset: (hold: boolean) => Promise<void>
@@ -255,6 +260,7 @@ const startReceiver = async (): Promise<Receiver> => {
   })
   await waitForOk(`${base}/control/summary`, child, performance.now())
   return {
+    pid: child.pid,
     base,
     hookUrl: `${base}/hooks`,
     reset: async (hold) => void (await callJson(`${base}/control/reset`, { method: "POST", body: { hold } })),
@@ -269,8 +275,12 @@ interface Throughput {
   readonly label: string
   readonly count: number
   readonly millis: number
-  /** Service CPU per delivery, for the service rows. */
-  readonly cpuUsPerDelivery?: number
+  /** PostgreSQL's CPU (all its processes) a delivery, during the same window. */
+  readonly postgresUsPerDelivery?: number
+  /** The sender's CPU a delivery: the service's, or this process's for the bare loops. */
+  readonly senderUsPerDelivery: number
+  /** The receiver's CPU a delivery (its own process). */
+  readonly receiverUsPerDelivery: number
 }
 
 interface Latency {
@@ -292,13 +302,19 @@ const measureService = async (label: string, receiver: Receiver, extraEnv: Recor
     port
   )
   try {
-    return await againstService(label, receiver, `http://${host}:${port}`, child)
+    return await againstService(label, receiver, `http://${host}:${port}`, child, extraEnv["DATABASE_URL"] === undefined ? "pglite" : "postgres")
   } finally {
     await stop(child)
   }
 }
 
-const againstService = async (label: string, receiver: Receiver, base: string, child: Child): Promise<ServiceRun> => {
+const againstService = async (
+  label: string,
+  receiver: Receiver,
+  base: string,
+  child: Child,
+  database: "postgres" | "pglite"
+): Promise<ServiceRun> => {
   const token = bootstrapSecret(child)
   await receiver.reset(false)
   const sub = await callJson<{ data: { secret: string } }>(`${base}/v1/webhooks`, {
@@ -326,6 +342,8 @@ const againstService = async (label: string, receiver: Receiver, base: string, c
   const creationMillis = performance.now() - creationStarted
   const before = await receiver.summary()
   const cpuBefore = cpuMs(child.pid)
+  const postgresBefore = postgresCpuMs()
+  const receiverBefore = cpuMs(receiver.pid)
   const openedAt = await receiver.open()
   const deadline = performance.now() + backlogDeadlineMillis
   let s = await receiver.summary()
@@ -335,6 +353,8 @@ const againstService = async (label: string, receiver: Receiver, base: string, c
   }
   if (s.distinctEvents < deliveries) throw new Error(`${label}: ${s.distinctEvents} of ${deliveries} delivered in time`)
   const cpu = cpuMs(child.pid) - cpuBefore
+  const postgresCpu = postgresCpuMs() - postgresBefore
+  const receiverCpu = cpuMs(receiver.pid) - receiverBefore
   const millis = s.lastAnsweredAt! - openedAt
   console.log(
     `    backlog: ${deliveries} agents created in ${fmt(creationMillis / 1000, 1)} s (${before.received} deliveries arrived meanwhile); ` +
@@ -343,7 +363,15 @@ const againstService = async (label: string, receiver: Receiver, base: string, c
   )
   const bodies = (await callJson<ServiceRun["bodies"]>(`${receiver.base}/control/bodies`)).body
   return {
-    throughput: { label, count: s.answeredAfterOpen, millis, cpuUsPerDelivery: (cpu * 1000) / s.answeredAfterOpen },
+    throughput: {
+      label,
+      count: s.answeredAfterOpen,
+      millis,
+      // PGlite runs inside the service: no server processes of its own
+      ...(database === "postgres" ? { postgresUsPerDelivery: (postgresCpu * 1000) / s.answeredAfterOpen } : {}),
+      senderUsPerDelivery: (cpu * 1000) / s.answeredAfterOpen,
+      receiverUsPerDelivery: (receiverCpu * 1000) / s.answeredAfterOpen
+    },
     latency: { label, samples },
     secret: sub.body.data.secret,
     bodies
@@ -374,13 +402,23 @@ const bareLoop = async (
   // warm-up (the service had its own: the latency phase)
   await pool(Math.min(200, run.bodies.length), send)
   await receiver.reset(false)
+  const senderBefore = ownCpuMs()
+  const receiverBefore = cpuMs(receiver.pid)
   const started = performance.now()
   await pool(run.bodies.length, send)
   const millis = performance.now() - started
+  const senderCpu = ownCpuMs() - senderBefore
+  const receiverCpu = cpuMs(receiver.pid) - receiverBefore
   const s = await receiver.summary()
   if (s.received !== run.bodies.length) throw new Error(`${label}: receiver got ${s.received} of ${run.bodies.length}`)
   console.log(`    ${label}: ${run.bodies.length} in ${fmt(millis)} ms (${fmt((run.bodies.length * 1000) / millis)}/s)`)
-  return { label, count: run.bodies.length, millis }
+  return {
+    label,
+    count: run.bodies.length,
+    millis,
+    senderUsPerDelivery: (senderCpu * 1000) / run.bodies.length,
+    receiverUsPerDelivery: (receiverCpu * 1000) / run.bodies.length
+  }
 }
 
 const viaFetch = async (url: string, body: string, headers: Record<string, string>) => {
@@ -428,13 +466,17 @@ export const webhooks = async (): Promise<Section> => {
   return {
     title: `Webhook delivery (${deliveries} backlogged agent.created deliveries, ${concurrency} in flight to one receiver; first attempt of ${latencyN} agents created one at a time)`,
     lines: [
-      "| sender | deliveries | ms | deliveries/s | vs bare fetch loop | service CPU µs/delivery |",
-      "|---|---:|---:|---:|---:|---:|",
+      "| sender | deliveries | ms | deliveries/s | vs bare fetch loop | sender CPU µs/delivery | PostgreSQL CPU µs/delivery | receiver CPU µs/delivery | all, µs/delivery |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows.map(
         (t) =>
           `| ${t.label} | ${t.count} | ${fmt(t.millis)} | ${fmt(rate(t))} | ${ratio(rate(t), rate(fetchLoop))} | ` +
-          `${t.cpuUsPerDelivery === undefined ? "–" : fmt(t.cpuUsPerDelivery)} |`
+          `${fmt(t.senderUsPerDelivery)} | ${t.postgresUsPerDelivery === undefined ? "–" : fmt(t.postgresUsPerDelivery)} | ` +
+          `${fmt(t.receiverUsPerDelivery)} | ${fmt(t.senderUsPerDelivery + (t.postgresUsPerDelivery ?? 0) + t.receiverUsPerDelivery)} |`
       ),
+      "",
+      "The sender, PostgreSQL and the receiver share the machine's cores: a delivery's whole CPU bounds the rate " +
+        `(${cpus().length} cores: ${fmt(cpus().length * 1e6)} µs of CPU a second).`,
       "",
       "First attempt after commit (from the `POST /v1/agents` response to the receiver; `WEBHOOK_POLL_MS` default 1000):",
       "",
