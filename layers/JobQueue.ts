@@ -16,7 +16,9 @@
  *   see below); a handler that fails or dies is retried with backoff. While a
  *   handler runs, its lease is extended every third of `leaseMillis`; a handler
  *   that loses its lease is interrupted. On interruption (shutdown) the lease is
- *   released, so another process takes the job at once; a crashed process's
+ *   released, so another process takes the job at once (first `handBack` gives
+ *   back what its claim took for it, also for a job whose handler never
+ *   started); a crashed process's
  *   leases lapse and its jobs are claimed again. Between claims the worker
  *   sleeps until the next due job, a local wake-up, a freed slot, an ended
  *   job's item, or `pollMillis` (other processes' jobs). It claims for every
@@ -48,7 +50,9 @@
  *   worker's next claim carries the items of every job that ended meanwhile:
  *   on PostgreSQL one statement writes them (`finish.write`), settles their
  *   jobs and claims their successors (`jobs_claim_after`, migration 0016), in
- *   the commit that records the work. Where the store cannot carry a write
+ *   the commit that records the work; or, with `claimCall`, one call of the
+ *   queue owner's own database function does all of it (its statements are
+ *   planned once per session). Where the store cannot carry a write
  *   (memory) the worker runs `finish.alone` and settles the jobs itself. The
  *   handler's job ends when its item is written, also on shutdown (the worker
  *   writes what it holds before it stops), so a job is never handed back with
@@ -139,6 +143,23 @@ export interface Carried {
   readonly write: Statement.Fragment
 }
 
+/** A claim as the queue's owner's own database function makes it (see `WorkerOptions.claimCall`). */
+export interface ClaimCall<F> {
+  readonly queue: string
+  /** The claim's instant, and the end of the leases it takes. */
+  readonly at: Date
+  readonly until: Date
+  /** Null: strict order per key. */
+  readonly perKey: number | null
+  readonly limit: number
+  /** Whether it may commit without waiting for the WAL flush (false inside a caller's transaction). */
+  readonly async: boolean
+  /** Jobs that ended well: settled (each fenced by its claim) once `items` are written. */
+  readonly ended: ReadonlyArray<Job>
+  /** The items of those jobs, to write first. */
+  readonly items: ReadonlyArray<F>
+}
+
 export interface ClaimOptions {
   readonly queue: string
   readonly limit: number
@@ -157,6 +178,11 @@ export interface ClaimOptions {
    * claim's statement before it claims.
    */
   readonly carried?: Carried | undefined
+  /**
+   * Where the store speaks SQL: the claim as this call (see `WorkerOptions.claimCall`), in place of `jobs_claim` /
+   * `jobs_claim_after` with `alongside`; it writes the carried items itself (the worker closes over them).
+   */
+  readonly call?: ((call: Omit<ClaimCall<never>, "items">) => Statement.Fragment) | undefined
 }
 
 export interface WorkerOptions<R, P = undefined, F = never> {
@@ -172,6 +198,15 @@ export interface WorkerOptions<R, P = undefined, F = never> {
   readonly alongside?: ((at: Date, carried: ReadonlyArray<F>) => Statement.Fragment) | undefined
   /** Final writes carried by the next claim (see `Outcome.finish`). */
   readonly finish?: FinishOptions<F, R> | undefined
+  /**
+   * Where the store speaks SQL (PostgreSQL): the whole claim as one call of a database function of the queue's
+   * owner, in place of `alongside` and `finish.write`. It writes `items`, settles `ended` and claims as
+   * `jobs_claim_after` does, and returns the claimed jobs' rows: `id, queue, key, payload, attempts, claims,
+   * created_at` of `jobs`, and `alongside` (JSON or null, what `alongside` would have returned for the job).
+   * A PL/pgSQL function's statements are planned once per session; a claim sent as statement text is parsed and
+   * planned at every claim. `finish.write` still serves the claim that writes what waits when the worker stops.
+   */
+  readonly claimCall?: ((call: ClaimCall<F>) => Statement.Fragment) | undefined
   /** Longest sleep between claims when nothing local wakes the worker (default 1 s). */
   readonly pollMillis?: number | undefined
   /**
@@ -183,6 +218,12 @@ export interface WorkerOptions<R, P = undefined, F = never> {
   readonly prepare?: ((jobs: ReadonlyArray<Job>) => Effect.Effect<P, unknown, R>) | undefined
   /** `prepared`: the result of `prepare` for this job's claim (undefined without one). */
   readonly handle: (job: Job, prepared: P) => Effect.Effect<Outcome<F>, unknown, R>
+  /**
+   * Runs when a claimed job is handed back on shutdown, just before its lease is released (another worker may
+   * claim it at once): gives back what its claim took for it (its `alongside`, what `prepare` holds for it), also
+   * when its handler never started or only ran part way. `prepared`: undefined when `prepare` did not end.
+   */
+  readonly handBack?: ((job: Job, prepared: P | undefined) => Effect.Effect<void, never, R>) | undefined
 }
 
 /** What each implementation provides; the worker and the probes are built on it. */
@@ -361,15 +402,25 @@ const make = (primitives: Primitives) =>
     const enqueue = (input: EnqueueInput) =>
       Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
 
+    /** Hands a claimed job back on shutdown: what its claim took for it first (`handBack`), then its lease. */
+    const handBack = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, prepared: P | undefined) =>
+      options.handBack === undefined
+        ? primitives.release(job)
+        : Effect.zipRight(options.handBack(job, prepared), primitives.release(job))
+
     /**
      * A job's run: its handler, then its settle, or its item handed to `carry` (which answers once the item is
-     * written); the worker's heartbeat interrupts it if its lease is lost.
+     * written); the worker's heartbeat interrupts it if its lease is lost. Entered uninterruptible (from the end of
+     * its claim): the hand-back on interruption is in place before the run can be interrupted, also when that
+     * happens before its handler starts.
      */
     const runOne = <R, P, F>(
       options: WorkerOptions<R, P, F>,
       job: Job,
       prepared: Exit.Exit<P, unknown>,
-      carry: (job: Job, item: F) => Effect.Effect<boolean, never, R>
+      carry: (job: Job, item: F) => Effect.Effect<boolean, never, R>,
+      /** Whether the job was interrupted because another worker has it now: nothing of it is ours to hand back. */
+      lost: () => boolean
     ) =>
       Effect.gen(function* () {
         const result = yield* Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p))))
@@ -394,8 +445,11 @@ const make = (primitives: Primitives) =>
         yield* Effect.logError(`job ${job.id} of ${job.queue} failed; retrying`, result.cause)
         yield* primitives.settle(job, Outcome.retryAt(new Date(at), describe(result.cause)))
       }).pipe(
+        Effect.interruptible,
         // on shutdown, hand the job back at once rather than after the lease
-        Effect.onInterrupt(() => primitives.release(job)),
+        Effect.onInterrupt(() =>
+          lost() ? Effect.void : handBack(options, job, Exit.isSuccess(prepared) ? prepared.value : undefined)
+        ),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`job ${job.id} could not be settled`, cause)
         )
@@ -425,7 +479,8 @@ const make = (primitives: Primitives) =>
           // once the worker stops, a job that ends well writes its own item
           let closing = false
           // the jobs running here, for the heartbeat
-          const held = new Map<string, { readonly job: Job; readonly fiber: Fiber.RuntimeFiber<void, never> }>()
+          // `lost`: set by the heartbeat when another worker has the job (it is interrupted, not handed back)
+          const held = new Map<string, { readonly job: Job; readonly fiber: Fiber.RuntimeFiber<void, never>; lost: boolean }>()
           const jobStarted = yield* Queue.sliding<void>(1)
           // One heartbeat for all of them (not a fiber and a timer per job): every third of the lease, each lease is
           // extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
@@ -444,6 +499,7 @@ const make = (primitives: Primitives) =>
                   )
                   if (!kept && held.get(entry.job.id) === entry) {
                     yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
+                    entry.lost = true
                     yield* Fiber.interruptFork(entry.fiber)
                   }
                 }
@@ -503,11 +559,12 @@ const make = (primitives: Primitives) =>
               add(inFlight, options.queue, 1),
               FiberSet.run(
                 running,
-                // started from the uninterruptible end of a claim: the job itself can be interrupted
+                // started from the uninterruptible end of a claim, it stays so until `runOne` has its hand-back in place
                 Effect.withFiberRuntime<void, never, R>((fiber) => {
-                  const entry = { job, fiber }
+                  const entry = { job, fiber, lost: false }
                   held.set(job.id, entry)
-                  return Effect.zipRight(Queue.offer(jobStarted, undefined), Effect.interruptible(runOne(options, job, prepared, carry)).pipe(
+                  const lost = () => entry.lost
+                  return Effect.zipRight(Queue.offer(jobStarted, undefined), runOne(options, job, prepared, carry, lost).pipe(
                     Effect.ensuring(
                       Effect.suspend(() => {
                         if (held.get(job.id) === entry) held.delete(job.id)
@@ -554,7 +611,10 @@ const make = (primitives: Primitives) =>
                   leaseMillis,
                   perKey: options.perKey,
                   alongside: options.alongside && ((at) => options.alongside!(at, items.map((c) => c.item))),
-                  carried
+                  carried,
+                  call:
+                    options.claimCall &&
+                    ((call) => options.claimCall!({ ...call, items: carried === undefined ? [] : items.map((c) => c.item) }))
                 })
                 const exit = yield* Effect.exit(carried === undefined ? restore(claim) : claim)
                 if (carried !== undefined) {
@@ -568,7 +628,7 @@ const make = (primitives: Primitives) =>
                     ? Exit.succeed(undefined as P)
                     : yield* Effect.exit(restore(options.prepare(claimed)))
                 if (Exit.isFailure(prepared) && Cause.isInterruptedOnly(prepared.cause)) {
-                  yield* Effect.forEach(claimed, (job) => primitives.release(job), { discard: true })
+                  yield* Effect.forEach(claimed, (job) => handBack(options, job, undefined), { discard: true })
                   return yield* Effect.interrupt
                 }
                 for (const job of claimed) yield* start(job, prepared)
@@ -723,6 +783,19 @@ const makePostgres = Effect.gen(function* () {
         const until = new Date(at.getTime() + options.leaseMillis)
         const perKey = options.perKey ?? null
         const carried = options.carried
+        if (options.call !== undefined) {
+          const call = options.call({
+            queue: options.queue,
+            at,
+            until,
+            perKey,
+            limit: options.limit,
+            async: Option.isNone(transaction),
+            ended: carried?.jobs ?? []
+          })
+          const rows = yield* sql`select id, queue, key, payload, attempts, claims, created_at, alongside from ${call}`
+          return (yield* decodeJobs(rows)).map(toJob).sort((a, b) => Number(a.id) - Number(b.id))
+        }
         const claim = carried === undefined
           ? sql`
               select * from jobs_claim(${options.queue}, ${at}, ${until}, ${perKey}::integer, ${options.limit}::integer,

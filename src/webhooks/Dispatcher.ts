@@ -2,11 +2,12 @@
  * The webhook dispatcher: a JobQueue worker on the `webhooks` queue, one job per
  * delivery keyed by subscription (at most `perSubscription` in flight for one
  * subscription, across instances). Each claim of jobs takes their deliveries'
- * own leases in one statement (so a duplicate job can never send one twice at
+ * own leases in the same call (so a duplicate job can never send one twice at
  * once); a job's handler POSTs the event's fixed body with a fresh signature.
  * A success is recorded by the worker's next claim, together with the
- * successes that ended with it, in the statement that settles their jobs and
- * claims the next ones (`Outcome.finish`); a failure records its attempt and
+ * successes that ended with it, in the call that settles their jobs and
+ * claims the next ones (`Outcome.finish`; one database function, migration
+ * 0017, whose statements are planned once per session); a failure records its attempt and
  * applies the schedule, the degraded flag and auto-disable — all by the
  * Clock. The `webhook_deliveries` rows stay the record; the job follows them.
  */
@@ -19,7 +20,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { failure, Fetcher, type PostResult } from "../../layers/Fetcher.js"
-import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
+import { type ClaimCall, type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { WorkspaceId } from "../../schema/Ids.js"
 import { AppConfig } from "../Config.js"
 import { DbDate } from "../db/Columns.js"
@@ -119,37 +120,12 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const leased = sql.literal(`d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts,
       d.horizon_at, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`)
 
-    /**
-     * Takes the leases of the deliveries of one claim's jobs: each that is due,
-     * unleased, and its subscription active. Run alongside the claim (in its
-     * statement, so in its round trip, and committed like it without waiting for
-     * the WAL flush: only a database crash can lose it, and a lost lease is a
-     * lapsed one). Two jobs of one delivery in one claim: the row is updated
-     * once, for one of them; the other finds it taken, like a job of another claim.
-     * (A delivery committed while the claim waited for the queue's lock is not in
-     * the statement's snapshot: its job finds it not taken and leases it itself, in a statement of its own.)
-     * The deliveries whose successes the same statement records are left alone (a duplicate job of one of them
-     * would otherwise update its row twice in one statement): their jobs find them done.
-     * The deliveries are looked up by their ids as an array: the planner cannot
-     * tell how few rows `claimed` has (a function's), and joining it as it is
-     * read every pending delivery, and its event, at each claim.
-     */
-    const leaseAlongside = (at: Date, recorded: ReadonlyArray<Success>) => sql`
-      update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-      from claimed c, webhook_subscriptions s, events e
-      where d.id = any(array(select k.payload::jsonb ->> 'deliveryId' from claimed k))
-        and d.id <> all(${recorded.map((s) => s.claimed.id)}::text[])
-        and d.id = (c.payload::jsonb ->> 'deliveryId') and d.status = 'pending' and d.next_attempt_at <= ${at}
-        and (d.locked_until is null or d.locked_until <= ${at})
-        and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
-      returning c.id as job_id, ${leased}`
-
     const decodeClaimed = Schema.decodeUnknown(Claimed)
 
     /**
      * The deliveries of one claim's jobs, leased, by delivery id: those the claim
-     * took alongside, or else (a store that ran no `alongside`) taken here in one
-     * statement by the same rules. Each handler `take`s its own.
+     * took (`webhookClaim`), or else (a store that ran no claim call: memory) taken
+     * here in one statement by the same rules. Each handler `take`s its own.
      */
     const claimDeliveries = (jobs: ReadonlyArray<Job>) =>
       Effect.gen(function* () {
@@ -188,13 +164,6 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         )
         for (const row of rows) taken.set(row.id, row)
         return taken
-      })
-
-    const take = (taken: Map<string, Claimed>, id: string) =>
-      Effect.sync(() => {
-        const claimed = taken.get(id)
-        taken.delete(id)
-        return Option.fromNullable(claimed)
       })
 
     /** Why a delivery could not be claimed: when its job should look again, if ever. */
@@ -249,19 +218,35 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         }
       })
 
-    /**
-     * The successes of jobs that ended together, recorded by the claim that settles their jobs (migration 0016):
-     * their attempts, their deliveries, their subscriptions' failure streaks cleared. Timestamps cross as ISO text.
-     */
-    const recordSuccesses = (successes: ReadonlyArray<Success>) => sql`
-      webhook_deliveries_succeeded(
+    /** The successes of jobs that ended together as the arguments of `webhook_deliveries_succeeded` (migration 0016). */
+    const successArrays = (successes: ReadonlyArray<Success>) => sql`
         ${successes.map((s) => s.claimed.id)}::text[],
         ${successes.map((s) => s.at.toISOString())}::timestamptz[],
         ${successes.map((s) => s.status)}::integer[],
         ${successes.map((s) => s.durationMillis)}::integer[],
         ${successes.map((s) => s.bodyExcerpt)}::text[],
         ${successes.map((s) => s.claimed.attempt_count + 1)}::integer[],
-        ${[...new Set(successes.map((s) => s.claimed.subscription_id))]}::text[])`
+        ${[...new Set(successes.map((s) => s.claimed.subscription_id))]}::text[]`
+
+    /**
+     * Their record: their attempts, their deliveries, their subscriptions' failure streaks cleared. Timestamps cross
+     * as ISO text. Written by the claim that settles their jobs (`webhookClaim`), or alone (the memory queue, and
+     * what waits when the worker stops).
+     */
+    const recordSuccesses = (successes: ReadonlyArray<Success>) => sql`webhook_deliveries_succeeded(${successArrays(successes)})`
+
+    /**
+     * A claim of the worker (migration 0017): the successes it carries recorded, their jobs settled, the next jobs
+     * claimed and their deliveries leased (each that is due, unleased, and its subscription active), in one call
+     * committed like the queue's bookkeeping, without waiting for the WAL flush (only a database crash can lose
+     * it, and a lost lease is a lapsed one). Two jobs of one delivery in one claim: one of them gets it, the
+     * other finds it taken, like a job of another claim.
+     */
+    const webhookClaim = (call: ClaimCall<Success>) => sql`
+      webhook_jobs_claim(${successArrays(call.items)},
+        ${call.ended.map((job) => job.id)}::bigint[], ${call.ended.map((job) => job.claim)}::integer[],
+        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.limit}::integer, ${call.async},
+        ${new Date(call.at.getTime() + leaseMillis)})`
 
     /**
      * Records an attempt; what the job becomes. A success is handed to the worker (`Outcome.finish`): its next
@@ -365,24 +350,52 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const releaseDelivery = (id: string) =>
       sql`update webhook_deliveries set locked_until = null where id = ${id} and status = 'pending'`.pipe(Effect.ignore)
 
-    const handle = (job: Job, taken: Map<string, Claimed>) => {
+    const deliveryOf = (job: Job): string | undefined => {
       const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
-      if (Either.isLeft(payload)) return Effect.succeed(Outcome.failed("not a delivery job"))
-      const id = payload.right.deliveryId
+      return Either.isRight(payload) ? payload.right.deliveryId : undefined
+    }
+
+    const handle = (job: Job, taken: Map<string, Claimed>) => {
+      const id = deliveryOf(job)
+      if (id === undefined) return Effect.succeed(Outcome.failed("not a delivery job"))
+      // whether this job holds its delivery's lease: set in the step that takes it, so an interruption never falls
+      // between the two (what its claim took and it has not picked up is given back by `handBack`)
       let mine = false
+      const hold = (claimed: Claimed | undefined) =>
+        Effect.sync(() => {
+          if (claimed !== undefined) mine = true
+          return Option.fromNullable(claimed)
+        })
       return Effect.gen(function* () {
-        let claimed = yield* take(taken, id)
-        // Not taken by the claim: a delivery committed while the claim waited for the queue's lock is not in that
-        // statement's snapshot. One more try in a statement of its own sees it; "later" would be a Clock's later.
-        if (Option.isNone(claimed)) claimed = Option.fromNullable((yield* leaseDeliveries([id])).get(id))
+        let claimed = yield* Effect.suspend(() => {
+          const found = taken.get(id)
+          taken.delete(id)
+          return hold(found)
+        })
+        // Not taken by the claim (not due, leased by another dispatcher, its subscription inactive, done, or a
+        // store that ran no claim call): one more try in a statement of its own, then the reason decides the job.
+        if (Option.isNone(claimed)) {
+          claimed = yield* Effect.uninterruptible(Effect.flatMap(leaseDeliveries([id]), (leased) => hold(leased.get(id))))
+        }
         if (Option.isNone(claimed)) return yield* Effect.flatMap(now, (at) => notClaimed(id, at))
-        mine = true
         return yield* deliver(claimed.value)
       }).pipe(
-        // on shutdown, hand the delivery's lease back at once rather than after it lapses (also one this job's
-        // claim took that it had not picked up yet)
-        Effect.onInterrupt(() => (mine || taken.delete(id) ? releaseDelivery(id) : Effect.void))
+        // on shutdown, hand the delivery's lease back at once rather than after it lapses
+        Effect.onInterrupt(() => (mine ? releaseDelivery(id) : Effect.void))
       )
+    }
+
+    /**
+     * A job handed back on shutdown gives back its delivery's lease if its claim took it and its handler did not
+     * pick it up (that one gives it back itself): before the job's own lease, so the next claim of the job finds
+     * the delivery free. Without `prepare`'s result (interrupted), by the claim's own row for the job.
+     */
+    const handBack = (job: Job, taken: Map<string, Claimed> | undefined) => {
+      const id = deliveryOf(job)
+      if (id === undefined) return Effect.void
+      const takenByClaim =
+        taken === undefined ? job.alongside !== undefined && Option.isSome(job.alongside) : taken.delete(id)
+      return takenByClaim ? releaseDelivery(id) : Effect.void
     }
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
@@ -392,8 +405,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       perKey: perSubscription,
       leaseMillis,
       pollMillis: config.webhookPollMillis,
-      alongside: leaseAlongside,
+      claimCall: webhookClaim,
       prepare: claimDeliveries,
+      handBack,
       finish: {
         write: recordSuccesses,
         alone: (successes) => execute(sql`select ${recordSuccesses(successes)}`)

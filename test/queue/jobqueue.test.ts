@@ -320,6 +320,53 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         yield* other.settle(taken!, JobQueue.Outcome.done)
       }))
 
+    it.effect("a job handed back on shutdown first gives back what its claim took, whether its handler ran or not", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const { queue: other } = yield* Other
+        const stalled = fresh("hand-back-prepare")
+        const running = fresh("hand-back-running")
+        for (let n = 1; n <= 2; n++) yield* jobs.enqueue({ queue: stalled, payload: { n } })
+        yield* jobs.enqueue({ queue: running, payload: { n: 3 } })
+        // per job handed back: its payload, what `prepare` gave it, and how many of its queue's jobs were claimable
+        // then (those handed back before it: its own lease is still held)
+        const handedBack: Array<{ n: unknown; prepared: string | undefined; claimable: number }> = []
+        const handBack = (queue: string) => (job: JobQueue.Job, prepared: string | undefined) =>
+          Effect.map(other.claimable({ queue }), (claimable) =>
+            void handedBack.push({ n: (job.payload as { n: number }).n, prepared, claimable })
+          )
+        const inPrepare = yield* Deferred.make<void>()
+        const inHandler = yield* Deferred.make<void>()
+        // a claim whose `prepare` never ends: its handlers never start
+        const first = yield* startWorker({
+          queue: stalled,
+          concurrency: 2,
+          prepare: () => Effect.zipRight(Deferred.succeed(inPrepare, undefined), Effect.never),
+          handBack: handBack(stalled),
+          handle: () => Effect.succeed(JobQueue.Outcome.done)
+        })
+        // a handler that runs until the shutdown
+        const second = yield* startWorker({
+          queue: running,
+          concurrency: 1,
+          prepare: () => Effect.succeed("prepared"),
+          handBack: handBack(running),
+          handle: () => Effect.zipRight(Deferred.succeed(inHandler, undefined), Effect.never)
+        })
+        yield* Deferred.await(inPrepare)
+        yield* Deferred.await(inHandler)
+        yield* Fiber.interrupt(first)
+        yield* Fiber.interrupt(second)
+        expect([...handedBack].sort((a, b) => Number(a.n) - Number(b.n))).toEqual([
+          { n: 1, prepared: undefined, claimable: 0 },
+          { n: 2, prepared: undefined, claimable: 1 },
+          { n: 3, prepared: "prepared", claimable: 0 }
+        ])
+        // then their leases: another worker takes them at once
+        expect(yield* other.claimable({ queue: stalled })).toBe(2)
+        expect(yield* other.claimable({ queue: running })).toBe(1)
+      }))
+
     it.effect("prepare runs once per claim and each handler gets its result; rows run alongside the claim reach their jobs", () =>
       Effect.gen(function* () {
         const jobs = yield* JobQueue.JobQueue

@@ -15,6 +15,7 @@ import training from "./0013_training.js"
 import jobClaimFunction from "./0014_job_claim_function.js"
 import messageEventsRetention from "./0015_message_events_retention.js"
 import carriedWrites from "./0016_carried_writes.js"
+import webhookClaimFunction from "./0017_webhook_claim_function.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -32,5 +33,6 @@ export const migrations = {
   "0013_training": training,
   "0014_job_claim_function": jobClaimFunction,
   "0015_message_events_retention": messageEventsRetention,
-  "0016_carried_writes": carriedWrites
+  "0016_carried_writes": carriedWrites,
+  "0017_webhook_claim_function": webhookClaimFunction
 }

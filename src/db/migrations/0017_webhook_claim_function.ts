@@ -1,0 +1,74 @@
+/**
+ * The webhook dispatcher's claim as one call of a function of its own
+ * (`WorkerOptions.claimCall` in `layers/JobQueue.ts`): the successes carried
+ * by the claim recorded (`webhook_deliveries_succeeded`), the ended jobs
+ * settled and their successors claimed (`jobs_claim_after`), and the claimed
+ * jobs' deliveries leased, each a statement of the function.
+ *
+ * Sent as one statement text (a CTE around `jobs_claim_after` and the lease),
+ * the claim was parsed and planned at every claim: about 0.2 ms parse and
+ * 0.4 ms bind against 0.8 ms of execution, measured in PostgreSQL's log.
+ * Inside PL/pgSQL the statements are planned once per session, and the call
+ * itself is a short text.
+ *
+ * The lease runs after the claim, with a snapshot of its own: it sees every
+ * delivery committed before the claim took the queue's lock, and the deliveries
+ * the same call just recorded as succeeded are no longer pending, so a
+ * duplicate job of one of them finds it done. A delivery is leased when it is
+ * due, unleased and its subscription active; it is looked up by id (an array
+ * of the claimed jobs' delivery ids, so the plan is an index lookup whatever
+ * the planner guesses of the claim's size). Rows: the claimed jobs' columns,
+ * and for each job whose delivery was leased that delivery with what sending
+ * it needs, as JSON (`alongside`, null otherwise).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`
+    create function webhook_jobs_claim(
+      p_ids text[], p_attempted_at timestamptz[], p_status integer[], p_duration integer[], p_excerpt text[],
+      p_attempts integer[], p_subscriptions text[],
+      p_ended bigint[], p_ended_claims integer[],
+      p_queue text, p_at timestamptz, p_until timestamptz, p_per_key integer, p_limit integer, p_async boolean,
+      p_lease_until timestamptz
+    )
+    returns table (
+      id bigint, queue text, key text, payload text, attempts integer, claims integer, created_at timestamptz,
+      alongside json
+    )
+    language plpgsql volatile
+    as $$
+    #variable_conflict use_column
+    declare
+      v_claimed jobs[];
+      v_deliveries text[];
+    begin
+      if cardinality(p_ids) > 0 then
+        perform webhook_deliveries_succeeded(p_ids, p_attempted_at, p_status, p_duration, p_excerpt, p_attempts,
+          p_subscriptions);
+      end if;
+      select coalesce(array_agg(c), '{}') into v_claimed
+      from jobs_claim_after(0, p_ended, p_ended_claims, p_queue, p_at, p_until, p_per_key, p_limit, p_async) c;
+      if cardinality(v_claimed) = 0 then
+        return;
+      end if;
+      v_deliveries := array(select c.payload::jsonb ->> 'deliveryId' from unnest(v_claimed) c);
+      return query
+        with claimed as (select * from unnest(v_claimed)),
+        leased as (
+          update webhook_deliveries d set locked_until = p_lease_until
+          from claimed c, webhook_subscriptions s, events e
+          where d.id = any(v_deliveries) and d.id = (c.payload::jsonb ->> 'deliveryId')
+            and d.status = 'pending' and d.next_attempt_at <= p_at
+            and (d.locked_until is null or d.locked_until <= p_at)
+            and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
+          returning c.id as job_id, d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count,
+            d.max_attempts, d.horizon_at, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body
+        )
+        select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at, to_json(l)
+        from claimed c left join leased l on l.job_id = c.id;
+    end
+    $$`)
+})
