@@ -89,10 +89,13 @@ interface Summary {
   readonly openedAt: number | null
   readonly answeredAfterOpen: number
   readonly lastAnsweredAt: number | null
+  /** Connections opened to the receiver since the last reset. */
+  readonly connections: number
 }
 
 const receiverMain = (port: number) => {
   let records: Array<Delivery> = []
+  let connections = 0
   let hold = false
   let openedAt: number | null = null
   let held: Array<() => void> = []
@@ -152,7 +155,8 @@ const receiverMain = (port: number) => {
       distinctEvents: new Set(records.map((r) => r.eventId)).size,
       openedAt,
       answeredAfterOpen: after.length,
-      lastAnsweredAt: after.length === 0 ? null : Math.max(...after.map((r) => r.answeredAt))
+      lastAnsweredAt: after.length === 0 ? null : Math.max(...after.map((r) => r.answeredAt)),
+      connections
     }
   }
 
@@ -165,6 +169,7 @@ const receiverMain = (port: number) => {
         for (const answer of held) answer()
         held = []
         records = []
+        connections = 0
         openedAt = null
         hold = options.hold === true
         return json(res, 200, { ok: true })
@@ -204,13 +209,15 @@ const receiverMain = (port: number) => {
     }
   }
 
-  createServer((req, res) => {
+  const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", `http://${host}`)
     const work = url.pathname.startsWith("/control/") ? control(req, res, url) : delivery(req, res)
     work.catch((error: unknown) => {
       if (!res.headersSent) json(res, 500, { error: String(error) })
     })
-  }).listen(port, host)
+  })
+  server.on("connection", () => void connections++)
+  server.listen(port, host)
 }
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)
@@ -359,7 +366,7 @@ const againstService = async (
   console.log(
     `    backlog: ${deliveries} agents created in ${fmt(creationMillis / 1000, 1)} s (${before.received} deliveries arrived meanwhile); ` +
       `${s.answeredAfterOpen} delivered in ${fmt(millis)} ms after the gate opened (${fmt((s.answeredAfterOpen * 1000) / millis)}/s), ` +
-      `${s.received - s.distinctEvents} duplicates`
+      `${s.received - s.distinctEvents} duplicates, ${s.connections} connections to the receiver (control calls included)`
   )
   const bodies = (await callJson<ServiceRun["bodies"]>(`${receiver.base}/control/bodies`)).body
   return {
@@ -411,7 +418,10 @@ const bareLoop = async (
   const receiverCpu = cpuMs(receiver.pid) - receiverBefore
   const s = await receiver.summary()
   if (s.received !== run.bodies.length) throw new Error(`${label}: receiver got ${s.received} of ${run.bodies.length}`)
-  console.log(`    ${label}: ${run.bodies.length} in ${fmt(millis)} ms (${fmt((run.bodies.length * 1000) / millis)}/s)`)
+  console.log(
+    `    ${label}: ${run.bodies.length} in ${fmt(millis)} ms (${fmt((run.bodies.length * 1000) / millis)}/s), ` +
+      `${s.connections} connections to the receiver`
+  )
   return {
     label,
     count: run.bodies.length,
