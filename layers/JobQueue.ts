@@ -104,8 +104,8 @@ export interface Job {
   readonly claim: number
   readonly createdAt: Date
   /**
-   * The row `ClaimOptions.alongside` returned for this job (as JSON), or none; undefined when the claim had no
-   * `alongside` or the store does not run one.
+   * The `alongside` column of the claim call's row for this job (see `WorkerOptions.claimCall`), or none;
+   * undefined when the claim was not such a call.
    */
   readonly alongside?: Option.Option<unknown> | undefined
 }
@@ -140,7 +140,8 @@ export interface FinishOptions<F, R> {
 /** Jobs that ended well, and the write that records them, for the claim that settles them. */
 export interface Carried {
   readonly jobs: ReadonlyArray<Job>
-  readonly write: Statement.Fragment
+  /** Built only by a claim that is not a call (a claim call writes the items itself). */
+  readonly write: () => Statement.Fragment
 }
 
 /** A claim as the queue's owner's own database function makes it (see `WorkerOptions.claimCall`). */
@@ -167,20 +168,13 @@ export interface ClaimOptions {
   /** Absent: strict order per key. A number: at most that many in flight per key, unordered. */
   readonly perKey?: number | undefined
   /**
-   * Where the store speaks SQL (PostgreSQL): a statement run in the claim's own
-   * round trip, given the claim's instant, over the claimed jobs as the relation
-   * `claimed` (the columns of `jobs`); at most one row per job, naming it in
-   * `job_id`, which reaches that job as `Job.alongside`. Other stores ignore it.
-   */
-  readonly alongside?: ((at: Date) => Statement.Fragment) | undefined
-  /**
    * Where the store carries writes (`Primitives.carries`): written, and their jobs settled as done, in the
    * claim's statement before it claims.
    */
   readonly carried?: Carried | undefined
   /**
    * Where the store speaks SQL: the claim as this call (see `WorkerOptions.claimCall`), in place of `jobs_claim` /
-   * `jobs_claim_after` with `alongside`; it writes the carried items itself (the worker closes over them).
+   * `jobs_claim_after`; it writes the carried items itself (the worker closes over them). Other stores ignore it.
    */
   readonly call?: ((call: Omit<ClaimCall<never>, "items">) => Statement.Fragment) | undefined
 }
@@ -191,20 +185,17 @@ export interface WorkerOptions<R, P = undefined, F = never> {
   /** Default 60 s; extended while the handler runs. */
   readonly leaseMillis?: number | undefined
   readonly perKey?: number | undefined
-  /**
-   * Passed to each claim (see `ClaimOptions.alongside`): typically what `prepare` would otherwise read. `carried`:
-   * the items that claim writes (so it can leave their rows alone: one statement must not update a row twice).
-   */
-  readonly alongside?: ((at: Date, carried: ReadonlyArray<F>) => Statement.Fragment) | undefined
   /** Final writes carried by the next claim (see `Outcome.finish`). */
   readonly finish?: FinishOptions<F, R> | undefined
   /**
    * Where the store speaks SQL (PostgreSQL): the whole claim as one call of a database function of the queue's
-   * owner, in place of `alongside` and `finish.write`. It writes `items`, settles `ended` and claims as
-   * `jobs_claim_after` does, and returns the claimed jobs' rows: `id, queue, key, payload, attempts, claims,
-   * created_at` of `jobs`, and `alongside` (JSON or null, what `alongside` would have returned for the job).
-   * A PL/pgSQL function's statements are planned once per session; a claim sent as statement text is parsed and
-   * planned at every claim. `finish.write` still serves the claim that writes what waits when the worker stops.
+   * owner, in place of `jobs_claim` / `jobs_claim_after` with `finish.write`. It writes `items`, settles `ended`
+   * and claims as `jobs_claim_after` does, and returns the claimed jobs' rows: `id, queue, key, payload, attempts,
+   * claims, created_at` of `jobs`, and `alongside`: JSON or null, what else it did for the job in the same call
+   * (a lease of the job's own, say), which reaches it as `Job.alongside` (typically what `prepare` would otherwise
+   * read). A PL/pgSQL function's statements are planned once per session; a claim sent as statement text is
+   * parsed and planned at every claim. `finish.write` still serves the claim that writes what waits when the
+   * worker stops. Other stores ignore it.
    */
   readonly claimCall?: ((call: ClaimCall<F>) => Statement.Fragment) | undefined
   /** Longest sleep between claims when nothing local wakes the worker (default 1 s). */
@@ -512,7 +503,7 @@ const make = (primitives: Primitives) =>
           }
           const carriedBy = (items: ReadonlyArray<Carrying<F>>): Carried => ({
             jobs: items.map((c) => c.job),
-            write: options.finish!.write(items.map((c) => c.item))
+            write: () => options.finish!.write(items.map((c) => c.item))
           })
 
           /** Writes items where the store cannot carry them, or once the worker stops: alone, then settles their jobs. */
@@ -610,7 +601,6 @@ const make = (primitives: Primitives) =>
                   limit: free,
                   leaseMillis,
                   perKey: options.perKey,
-                  alongside: options.alongside && ((at) => options.alongside!(at, items.map((c) => c.item))),
                   carried,
                   call:
                     options.claimCall &&
@@ -801,17 +791,11 @@ const makePostgres = Effect.gen(function* () {
               select * from jobs_claim(${options.queue}, ${at}, ${until}, ${perKey}::integer, ${options.limit}::integer,
                 ${Option.isNone(transaction)})`
           : sql`
-              select * from jobs_claim_after((${carried.write})::integer,
+              select * from jobs_claim_after((${carried.write()})::integer,
                 ${carried.jobs.map((job) => job.id)}::bigint[], ${carried.jobs.map((job) => job.claim)}::integer[],
                 ${options.queue}, ${at}, ${until}, ${perKey}::integer, ${options.limit}::integer, ${Option.isNone(transaction)})`
-        const rows = yield* options.alongside === undefined
-          ? sql`select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at from (${claim}) c`
-          : sql`
-              with claimed as (${claim}), alongside as (${options.alongside(at)})
-              select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at, to_json(a) as alongside
-              from claimed c left join alongside a on a.job_id = c.id`
-        const jobs = (yield* decodeJobs(rows)).map(toJob)
-        return jobs.sort((a, b) => Number(a.id) - Number(b.id))
+        const rows = yield* sql`select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at from (${claim}) c`
+        return (yield* decodeJobs(rows)).map(toJob).sort((a, b) => Number(a.id) - Number(b.id))
       }).pipe(orDie),
 
     extend: (job, leaseMillis) =>

@@ -117,15 +117,12 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const jobs = yield* JobQueue
     const config = yield* AppConfig
 
-    const leased = sql.literal(`d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts,
-      d.horizon_at, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body`)
-
     const decodeClaimed = Schema.decodeUnknown(Claimed)
 
     /**
      * The deliveries of one claim's jobs, leased, by delivery id: those the claim
      * took (`webhookClaim`), or else (a store that ran no claim call: memory) taken
-     * here in one statement by the same rules. Each handler `take`s its own.
+     * here in one statement by the same rule. Each handler takes its own.
      */
     const claimDeliveries = (jobs: ReadonlyArray<Job>) =>
       Effect.gen(function* () {
@@ -146,7 +143,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         return yield* leaseDeliveries(ids)
       })
 
-    /** Leases these deliveries where they are due and free, in a statement of its own (its own snapshot). */
+    /**
+     * Leases these deliveries where they are due and free, in a statement of its own (its own snapshot), by the
+     * lease rule the claim call uses (`webhook_deliveries_lease`, migration 0017).
+     */
     const leaseDeliveries = (ids: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         const taken = new Map<string, Claimed>()
@@ -155,12 +155,8 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         const rows = yield* decodeAll(
           Claimed,
           sql`
-            update webhook_deliveries d set locked_until = ${new Date(at.getTime() + leaseMillis)}
-            from webhook_subscriptions s, events e, (select set_config('synchronous_commit', 'off', true)) async_commit
-            where d.id in ${sql.in(ids)} and d.status = 'pending' and d.next_attempt_at <= ${at}
-              and (d.locked_until is null or d.locked_until <= ${at})
-              and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
-            returning ${leased}`
+            select l.* from (select set_config('synchronous_commit', 'off', true)) async_commit,
+              webhook_deliveries_lease(${ids}::text[], ${at}, ${new Date(at.getTime() + leaseMillis)}) l`
         )
         for (const row of rows) taken.set(row.id, row)
         return taken
@@ -361,13 +357,12 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       // whether this job holds its delivery's lease: set in the step that takes it, so an interruption never falls
       // between the two (what its claim took and it has not picked up is given back by `handBack`)
       let mine = false
-      const hold = (claimed: Claimed | undefined) =>
-        Effect.sync(() => {
-          if (claimed !== undefined) mine = true
-          return Option.fromNullable(claimed)
-        })
+      const hold = (claimed: Claimed | undefined) => {
+        if (claimed !== undefined) mine = true
+        return Option.fromNullable(claimed)
+      }
       return Effect.gen(function* () {
-        let claimed = yield* Effect.suspend(() => {
+        let claimed = yield* Effect.sync(() => {
           const found = taken.get(id)
           taken.delete(id)
           return hold(found)
@@ -375,7 +370,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         // Not taken by the claim (not due, leased by another dispatcher, its subscription inactive, done, or a
         // store that ran no claim call): one more try in a statement of its own, then the reason decides the job.
         if (Option.isNone(claimed)) {
-          claimed = yield* Effect.uninterruptible(Effect.flatMap(leaseDeliveries([id]), (leased) => hold(leased.get(id))))
+          claimed = yield* Effect.uninterruptible(Effect.map(leaseDeliveries([id]), (leased) => hold(leased.get(id))))
         }
         if (Option.isNone(claimed)) return yield* Effect.flatMap(now, (at) => notClaimed(id, at))
         return yield* deliver(claimed.value)

@@ -64,6 +64,31 @@ const finishedItems = Effect.gen(function* () {
     as $$ insert into finished_items select p_queue, unnest(p_ns); select cardinality(p_ns) $$`)
 })
 
+/**
+ * Where the store speaks SQL: a claim call (`WorkerOptions.claimCall`) that claims as `jobs_claim_after` does and
+ * returns beside each job but the one with `n` 2 its `n` tenfold.
+ */
+const tenfoldClaim = Effect.gen(function* () {
+  const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+  if (Option.isNone(sql)) return
+  yield* Effect.orDie(sql.value`
+    create or replace function tenfold_claim(
+      p_ended bigint[], p_ended_claims integer[],
+      p_queue text, p_at timestamptz, p_until timestamptz, p_per_key integer, p_limit integer, p_async boolean
+    )
+    returns table (
+      id bigint, queue text, key text, payload text, attempts integer, claims integer, created_at timestamptz,
+      alongside json
+    )
+    language sql volatile
+    as $$
+      select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at,
+        case when c.payload::jsonb ->> 'n' <> '2'
+          then json_build_object('job_id', c.id, 'tenfold', (c.payload::jsonb ->> 'n')::integer * 10) end
+      from jobs_claim_after(0, p_ended, p_ended_claims, p_queue, p_at, p_until, p_per_key, p_limit, p_async) c
+    $$`)
+})
+
 /** The memory store never asks for a carried write's SQL. */
 const carriesNothing = (): never => {
   throw new Error("the memory store carries no write")
@@ -367,10 +392,11 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         expect(yield* other.claimable({ queue: running })).toBe(1)
       }))
 
-    it.effect("prepare runs once per claim and each handler gets its result; rows run alongside the claim reach their jobs", () =>
+    it.effect("prepare runs once per claim and each handler gets its result; what a claim call returns beside a job reaches it", () =>
       Effect.gen(function* () {
         const jobs = yield* JobQueue.JobQueue
         const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        yield* tenfoldClaim
         const queue = fresh("prepare")
         for (let n = 1; n <= 3; n++) yield* jobs.enqueue({ queue, payload: { n } })
         const prepared: Array<number> = []
@@ -378,10 +404,11 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         const worker = yield* startWorker({
           queue,
           concurrency: 5,
-          // the SQL store runs it in the claim's statement; the memory store has none to run
-          alongside: Option.isSome(sql)
-            ? () => sql.value`select c.id as job_id, (c.payload::jsonb ->> 'n')::integer * 10 as tenfold from claimed c
-                where c.payload::jsonb ->> 'n' <> '2'`
+          // the SQL store claims by this call; the memory store has none to run
+          claimCall: Option.isSome(sql)
+            ? (call) => sql.value`tenfold_claim(${call.ended.map((job) => job.id)}::bigint[],
+                ${call.ended.map((job) => job.claim)}::integer[], ${call.queue}, ${call.at}, ${call.until},
+                ${call.perKey}::integer, ${call.limit}::integer, ${call.async})`
             : undefined,
           prepare: (claimed) => Effect.sync(() => (prepared.push(claimed.length), claimed.length)),
           handle: (job, size) =>

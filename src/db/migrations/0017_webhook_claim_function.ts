@@ -14,18 +14,42 @@
  * The lease runs after the claim, with a snapshot of its own: it sees every
  * delivery committed before the claim took the queue's lock, and the deliveries
  * the same call just recorded as succeeded are no longer pending, so a
- * duplicate job of one of them finds it done. A delivery is leased when it is
- * due, unleased and its subscription active; it is looked up by id (an array
- * of the claimed jobs' delivery ids, so the plan is an index lookup whatever
- * the planner guesses of the claim's size). Rows: the claimed jobs' columns,
+ * duplicate job of one of them finds it done. Rows: the claimed jobs' columns,
  * and for each job whose delivery was leased that delivery with what sending
- * it needs, as JSON (`alongside`, null otherwise).
+ * it needs, as JSON (`alongside`, null otherwise; of two jobs of one delivery
+ * in one claim, the first by id gets it, the other finds it taken).
+ *
+ * `webhook_deliveries_lease` is the one rule of a delivery's lease, also run on
+ * its own by a job whose claim did not take its delivery: leased when it is
+ * due, unleased and its subscription active, looked up by id (an array, so the
+ * plan is an index lookup whatever the planner guesses of how many).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`
+    create function webhook_deliveries_lease(p_ids text[], p_at timestamptz, p_until timestamptz)
+    returns table (
+      id text, subscription_id text, event_id text, event_type text, attempt_count integer, max_attempts integer,
+      horizon_at timestamptz, url text, secret text, previous_secret text, previous_secret_expires_at timestamptz,
+      body text
+    )
+    language plpgsql volatile
+    as $$
+    #variable_conflict use_column
+    begin
+      return query
+        update webhook_deliveries d set locked_until = p_until
+        from webhook_subscriptions s, events e
+        where d.id = any(p_ids) and d.status = 'pending' and d.next_attempt_at <= p_at
+          and (d.locked_until is null or d.locked_until <= p_at)
+          and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
+        returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
+          s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body;
+    end
+    $$`)
   yield* sql.unsafe(`
     create function webhook_jobs_claim(
       p_ids text[], p_attempted_at timestamptz[], p_status integer[], p_duration integer[], p_excerpt text[],
@@ -56,19 +80,13 @@ export default Effect.gen(function* () {
       end if;
       v_deliveries := array(select c.payload::jsonb ->> 'deliveryId' from unnest(v_claimed) c);
       return query
-        with claimed as (select * from unnest(v_claimed)),
-        leased as (
-          update webhook_deliveries d set locked_until = p_lease_until
-          from claimed c, webhook_subscriptions s, events e
-          where d.id = any(v_deliveries) and d.id = (c.payload::jsonb ->> 'deliveryId')
-            and d.status = 'pending' and d.next_attempt_at <= p_at
-            and (d.locked_until is null or d.locked_until <= p_at)
-            and s.id = d.subscription_id and s.is_active and s.deleted_at is null and e.id = d.event_id
-          returning c.id as job_id, d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count,
-            d.max_attempts, d.horizon_at, s.url, s.secret, s.previous_secret, s.previous_secret_expires_at, e.body
-        )
+        with claimed as (
+          select c.*, row_number() over (partition by c.payload::jsonb ->> 'deliveryId' order by c.id) as nth
+          from unnest(v_claimed) c
+        ),
+        leased as (select * from webhook_deliveries_lease(v_deliveries, p_at, p_lease_until))
         select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at, to_json(l)
-        from claimed c left join leased l on l.job_id = c.id;
+        from claimed c left join leased l on l.id = (c.payload::jsonb ->> 'deliveryId') and c.nth = 1;
     end
     $$`)
 })
