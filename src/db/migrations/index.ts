@@ -16,6 +16,7 @@ import jobClaimFunction from "./0014_job_claim_function.js"
 import messageEventsRetention from "./0015_message_events_retention.js"
 import carriedWrites from "./0016_carried_writes.js"
 import webhookClaimFunction from "./0017_webhook_claim_function.js"
+import leaseById from "./0018_lease_by_id.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -34,5 +35,6 @@ export const migrations = {
   "0014_job_claim_function": jobClaimFunction,
   "0015_message_events_retention": messageEventsRetention,
   "0016_carried_writes": carriedWrites,
-  "0017_webhook_claim_function": webhookClaimFunction
+  "0017_webhook_claim_function": webhookClaimFunction,
+  "0018_lease_by_id": leaseById
 }
