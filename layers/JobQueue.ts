@@ -22,9 +22,9 @@
  *   leases lapse and its jobs are claimed again. Between claims the worker
  *   sleeps until the next due job, a local wake-up, a freed slot, an ended
  *   job's item, or `pollMillis` (other processes' jobs). It claims for every
- *   free slot in one claim: woken while jobs run, it first lets the jobs ending
- *   together end (a few event-loop turns, no timer), so their slots share one
- *   claim. A pass that started jobs does not read `nextDueAt`: the end of one of
+ *   free slot in one claim: woken while jobs run, it first waits for the others
+ *   to end, at most 3 ms of real time (a timer of its own, not the Clock), so
+ *   that their slots share one claim. A pass that started jobs does not read `nextDueAt`: the end of one of
  *   them brings the next pass (so a job falling due later while all of them
  *   still run waits for that, or at most `pollMillis`). It is supervised: it
  *   restarts with backoff and logs.
@@ -75,6 +75,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -316,29 +317,15 @@ const retryBackoffMillis = (attempts: number) => Math.min(1_000 * 2 ** attempts,
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).slice(0, 1000)
 
-/** One turn of the event loop (I/O callbacks run meanwhile); no timer, so no Clock (real or test) is involved. */
-const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
-
-/** Most event-loop turns a claim pass waits for jobs still ending. */
-const claimMomentTurns = 4
-
-/**
- * The "moment" before a claim pass: event-loop turns while jobs keep ending
- * (`ended` keeps rising) and some still run, at most `claimMomentTurns`. Jobs
- * that end together (their settles or POSTs answered in the same turns) then
- * share one claim instead of one claim transaction each.
- */
-const moment = (ended: () => number, running: () => number) =>
-  Effect.gen(function* () {
-    for (let turn = 0; turn < claimMomentTurns; turn++) {
-      const before = ended()
-      yield* nextTurn
-      if (ended() === before || running() === 0) return
-    }
+/** Real time, not the Clock: the moment passes the same under a TestClock that nobody advances. */
+const realSleep = (millis: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const handle = setTimeout(() => resume(Effect.void), millis)
+    return Effect.sync(() => clearTimeout(handle))
   })
+
+/** Most real time a claim pass waits for the jobs still running (milliseconds). */
+const claimMomentMillis = 3
 
 /** A job that ended well, its item waiting for the claim that writes it; `written` tells its job how that went. */
 interface Carrying<F> {
@@ -460,8 +447,25 @@ const make = (primitives: Primitives) =>
           )
           // slots taken: jobs running, and ended jobs whose items wait in `carrying`
           let busy = 0
-          // jobs ended so far (settled, or their items handed over), for the moment before a claim
-          let ended = 0
+          // The "moment" before a claim pass: while jobs still run, wait for the last to end, at most
+          // `claimMomentMillis`. Jobs that end close together then share one claim (one round trip, one commit)
+          // instead of splitting into groups that take turns; a job that ends resolves `allEnded` when it was the last.
+          let allEnded: Deferred.Deferred<void> | undefined
+          const stillRunning = () => busy - carrying.length
+          const jobEnded = () => {
+            if (allEnded !== undefined && stillRunning() === 0) Deferred.unsafeDone(allEnded, Exit.void)
+          }
+          const moment = Effect.suspend(() => {
+            if (stillRunning() === 0) return Effect.void
+            const latch = Deferred.unsafeMake<void>(FiberId.none)
+            allEnded = latch
+            return Effect.ensuring(
+              Effect.raceFirst(Deferred.await(latch), realSleep(claimMomentMillis)),
+              Effect.sync(() => {
+                allEnded = undefined
+              })
+            )
+          })
           // the items of jobs that ended well, for the next claim to write; `written`: jobs whose items a claim
           // wrote (that claim counted their slots as free, and their fibers end after it)
           const carrying: Array<Carrying<F>> = []
@@ -539,7 +543,7 @@ const make = (primitives: Primitives) =>
                 const waiting = { job, item, written }
                 if (closing) return Effect.zipRight(writeAlone([waiting]), Deferred.await(written))
                 carrying.push(waiting)
-                ended++
+                jobEnded()
                 return Effect.zipRight(Queue.offer(itemArrived, undefined), Deferred.await(written))
               })
             )
@@ -562,7 +566,7 @@ const make = (primitives: Primitives) =>
                         // a job whose item a claim wrote: that claim already counted its slot as free
                         if (written.delete(job.id)) return Effect.all([add(inFlight, options.queue, -1), bump], { discard: true })
                         busy--
-                        ended++
+                        jobEnded()
                         return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump], {
                           discard: true
                         })
@@ -651,9 +655,8 @@ const make = (primitives: Primitives) =>
             if (carrying.length === 0) {
               yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed), Queue.take(itemArrived)])
             }
-            // a moment for the jobs ending together with the one that woke us, so one claim serves all of them
-            const stillRunning = () => busy - carrying.length
-            if (stillRunning() > 0) yield* moment(() => ended, stillRunning)
+            // a moment for the jobs still running, so that one claim serves them all
+            yield* moment
             // what ended so far is all seen by the next pass: its wake-ups are spent
             yield* Queue.takeAll(slotFreed)
             yield* Queue.takeAll(itemArrived)
