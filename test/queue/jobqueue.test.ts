@@ -656,4 +656,44 @@ layer(memory, { timeout: 60_000 })("JobQueue worker claim passes (memory store, 
       })
       yield* Fiber.interrupt(worker)
     }))
+
+  it.effect("the moment before a claim is bounded: jobs that ended are claimed for while another still runs", () =>
+    Effect.gen(function* () {
+      const store = yield* JobQueue.JobQueue
+      const log: Array<string> = []
+      const jobs = yield* JobQueue.fromPrimitives({
+        ...store,
+        claim: (options) => Effect.tap(store.claim(options), (claimed) => Effect.sync(() => log.push(`claim ${claimed.length}`)))
+      })
+      const queue = fresh("bounded")
+      const wave = yield* Deferred.make<void>()
+      const slow = yield* Deferred.make<void>()
+      let started = 0
+      let finished = 0
+      const worker = yield* Effect.fork(
+        jobs.worker({
+          queue,
+          concurrency: 4,
+          pollMillis: 3_600_000,
+          handle: (job) =>
+            Effect.gen(function* () {
+              started++
+              // job 0 runs until the test lets it go; the others of the first wave end together
+              yield* Deferred.await((job.payload as { n: number }).n === 0 ? slow : wave)
+              finished++
+              return JobQueue.Outcome.done
+            })
+        })
+      )
+      for (let n = 0; n < 7; n++) yield* jobs.enqueue({ queue, payload: { n } })
+      yield* eventually(Effect.sync(() => started), (n) => n === 4)
+      yield* Deferred.succeed(wave, undefined)
+      // the three that ended get successors while job 0 still runs: the worker did not wait for it
+      yield* eventually(Effect.sync(() => started), (n) => n === 7)
+      expect(finished).toBeLessThan(7)
+      expect(log.filter((entry) => entry !== "claim 0").slice(0, 2)).toEqual(["claim 4", "claim 3"])
+      yield* Deferred.succeed(slow, undefined)
+      yield* eventually(Effect.sync(() => finished), (n) => n === 7)
+      yield* Fiber.interrupt(worker)
+    }))
 })
