@@ -24,10 +24,10 @@
  *   job's item, or `pollMillis` (other processes' jobs). It claims for every
  *   free slot in one claim: woken while jobs run, it first waits for the others
  *   to end, at most 3 ms of real time (a timer of its own, not the Clock), so
- *   that their slots share one claim. A pass that started jobs does not read `nextDueAt`: the end of one of
- *   them brings the next pass (so a job falling due later while all of them
- *   still run waits for that, or at most `pollMillis`). It is supervised: it
- *   restarts with backoff and logs.
+ *   that their slots share one claim. A pass that started jobs does not read
+ *   `nextDueAt`: the end of one of them brings the next pass (so a job falling
+ *   due later while all of them still run waits for that, or at most
+ *   `pollMillis`). It is supervised: it restarts with backoff and logs.
  * - Keys: jobs with the same `key` run strictly one at a time in creation order
  *   (across processes too), unless the worker sets `perKey: n`: then at most n of
  *   a key are in flight, in no particular order. A job whose retry waits keeps
@@ -447,6 +447,10 @@ const make = (primitives: Primitives) =>
           )
           // slots taken: jobs running, and ended jobs whose items wait in `carrying`
           let busy = 0
+          // the items of jobs that ended well, for the next claim to write; `written`: jobs whose items a claim
+          // wrote (that claim counted their slots as free, and their fibers end after it)
+          const carrying: Array<Carrying<F>> = []
+          const written = new Set<string>()
           // The "moment" before a claim pass: while jobs still run, wait for the last to end, at most
           // `claimMomentMillis`. Jobs that end close together then share one claim (one round trip, one commit)
           // instead of splitting into groups that take turns; a job that ends resolves `allEnded` when it was the last.
@@ -466,10 +470,6 @@ const make = (primitives: Primitives) =>
               })
             )
           })
-          // the items of jobs that ended well, for the next claim to write; `written`: jobs whose items a claim
-          // wrote (that claim counted their slots as free, and their fibers end after it)
-          const carrying: Array<Carrying<F>> = []
-          const written = new Set<string>()
           const itemArrived = yield* Queue.sliding<void>(1)
           // once the worker stops, a job that ends well writes its own item
           let closing = false
