@@ -292,6 +292,25 @@ export const withAfterCommit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.E
     ).pipe(Effect.locally(pendingHooks, hooks))
   })
 
+/**
+ * `withAfterCommit` for a fiber that is itself the unit of work (the HTTP edge: the platform runs each request
+ * in a fiber of its own), a few fiber steps cheaper on every request: the hooks' list is set on the fiber
+ * rather than around `self`, and nothing restores it. An interrupted fiber runs none of them; what its
+ * committed transactions enqueued then waits for the workers' next poll.
+ */
+export const withAfterCommitInFiber = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const hooks: Array<Effect.Effect<void>> = []
+    const runHooks = Effect.suspend(() => (hooks.length === 0 ? Effect.void : Effect.all(hooks, { discard: true })))
+    return Effect.zipRight(
+      FiberRef.set(pendingHooks, hooks),
+      Effect.matchCauseEffect(self, {
+        onFailure: (cause) => Effect.zipRight(runHooks, Effect.failCause(cause)),
+        onSuccess: (value) => Effect.as(runHooks, value)
+      })
+    )
+  })
+
 // Supervision
 
 /** Runs `work` forever: when it ends or fails it is logged and restarted with backoff. */

@@ -390,7 +390,8 @@ export const makeServer = (layers: ServerLayers) => {
     Layer.succeed(AppConfig, layers.config),
     Lifecycle.layer,
     CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
-    RateLimiter.layer.pipe(Layer.provide(layers.rateLimitStore))
+    // the request limiter takes from the store itself; the forms limiter uses `RateLimiter`
+    RateLimiter.layer.pipe(Layer.provideMerge(layers.rateLimitStore))
   ).pipe(Layer.provideMerge(layers.database))
   // every listener this server opens, for the shutdown drain
   const listeners: Array<NodeServer> = []

@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import { Authentication, type CallerShape, type Plan, type Scope, WidgetScopes } from "../../schema/Auth.js"
 import { InvalidApiKey, KeyScopeMismatch, MissingAuthorization } from "../../schema/Errors.js"
 import { type EndpointPolicy, policyOf } from "./Policy.js"
-import { ApiKeys } from "./ApiKeys.js"
+import { ApiKeys, type KeyLookup } from "./ApiKeys.js"
 
 export interface AuthenticatedCaller extends CallerShape {
   readonly plan: Plan
@@ -53,27 +53,30 @@ export const presentedKey = (headers: Headers.Headers): Option.Option<Either.Eit
 export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authenticator", {
   effect: Effect.gen(function* () {
     const keys = yield* ApiKeys
-    // untraced: it runs on every request, and a span of it would only repeat the request's own
-    const resolve = Effect.fnUntraced(function* (headers: Headers.Headers) {
-      const token = presentedKey(headers)
-      if (Option.isNone(token)) {
-        return Either.left(
-          new MissingAuthorization({
-            message: "No API key provided. Send `Authorization: Bearer <API_KEY>` (or the legacy `x-api-key` header)."
-          })
-        ) as AuthResult
-      }
-      if (Either.isLeft(token.value)) return Either.left(token.value.left) as AuthResult
-      const found = yield* keys.lookup(token.value.right)
+    const missing = (): AuthResult =>
+      Either.left(
+        new MissingAuthorization({
+          message: "No API key provided. Send `Authorization: Bearer <API_KEY>` (or the legacy `x-api-key` header)."
+        })
+      )
+    const toResult = (found: KeyLookup): AuthResult => {
       switch (found._tag) {
         case "Active":
-          return Either.right({ ...found.caller, plan: found.plan }) as AuthResult
+          return Either.right({ ...found.caller, plan: found.plan })
         case "Revoked":
-          return Either.left(new InvalidApiKey({ message: "This API key has been revoked." })) as AuthResult
+          return Either.left(new InvalidApiKey({ message: "This API key has been revoked." }))
         case "Unknown":
-          return Either.left(new InvalidApiKey({ message: "Invalid API key provided." })) as AuthResult
+          return Either.left(new InvalidApiKey({ message: "Invalid API key provided." }))
       }
-    })
+    }
+    // every request runs this: a plain function over the key lookup (no span, no generator), whose cache hit
+    // is one step of the fiber
+    const resolve = (headers: Headers.Headers): Effect.Effect<AuthResult> => {
+      const token = presentedKey(headers)
+      if (Option.isNone(token)) return Effect.succeed(missing())
+      if (Either.isLeft(token.value)) return Effect.succeed(Either.left(token.value.left))
+      return Effect.map(keys.lookup(token.value.right), toResult)
+    }
     return { resolve } as const
   }),
   dependencies: [ApiKeys.Default]

@@ -35,7 +35,7 @@ import { MAX_FILE_BYTES } from "../../schema/Files.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { RequestLog } from "../../layers/Logging.js"
 import { recordRequest } from "../../layers/Metrics.js"
-import { withAfterCommit } from "../../layers/JobQueue.js"
+import { withAfterCommitInFiber } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
 import {
@@ -352,7 +352,7 @@ export const makeEdge = Effect.gen(function* () {
 
       let response = yield* rendered(guarded).pipe(
         // wake-ups registered inside the request's transactions (e.g. new jobs), now that they committed
-        withAfterCommit
+        withAfterCommitInFiber
       )
       if (cors !== undefined) response = withCors(response, cors)
       const endNanos = yield* Clock.currentTimeNanos

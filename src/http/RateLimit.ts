@@ -22,40 +22,38 @@ export interface RateLimitDecision {
 
 export class RequestRateLimiter extends Effect.Service<RequestRateLimiter>()("Http/RequestRateLimiter", {
   effect: Effect.gen(function* () {
-    const limiter = yield* RateLimiter.RateLimiter
+    // The store (memory or Redis) keeps the buckets and does the arithmetic; `RateLimiter.consume` around it
+    // only turns the count into a result and a failure, which cost every request several more fiber steps.
+    const store = yield* RateLimiter.RateLimiterStore
     const { rateLimit } = yield* AppConfig
-    const window = Duration.millis((rateLimit.burst / rateLimit.rps) * 1000)
+    const limit = rateLimit.burst
+    const refillMillis = 1000 / rateLimit.rps
+    const refillRate = Duration.millis(refillMillis)
 
-    /** Takes one token for `key`. `rejected` is set when the bucket was empty. */
-    const take = (key: string): Effect.Effect<RateLimitDecision> =>
-      limiter.consume({ algorithm: "token-bucket", onExceeded: "fail", window, limit: rateLimit.burst, key }).pipe(
-        Effect.map(
-          (r): RateLimitDecision => ({
-            state: {
-              limit: r.limit,
-              remaining: Math.max(0, r.remaining),
-              resetAfterMillis: Duration.toMillis(r.resetAfter)
-            }
-          })
-        ),
-        Effect.catchAll((error) => {
-          if (error.reason === "StoreError") {
-            return Effect.logWarning("rate limit store unavailable; request allowed", error).pipe(
-              Effect.as<RateLimitDecision>({
-                state: { limit: rateLimit.burst, remaining: rateLimit.burst, resetAfterMillis: 0 }
-              })
-            )
-          }
-          const waitMillis = Duration.toMillis(error.retryAfter)
-          return Effect.succeed<RateLimitDecision>({
-            state: { limit: rateLimit.burst, remaining: 0, resetAfterMillis: waitMillis },
-            rejected: new RateLimited({
-              message: "Too many requests; slow down and retry after the time in `Retry-After`.",
-              retry_after_seconds: Math.max(1, Math.ceil(waitMillis / 1000))
-            })
-          })
+    const decide = (remaining: number): RateLimitDecision => {
+      if (remaining >= 0) {
+        return { state: { limit, remaining, resetAfterMillis: refillMillis * (limit - remaining) } }
+      }
+      const waitMillis = refillMillis * -remaining
+      return {
+        state: { limit, remaining: 0, resetAfterMillis: waitMillis },
+        rejected: new RateLimited({
+          message: "Too many requests; slow down and retry after the time in `Retry-After`.",
+          retry_after_seconds: Math.max(1, Math.ceil(waitMillis / 1000))
         })
+      }
+    }
+    const storeDown = (error: unknown) =>
+      Effect.logWarning("rate limit store unavailable; request allowed", error).pipe(
+        Effect.as<RateLimitDecision>({ state: { limit, remaining: limit, resetAfterMillis: 0 } })
       )
+
+    /** Takes one token for `key`. `rejected` is set when the bucket was empty (no token is taken then). */
+    const take = (key: string): Effect.Effect<RateLimitDecision> =>
+      Effect.matchEffect(store.tokenBucket({ key, tokens: 1, limit, refillRate, allowOverflow: false }), {
+        onFailure: storeDown,
+        onSuccess: (remaining) => Effect.succeed(decide(remaining))
+      })
     return { take } as const
   })
 }) {}
