@@ -20,6 +20,7 @@ import { ApiKeys, scopesFor } from "../auth/ApiKeys.js"
 import { AppConfig } from "../Config.js"
 import { Workspaces } from "../workspaces/Workspaces.js"
 import { resolveAdminToken } from "./AdminToken.js"
+import { traced } from "../Traced.js"
 
 const digest = (s: string) => createHash("sha256").update(s).digest()
 
@@ -83,7 +84,7 @@ const AdminHandlers = AdminRpcs.toLayer(
           : Effect.fail(new AdminError({ code: "not_found", message: `No workspace ${id}` }))
       )
 
-    const createKey = Effect.fn("Admin.createKey")(function* (input: {
+    const createKey = traced("Admin.createKey")(function* (input: {
       readonly workspace_id: WorkspaceId
       readonly environment: Environment
       readonly kind: KeyKind

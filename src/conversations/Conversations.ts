@@ -25,6 +25,7 @@ import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
 import { type Numbered, Replies } from "./Replies.js"
+import { traced } from "../Traced.js"
 
 export const IDLE_QUEUE = "conversation-idle"
 export const defaultIdleMinutes = 30
@@ -104,7 +105,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
      * writes): `conversation.started` is emitted by its first message, and a
      * conversation that never had one ends without events.
      */
-    const open = Effect.fn("Conversations.open")(function* (
+    const open = traced("Conversations.open")(function* (
       tenant: Tenant,
       channel: Channel,
       agentId: AgentId,
@@ -116,7 +117,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     })
 
     /** The agent's conversation with its final messages; another agent's is missing (404 on `param`). */
-    const ofAgent = Effect.fn("Conversations.ofAgent")(function* (
+    const ofAgent = traced("Conversations.ofAgent")(function* (
       tenant: Tenant,
       agentId: AgentId,
       id: ConversationId,
@@ -134,7 +135,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
      * Stores the user message (opening a conversation if needed) and starts the
      * reply. Failures here are the request's; later ones are events of the reply.
      */
-    const send = Effect.fn("Conversations.send")(function* (
+    const send = traced("Conversations.send")(function* (
       tenant: Tenant,
       channel: Channel,
       agentId: AgentId,
@@ -217,7 +218,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     const events = (sent: Sent): Stream.Stream<Numbered> => replies.follow(sent.messageId, 0)
 
     /** The reply, once complete; its `error` event as a failure. */
-    const awaitReply = Effect.fn("Conversations.awaitReply")(function* (tenant: Tenant, sent: Sent) {
+    const awaitReply = traced("Conversations.awaitReply")(function* (tenant: Tenant, sent: Sent) {
       const last = yield* Stream.runLast(Stream.filter(events(sent), (e) => e.terminal))
       const event: StreamEvent | undefined = Option.isSome(last) ? decodeEvent(last.value.data) : undefined
       if (event?.type !== "done") {
@@ -230,7 +231,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     })
 
     /** A reply's events after `Last-Event-ID`. */
-    const resume = Effect.fn("Conversations.resume")(function* (
+    const resume = traced("Conversations.resume")(function* (
       tenant: Tenant,
       conversationId: ConversationId,
       messageId: MessageId,
@@ -260,7 +261,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       return replies.follow(messageId, value === "" ? 0 : Number(value))
     })
 
-    const list = Effect.fn("Conversations.list")(function* (tenant: Tenant, params: ConversationListParams) {
+    const list = traced("Conversations.list")(function* (tenant: Tenant, params: ConversationListParams) {
       const page = yield* pages.parse("conversations", params, { agent_id: params.agent_id, status: params.status })
       const rows = yield* repo.page(
         tenant,
@@ -271,7 +272,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       return { items: kept.map(toConversation), pagination }
     })
 
-    const retrieve = Effect.fn("Conversations.retrieve")(function* (tenant: Tenant, id: ConversationId) {
+    const retrieve = traced("Conversations.retrieve")(function* (tenant: Tenant, id: ConversationId) {
       const row = yield* repo.findConversation(tenant, id)
       if (Option.isNone(row)) return yield* new ResourceMissing({ message: `No such conversation: '${id}'`, param: "id" })
       const messages = yield* repo.finalMessages(id)
@@ -279,7 +280,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     })
 
     /** Ends an open conversation (the visitor left); an ended one is answered as it is. */
-    const end = Effect.fn("Conversations.end")(function* (tenant: Tenant, id: ConversationId) {
+    const end = traced("Conversations.end")(function* (tenant: Tenant, id: ConversationId) {
       return yield* repo.transaction(
         Effect.gen(function* () {
           const found = yield* repo.findConversation(tenant, id, { forUpdate: true })

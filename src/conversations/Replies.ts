@@ -37,6 +37,7 @@ import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { now } from "../Time.js"
 import { type Reservation, Usage } from "../usage/Usage.js"
 import { ConversationsRepo, type EventRow } from "./ConversationsRepo.js"
+import { traced } from "../Traced.js"
 
 /**
  * A hit below this retrieval score is not relevant: with none above it the
@@ -128,7 +129,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         )
       })
 
-    const sources = Effect.fn("Replies.sources")(function* (tenant: Tenant, agentId: AgentId, hits: ReadonlyArray<Hit>) {
+    const sources = traced("Replies.sources")(function* (tenant: Tenant, agentId: AgentId, hits: ReadonlyArray<Hit>) {
       const out: Array<MessageSource> = []
       const titles = new Map<string, string>()
       for (const hit of hits) {

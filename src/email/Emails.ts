@@ -24,6 +24,7 @@ import { type Job, JobQueue, Outcome as JobOutcome } from "../../layers/JobQueue
 import { Mailer } from "../../layers/Mailer.js"
 import { AppConfig } from "../Config.js"
 import { now } from "../Time.js"
+import { traced } from "../Traced.js"
 
 export interface EnqueueInput {
   readonly to: string
@@ -93,7 +94,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
     const pollMillis = (yield* AppConfig).emailPollMillis
 
     /** Queue a message; call it inside the transaction of the change it reports. Returns the `eml_` id. */
-    const enqueue = Effect.fn("Emails.enqueue")(function* (input: EnqueueInput) {
+    const enqueue = traced("Emails.enqueue")(function* (input: EnqueueInput) {
       const at = yield* now
       const id = yield* ids.make("eml")
       yield* sql`
@@ -164,7 +165,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
     const leaseMillisOf = leaseMillis
 
     /** Claim due e-mails (at most `batch`), send them, record each outcome. */
-    const dispatchDue = Effect.fn("Emails.dispatchDue")(function* (batch: number = defaultBatch) {
+    const dispatchDue = traced("Emails.dispatchDue")(function* (batch: number = defaultBatch) {
       const claimed = yield* jobs.claim({ queue: emailQueue, limit: batch, leaseMillis: leaseMillisOf })
       const outcomes = yield* Effect.forEach(
         claimed,

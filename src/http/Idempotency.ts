@@ -16,6 +16,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
+import { traced } from "../Traced.js"
 
 export const retentionMillis = 24 * 60 * 60 * 1000
 const leaseMillis = 60 * 1000
@@ -56,7 +57,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const claim = Effect.fn("Idempotency.claim")(function* (
+    const claim = traced("Idempotency.claim")(function* (
       scope: IdempotencyScope,
       fingerprint: string
     ): Effect.fn.Return<Claim> {
@@ -88,7 +89,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
       }
     })
 
-    const complete = Effect.fn("Idempotency.complete")(function* (scope: IdempotencyScope, response: StoredResponse) {
+    const complete = traced("Idempotency.complete")(function* (scope: IdempotencyScope, response: StoredResponse) {
       yield* execute(sql`
         update idempotency_keys set state = 'done', response_status = ${response.status},
           response_content_type = ${response.contentType}, response_body = ${response.body}
@@ -96,7 +97,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
     })
 
     /** Forget a claim whose request failed on our side (5xx) or was interrupted. */
-    const release = Effect.fn("Idempotency.release")(function* (scope: IdempotencyScope) {
+    const release = traced("Idempotency.release")(function* (scope: IdempotencyScope) {
       yield* execute(sql`
         delete from idempotency_keys
         where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}
@@ -108,7 +109,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
      * (one retention ahead when none is left: a newer record expires later still),
      * so the sweeper sleeps until there is work rather than waking on a fixed beat.
      */
-    const sweep = Effect.fn("Idempotency.sweep")(function* () {
+    const sweep = traced("Idempotency.sweep")(function* () {
       const at = yield* now
       yield* execute(sql`delete from idempotency_keys where created_at <= ${new Date(at.getTime() - retentionMillis)}`)
       const oldest = yield* decodeSingle(
@@ -123,7 +124,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
      * with `scrub` (none when nothing changes), so a replay cannot bring erased
      * data back.
      */
-    const scrub = Effect.fn("Idempotency.scrub")(function* (
+    const scrub = traced("Idempotency.scrub")(function* (
       tenant: Tenant,
       needle: string,
       scrub: (body: string) => Option.Option<string>

@@ -37,6 +37,7 @@ import { QaRepo } from "../qa/QaRepo.js"
 import { now } from "../Time.js"
 import { parseCsvQa } from "./Csv.js"
 import { KnowledgeRepo, type NewSource, toSource } from "./KnowledgeRepo.js"
+import { traced } from "../Traced.js"
 
 /** The queue of ingestion jobs; the key is the agent id, so an agent's sources run one at a time, in order. */
 export const INGEST_QUEUE = "ingest"
@@ -96,7 +97,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     })
 
     /** Checks one source's input and builds its row (no write): shared with lesson sources. */
-    const prepare = Effect.fn("Knowledge.prepare")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
+    const prepare = traced("Knowledge.prepare")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
       const tenant = tenantOf(caller)
       const base = { id: yield* mint(SourceId, "src"), agentId, type: input.type, at: yield* now }
       let source: NewSource
@@ -149,14 +150,14 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       return source
     })
 
-    const create = Effect.fn("Knowledge.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
+    const create = traced("Knowledge.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
       const tenant = tenantOf(caller)
       yield* agentExists(tenant, agentId)
       const [created] = yield* store(tenant, agentId, [yield* prepare(caller, agentId, input)])
       return created!
     })
 
-    const batch = Effect.fn("Knowledge.batch")(function* (
+    const batch = traced("Knowledge.batch")(function* (
       caller: CallerShape,
       agentId: AgentId,
       urls: ReadonlyArray<string>,
@@ -201,7 +202,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       return { count: created.length, sources: created }
     })
 
-    const list = Effect.fn("Knowledge.list")(function* (caller: CallerShape, agentId: AgentId, params: SourceListParams) {
+    const list = traced("Knowledge.list")(function* (caller: CallerShape, agentId: AgentId, params: SourceListParams) {
       const tenant = tenantOf(caller)
       const page = yield* pages.parse(`agents/${agentId}/knowledge`, params, { status: params.status })
       yield* agentExists(tenant, agentId)
@@ -218,12 +219,12 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
         })
       )
 
-    const retrieve = Effect.fn("Knowledge.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
+    const retrieve = traced("Knowledge.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       return toSource(yield* found(tenantOf(caller), agentId, id))
     })
 
     /** Deletes the source, its chunks and its generated and CSV Q&A; a job still queued for it just ends. */
-    const remove = Effect.fn("Knowledge.delete")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
+    const remove = traced("Knowledge.delete")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       const tenant = tenantOf(caller)
       yield* found(tenant, agentId, id)
       const at = yield* now

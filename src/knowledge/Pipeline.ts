@@ -35,6 +35,7 @@ import { parseCsvQa } from "./Csv.js"
 import { type Document, fromHtml, fromPdf, fromText } from "./Extract.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { SourceOwner } from "./SourceOwner.js"
+import { traced } from "../Traced.js"
 
 /** Attempts of one source, the first included. */
 export const MAX_ATTEMPTS = 3
@@ -337,7 +338,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         })
       )
 
-    const handle = Effect.fn("Pipeline.handle")(function* (job: Job) {
+    const handle = traced("Pipeline.handle")(function* (job: Job) {
       const payload = decodePayload(job.payload)
       if (Either.isLeft(payload)) return Outcome.failed("the job names no source")
       const found = yield* repo.byId(payload.right.sourceId)

@@ -16,6 +16,7 @@ import { Ai } from "../../layers/Ai.js"
 import { Database } from "../../layers/Database.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
+import { traced } from "../Traced.js"
 
 export interface Hit {
   readonly kind: "qa" | "chunk"
@@ -116,7 +117,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         (select *, 0::real as rank from ${from} as t limit ${topUp})
       ) as candidates`
 
-    const search = Effect.fn("Retrieval.search")(function* (
+    const search = traced("Retrieval.search")(function* (
       tenant: Tenant,
       agentId: AgentId,
       query: string,

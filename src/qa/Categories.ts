@@ -12,6 +12,7 @@ import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
 import { QaRepo, toCategory } from "./QaRepo.js"
+import { traced } from "../Traced.js"
 
 const missing = (id: CategoryId) =>
   new ResourceMissing({ message: `No such category: '${id}'`, param: "category_id" })
@@ -24,12 +25,12 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
     const repo = yield* QaRepo
     const agents = yield* Agents
 
-    const list = Effect.fn("Categories.list")(function* (tenant: Tenant, agentId: AgentId) {
+    const list = traced("Categories.list")(function* (tenant: Tenant, agentId: AgentId) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.categoriesOf(tenant, agentId)
     })
 
-    const create = Effect.fn("Categories.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateCategory) {
+    const create = traced("Categories.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateCategory) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.transaction(
         Effect.gen(function* () {
@@ -54,7 +55,7 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
       )
     })
 
-    const update = Effect.fn("Categories.update")(function* (
+    const update = traced("Categories.update")(function* (
       tenant: Tenant,
       agentId: AgentId,
       id: CategoryId,
@@ -92,7 +93,7 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
       )
     })
 
-    const remove = Effect.fn("Categories.delete")(function* (tenant: Tenant, agentId: AgentId, id: CategoryId) {
+    const remove = traced("Categories.delete")(function* (tenant: Tenant, agentId: AgentId, id: CategoryId) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.transaction(
         Effect.gen(function* () {

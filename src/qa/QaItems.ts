@@ -14,6 +14,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
+import { traced } from "../Traced.js"
 
 const missing = (id: QaId) => new ResourceMissing({ message: `No such Q&A: '${id}'`, param: "qa_id" })
 const missingCategory = (id: CategoryId) =>
@@ -47,7 +48,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
             Option.isSome(found) ? Effect.void : Effect.fail(missingCategory(id))
           )
 
-    const create = Effect.fn("Qa.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateQa) {
+    const create = traced("Qa.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateQa) {
       yield* agents.retrieve(tenant, agentId)
       const embedding = yield* embed(input.question, input.answer)
       const categoryId = input.category_id ?? null
@@ -62,7 +63,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
       return row === undefined ? yield* Effect.dieMessage("insert returned no row") : toQa(row)
     })
 
-    const list = Effect.fn("Qa.list")(function* (tenant: Tenant, agentId: AgentId, params: QaListParams) {
+    const list = traced("Qa.list")(function* (tenant: Tenant, agentId: AgentId, params: QaListParams) {
       yield* agents.retrieve(tenant, agentId)
       const page = yield* pages.parse(`agents/${agentId}/qa`, params, {
         category_id: params.category_id,
@@ -78,7 +79,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
       return { items: kept.map(toQa), pagination }
     })
 
-    const update = Effect.fn("Qa.update")(function* (tenant: Tenant, agentId: AgentId, id: QaId, input: UpdateQa) {
+    const update = traced("Qa.update")(function* (tenant: Tenant, agentId: AgentId, id: QaId, input: UpdateQa) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.transaction(
         Effect.gen(function* () {
@@ -109,7 +110,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
       )
     })
 
-    const remove = Effect.fn("Qa.delete")(function* (tenant: Tenant, agentId: AgentId, id: QaId) {
+    const remove = traced("Qa.delete")(function* (tenant: Tenant, agentId: AgentId, id: QaId) {
       yield* agents.retrieve(tenant, agentId)
       const deleted = yield* repo.deleteQa(tenant, agentId, id)
       if (Option.isNone(deleted)) return yield* missing(id)

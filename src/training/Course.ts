@@ -23,6 +23,7 @@ import { now } from "../Time.js"
 import { tenantOf, trainingAgent } from "./Guard.js"
 import { SourceRemoval } from "./SourceRemoval.js"
 import { toLesson, toModule, TrainingRepo } from "./TrainingRepo.js"
+import { traced } from "../Traced.js"
 
 const noModule = (id: string, param: string) => new ResourceMissing({ message: `No such module: '${id}'`, param })
 const noLesson = (id: string) => new ResourceMissing({ message: `No such lesson: '${id}'`, param: "lesson_id" })
@@ -60,13 +61,13 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
 
     // modules
 
-    const listModules = Effect.fn("Course.listModules")(function* (caller: CallerShape, agentId: AgentId) {
+    const listModules = traced("Course.listModules")(function* (caller: CallerShape, agentId: AgentId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       return (yield* repo.modules(tenant, agentId)).map(toModule)
     })
 
-    const createModule = Effect.fn("Course.createModule")(function* (caller: CallerShape, agentId: AgentId, input: CreateModule) {
+    const createModule = traced("Course.createModule")(function* (caller: CallerShape, agentId: AgentId, input: CreateModule) {
       const id = yield* mint(ModuleId, "mod")
       return yield* writing(caller, agentId, (tenant) =>
         Effect.gen(function* () {
@@ -87,7 +88,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
       )
     })
 
-    const updateModule = Effect.fn("Course.updateModule")(function* (
+    const updateModule = traced("Course.updateModule")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ModuleId,
@@ -120,7 +121,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
         yield* repo.deleteLesson(lessonId)
       })
 
-    const deleteModule = Effect.fn("Course.deleteModule")(function* (
+    const deleteModule = traced("Course.deleteModule")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ModuleId,
@@ -148,14 +149,14 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
 
     // lessons
 
-    const listLessons = Effect.fn("Course.listLessons")(function* (caller: CallerShape, agentId: AgentId, moduleId: ModuleId) {
+    const listLessons = traced("Course.listLessons")(function* (caller: CallerShape, agentId: AgentId, moduleId: ModuleId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       yield* moduleOf(tenant, agentId, moduleId, "module_id")
       return (yield* repo.lessons(tenant, agentId, moduleId)).map(toLesson)
     })
 
-    const createLesson = Effect.fn("Course.createLesson")(function* (caller: CallerShape, agentId: AgentId, input: CreateLesson) {
+    const createLesson = traced("Course.createLesson")(function* (caller: CallerShape, agentId: AgentId, input: CreateLesson) {
       const id = yield* mint(LessonId, "lsn")
       return yield* writing(caller, agentId, (tenant) =>
         Effect.gen(function* () {
@@ -177,7 +178,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
       )
     })
 
-    const updateLesson = Effect.fn("Course.updateLesson")(function* (
+    const updateLesson = traced("Course.updateLesson")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: LessonId,
@@ -216,7 +217,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
       )
     })
 
-    const deleteLesson = Effect.fn("Course.deleteLesson")(function* (
+    const deleteLesson = traced("Course.deleteLesson")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: LessonId,

@@ -24,6 +24,7 @@ import { now } from "../Time.js"
 import { tenantOf, trainingAgent } from "./Guard.js"
 import { SourceRemoval } from "./SourceRemoval.js"
 import { toLessonSource, TrainingRepo } from "./TrainingRepo.js"
+import { traced } from "../Traced.js"
 
 const noLesson = (id: string) => new ResourceMissing({ message: `No such lesson: '${id}'`, param: "lesson_id" })
 /** The file is audio of a known kind, and not longer than 10 minutes when its headers tell. */
@@ -88,14 +89,14 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
         return { ...prepared, content: transcript !== undefined && transcript.trim() !== "" ? transcript : null }
       })
 
-    const list = Effect.fn("LessonSources.list")(function* (caller: CallerShape, agentId: AgentId, lessonId: LessonId) {
+    const list = traced("LessonSources.list")(function* (caller: CallerShape, agentId: AgentId, lessonId: LessonId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       yield* lessonExists(tenant, agentId, lessonId)
       return (yield* repo.lessonSources(tenant, agentId, lessonId)).map(toLessonSource)
     })
 
-    const create = Effect.fn("LessonSources.create")(function* (
+    const create = traced("LessonSources.create")(function* (
       caller: CallerShape,
       agentId: AgentId,
       input: CreateLessonSource
@@ -141,7 +142,7 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
         .pipe(withAfterCommit)
     })
 
-    const update = Effect.fn("LessonSources.update")(function* (
+    const update = traced("LessonSources.update")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: LessonSourceId,
@@ -174,7 +175,7 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
       )
     })
 
-    const remove = Effect.fn("LessonSources.delete")(function* (caller: CallerShape, agentId: AgentId, id: LessonSourceId) {
+    const remove = traced("LessonSources.delete")(function* (caller: CallerShape, agentId: AgentId, id: LessonSourceId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       return yield* repo.transaction(

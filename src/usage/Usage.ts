@@ -13,6 +13,7 @@ import { TicketsRepo } from "../tickets/TicketsRepo.js"
 import { iso, now } from "../Time.js"
 import { monthlyReplyCap, monthlyTicketCap, monthOf, periodOf } from "./Plans.js"
 import { UsageRepo } from "./UsageRepo.js"
+import { traced } from "../Traced.js"
 
 /** A reply counted by `reserveReply`; hand it back to `releaseReply` if the reply is not completed. */
 export interface Reservation {
@@ -32,7 +33,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
      * when this month's replies are used up. Runs as one statement that commits
      * on its own: call it before the reply, outside any long transaction.
      */
-    const reserveReply = Effect.fn("Usage.reserveReply")(function* (tenant: Tenant) {
+    const reserveReply = traced("Usage.reserveReply")(function* (tenant: Tenant) {
       const at = yield* now
       const month = monthOf(at)
       const plan = yield* repo.plan(tenant)
@@ -48,7 +49,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
     })
 
     /** Undoes a reservation whose reply was not completed (failed, interrupted, refused later). */
-    const releaseReply = Effect.fn("Usage.releaseReply")(function* (tenant: Tenant, reservation: Reservation) {
+    const releaseReply = traced("Usage.releaseReply")(function* (tenant: Tenant, reservation: Reservation) {
       yield* repo.release(tenant, reservation.month, reservation.credits)
     })
 
@@ -68,7 +69,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
         )
       )
 
-    const summary = Effect.fn("Usage.summary")(function* (tenant: Tenant) {
+    const summary = traced("Usage.summary")(function* (tenant: Tenant) {
       const at = yield* now
       const month = monthOf(at)
       const period = periodOf(at)

@@ -23,6 +23,7 @@ import { transaction } from "../db/Sql.js"
 import { now } from "../Time.js"
 import { webhookQueue } from "./Dispatcher.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
+import { traced } from "../Traced.js"
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const rotationOverlapMillis = 24 * 60 * 60 * 1000
@@ -69,7 +70,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
         Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(missingSubscription(id))
       )
 
-    const create = Effect.fn("Webhooks.create")(function* (tenant: Tenant, input: CreateWebhook) {
+    const create = traced("Webhooks.create")(function* (tenant: Tenant, input: CreateWebhook) {
       const events = yield* checkEvents(input.events)
       const url = yield* receiverUrl(tenant, input.url)
       const secret = yield* newSecret
@@ -78,17 +79,17 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return { ...toSubscription(row), secret }
     })
 
-    const list = Effect.fn("Webhooks.list")(function* (tenant: Tenant, params: PageParams) {
+    const list = traced("Webhooks.list")(function* (tenant: Tenant, params: PageParams) {
       const page = yield* pages.parse("webhooks", params)
       const { rows, pagination } = toPage(yield* repo.pageSubscriptions(tenant, page), page)
       return { subscriptions: rows.map(toSubscription), pagination }
     })
 
-    const retrieve = Effect.fn("Webhooks.retrieve")(function* (tenant: Tenant, id: WebhookId) {
+    const retrieve = traced("Webhooks.retrieve")(function* (tenant: Tenant, id: WebhookId) {
       return toSubscription(yield* subscriptionOf(tenant, id))
     })
 
-    const update = Effect.fn("Webhooks.update")(function* (tenant: Tenant, id: WebhookId, input: UpdateWebhook) {
+    const update = traced("Webhooks.update")(function* (tenant: Tenant, id: WebhookId, input: UpdateWebhook) {
       const events = input.events === undefined ? undefined : yield* checkEvents(input.events)
       const url = input.url === undefined ? undefined : yield* receiverUrl(tenant, input.url)
       const row = yield* Effect.gen(function* () {
@@ -108,7 +109,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return toSubscription(row)
     })
 
-    const remove = Effect.fn("Webhooks.delete")(function* (tenant: Tenant, id: WebhookId) {
+    const remove = traced("Webhooks.delete")(function* (tenant: Tenant, id: WebhookId) {
       yield* Effect.gen(function* () {
         yield* subscriptionOf(tenant, id, { forUpdate: true })
         yield* repo.deleteSubscription(id, yield* now)
@@ -116,7 +117,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return { id, object: "webhook_subscription" as const, deleted: true as const }
     })
 
-    const sendTest = Effect.fn("Webhooks.test")(function* (tenant: Tenant, id: WebhookId) {
+    const sendTest = traced("Webhooks.test")(function* (tenant: Tenant, id: WebhookId) {
       return yield* Effect.gen(function* () {
         yield* subscriptionOf(tenant, id)
         const { event, deliveries } = yield* outbox.emit({
@@ -129,7 +130,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       }).pipe(tx)
     })
 
-    const deliveries = Effect.fn("Webhooks.deliveries")(function* (tenant: Tenant, id: WebhookId, params: DeliveryListParams) {
+    const deliveries = traced("Webhooks.deliveries")(function* (tenant: Tenant, id: WebhookId, params: DeliveryListParams) {
       const page = yield* pages.parse(`webhooks/${id}/deliveries`, params, { status: params.status })
       yield* subscriptionOf(tenant, id)
       const rows = yield* repo.pageDeliveries(id, Option.fromNullable(params.status), page)
@@ -137,7 +138,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return { deliveries: kept.map(toDelivery), pagination }
     })
 
-    const delivery = Effect.fn("Webhooks.delivery")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
+    const delivery = traced("Webhooks.delivery")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
       yield* subscriptionOf(tenant, id)
       const row = yield* repo.findDelivery(id, deliveryId)
       if (Option.isNone(row)) return yield* missingDelivery(deliveryId)
@@ -154,7 +155,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       }
     })
 
-    const retry = Effect.fn("Webhooks.retry")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
+    const retry = traced("Webhooks.retry")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
       yield* subscriptionOf(tenant, id)
       if (Option.isNone(yield* repo.findDelivery(id, deliveryId))) return yield* missingDelivery(deliveryId)
       const at = yield* now
@@ -163,7 +164,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return toDelivery(row)
     })
 
-    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function* (tenant: Tenant, id: WebhookId) {
+    const rotateSecret = traced("Webhooks.rotateSecret")(function* (tenant: Tenant, id: WebhookId) {
       const secret = yield* newSecret
       const row = yield* Effect.gen(function* () {
         const current = yield* subscriptionOf(tenant, id, { forUpdate: true })

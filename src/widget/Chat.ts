@@ -14,6 +14,7 @@ import type { Escalate, OpenConversation, WidgetMessage } from "../../schema/Wid
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
 import { Tickets } from "../tickets/Tickets.js"
+import { traced } from "../Traced.js"
 
 /** The longest ticket message; a longer transcript keeps its latest lines. */
 export const maxTranscriptChars = 20_000
@@ -54,13 +55,13 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
     const conversationOf = (caller: CallerShape, agentId: AgentId, id: ConversationId) =>
       Effect.zipRight(agentOf(caller, agentId), conversations.ofAgent(caller, agentId, id, "conversation_id"))
 
-    const open = Effect.fn("WidgetChat.open")(function* (caller: CallerShape, agentId: AgentId, input: OpenConversation) {
+    const open = traced("WidgetChat.open")(function* (caller: CallerShape, agentId: AgentId, input: OpenConversation) {
       yield* agentOf(caller, agentId)
       return yield* conversations.open(caller, "widget", agentId, input.metadata ?? {})
     })
 
     /** Stores the visitor's message and starts the reply (see `Conversations.send`). */
-    const send = Effect.fn("WidgetChat.send")(function* (
+    const send = traced("WidgetChat.send")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ConversationId,
@@ -74,7 +75,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       })
     })
 
-    const resume = Effect.fn("WidgetChat.resume")(function* (
+    const resume = traced("WidgetChat.resume")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ConversationId,
@@ -85,7 +86,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.resume(caller, id, messageId, lastEventId)
     })
 
-    const escalate = Effect.fn("WidgetChat.escalate")(function* (
+    const escalate = traced("WidgetChat.escalate")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ConversationId,
@@ -108,7 +109,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return { ticket }
     })
 
-    const end = Effect.fn("WidgetChat.end")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
+    const end = traced("WidgetChat.end")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
       yield* conversationOf(caller, agentId, id)
       return yield* conversations.end(caller, id)
     })

@@ -1,11 +1,13 @@
-import { expect, it, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { layerOtlp } from "../../layers/Tracing.js"
+import { traced } from "../../src/Traced.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testServer } from "../support/harness.js"
 
@@ -41,7 +43,7 @@ const fakeCollector = Effect.acquireRelease(
   (collector) => Effect.sync(collector.close)
 )
 
-const traced = Layer.unwrapScoped(
+const withCollector = Layer.unwrapScoped(
   Effect.map(fakeCollector, (collector) =>
     testServer().pipe(
       Layer.provide(layerOtlp({ endpoint: collector.url, serviceName: "assistant-platform-test", exportDelayMillis: 20 })),
@@ -60,7 +62,7 @@ const spansIn = (bodies: ReadonlyArray<string>): Array<OtlpSpan> =>
 
 const attribute = (span: OtlpSpan, key: string) => span.attributes?.find((a) => a.key === key)?.value.stringValue
 
-layer(traced)("OpenTelemetry", (it) => {
+layer(withCollector)("OpenTelemetry", (it) => {
   it.effect("a request's server span reaches the OTLP collector with its route; key headers redacted", () =>
     Effect.gen(function* () {
       const h = yield* Harness
@@ -71,13 +73,37 @@ layer(traced)("OpenTelemetry", (it) => {
       expect(read.status).toBe(200)
       const spans = yield* eventually(
         Effect.sync(() => spansIn(collector.bodies)),
-        (all) => all.some((s) => s.name === "http.server GET" && attribute(s, "http.route") === "/v1/agents/:id"),
-        { label: "the GET's server span" }
+        (all) =>
+          all.some((s) => s.name === "http.server GET" && attribute(s, "http.route") === "/v1/agents/:id") &&
+          all.some((s) => s.name === "Agents.retrieve"),
+        { label: "the GET's server span and its program's span" }
       )
       const server = spans.find((s) => s.name === "http.server GET" && attribute(s, "http.route") === "/v1/agents/:id")!
       expect(attribute(server, "http.request.method")).toBe("GET")
       expect(collector.bodies.join("\n")).not.toContain(ws.secretTest)
     })
+  )
+})
+
+describe("traced", () => {
+  const retrieve = traced("Things.retrieve")(function* (id: string) {
+    const span = yield* Effect.option(Effect.currentSpan)
+    if (id === "missing") return yield* Effect.fail(`no thing ${id}`)
+    return { id, span: Option.map(span, (s) => s.name) }
+  })
+
+  it.effect("names its program's span while tracing is on", () =>
+    Effect.gen(function* () {
+      expect(yield* retrieve("a")).toEqual({ id: "a", span: Option.some("Things.retrieve") })
+      expect(yield* Effect.flip(retrieve("missing"))).toBe("no thing missing")
+    })
+  )
+
+  it.effect("makes no span at all while tracing is off (the service without a collector), and runs the same", () =>
+    Effect.gen(function* () {
+      expect(yield* retrieve("b")).toEqual({ id: "b", span: Option.none() })
+      expect(yield* Effect.flip(retrieve("missing"))).toBe("no thing missing")
+    }).pipe(Effect.withTracerEnabled(false))
   )
 })
 
