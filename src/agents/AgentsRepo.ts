@@ -92,24 +92,16 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
         () => new SlugTaken()
       )
 
-    const find_ = (forUpdate: boolean) =>
-      SqlSchema.findOne({
-        Request: Schema.Struct({ ...Scoped, id: Schema.String }),
-        Result: AgentRow,
-        execute: (r) => sql`
-          select ${cols} from agents
-          where id = ${r.id} and workspace_id = ${r.workspaceId} and environment = ${r.environment}
-            and deleted_at is null
-          ${forUpdate ? sql.literal("for update") : sql.literal("")}`
-      })
-    const findPlain = find_(false)
-    const findLocked = find_(true)
     const find = (
       tenant: Tenant,
       id: AgentId,
       options?: { readonly forUpdate?: boolean }
     ): Effect.Effect<Option.Option<AgentRow>> =>
-      boundary((options?.forUpdate ? findLocked : findPlain)({ ...tenant, id }))
+      decodeOne(AgentRow, sql`
+        select ${cols} from agents
+        where id = ${id} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+          and deleted_at is null
+        ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`)
 
     const page = (tenant: Tenant, page: PageRequest): Effect.Effect<ReadonlyArray<AgentRow>> =>
       boundary(

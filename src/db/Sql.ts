@@ -1,8 +1,7 @@
 /** Helpers shared by the repositories. */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import * as SqlSchema from "@effect/sql/SqlSchema"
-import type * as Cause from "effect/Cause"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
@@ -71,17 +70,43 @@ export const transaction =
 
 type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
 
+type Decoder = (input: unknown) => Effect.Effect<unknown, ParseError>
+
+/**
+ * Decoders made once per row schema: `Schema.Array(Row)` is a new schema at each call, and its parser would
+ * be built again for every statement (the library memoizes parsers by schema).
+ */
+const rowDecoders = new WeakMap<Schema.Schema.Any, Decoder>()
+const rowsDecoders = new WeakMap<Schema.Schema.Any, Decoder>()
+const decoderOf = (cache: WeakMap<Schema.Schema.Any, Decoder>, Row: Schema.Schema.Any, make: () => Decoder): Decoder => {
+  let decoder = cache.get(Row)
+  if (decoder === undefined) cache.set(Row, (decoder = make()))
+  return decoder
+}
+const decodeRow = <A, I>(Row: Schema.Schema<A, I>) =>
+  decoderOf(rowDecoders, Row, () => Schema.decodeUnknown(Row) as Decoder) as (input: unknown) => Effect.Effect<A, ParseError>
+const decodeRows = <A, I>(Row: Schema.Schema<A, I>) =>
+  decoderOf(rowsDecoders, Row, () => Schema.decodeUnknown(Schema.Array(Row)) as Decoder) as (
+    input: unknown
+  ) => Effect.Effect<ReadonlyArray<A>, ParseError>
+
 /** The rows of `statement`, each decoded by `Row`. */
 export const decodeAll = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<ReadonlyArray<A>> =>
-  boundary(SqlSchema.findAll({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined))
+  boundary(Effect.flatMap(statement, decodeRows(Row)))
 
 /** The first row of `statement`, decoded, if any. */
 export const decodeOne = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<Option.Option<A>> =>
-  boundary(SqlSchema.findOne({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined))
+  boundary(Effect.flatMap(statement, (rows) => (rows.length > 0 ? Effect.asSome(decodeRow(Row)(rows[0])) : Effect.succeedNone)))
 
 /** The one row `statement` must return (an insert or update `returning`), decoded. */
 export const decodeSingle = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<A> =>
-  boundary(SqlSchema.single({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined))
+  boundary(
+    Effect.flatMap(
+      statement,
+      (rows): Effect.Effect<A, ParseError | Cause.NoSuchElementException> =>
+        rows.length > 0 ? decodeRow(Row)(rows[0]) : Effect.fail(new Cause.NoSuchElementException())
+    )
+  )
 
 /** A statement run for its effect only. */
 export const execute = (statement: Effect.Effect<unknown, SqlError>): Effect.Effect<void> =>
