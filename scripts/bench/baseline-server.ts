@@ -4,8 +4,8 @@
  * nothing else: the API key lookup by SHA-256 joined to workspaces
  * (src/auth/ApiKeys.ts), then the agent by id/workspace/environment
  * (src/agents/AgentsRepo.ts), or the ticket by public id with its messages and
- * events merged into one thread by sequence (src/tickets/Tickets.ts), in the
- * same envelope.
+ * events in one statement, merged into one thread by sequence (src/tickets/Tickets.ts),
+ * in the same envelope.
  * Run as a child: `node --import tsx scripts/bench/baseline-server.ts` with
  * PORT and DATABASE_URL.
  */
@@ -75,27 +75,31 @@ interface EventRow {
   readonly created_at: Date
 }
 
+interface ThreadRow {
+  readonly messages: ReadonlyArray<Omit<MessageRow, "created_at"> & { readonly created_at: string }>
+  readonly events: ReadonlyArray<Omit<EventRow, "created_at"> & { readonly created_at: string }>
+}
+
+/** The ticket with its thread in one statement, as the service reads it (src/tickets/TicketsRepo.ts). */
 const ticket = async (publicId: string, key: KeyRow) => {
-  const tickets = await pool.query<TicketRow>(
+  const tickets = await pool.query<TicketRow & ThreadRow>(
     `select seq::text as seq, id::text as id, public_id, agent_id, status, priority, origin, visitor_name, visitor_email,
-       subject, assigned_to, tags, metadata, conversation_id, created_at, updated_at, resolved_at, first_response_at, erased_at
+       subject, assigned_to, tags, metadata, conversation_id, created_at, updated_at, resolved_at, first_response_at, erased_at,
+       (select coalesce(json_agg(json_build_object(
+           'seq', m.seq::text, 'id', m.id, 'ticket_public_id', tickets.public_id, 'author_type', m.author_type,
+           'author_id', m.author_id, 'body', m.body, 'created_at', m.created_at) order by m.seq), '[]'::json)
+         from ticket_messages m where m.ticket_id = tickets.id) as messages,
+       (select coalesce(json_agg(json_build_object(
+           'seq', e.seq::text, 'id', e.id, 'type', e.type, 'from_value', e.from_value, 'to_value', e.to_value,
+           'actor_type', e.actor_type, 'actor_id', e.actor_id, 'created_at', e.created_at) order by e.seq), '[]'::json)
+         from ticket_events e where e.ticket_id = tickets.id) as events
      from tickets where public_id = $1 and workspace_id = $2 and environment = $3`,
     [publicId, key.workspace_id, key.environment]
   )
   const t = tickets.rows[0]
   if (t === undefined) return undefined
-  const messages = await pool.query<MessageRow>(
-    `select m.seq::text as seq, m.id, t.public_id as ticket_public_id, m.author_type, m.author_id, m.body, m.created_at
-     from ticket_messages m join tickets t on t.id = m.ticket_id where m.ticket_id = $1::uuid order by m.seq`,
-    [t.id]
-  )
-  const events = await pool.query<EventRow>(
-    `select seq::text as seq, id, type, from_value, to_value, actor_type, actor_id, created_at
-     from ticket_events where ticket_id = $1::uuid order by seq`,
-    [t.id]
-  )
   const thread = [
-    ...messages.rows.map((m) => ({
+    ...t.messages.map((m) => ({
       seq: BigInt(m.seq),
       item: {
         id: m.id,
@@ -104,10 +108,10 @@ const ticket = async (publicId: string, key: KeyRow) => {
         author_type: m.author_type,
         author_id: m.author_id,
         body: m.body,
-        created_at: m.created_at.toISOString()
+        created_at: new Date(m.created_at).toISOString()
       }
     })),
-    ...events.rows.map((e) => ({
+    ...t.events.map((e) => ({
       seq: BigInt(e.seq),
       item: {
         id: e.id,
@@ -116,7 +120,7 @@ const ticket = async (publicId: string, key: KeyRow) => {
         from: e.from_value,
         to: e.to_value,
         actor: { type: e.actor_type, id: e.actor_id },
-        created_at: e.created_at.toISOString()
+        created_at: new Date(e.created_at).toISOString()
       }
     }))
   ].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0))

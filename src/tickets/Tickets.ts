@@ -165,11 +165,9 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
     })
 
     const retrieve = traced("Tickets.retrieve")(function* (tenant: Tenant, publicId: TicketPublicId) {
-      const found = yield* (repo.find(tenant, publicId))
+      const found = yield* repo.findWithThread(tenant, publicId)
       if (Option.isNone(found)) return yield* missing(publicId)
-      const [messages, events] = yield* (
-        Effect.all([repo.messages(found.value.id, Option.none()), repo.events(found.value.id)])
-      )
+      const { messages, events } = found.value
       const thread: Array<{ readonly seq: bigint; readonly item: ThreadItem }> = [
         ...messages.map((m) => ({ seq: BigInt(m.seq), item: toMessage(m) as ThreadItem })),
         ...events.map((e) => ({ seq: BigInt(e.seq), item: toEvent(e) as ThreadItem }))

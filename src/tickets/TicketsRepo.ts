@@ -74,6 +74,14 @@ export const EventRow = Schema.Struct({
 })
 export type EventRow = typeof EventRow.Type
 
+/** A ticket with its thread: its messages and its events, each in `seq` order. */
+export const TicketWithThreadRow = Schema.Struct({
+  ...TicketRow.fields,
+  messages: DbJson(Schema.Array(MessageRow)),
+  events: DbJson(Schema.Array(EventRow))
+})
+export type TicketWithThreadRow = typeof TicketWithThreadRow.Type
+
 const WorkspaceRow = Schema.Struct({ plan: Plan, owner_email: Schema.String })
 const CountRow = Schema.Struct({ count: Schema.Number })
 const TotalRow = Schema.Struct({ n: Schema.NumberFromString })
@@ -263,10 +271,23 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
         order by m.seq
         ${Option.isSome(page) ? sql`limit ${page.value.limit + 1}` : sql.literal("")}`)
 
-    const events = (ticketId: string) =>
-      decodeAll(EventRow, sql`
-        select seq::text as seq, id, type, from_value, to_value, actor_type, actor_id, created_at
-        from ticket_events where ticket_id = ${ticketId}::uuid order by seq`)
+    /**
+     * The ticket with its whole thread in one statement (a `GET` reads it on every call): the messages and the
+     * events come as JSON arrays, decoded by the same row schemas as `messages` and `events` rows.
+     */
+    const findWithThread = (tenant: Tenant, publicId: TicketPublicId) =>
+      decodeOne(TicketWithThreadRow, sql`
+        select ${cols},
+          (select coalesce(json_agg(json_build_object(
+              'seq', m.seq::text, 'id', m.id, 'ticket_public_id', tickets.public_id, 'author_type', m.author_type,
+              'author_id', m.author_id, 'body', m.body, 'created_at', m.created_at) order by m.seq), '[]'::json)
+            from ticket_messages m where m.ticket_id = tickets.id) as messages,
+          (select coalesce(json_agg(json_build_object(
+              'seq', e.seq::text, 'id', e.id, 'type', e.type, 'from_value', e.from_value, 'to_value', e.to_value,
+              'actor_type', e.actor_type, 'actor_id', e.actor_id, 'created_at', e.created_at) order by e.seq), '[]'::json)
+            from ticket_events e where e.ticket_id = tickets.id) as events
+        from tickets
+        where public_id = ${publicId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}`)
 
     /** Replaces the personal data of the ticket and its messages; the row, its events and its times stay. */
     const erase = (ticketId: string, at: Date) =>
@@ -294,7 +315,7 @@ export class TicketsRepo extends Effect.Service<TicketsRepo>()("Tickets/Repo", {
       insertMessage,
       insertEvent,
       messages,
-      events,
+      findWithThread,
       erase
     } as const
   })
