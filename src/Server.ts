@@ -4,10 +4,11 @@
  * `main.ts` runs it with layers from the environment; tests with test layers.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Server as NodeServer } from "node:http"
 import * as Effect from "effect/Effect"
@@ -18,10 +19,11 @@ import * as Schema from "effect/Schema"
 import { Api } from "../schema/Api.js"
 import { ValidationFailed } from "../schema/Errors.js"
 import type { ConversationId, LeadId } from "../schema/Ids.js"
+import { Authentication } from "../schema/Auth.js"
 import { FormId } from "../schema/Forms.js"
 import type { Tenant } from "../schema/Tenant.js"
 import * as Ai from "../layers/Ai.js"
-import type { Database } from "../layers/Database.js"
+import { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
 import * as JobQueue from "../layers/JobQueue.js"
 import * as Lifecycle from "../layers/Lifecycle.js"
@@ -55,6 +57,7 @@ import { type LeadFromForm, LeadTarget } from "./forms/LeadTarget.js"
 import { FormSubmissions } from "./forms/Submit.js"
 import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
+import { isolate } from "./Isolate.js"
 import { Paginator } from "./http/Pagination.js"
 import { makeNodeServer } from "./http/NodeServer.js"
 import { defaultGraceMillis, makeDrain } from "./http/Drain.js"
@@ -246,26 +249,29 @@ const Services = Layer.mergeAll(
   Layer.provideMerge(Shared)
 )
 
-const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([
-    AgentsHttp,
-    WebhooksHttp,
-    TicketsHttp,
-    KnowledgeHttp,
-    TrainingHttp,
-    FilesHttp,
-    QaHttp,
-    GlossaryHttp,
-    SystemHttp,
-    ConversationsHttp,
-    LeadsHttp,
-    UsageHttp,
-    WidgetHttp,
-    FormsHttp,
-    FormsPublicHttp
-  ]),
-  Layer.provide(AuthenticationLive)
-)
+/**
+ * Each API group built with only the services its handlers use (see `Isolate.ts`): a request merges
+ * the group's context into its own, so a small one keeps every copy of it small.
+ */
+const ApiGroups = [
+  isolate(Authentication, Agents)(AgentsHttp),
+  isolate(Authentication, Webhooks)(WebhooksHttp),
+  isolate(Authentication, Tickets, Erasure)(TicketsHttp),
+  isolate(Authentication, IdGenerator, Knowledge)(KnowledgeHttp),
+  isolate(Authentication, IdGenerator, Course, LessonSources)(TrainingHttp),
+  isolate(Authentication, IdGenerator, Files)(FilesHttp),
+  isolate(Authentication, Categories, QaItems, Regeneration)(QaHttp),
+  isolate(Authentication, Glossary)(GlossaryHttp),
+  isolate(SqlClient.SqlClient, Database, Lifecycle.Lifecycle)(SystemHttp),
+  isolate(Authentication, Conversations)(ConversationsHttp),
+  isolate(Authentication, Leads)(LeadsHttp),
+  isolate(Authentication, Usage)(UsageHttp),
+  isolate(Authentication, Conversations, Leads, WidgetChat)(WidgetHttp),
+  isolate(Authentication, Forms, IdentitySecrets)(FormsHttp),
+  isolate(FormSubmissions)(FormsPublicHttp)
+] as const
+
+const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(ApiGroups), Layer.provide(AuthenticationLive))
 
 /** Migrations, then the first-start bootstrap: done before the port opens. */
 const Startup = Layer.effectDiscard(
@@ -297,7 +303,7 @@ const background = <R>(work: Effect.Effect<never, never, R>) =>
 const queueWorker = <R, P>(options: JobQueue.WorkerOptions<R, P>) =>
   Layer.unwrapEffect(Effect.map(JobQueue.JobQueue, (queue) => background(queue.worker(options))))
 
-const Workers = Layer.mergeAll(
+const AllWorkers = Layer.mergeAll(
   Layer.unwrapEffect(
     Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run))
   ),
@@ -369,6 +375,21 @@ const Workers = Layer.mergeAll(
   )
 )
 
+/**
+ * The workers' fibers start from the context they are built in; built with only the services they use (see
+ * `Isolate.ts`), each statement they run copies that much less.
+ */
+const Workers = isolate(
+  AppConfig,
+  JobQueue.JobQueue,
+  Dispatcher,
+  IdempotencyStore,
+  Emails,
+  Conversations,
+  Regeneration,
+  Pipeline
+)(AllWorkers)
+
 /** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
 const SourceTextsLive = Layer.effect(
   SourceTexts,
@@ -410,13 +431,16 @@ export const makeServer = (layers: ServerLayers) => {
           HttpServer.withLogAddress,
           Layer.provide(NodeHttpServer.layer(nodeServer, { port: layers.config.formsPort, host: layers.config.host }))
         )
-  const Http = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
+  const Serving = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
     Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes, ElementRoutes, DemoRoutes, MetricsRoutes]),
-    Layer.provide(ApiLive),
-    Layer.provide(EdgeLive),
     HttpServer.withLogAddress,
     Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: layers.config.port, host: layers.config.host }))
   )
+  // Every request's fiber starts from the context the server is built in: only the API and what the routes
+  // beside it use (see `Isolate.ts`). The API and the edge are built first, so the server serves them.
+  const Http = isolate(HttpApi.Api, AppConfig, IdGenerator, SqlClient.SqlClient, ApiKeys, Workspaces, FormSubmissions)(
+    Serving
+  ).pipe(Layer.provide(ApiLive), Layer.provide(EdgeLive))
   // built in this order so that a stop closes the listeners, then stops the workers (their jobs handed back at
   // once), then waits for requests in flight, then closes the services and the database (see http/Drain.ts)
   const Running = drain.stopAccepting.pipe(
