@@ -9,6 +9,7 @@
 import type * as Headers from "@effect/platform/Headers"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
@@ -85,54 +86,53 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
 const widgetScopes: ReadonlyArray<Scope> = WidgetScopes
 const isWidgetScope = (scope: Scope) => widgetScopes.includes(scope)
 
-/** Whether this caller's key may call an endpoint with this policy. */
-export const authorize = (
-  caller: CallerShape,
-  policy: EndpointPolicy
-): Effect.Effect<void, KeyScopeMismatch> => {
+/** Why this caller's key may not call an endpoint with this policy; `undefined` when it may. */
+export const refusal = (caller: CallerShape, policy: EndpointPolicy): KeyScopeMismatch | undefined => {
   switch (caller.keyKind) {
     case "secret":
       // the widget surface is for widget keys alone, whatever scopes a secret key was given
       if (Option.isSome(policy.scope) && isWidgetScope(policy.scope.value)) {
-        return Effect.fail(
-          new KeyScopeMismatch({
-            message: "Secret keys (sk_) do not work on the widget surface; use a widget key (widget_pk_) there."
-          })
-        )
+        return new KeyScopeMismatch({
+          message: "Secret keys (sk_) do not work on the widget surface; use a widget key (widget_pk_) there."
+        })
       }
       return Option.isSome(policy.scope) && !caller.scopes.includes(policy.scope.value)
-        ? Effect.fail(new KeyScopeMismatch({ message: `This key lacks the scope \`${policy.scope.value}\`.` }))
-        : Effect.void
+        ? new KeyScopeMismatch({ message: `This key lacks the scope \`${policy.scope.value}\`.` })
+        : undefined
     case "widget":
       return Option.isSome(policy.widgetScope) && caller.scopes.includes(policy.widgetScope.value)
-        ? Effect.void
-        : Effect.fail(
-            new KeyScopeMismatch({
-              message: "Widget keys (widget_pk_) only work on the widget surface; use a secret key (sk_) here."
-            })
-          )
+        ? undefined
+        : new KeyScopeMismatch({
+            message: "Widget keys (widget_pk_) only work on the widget surface; use a secret key (sk_) here."
+          })
     case "forms":
-      return Effect.fail(
-        new KeyScopeMismatch({
-          message: "Forms keys (pk_) only work on the form endpoints, sent as `Service-Api-Key`; use a secret key (sk_) here."
-        })
-      )
+      return new KeyScopeMismatch({
+        message: "Forms keys (pk_) only work on the form endpoints, sent as `Service-Api-Key`; use a secret key (sk_) here."
+      })
   }
 }
+
+/** The caller, or why its key is refused for this endpoint. */
+const admitted = (result: AuthResult, route: HttpRouter.Route<unknown, unknown>): Effect.Effect<CallerShape, AuthError> => {
+  if (Either.isLeft(result)) return Effect.fail(result.left)
+  const refused = refusal(result.right, policyOf(route.method, route.path))
+  return refused === undefined ? Effect.succeed(result.right) : Effect.fail(refused)
+}
+type AuthError = MissingAuthorization | InvalidApiKey | KeyScopeMismatch
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function* () {
     const authenticator = yield* Authenticator
-    const check = Effect.gen(function* () {
-      const { route } = yield* HttpRouter.RouteContext
-      const resolved = yield* FiberRef.get(CurrentAuth)
-      const result = Option.isSome(resolved)
-        ? resolved.value
-        : yield* authenticator.resolve((yield* HttpServerRequest.HttpServerRequest).headers)
-      const caller = yield* result
-      yield* authorize(caller, policyOf(route.method, route.path))
-      return caller satisfies CallerShape
+    // Every call behind the middleware runs this: what the edge resolved is read straight off the fiber, so
+    // a request takes one fiber step here.
+    const check = Effect.withFiberRuntime<CallerShape, AuthError>((fiber) => {
+      const context = fiber.currentContext
+      const { route } = Context.unsafeGet(context, HttpRouter.RouteContext)
+      const resolved = fiber.getFiberRef(CurrentAuth)
+      if (Option.isSome(resolved)) return admitted(resolved.value, route)
+      const { headers } = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
+      return Effect.flatMap(authenticator.resolve(headers), (result) => admitted(result, route))
     })
     // both schemes run the same check: it reads whichever header was sent
     return { bearer: () => check, apiKey: () => check }
