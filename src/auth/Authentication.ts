@@ -87,7 +87,7 @@ const widgetScopes: ReadonlyArray<Scope> = WidgetScopes
 const isWidgetScope = (scope: Scope) => widgetScopes.includes(scope)
 
 /** Why this caller's key may not call an endpoint with this policy; `undefined` when it may. */
-export const refusal = (caller: CallerShape, policy: EndpointPolicy): KeyScopeMismatch | undefined => {
+const refusal = (caller: CallerShape, policy: EndpointPolicy): KeyScopeMismatch | undefined => {
   switch (caller.keyKind) {
     case "secret":
       // the widget surface is for widget keys alone, whatever scopes a secret key was given
