@@ -70,33 +70,24 @@ export const transaction =
 
 type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
 
-type Decoder = (input: unknown) => Effect.Effect<unknown, ParseError>
-
 /**
- * Decoders made once per row schema: `Schema.Array(Row)` is a new schema at each call, and its parser would
- * be built again for every statement (the library memoizes parsers by schema).
+ * `Schema.Array(Row)`, made once per row schema: a new array schema at every statement got a new parser each
+ * time (the library memoizes parsers by schema).
  */
-const rowDecoders = new WeakMap<Schema.Schema.Any, Decoder>()
-const rowsDecoders = new WeakMap<Schema.Schema.Any, Decoder>()
-const decoderOf = (cache: WeakMap<Schema.Schema.Any, Decoder>, Row: Schema.Schema.Any, make: () => Decoder): Decoder => {
-  let decoder = cache.get(Row)
-  if (decoder === undefined) cache.set(Row, (decoder = make()))
-  return decoder
+const arrays = new WeakMap<Schema.Schema.Any, Schema.Schema.Any>()
+const arrayOf = <A, I>(Row: Schema.Schema<A, I>): Schema.Schema<ReadonlyArray<A>, ReadonlyArray<I>> => {
+  let array = arrays.get(Row)
+  if (array === undefined) arrays.set(Row, (array = Schema.Array(Row)))
+  return array as Schema.Schema<ReadonlyArray<A>, ReadonlyArray<I>>
 }
-const decodeRow = <A, I>(Row: Schema.Schema<A, I>) =>
-  decoderOf(rowDecoders, Row, () => Schema.decodeUnknown(Row) as Decoder) as (input: unknown) => Effect.Effect<A, ParseError>
-const decodeRows = <A, I>(Row: Schema.Schema<A, I>) =>
-  decoderOf(rowsDecoders, Row, () => Schema.decodeUnknown(Schema.Array(Row)) as Decoder) as (
-    input: unknown
-  ) => Effect.Effect<ReadonlyArray<A>, ParseError>
 
 /** The rows of `statement`, each decoded by `Row`. */
 export const decodeAll = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<ReadonlyArray<A>> =>
-  boundary(Effect.flatMap(statement, decodeRows(Row)))
+  boundary(Effect.flatMap(statement, Schema.decodeUnknown(arrayOf(Row))))
 
 /** The first row of `statement`, decoded, if any. */
 export const decodeOne = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<Option.Option<A>> =>
-  boundary(Effect.flatMap(statement, (rows) => (rows.length > 0 ? Effect.asSome(decodeRow(Row)(rows[0])) : Effect.succeedNone)))
+  boundary(Effect.flatMap(statement, (rows) => (rows.length > 0 ? Effect.asSome(Schema.decodeUnknown(Row)(rows[0])) : Effect.succeedNone)))
 
 /** The one row `statement` must return (an insert or update `returning`), decoded. */
 export const decodeSingle = <A, I>(Row: Schema.Schema<A, I>, statement: Statement): Effect.Effect<A> =>
@@ -104,7 +95,7 @@ export const decodeSingle = <A, I>(Row: Schema.Schema<A, I>, statement: Statemen
     Effect.flatMap(
       statement,
       (rows): Effect.Effect<A, ParseError | Cause.NoSuchElementException> =>
-        rows.length > 0 ? decodeRow(Row)(rows[0]) : Effect.fail(new Cause.NoSuchElementException())
+        rows.length > 0 ? Schema.decodeUnknown(Row)(rows[0]) : Effect.fail(new Cause.NoSuchElementException())
     )
   )
 
