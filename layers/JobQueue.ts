@@ -301,12 +301,14 @@ export const withAfterCommit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.E
 export const withAfterCommitInFiber = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
     const hooks: Array<Effect.Effect<void>> = []
-    const runHooks = Effect.suspend(() => (hooks.length === 0 ? Effect.void : Effect.all(hooks, { discard: true })))
+    // most units register none: then the outcome passes straight through
+    const after = <X>(outcome: Effect.Effect<X, E>) =>
+      hooks.length === 0 ? outcome : Effect.zipRight(Effect.all(hooks, { discard: true }), outcome)
     return Effect.zipRight(
       FiberRef.set(pendingHooks, hooks),
       Effect.matchCauseEffect(self, {
-        onFailure: (cause) => Effect.zipRight(runHooks, Effect.failCause(cause)),
-        onSuccess: (value) => Effect.as(runHooks, value)
+        onFailure: (cause) => after(Effect.failCause(cause)),
+        onSuccess: (value) => after(Effect.succeed(value))
       })
     )
   })

@@ -7,7 +7,6 @@
  * fields chosen to hold none.
  */
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -139,10 +138,10 @@ export const layerJson = (options: { readonly level: LogLevelName; readonly writ
     Logger.remove(Logger.prettyLoggerDefault),
     Logger.minimumLogLevel(levels[options.level]),
     Layer.succeed(RequestLog, {
-      line: (fields) =>
+      line: (fields, atMillis) =>
         requestLinesOn
-          ? Effect.map(Clock.currentTimeMillis, (millis) => {
-              const entry = { time: new Date(millis).toISOString(), level: "info", msg: "request", ...fields }
+          ? Effect.sync(() => {
+              const entry = { time: new Date(atMillis).toISOString(), level: "info", msg: "request", ...fields }
               write(redact(safeJson(entry)))
             })
           : Effect.void
@@ -151,13 +150,16 @@ export const layerJson = (options: { readonly level: LogLevelName; readonly writ
 }
 
 /**
- * The request line of the HTTP edge, one per request (`msg: "request"`, level info). With `layerJson` it goes
- * straight to the JSON lines, as the logger would write it, past Effect's logging pipeline (a copy of the
- * fiber's FiberRefs, the set of loggers, the annotations), which cost a fifth of the edge's own time; without
- * it, it is an ordinary `Effect.logInfo`.
+ * The request line of the HTTP edge, one per request (`msg: "request"`, level info), at `atMillis` (the end of
+ * the request by the edge's Clock, which it has read already). With `layerJson` it goes straight to the JSON
+ * lines, as the logger would write it, past Effect's logging pipeline (a copy of the fiber's FiberRefs, the set
+ * of loggers, the annotations), which cost a fifth of the edge's own time; without it, it is an ordinary
+ * `Effect.logInfo`.
  */
 export class RequestLog extends Context.Reference<RequestLog>()("Layers/RequestLog", {
-  defaultValue: (): { readonly line: (fields: Readonly<Record<string, unknown>>) => Effect.Effect<void> } => ({
+  defaultValue: (): {
+    readonly line: (fields: Readonly<Record<string, unknown>>, atMillis: number) => Effect.Effect<void>
+  } => ({
     line: (fields) => Effect.logInfo("request", new LogFields(fields))
   })
 }) {}

@@ -52,12 +52,11 @@ const seriesOf = (route: string, method: string, status: number) => {
 }
 
 /** Records one answered request; `route` is the template (`/v1/agents/{id}`), never the raw path. */
-export const recordRequest = (route: string, method: string, status: number, seconds: number) =>
-  Effect.sync(() => {
-    const labels = seriesOf(route, method, status)
-    httpRequests.unsafeUpdate(1, labels)
-    httpDuration.unsafeUpdate(seconds, labels)
-  })
+export const recordRequest = (route: string, method: string, status: number, seconds: number): void => {
+  const labels = seriesOf(route, method, status)
+  httpRequests.unsafeUpdate(1, labels)
+  httpDuration.unsafeUpdate(seconds, labels)
+}
 
 // one label array per outcome, kept (see `seriesOf`)
 const deliveryOutcomes = {

@@ -7,7 +7,8 @@ import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Server as NodeServer } from "node:http"
@@ -59,7 +60,7 @@ import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
 import { isolate } from "./Isolate.js"
 import { Paginator } from "./http/Pagination.js"
-import { makeNodeServer } from "./http/NodeServer.js"
+import { listening, makeNodeServer } from "./http/NodeServer.js"
 import { defaultGraceMillis, makeDrain } from "./http/Drain.js"
 import { IdempotencyStore } from "./http/Idempotency.js"
 import { FormOrigins, WidgetOrigins } from "./http/Cors.js"
@@ -429,18 +430,22 @@ export const makeServer = (layers: ServerLayers) => {
       ? Layer.empty
       : HttpApiBuilder.serve().pipe(
           HttpServer.withLogAddress,
-          Layer.provide(NodeHttpServer.layer(nodeServer, { port: layers.config.formsPort, host: layers.config.host }))
+          Layer.provide(listening(nodeServer, { port: layers.config.formsPort, host: layers.config.host }))
         )
   const Serving = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
-    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes, ElementRoutes, DemoRoutes, MetricsRoutes]),
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(nodeServer, { port: layers.config.port, host: layers.config.host }))
+    Layer.provideMerge(listening(nodeServer, { port: layers.config.port, host: layers.config.host }))
   )
-  // Every request's fiber starts from the context the server is built in: only the API and what the routes
-  // beside it use (see `Isolate.ts`). The API and the edge are built first, so the server serves them.
-  const Http = isolate(HttpApi.Api, AppConfig, IdGenerator, SqlClient.SqlClient, ApiKeys, Workspaces, FormSubmissions)(
-    Serving
-  ).pipe(Layer.provide(ApiLive), Layer.provide(EdgeLive))
+  // Every request's fiber starts from the context the server is built in: only the API and the platform's
+  // services (see `Isolate.ts`). The API, the routes beside it and the edge are built first, each with what it
+  // uses, so the server serves them.
+  const Http = isolate(HttpApi.Api)(Serving).pipe(
+    Layer.provide(ApiLive),
+    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes, ElementRoutes, DemoRoutes, MetricsRoutes]),
+    // the admin endpoint reads its token file
+    Layer.provide([NodeFileSystem.layer, NodePath.layer]),
+    Layer.provide(EdgeLive)
+  )
   // built in this order so that a stop closes the listeners, then stops the workers (their jobs handed back at
   // once), then waits for requests in flight, then closes the services and the database (see http/Drain.ts)
   const Running = drain.stopAccepting.pipe(

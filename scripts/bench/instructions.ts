@@ -1,7 +1,10 @@
 /**
  * Instructions per `GET` under callgrind, for A/B runs of the read path:
- * `npx tsx scripts/bench/instructions.ts [dist-dir ...]` (default `dist`),
- * `INSTR_ENDPOINT=tickets` for `GET /v1/tickets/{id}`.
+ * `npx tsx scripts/bench/instructions.ts [dist-dir | bare | floor ...]`
+ * (default `dist`), `INSTR_ENDPOINT=tickets` for `GET /v1/tickets/{id}`.
+ * `bare` counts the bare node:http + pg baseline (baseline-server.ts) and
+ * `floor` the bare HttpApi + @effect/sql-pg one (floor-server.ts, agents only),
+ * on the same rows, so the service's count has its references beside it.
  *
  * The HTTP benchmark's CPU figures move ±10-15 % with the machine's pace;
  * instruction counts do not (the same build counted 3,062k, 3,070k and 3,084k
@@ -30,7 +33,7 @@ import {
   withServer
 } from "./lib.js"
 
-const dists = process.argv.length > 2 ? process.argv.slice(2) : ["dist"]
+const targets = process.argv.length > 2 ? process.argv.slice(2) : ["dist"]
 const endpoint = process.env["INSTR_ENDPOINT"] === "tickets" ? "tickets" : "agents"
 const warm = Number(process.env["INSTR_WARM"] ?? 1500)
 const counted = Number(process.env["INSTR_N"] ?? 1000)
@@ -60,12 +63,22 @@ const summarize = (dir: string) => {
   return totals
 }
 
+/** The command that runs a target: a bundle's server, or one of the two baselines (TypeScript, through tsx). */
+const commandOf = (target: string): Array<string> =>
+  target === "bare" || target === "floor"
+    ? [process.execPath, "--import", "tsx", `scripts/bench/${target === "bare" ? "baseline" : "floor"}-server.ts`]
+    : [process.execPath, join(target, "server.mjs")]
+
 const main = async () => {
-  for (const dist of dists) {
-    const databaseUrl = await throwawayDatabase()
-    let token = ""
-    let path = ""
-    // the rows, made by a plain start of the same bundle
+  if (endpoint === "tickets" && targets.includes("floor")) throw new Error("the floor serves GET /v1/agents/{id} only")
+  // the rows are made by the first bundle named (or `dist`)
+  const maker = targets.find((t) => t !== "bare" && t !== "floor") ?? "dist"
+  const databaseUrl = await throwawayDatabase()
+  let token = ""
+  let path = ""
+  {
+    const dist = maker
+    // the rows, made by a plain start of the bundle
     await withServer(
       (port) => spawnTracked(process.execPath, [join(dist, "server.mjs")], serviceEnv({ PORT: String(port), DATABASE_URL: databaseUrl, ...noRateLimit })),
       async (base, child) => {
@@ -82,6 +95,8 @@ const main = async () => {
         }
       }
     )
+  }
+  for (const target of targets) {
     const out = mkdtempSync(join(tmpdir(), "callgrind-"))
     const control = (pid: number, ...args: Array<string>) =>
       execFileSync("callgrind_control", [`--vgdb-prefix=${out}/vgdb`, ...args, String(pid)], {
@@ -99,8 +114,7 @@ const main = async () => {
             // V8 writes the code it runs
             "--smc-check=all-non-file",
             `--callgrind-out-file=${out}/dump.%p`,
-            process.execPath,
-            join(dist, "server.mjs")
+            ...commandOf(target)
           ],
           serviceEnv({ PORT: String(port), DATABASE_URL: databaseUrl, ...noRateLimit, ...vgdbEnv })
         ),
@@ -111,13 +125,13 @@ const main = async () => {
         const result = await autocannon({ url: base + path, connections: 10, amount: counted, headers, timeout: 60 })
         control(child.pid, "--instr=off")
         control(child.pid, "--dump")
-        if (result.non2xx > 0 || result.errors > 0) throw new Error(`${dist}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+        if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target}: ${result.non2xx} non-2xx, ${result.errors} errors`)
       }
     )
     const totals = summarize(out)
     const k = (n: number) => `${Math.round(n / counted / 1000)}k`
     console.log(
-      `${dist} GET /v1/${endpoint}/{id}: program ${k(totals["program"]!)} instructions a request ` +
+      `${target} GET /v1/${endpoint}/{id}: program ${k(totals["program"]!)} instructions a request ` +
         `(compiler ${k(totals["compiler"]!)}, major GC ${k(totals["major GC"]!)})`
     )
   }

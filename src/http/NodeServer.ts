@@ -6,6 +6,12 @@
  * bytes) get the error envelope through the `clientError` hook while the
  * socket can still carry it.
  */
+import * as Etag from "@effect/platform/Etag"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
@@ -65,3 +71,18 @@ export const makeNodeServer = (options: { readonly docsUrl: string }) => (): Ser
   })
   return server
 }
+
+/**
+ * The server listening on `options`, with the services the platform gives its routes (file responses,
+ * ETags, the file system and paths) and no more: `NodeHttpServer.layer` also brings Node's command executor,
+ * terminal and workers, which no request uses but every request's fiber would copy at each change of its
+ * context (see `Isolate.ts`).
+ */
+export const listening = (evaluate: () => Server, options: { readonly port: number; readonly host?: string }) =>
+  Layer.mergeAll(
+    NodeHttpServer.layerServer(evaluate, options),
+    NodeHttpPlatform.layer,
+    Etag.layerWeak,
+    NodeFileSystem.layer,
+    NodePath.layer
+  )
