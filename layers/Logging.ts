@@ -103,12 +103,15 @@ export const jsonLines = (write: (line: string) => void) =>
   })
 
 /**
- * Lines go out in one write per turn of the event loop: stdout to a pipe is a
- * blocking write on Linux, and one per request cost more than the request. A
- * burst of more than `maxBuffered` lines is written at once; lines still
- * buffered are written when the process exits.
+ * Lines go out together, at most `flushMillis` after the first of them: stdout
+ * to a pipe is a blocking write on Linux that also wakes the reader, and one
+ * per request cost more than the request. One write per turn of the event loop
+ * still cost 1.5 % of a `GET`'s CPU under load (interleaved A/B, README). A
+ * burst of `maxBuffered` lines is written at once; lines still buffered are
+ * written when the process exits.
  */
 const maxBuffered = 1000
+const flushMillis = 100
 let buffered: Array<string> = []
 let scheduled = false
 const flush = () => {
@@ -123,7 +126,7 @@ const stdout = (line: string) => {
   if (buffered.length >= maxBuffered) return flush()
   if (!scheduled) {
     scheduled = true
-    setImmediate(flush)
+    setTimeout(flush, flushMillis).unref()
   }
 }
 process.once("exit", flush)
