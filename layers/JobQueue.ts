@@ -294,24 +294,21 @@ export const withAfterCommit = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.E
 
 /**
  * `withAfterCommit` for a fiber that is itself the unit of work (the HTTP edge: the platform runs each request
- * in a fiber of its own), a few fiber steps cheaper on every request: the hooks' list is set on the fiber
- * rather than around `self`, and nothing restores it. An interrupted fiber runs none of them; what its
+ * in a fiber of its own), without fiber steps of its own: `fiberRef` set to `hooks` on that fiber (the edge
+ * sets it with its other request values in one step; nothing restores it) is the boundary, and
+ * `after(outcome)` runs `outcome`, then what was registered. An interrupted fiber runs none of them; what its
  * committed transactions enqueued then waits for the workers' next poll.
  */
-export const withAfterCommitInFiber = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
-    const hooks: Array<Effect.Effect<void>> = []
+export const afterCommitInFiber = () => {
+  const hooks: Array<Effect.Effect<void>> = []
+  return {
+    fiberRef: pendingHooks,
+    hooks,
     // most units register none: then the outcome passes straight through
-    const after = <X>(outcome: Effect.Effect<X, E>) =>
-      hooks.length === 0 ? outcome : Effect.zipRight(Effect.all(hooks, { discard: true }), outcome)
-    return Effect.zipRight(
-      FiberRef.set(pendingHooks, hooks),
-      Effect.matchCauseEffect(self, {
-        onFailure: (cause) => after(Effect.failCause(cause)),
-        onSuccess: (value) => after(Effect.succeed(value))
-      })
-    )
-  })
+    after: <A, E, R>(outcome: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      hooks.length === 0 ? outcome : Effect.ensuring(outcome, Effect.suspend(() => Effect.all(hooks, { discard: true })))
+  } as const
+}
 
 // Supervision
 

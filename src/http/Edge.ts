@@ -20,7 +20,7 @@ import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
@@ -37,7 +37,7 @@ import { MAX_FILE_BYTES } from "../../schema/Files.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { RequestLog } from "../../layers/Logging.js"
 import { recordRequest } from "../../layers/Metrics.js"
-import { withAfterCommitInFiber } from "../../layers/JobQueue.js"
+import { afterCommitInFiber } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
 import {
@@ -188,9 +188,6 @@ export const makeEdge = Effect.gen(function* () {
       const { clock, request } = yield* requestAndClock
       const startNanos = clock.unsafeCurrentTimeNanos()
       const requestId = yield* ids.make("req")
-      // The platform runs each request in a fiber of its own, so the request's values are set on that fiber
-      // for the rest of its life instead of with `Effect.locally` (several µs apiece on every request).
-      yield* FiberRef.set(CurrentRequestId, requestId)
       const { path, search } = pathAndQuery(request.url)
       const operational = isOperational(path)
 
@@ -206,11 +203,25 @@ export const makeEdge = Effect.gen(function* () {
 
       // the key lookup reads the database: a defect there (the database away) is rendered like any other
       const resolved = operational ? undefined : yield* Effect.exit(authenticator.resolve(request.headers))
+      const auth: Option.Option<AuthResult> =
+        resolved === undefined || Exit.isFailure(resolved) ? Option.none() : Option.some(resolved.value)
+      // wake-ups registered inside the request's transactions (e.g. new jobs) run once it is answered
+      const afterCommit = afterCommitInFiber()
+      // The platform runs each request in a fiber of its own, so the request's values are set on that fiber
+      // for the rest of its life, all in one step (each `FiberRef.set` is a fiber step and a copy of the
+      // fiber's FiberRefs).
+      yield* Effect.updateFiberRefs((fiberId, refs) =>
+        FiberRefs.updateManyAs(refs, {
+          entries: [
+            [CurrentRequestId, [[fiberId, requestId]]],
+            [CurrentAuth, [[fiberId, auth]]],
+            [afterCommit.fiberRef, [[fiberId, afterCommit.hooks]]]
+          ]
+        })
+      )
       if (resolved !== undefined && Exit.isFailure(resolved)) {
         return HttpServerResponse.setHeader(yield* render(resolved.cause), "request-id", requestId)
       }
-      const auth: Option.Option<AuthResult> = resolved === undefined ? Option.none() : Option.some(resolved.value)
-      yield* FiberRef.set(CurrentAuth, auth)
       const caller = Option.flatMap(auth, Either.getRight)
       let rate: RateLimitState | undefined
       let closeAfter = false
@@ -336,7 +347,8 @@ export const makeEdge = Effect.gen(function* () {
           // the handler reads the bytes itself, counted against this cap as they stream in
           return yield* rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_FILE_BYTES)))
         }
-        if (!isWrite(request.method)) return yield* rendered(app)
+        // a failure of the app is rendered with the edge's own, below
+        if (!isWrite(request.method)) return yield* app
         if (operational || request.method === "DELETE") {
           // read by the app itself (the admin endpoints), under the same cap
           const capped = rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
@@ -366,10 +378,10 @@ export const makeEdge = Effect.gen(function* () {
         )
       })
 
-      let response = yield* rendered(guarded).pipe(
-        // wake-ups registered inside the request's transactions (e.g. new jobs), now that they committed
-        withAfterCommitInFiber
-      )
+      let response = yield* Effect.matchCauseEffect(guarded, {
+        onFailure: (cause) => afterCommit.after(render(cause)),
+        onSuccess: (answer) => afterCommit.after(Effect.succeed(answer))
+      })
       if (cors !== undefined) response = withCors(response, cors)
       const endNanos = clock.unsafeCurrentTimeNanos()
       const nowMillis = Number(endNanos / 1_000_000n)
