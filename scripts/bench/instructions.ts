@@ -71,31 +71,27 @@ const commandOf = (target: string): Array<string> =>
 
 const main = async () => {
   if (endpoint === "tickets" && targets.includes("floor")) throw new Error("the floor serves GET /v1/agents/{id} only")
-  // the rows are made by the first bundle named (or `dist`)
+  // the rows are made by a plain start of the first bundle named (or `dist`)
   const maker = targets.find((t) => t !== "bare" && t !== "floor") ?? "dist"
   const databaseUrl = await throwawayDatabase()
   let token = ""
   let path = ""
-  {
-    const dist = maker
-    // the rows, made by a plain start of the bundle
-    await withServer(
-      (port) => spawnTracked(process.execPath, [join(dist, "server.mjs")], serviceEnv({ PORT: String(port), DATABASE_URL: databaseUrl, ...noRateLimit })),
-      async (base, child) => {
-        token = bootstrapSecret(child)
-        const agentId = await createAgent(base, token)
-        path = `/v1/agents/${agentId}`
-        if (endpoint === "tickets") {
-          const res = await fetch(`${base}/v1/tickets`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-            body: JSON.stringify({ agent_id: agentId, subject: "Parcel not delivered", body: "It has been a week." })
-          })
-          path = `/v1/tickets/${((await res.json()) as { readonly data: { readonly public_id: string } }).data.public_id}`
-        }
+  await withServer(
+    (port) => spawnTracked(process.execPath, [join(maker, "server.mjs")], serviceEnv({ PORT: String(port), DATABASE_URL: databaseUrl, ...noRateLimit })),
+    async (base, child) => {
+      token = bootstrapSecret(child)
+      const agentId = await createAgent(base, token)
+      path = `/v1/agents/${agentId}`
+      if (endpoint === "tickets") {
+        const res = await fetch(`${base}/v1/tickets`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ agent_id: agentId, subject: "Parcel not delivered", body: "It has been a week." })
+        })
+        path = `/v1/tickets/${((await res.json()) as { readonly data: { readonly public_id: string } }).data.public_id}`
       }
-    )
-  }
+    }
+  )
   for (const target of targets) {
     const out = mkdtempSync(join(tmpdir(), "callgrind-"))
     const control = (pid: number, ...args: Array<string>) =>
