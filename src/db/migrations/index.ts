@@ -17,6 +17,7 @@ import messageEventsRetention from "./0015_message_events_retention.js"
 import carriedWrites from "./0016_carried_writes.js"
 import webhookClaimFunction from "./0017_webhook_claim_function.js"
 import leaseById from "./0018_lease_by_id.js"
+import claimPlans from "./0019_claim_plans.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -36,5 +37,6 @@ export const migrations = {
   "0015_message_events_retention": messageEventsRetention,
   "0016_carried_writes": carriedWrites,
   "0017_webhook_claim_function": webhookClaimFunction,
-  "0018_lease_by_id": leaseById
+  "0018_lease_by_id": leaseById,
+  "0019_claim_plans": claimPlans
 }

@@ -1,0 +1,84 @@
+/**
+ * A session that planned the claim functions while the queue was empty keeps
+ * reaching jobs and deliveries by primary key once a backlog has grown
+ * (migration 0019): the claim, its settling of ended jobs and the webhook
+ * successes' record scan neither table sequentially, counted by the
+ * transaction's own table statistics.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { runMigrations } from "../../src/db/Migrator.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import { databaseKind, testDatabaseLayer } from "../support/database.js"
+
+const backlog = 500
+const at = new Date("2026-01-01T00:00:00Z")
+const until = new Date(at.getTime() + 30_000)
+
+describe(`the claim functions' plans (${databaseKind})`, () => {
+  layer(testDatabaseLayer, { timeout: "60 seconds" })((it) => {
+    it.effect("reach jobs and deliveries by primary key after the backlog grew under plans made on empty tables", () =>
+      Effect.gen(function* () {
+        yield* runMigrations(migrations)
+        const sql = yield* SqlClient.SqlClient
+
+        const seqScans = Effect.map(
+          sql<{ relname: string; seq_scan: number }>`
+            select relname, seq_scan::integer as seq_scan from pg_stat_xact_user_tables
+            where relname in ('jobs', 'webhook_deliveries')`,
+          (rows) => Object.fromEntries(rows.map((r) => [r.relname, Number(r.seq_scan)]))
+        )
+        const claim = (ended: ReadonlyArray<{ id: string; claims: number }>) =>
+          sql<{ id: string; claims: number }>`
+            select id::text as id, claims from jobs_claim_after(0, ${ended.map((j) => j.id)}::bigint[],
+              ${ended.map((j) => j.claims)}::integer[], 'webhooks', ${at}, ${until}, 8, 8, false)`
+        const succeeded = (ids: ReadonlyArray<string>) => sql`
+          select webhook_deliveries_succeeded(${ids}::text[], ${ids.map(() => at.toISOString())}::timestamptz[],
+            ${ids.map(() => 200)}::integer[], ${ids.map(() => 3)}::integer[], ${ids.map(() => "ok")}::text[],
+            ${ids.map(() => 1)}::integer[], '{whs_plan}'::text[])`
+
+        // one transaction: one session, whose plans are kept across these calls
+        const counted = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            // planned on empty tables: past the five custom plans, PL/pgSQL keeps a generic one
+            for (let i = 0; i < 8; i++) {
+              yield* claim([])
+              yield* succeeded([])
+            }
+            yield* sql`insert into workspaces (id, name, owner_email, plan, created_at)
+              values ('ws_plan', 'Plan', 'owner@example.com', 'free', ${at})`
+            yield* sql`insert into webhook_subscriptions (id, workspace_id, environment, url, events, is_active, secret,
+                created_at, updated_at)
+              values ('whs_plan', 'ws_plan', 'test', 'https://example.com/hook', '{agent.created}', true, 'secret', ${at}, ${at})`
+            yield* sql`insert into events (id, workspace_id, environment, type, created_at, body)
+              select 'evt_plan_' || n, 'ws_plan', 'test', 'agent.created', ${at}, '{}' from generate_series(1, ${backlog}) n`
+            yield* sql`insert into webhook_deliveries (id, subscription_id, workspace_id, environment, event_id, event_type,
+                status, horizon_at, next_attempt_at, created_at)
+              select 'whd_plan_' || n, 'whs_plan', 'ws_plan', 'test', 'evt_plan_' || n, 'agent.created',
+                'pending', ${until}, ${at}, ${at} from generate_series(1, ${backlog}) n`
+            yield* sql`insert into jobs (queue, key, payload, status, run_at, created_at)
+              select 'webhooks', 'whs_plan', json_build_object('deliveryId', 'whd_plan_' || n)::text, 'pending', ${at}, ${at}
+              from generate_series(1, ${backlog}) n`
+
+            const before = yield* seqScans
+            const first = yield* claim([])
+            yield* succeeded(["whd_plan_1", "whd_plan_2", "whd_plan_3", "whd_plan_4"])
+            const second = yield* claim(first.slice(0, 4))
+            const after = yield* seqScans
+            return { before, after, first, second }
+          })
+        )
+        // the claims did their work: eight taken, then four settled and four more taken (the cap is 8)
+        expect(counted.first).toHaveLength(8)
+        expect(counted.second).toHaveLength(4)
+        const left = yield* sql<{ n: number }>`select count(*)::integer as n from jobs`
+        expect(Number(left[0]!.n)).toBe(backlog - 4)
+        const done = yield* sql<{ n: number }>`select count(*)::integer as n from webhook_deliveries where status = 'succeeded'`
+        expect(Number(done[0]!.n)).toBe(4)
+        // and none of them read a table from end to end
+        expect(counted.after).toEqual(counted.before)
+      })
+    )
+  })
+})
