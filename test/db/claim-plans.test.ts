@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import { runMigrations } from "../../src/db/Migrator.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { databaseKind, testDatabaseLayer } from "../support/database.js"
+import { insertDeliveryBacklog } from "../support/deliveryBacklog.js"
 
 const backlog = 500
 const at = new Date("2026-01-01T00:00:00Z")
@@ -58,17 +59,7 @@ describe(`the claim functions' plans (${databaseKind})`, () => {
               yield* claim([])
               yield* succeeded([])
             }
-            yield* sql`insert into workspaces (id, name, owner_email, plan, created_at)
-              values ('ws_plan', 'Plan', 'owner@example.com', 'free', ${at})`
-            yield* sql`insert into webhook_subscriptions (id, workspace_id, environment, url, events, is_active, secret,
-                created_at, updated_at)
-              values ('whs_plan', 'ws_plan', 'test', 'https://example.com/hook', '{agent.created}', true, 'secret', ${at}, ${at})`
-            yield* sql`insert into events (id, workspace_id, environment, type, created_at, body)
-              select 'evt_plan_' || n, 'ws_plan', 'test', 'agent.created', ${at}, '{}' from generate_series(1, ${backlog}) n`
-            yield* sql`insert into webhook_deliveries (id, subscription_id, workspace_id, environment, event_id, event_type,
-                status, horizon_at, next_attempt_at, created_at)
-              select 'whd_plan_' || n, 'whs_plan', 'ws_plan', 'test', 'evt_plan_' || n, 'agent.created',
-                'pending', ${until}, ${at}, ${at} from generate_series(1, ${backlog}) n`
+            yield* insertDeliveryBacklog({ count: backlog, at, horizon: until })
             yield* sql`insert into jobs (queue, key, payload, status, run_at, created_at)
               select 'webhooks', 'whs_plan', json_build_object('deliveryId', 'whd_plan_' || n)::text, 'pending', ${at}, ${at}
               from generate_series(1, ${backlog}) n`

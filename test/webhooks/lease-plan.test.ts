@@ -11,6 +11,7 @@ import { runMigrations } from "../../src/db/Migrator.js"
 import { leaseStatement } from "../../src/db/migrations/0018_lease_by_id.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { databaseKind, testDatabaseLayer } from "../support/database.js"
+import { insertDeliveryBacklog } from "../support/deliveryBacklog.js"
 
 const backlog = 500
 
@@ -29,16 +30,7 @@ describe(`the delivery lease's plan (${databaseKind})`, () => {
         yield* runMigrations(migrations)
         const sql = yield* SqlClient.SqlClient
         const at = new Date("2026-01-01T00:00:00Z")
-        yield* sql`insert into workspaces (id, name, owner_email, plan, created_at)
-          values ('ws_plan', 'Plan', 'owner@example.com', 'free', ${at})`
-        yield* sql`insert into webhook_subscriptions (id, workspace_id, environment, url, events, is_active, secret, created_at, updated_at)
-          values ('whs_plan', 'ws_plan', 'test', 'https://example.com/hook', '{agent.created}', true, 'secret', ${at}, ${at})`
-        yield* sql`insert into events (id, workspace_id, environment, type, created_at, body)
-          select 'evt_plan_' || n, 'ws_plan', 'test', 'agent.created', ${at}, '{}' from generate_series(1, ${backlog}) n`
-        yield* sql`insert into webhook_deliveries (id, subscription_id, workspace_id, environment, event_id, event_type,
-            status, horizon_at, next_attempt_at, created_at)
-          select 'whd_plan_' || n, 'whs_plan', 'ws_plan', 'test', 'evt_plan_' || n, 'agent.created',
-            'pending', ${at}, ${at}, ${at} from generate_series(1, ${backlog}) n`
+        yield* insertDeliveryBacklog({ count: backlog, at, horizon: at })
 
         const ids = ["whd_plan_7", "whd_plan_8", "whd_plan_9", "whd_plan_10"]
         const statement = leaseStatement
