@@ -209,6 +209,8 @@ export const makeEdge = Effect.gen(function* () {
           ? Effect.as(Effect.logError("request failed with a defect", cause), response)
           : Effect.succeed(response)
       }
+      // Failures are rendered once, by the match around `guarded` below; only an answer kept for an
+      // Idempotency-Key replay is rendered where it is made, since the failure's envelope is what is kept.
       const rendered = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
         Effect.catchAllCause(effect, render)
 
@@ -356,15 +358,14 @@ export const makeEdge = Effect.gen(function* () {
             })
           }
           // the handler reads the bytes itself, counted against this cap as they stream in
-          return yield* rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_FILE_BYTES)))
+          return yield* app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(MAX_FILE_BYTES)))
         }
-        // a failure of the app is rendered with the edge's own, below
         if (!isWrite(request.method)) return yield* app
         if (operational || request.method === "DELETE") {
           // read by the app itself (the admin endpoints), under the same cap
-          const capped = rendered(app).pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
+          const capped = app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
           // a bodiless POST (operational paths) may still carry an Idempotency-Key
-          return yield* request.method === "POST" ? idempotent("", capped) : capped
+          return yield* request.method === "POST" ? idempotent("", rendered(capped)) : capped
         }
         const source = NodeHttpServerRequest.toIncomingMessage(request)
         const text = yield* readBody(source).pipe(
