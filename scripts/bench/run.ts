@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process"
 import { mkdir, writeFile } from "node:fs/promises"
 import { cpus, loadavg } from "node:os"
+import { claimCall } from "./claim-call.js"
 import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
 import { reads } from "./reads.js"
@@ -20,6 +21,7 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   startup,
   reads,
   webhooks,
+  "claim-call": claimCall,
   tickets,
   knowledge,
   replies,

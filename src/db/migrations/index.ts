@@ -18,6 +18,7 @@ import carriedWrites from "./0016_carried_writes.js"
 import webhookClaimFunction from "./0017_webhook_claim_function.js"
 import leaseById from "./0018_lease_by_id.js"
 import claimPlans from "./0019_claim_plans.js"
+import flatWebhookClaim from "./0020_flat_webhook_claim.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -38,5 +39,6 @@ export const migrations = {
   "0016_carried_writes": carriedWrites,
   "0017_webhook_claim_function": webhookClaimFunction,
   "0018_lease_by_id": leaseById,
-  "0019_claim_plans": claimPlans
+  "0019_claim_plans": claimPlans,
+  "0020_flat_webhook_claim": flatWebhookClaim
 }
