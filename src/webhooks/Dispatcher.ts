@@ -6,8 +6,9 @@
  * once); a job's handler POSTs the event's fixed body with a fresh signature.
  * A success is recorded by the worker's next claim, together with the
  * successes that ended with it, in the call that settles their jobs and
- * claims the next ones (`Outcome.finish`; one database function, migration
- * 0017, whose statements are planned once per session); a failure records its attempt and
+ * claims the next ones (`Outcome.finish`; one database function,
+ * `webhook_jobs_claim` of migration 0020, whose statements are planned once
+ * per session); a failure records its attempt and
  * applies the schedule, the degraded flag and auto-disable — all by the
  * Clock. The `webhook_deliveries` rows stay the record; the job follows them.
  */
@@ -214,7 +215,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         }
       })
 
-    /** The successes of jobs that ended together as the arguments of `webhook_deliveries_succeeded` (migration 0016). */
+    /** The successes of jobs that ended together, as arrays (`webhook_deliveries_succeeded`, `webhook_jobs_claim`). */
     const successArrays = (successes: ReadonlyArray<Success>) => sql`
         ${successes.map((s) => s.claimed.id)}::text[],
         ${successes.map((s) => s.at.toISOString())}::timestamptz[],
@@ -232,7 +233,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const recordSuccesses = (successes: ReadonlyArray<Success>) => sql`webhook_deliveries_succeeded(${successArrays(successes)})`
 
     /**
-     * A claim of the worker (migration 0017): the successes it carries recorded, their jobs settled, the next jobs
+     * A claim of the worker (`webhook_jobs_claim`, migration 0020): the successes it carries recorded, their jobs settled, the next jobs
      * claimed and their deliveries leased (each that is due, unleased, and its subscription active), in one call
      * committed like the queue's bookkeeping, without waiting for the WAL flush (only a database crash can lose
      * it, and a lost lease is a lapsed one). Two jobs of one delivery in one claim: one of them gets it, the
