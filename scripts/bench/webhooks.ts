@@ -15,6 +15,12 @@
  *   Each sender is measured warm: the service drains one backlog of the same
  *   size unmeasured first, the bare loops post every body once unmeasured
  *   (a cold drain mostly measures V8 compiling the dispatch path).
+ *   On PostgreSQL the service and the bare fetch loop take turns in
+ *   `BENCH_WEBHOOK_ROUNDS` rounds (default 3): each round drains a new
+ *   backlog, then the bare loop posts that round's bodies; the table shows
+ *   medians, and the ratio is the median of the rounds' own ratios (a drain
+ *   lasts about a second, so the machine's state moves between drains by more
+ *   than the margin of a target).
  * - First-attempt latency: `latency` agents created one at a time; for each,
  *   from the `POST /v1/agents` response (the commit is before it) to the
  *   delivery reaching the receiver; p50 / p95 / max. The poll interval is the
@@ -41,6 +47,7 @@ import {
   createAgent,
   fmt,
   freePort,
+  median,
   host,
   noRateLimit,
   ratio,
@@ -64,6 +71,8 @@ const dispatcherSlots = 16
 const concurrency = Math.min(dispatcherSlots, perSubscription)
 /** `BENCH_PGLITE=0`: the PostgreSQL run only (the bare loops then replay its bodies). */
 const withPglite = process.env["BENCH_PGLITE"] !== "0"
+/** Rounds of service drain, then bare fetch loop, on PostgreSQL. */
+const rounds = Math.max(1, Number(process.env["BENCH_WEBHOOK_ROUNDS"] ?? 3))
 const holdMillis = 8_000
 const backlogDeadlineMillis = 240_000
 
@@ -298,21 +307,43 @@ interface Latency {
   readonly samples: ReadonlyArray<number>
 }
 
-interface ServiceRun {
-  readonly throughput: Throughput
-  readonly latency: Latency
+/** What a bare loop posts again: the bodies of one drain (once each), and the secret to sign them with. */
+interface Drained {
   readonly secret: string
   readonly bodies: ReadonlyArray<{ eventId: string; eventType: string; deliveryId: string; body: string }>
 }
 
-const measureService = async (label: string, receiver: Receiver, extraEnv: Record<string, string>): Promise<ServiceRun> => {
+/** One measured drain of the service, and the bare fetch loop's run over its bodies right after it. */
+interface Round {
+  readonly service: Throughput
+  readonly bare?: Throughput
+}
+
+interface ServiceRun {
+  readonly rounds: ReadonlyArray<Round>
+  readonly latency: Latency
+  /** The last drain's. */
+  readonly drained: Drained
+}
+
+/** After each measured drain, while the service idles: the bare loop's run over the same bodies. */
+type Pair = (drained: Drained) => Promise<Throughput>
+
+const measureService = async (
+  label: string,
+  receiver: Receiver,
+  extraEnv: Record<string, string>,
+  measuredRounds: number,
+  pair?: Pair
+): Promise<ServiceRun> => {
   const port = await freePort()
   const { child } = await startTimed(
     () => spawnService(serviceEnv({ PORT: String(port), ALLOW_PRIVATE_URLS: "true", ...noRateLimit, ...extraEnv })),
     port
   )
   try {
-    return await againstService(label, receiver, `http://${host}:${port}`, child, extraEnv["DATABASE_URL"] === undefined ? "pglite" : "postgres")
+    const database = extraEnv["DATABASE_URL"] === undefined ? "pglite" : "postgres"
+    return await againstService(label, receiver, `http://${host}:${port}`, child, database, measuredRounds, pair)
   } finally {
     await stop(child)
   }
@@ -323,7 +354,9 @@ const againstService = async (
   receiver: Receiver,
   base: string,
   child: Child,
-  database: "postgres" | "pglite"
+  database: "postgres" | "pglite",
+  measuredRounds: number,
+  pair: Pair | undefined
 ): Promise<ServiceRun> => {
   const token = bootstrapSecret(child)
   await receiver.reset(false)
@@ -345,8 +378,8 @@ const againstService = async (
   }
   console.log(`    latency: p50 ${fmt(percentile(samples, 50), 1)} ms, p95 ${fmt(percentile(samples, 95), 1)} ms`)
 
-  // throughput from a backlog, twice: the first drain warms the dispatch path up (as the bare loops' first
-  // pass warms theirs), the second is measured
+  // throughput from a backlog: the first drain warms the dispatch path up (as the bare loops' first pass warms
+  // theirs), the next ones are measured
   const drain = async (round: string) => {
     // hold the receiver while the agents are created
     await receiver.reset(true)
@@ -377,10 +410,15 @@ const againstService = async (
     return { s, cpu, postgresCpu, receiverCpu, millis }
   }
   await drain("warm-up")
-  const { s, cpu, postgresCpu, receiverCpu, millis } = await drain("measured")
-  const bodies = (await callJson<ServiceRun["bodies"]>(`${receiver.base}/control/bodies`)).body
-  return {
-    throughput: {
+  const measured: Array<Round> = []
+  let drained: Drained = { secret: sub.body.data.secret, bodies: [] }
+  for (let round = 1; round <= measuredRounds; round++) {
+    const { s, cpu, postgresCpu, receiverCpu, millis } = await drain(measuredRounds === 1 ? "measured" : `measured ${round}`)
+    // each event once (a delivery the receiver saw twice is posted once by the bare loop)
+    const seen = new Set<string>()
+    const bodies = (await callJson<Drained["bodies"]>(`${receiver.base}/control/bodies`)).body
+    drained = { secret: sub.body.data.secret, bodies: bodies.filter((b) => !seen.has(b.eventId) && seen.add(b.eventId)) }
+    const service: Throughput = {
       label,
       count: s.answeredAfterOpen,
       millis,
@@ -388,14 +426,13 @@ const againstService = async (
       ...(database === "postgres" ? { postgresUsPerDelivery: (postgresCpu * 1000) / s.answeredAfterOpen } : {}),
       senderUsPerDelivery: (cpu * 1000) / s.answeredAfterOpen,
       receiverUsPerDelivery: (receiverCpu * 1000) / s.answeredAfterOpen
-    },
-    latency: { label, samples },
-    secret: sub.body.data.secret,
-    bodies
+    }
+    measured.push(pair === undefined ? { service } : { service, bare: await pair(drained) })
   }
+  return { rounds: measured, latency: { label, samples }, drained }
 }
 
-const headersFor = (secret: string, b: ServiceRun["bodies"][number]) => ({
+const headersFor = (secret: string, b: Drained["bodies"][number]) => ({
   "content-type": "application/json",
   "user-agent": "bench-baseline",
   "service-signature": signatureHeader([secret], Math.floor(Date.now() / 1000), b.body),
@@ -408,7 +445,7 @@ const headersFor = (secret: string, b: ServiceRun["bodies"][number]) => ({
 const bareLoop = async (
   label: string,
   receiver: Receiver,
-  run: ServiceRun,
+  run: Drained,
   post: (url: string, body: string, headers: Record<string, string>) => Promise<number>
 ): Promise<Throughput> => {
   const send = async (i: number) => {
@@ -464,39 +501,66 @@ const viaNodeHttp = (url: string, body: string, headers: Record<string, string>)
     req.end(body)
   })
 
+const rate = (t: Throughput) => (t.count * 1000) / t.millis
+
+/** A table row: medians over runs of one sender, and its ratio to the bare fetch loop (per round, where paired). */
+interface Row {
+  readonly label: string
+  readonly runs: ReadonlyArray<Throughput>
+  /** Its rate over the bare fetch loop's, each round (empty: the bare loop itself, or not paired). */
+  readonly ratios: ReadonlyArray<number>
+}
+
+const rowLine = (row: Row, bareRate: number) => {
+  const m = (f: (t: Throughput) => number) => median(row.runs.map(f))
+  const postgres = row.runs.every((t) => t.postgresUsPerDelivery !== undefined) ? m((t) => t.postgresUsPerDelivery!) : undefined
+  const versus =
+    row.ratios.length === 0
+      ? ratio(m(rate), bareRate)
+      : `${fmt(median(row.ratios), 2)}×${row.ratios.length > 1 ? ` (${row.ratios.map((r) => fmt(r, 2)).join(", ")})` : ""}`
+  return (
+    `| ${row.label} | ${m((t) => t.count)} | ${fmt(m((t) => t.millis))} | ${fmt(m(rate))} | ${versus} | ` +
+    `${fmt(m((t) => t.senderUsPerDelivery))} | ${postgres === undefined ? "–" : fmt(postgres)} | ` +
+    `${fmt(m((t) => t.receiverUsPerDelivery))} | ` +
+    `${fmt(m((t) => t.senderUsPerDelivery + (t.postgresUsPerDelivery ?? 0) + t.receiverUsPerDelivery))} |`
+  )
+}
+
 export const webhooks = async (): Promise<Section> => {
   const receiver = await startReceiver()
+  const fetchLoop = (drained: Drained) => bareLoop("bare fetch loop (undici, keep-alive)", receiver, drained, viaFetch)
 
-  console.log("  service on PostgreSQL")
-  const onPg = await measureService("service on PostgreSQL", receiver, { DATABASE_URL: await throwawayDatabase() })
+  console.log(`  service on PostgreSQL, then the bare fetch loop, ${rounds} rounds`)
+  const onPg = await measureService("service on PostgreSQL", receiver, { DATABASE_URL: await throwawayDatabase() }, rounds, fetchLoop)
   const onPglite = withPglite
-    ? (console.log("  service on PGlite"), await measureService("service on PGlite", receiver, { DATA_DIR: await tempDir("webhooks") }))
+    ? (console.log("  service on PGlite"), await measureService("service on PGlite", receiver, { DATA_DIR: await tempDir("webhooks") }, 1))
     : undefined
 
-  // the bodies the service delivered from its backlog (the last run's, once each), posted again with a fresh signature
-  const seen = new Set<string>()
-  const last = onPglite ?? onPg
-  const lastBodies = { ...last, bodies: last.bodies.filter((b) => !seen.has(b.eventId) && seen.add(b.eventId)) }
-  console.log("  bare loops")
-  const fetchLoop = await bareLoop("bare fetch loop (undici, keep-alive)", receiver, lastBodies, viaFetch)
-  const httpLoop = await bareLoop("bare node:http loop (new connection per POST)", receiver, lastBodies, viaNodeHttp)
+  // the bodies the service delivered in its last drain, posted again with a fresh signature
+  console.log("  bare node:http loop")
+  const httpLoop = await bareLoop("bare node:http loop (new connection per POST)", receiver, (onPglite ?? onPg).drained, viaNodeHttp)
 
-  const rows = [fetchLoop, httpLoop, onPg.throughput, ...(onPglite ? [onPglite.throughput] : [])]
-  const rate = (t: Throughput) => (t.count * 1000) / t.millis
+  const bareRuns = onPg.rounds.map((r) => r.bare!)
+  const bareRate = median(bareRuns.map(rate))
+  const rows: Array<Row> = [
+    { label: "bare fetch loop (undici, keep-alive)", runs: bareRuns, ratios: [] },
+    { label: "bare node:http loop (new connection per POST)", runs: [httpLoop], ratios: [] },
+    { label: "service on PostgreSQL", runs: onPg.rounds.map((r) => r.service), ratios: onPg.rounds.map((r) => rate(r.service) / rate(r.bare!)) },
+    ...(onPglite ? [{ label: "service on PGlite", runs: onPglite.rounds.map((r) => r.service), ratios: [] }] : [])
+  ]
   return {
-    title: `Webhook delivery (${deliveries} backlogged agent.created deliveries, ${concurrency} in flight to one receiver; first attempt of ${latencyN} agents created one at a time)`,
+    title:
+      `Webhook delivery (${deliveries} backlogged agent.created deliveries, ${concurrency} in flight to one receiver; ` +
+      `PostgreSQL and the bare fetch loop: medians of ${rounds} interleaved rounds; first attempt of ${latencyN} agents created one at a time)`,
     lines: [
-      "| sender | deliveries | ms | deliveries/s | vs bare fetch loop | sender CPU µs/delivery | PostgreSQL CPU µs/delivery | receiver CPU µs/delivery | all, µs/delivery |",
+      "| sender | deliveries | ms | deliveries/s | vs bare fetch loop (each round) | sender CPU µs/delivery | PostgreSQL CPU µs/delivery | receiver CPU µs/delivery | all, µs/delivery |",
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-      ...rows.map(
-        (t) =>
-          `| ${t.label} | ${t.count} | ${fmt(t.millis)} | ${fmt(rate(t))} | ${ratio(rate(t), rate(fetchLoop))} | ` +
-          `${fmt(t.senderUsPerDelivery)} | ${t.postgresUsPerDelivery === undefined ? "–" : fmt(t.postgresUsPerDelivery)} | ` +
-          `${fmt(t.receiverUsPerDelivery)} | ${fmt(t.senderUsPerDelivery + (t.postgresUsPerDelivery ?? 0) + t.receiverUsPerDelivery)} |`
-      ),
+      ...rows.map((row) => rowLine(row, bareRate)),
       "",
       "The sender, PostgreSQL and the receiver share the machine's cores: a delivery's whole CPU bounds the rate " +
-        `(${cpus().length} cores: ${fmt(cpus().length * 1e6)} µs of CPU a second).`,
+        `(${cpus().length} cores: ${fmt(cpus().length * 1e6)} µs of CPU a second). The node:http loop and PGlite ran once, ` +
+        "after the rounds; their ratios are to the bare fetch loop's median. Each column is a median over the rounds, " +
+        "so the last is not always the sum of the three before it.",
       "",
       "First attempt after commit (from the `POST /v1/agents` response to the receiver; `WEBHOOK_POLL_MS` default 1000):",
       "",
