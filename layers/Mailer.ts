@@ -66,7 +66,7 @@ export const layerSmtp = (options: { readonly url: string; readonly from: string
         if (!url.searchParams.has(name)) url.searchParams.set(name, value)
       }
       // loaded here: a service that logs its e-mails never loads nodemailer
-      const { createTransport } = yield* Effect.promise(() => import("nodemailer"))
+      const { createTransport } = yield* Effect.promise(() => import("./mailer/Smtp.js"))
       const transport = yield* Effect.acquireRelease(
         Effect.sync(() => createTransport(url.toString())),
         (transport) => Effect.sync(() => transport.close())

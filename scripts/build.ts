@@ -3,6 +3,7 @@
  *
  *   dist/server.mjs, dist/cli.mjs    esbuild bundles (ESM, platform node), chunk-*.mjs loaded on demand
  *   dist/pglite-worker.mjs           the thread the embedded database runs on (`layers/PgliteThread.ts`)
+ *   dist/extract-worker.mjs          the threads untrusted documents are read on (`layers/Extractor.ts`)
  *   dist/pglite.{wasm,data}, initdb.wasm, vector.tar.gz
  *                                    PGlite's files, found beside the bundle (`new URL(..., import.meta.url)`)
  *   dist/pglite-template/            an initialised, migrated empty database, copied at a first start
@@ -20,6 +21,7 @@ import { existsSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { writePgliteTemplate } from "../layers/Database.js"
+import { lazyCommonJs } from "./bundleCheck.js"
 import { builtElementFile, writeElementBundle } from "../src/forms/ElementBundle.js"
 import { runMigrations } from "../src/db/Migrator.js"
 import { migrations } from "../src/db/migrations/index.js"
@@ -61,7 +63,8 @@ const bundle = async () => {
     entryPoints: {
       server: join(root, "src/main.ts"),
       cli: join(root, "src/cli/main.ts"),
-      "pglite-worker": join(root, "layers/PgliteWorker.ts")
+      "pglite-worker": join(root, "layers/PgliteWorker.ts"),
+      "extract-worker": join(root, "layers/extractor/Thread.ts")
     },
     outdir: dist,
     outExtension: { ".js": ".mjs" },
@@ -75,10 +78,14 @@ const bundle = async () => {
     banner: { js: banner },
     minifySyntax: true,
     legalComments: "none",
-    logLevel: "warning"
+    logLevel: "warning",
+    metafile: true
   }
-  await build(options)
+  const result = await build(options)
+  const problems = lazyCommonJs(result.metafile!)
+  if (problems.length > 0) throw new Error(`the bundle would break on demand:\n${problems.join("\n")}`)
 }
+
 
 /** The package folder `name` resolves to from `from`, as Node would look it up. */
 const packageDir = (name: string, from: string): string | undefined => {

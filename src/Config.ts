@@ -30,6 +30,10 @@ export interface IngestSettings {
   readonly pollMillis: number
   /** A job's lease (`INGEST_LEASE_MS`, default 60 s), extended while it runs; a dead process's job is taken over after it. */
   readonly leaseMillis: number
+  /** Longest one document may take to read (`INGEST_EXTRACT_TIMEOUT_MS`, default 30 s); over it the source fails. */
+  readonly extractTimeoutMillis: number
+  /** Memory one document may take to read (`INGEST_EXTRACT_MEMORY_MB`, default 256); over it the source fails. */
+  readonly extractMemoryMb: number
 }
 
 export interface AppConfigShape {
@@ -188,7 +192,9 @@ export const fromEnv = Effect.gen(function* () {
       fetchTimeoutMillis: yield* positiveInt("INGEST_FETCH_TIMEOUT_MS", 20_000),
       maxPageBytes: yield* positiveInt("INGEST_MAX_PAGE_BYTES", 10 * 1024 * 1024),
       pollMillis: yield* positiveInt("INGEST_POLL_MS", 1000),
-      leaseMillis: yield* positiveInt("INGEST_LEASE_MS", 60_000)
+      leaseMillis: yield* positiveInt("INGEST_LEASE_MS", 60_000),
+      extractTimeoutMillis: yield* positiveInt("INGEST_EXTRACT_TIMEOUT_MS", 30_000),
+      extractMemoryMb: yield* positiveInt("INGEST_EXTRACT_MEMORY_MB", 256)
     },
     qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
     ai: yield* aiFromEnv,

@@ -28,6 +28,7 @@ import { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
 import * as JobQueue from "../layers/JobQueue.js"
 import * as Lifecycle from "../layers/Lifecycle.js"
+import { type Extractor, layerThreads } from "../layers/Extractor.js"
 import type { Fetcher } from "../layers/Fetcher.js"
 import type { FileStorage } from "../layers/FileStorage.js"
 import type { Ocr } from "../layers/Ocr.js"
@@ -113,6 +114,8 @@ export interface ServerLayers {
   readonly fileStorage: Layer.Layer<FileStorage>
   /** Default: the knowledge area's indexed sources. */
   readonly sourceTexts?: Layer.Layer<SourceTexts>
+  /** Default: a pool of extraction threads with the configured limits. */
+  readonly extractor?: Layer.Layer<Extractor>
 }
 export type { RateLimitStore }
 
@@ -408,6 +411,12 @@ export const makeServer = (layers: ServerLayers) => {
     layers.fetcher,
     layers.ai,
     layers.ocr,
+    layers.extractor ??
+      layerThreads({
+        threads: layers.config.ingest.concurrency,
+        timeoutMillis: layers.config.ingest.extractTimeoutMillis,
+        memoryMb: layers.config.ingest.extractMemoryMb
+      }),
     layers.fileStorage,
     Layer.succeed(AppConfig, layers.config),
     Lifecycle.layer,

@@ -9,11 +9,10 @@
  * and the service's peak RSS (sampled every 200 ms from /proc).
  */
 import { PGlite } from "@electric-sql/pglite"
-import * as Effect from "effect/Effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { chunk } from "../../src/knowledge/Chunk.js"
-import { fromHtml } from "../../src/knowledge/Extract.js"
+import { fromHtml } from "../../layers/extractor/Documents.js"
 import {
   bootstrapSecret,
   createAgent,
@@ -86,7 +85,7 @@ const bareLoop = async (urls: ReadonlyArray<string>) => {
   const started = performance.now()
   for (const url of urls) {
     const html = await (await fetch(url)).text()
-    const doc = await Effect.runPromise(fromHtml(html, url))
+    const doc = fromHtml(html, url)
     const pieces = chunk(`${doc.title}\n\n${doc.text}`)
     await db.transaction(async (tx) => {
       for (const [position, content] of pieces.entries()) {

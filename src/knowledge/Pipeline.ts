@@ -18,6 +18,7 @@ import { type CategoryId, FileId, SourceId } from "../../schema/Ids.js"
 import type { Category } from "../../schema/Qa.js"
 import type { SourceErrorCode, SourcePhase } from "../../schema/Knowledge.js"
 import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
+import { type Document, type DocumentKind, type ExtractError, Extractor } from "../../layers/Extractor.js"
 import { Fetcher, type GetResult } from "../../layers/Fetcher.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { type Job, Outcome } from "../../layers/JobQueue.js"
@@ -32,7 +33,6 @@ import { QaRepo } from "../qa/QaRepo.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { parseCsvQa } from "./Csv.js"
-import { type Document, fromHtml, fromPdf, fromText } from "./Extract.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { SourceOwner } from "./SourceOwner.js"
 import { traced } from "../Traced.js"
@@ -61,7 +61,16 @@ const decodePayload = Schema.decodeUnknownEither(Payload)
 const fromAi = (error: AiError) =>
   new IngestFailure({ code: "ai_failed", message: `AI step failed: ${error.message}`, transient: error.transient })
 
-const decodeUtf8 = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+/** A document past the extractor's limits fails for good: reading it again would take as long. */
+const fromExtract = (error: ExtractError) =>
+  permanent(error.reason === "timeout" ? "timeout" : error.reason === "memory" ? "too_large" : "unsupported_type", error.message)
+
+/** Inline text as a document: its first Markdown heading is its title. Linear work on text the API accepted. */
+const fromText = (text: string, fallbackTitle: string): Document => {
+  const clean = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").trim()
+  const heading = /^#{1,6}\s+(.+)$/m.exec(clean)
+  return { title: heading?.[1]?.trim() || fallbackTitle, text: clean }
+}
 
 /** What a fetched page is, by its declared type, else by its bytes. */
 const pageKind = (contentType: string, body: Uint8Array): "html" | "text" | "pdf" | undefined => {
@@ -113,6 +122,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const fetcher = yield* Fetcher
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
+    const extractor = yield* Extractor
     const config = yield* AppConfig
     const owner = yield* SourceOwner
 
@@ -122,6 +132,10 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       )
 
     const phase = (source: SourceRow, name: SourcePhase, progress: number) => step(source, { phase: name, progress })
+
+    /** Bytes to text on an extraction thread, never here: the document is untrusted. */
+    const extract = (kind: DocumentKind, bytes: Uint8Array, fallbackTitle: string) =>
+      Effect.mapError(extractor.extract({ kind, bytes, fallbackTitle }), fromExtract)
 
     const readDocument = (source: SourceRow, tenant: Tenant): Effect.Effect<Document, IngestFailure | SourceGone> =>
       Effect.gen(function* () {
@@ -141,13 +155,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             })
             const page = yield* fromFetch(result)
             yield* step(source, { phase: "extracting", progress: 20, size_bytes: page.body.length })
-            const fallback = source.title
-            const doc =
-              page.kind === "html"
-                ? yield* fromHtml(decodeUtf8(page.body), fallback)
-                : page.kind === "text"
-                  ? fromText(decodeUtf8(page.body), fallback)
-                  : yield* Effect.mapError(fromPdf(page.body, fallback), (e) => permanent("unsupported_type", e.message))
+            const doc = yield* extract(page.kind, page.body, source.title)
             // a title given at creation wins over the page's own
             return source.title !== source.source_ref ? { ...doc, title: source.title } : doc
           }
@@ -169,11 +177,11 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
                 return { title: source.title, text: text.trim() }
               }
               case "application/pdf":
-                return yield* Effect.mapError(fromPdf(bytes, source.title), (e) => permanent("unsupported_type", e.message))
+                return yield* extract("pdf", bytes, source.title)
               case "text/html":
-                return { ...(yield* fromHtml(decodeUtf8(bytes), source.title)), title: source.title }
+                return { ...(yield* extract("html", bytes, source.title)), title: source.title }
               case "text":
-                return { ...fromText(decodeUtf8(bytes), row.filename), title: source.title }
+                return { ...(yield* extract("text", bytes, row.filename)), title: source.title }
               default:
                 return yield* permanent("unsupported_type", "the file is not an image, PDF, HTML or text")
             }

@@ -19,6 +19,7 @@ import type { Workspace } from "../../schema/Admin.js"
 import { layerLive as idsLive } from "../../layers/IdGenerator.js"
 import * as Mailer from "../../layers/Mailer.js"
 import * as Ai from "../../layers/Ai.js"
+import * as Extractor from "../../layers/Extractor.js"
 import * as Fetcher from "../../layers/Fetcher.js"
 import * as FileStorage from "../../layers/FileStorage.js"
 import * as Ocr from "../../layers/Ocr.js"
@@ -105,7 +106,8 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   ai: { provider: "local" },
   // under TestClock the worker sleeps until the next due job and local enqueues wake it; a poll (for other
   // instances' jobs) would only wake it once per period of every TestClock jump (a month's jump: 744 times)
-  ingest: { concurrency: 2, fetchTimeoutMillis: 5_000, maxPageBytes: 2 * 1024 * 1024, pollMillis: 366 * 24 * 60 * 60 * 1000, leaseMillis: 60_000 },
+  ingest: { concurrency: 2, fetchTimeoutMillis: 5_000, maxPageBytes: 2 * 1024 * 1024, pollMillis: 366 * 24 * 60 * 60 * 1000, leaseMillis: 60_000,
+    extractTimeoutMillis: 30_000, extractMemoryMb: 256 },
   allowPrivateUrls: true,
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,
@@ -208,6 +210,8 @@ export const testServer = (
     readonly sourceTexts?: Layer.Layer<SourceTexts>
     /** Text every image "contains" (the fixed OCR layer) unless a test needs the real `layerTesseract`. */
     readonly ocr?: Layer.Layer<Ocr.Ocr>
+    /** How documents are read (default: the service's pool of extraction threads). */
+    readonly extractor?: Layer.Layer<Extractor.Extractor>
   } = {}
 ) => {
   // one mailbox per server: this reference is built once, for the server and the test
@@ -224,7 +228,8 @@ export const testServer = (
         ai: options.ai ?? Ai.layerLocal,
         ocr: options.ocr ?? Ocr.layerFixed("text read from the image"),
         fileStorage: FileStorage.layerMemory,
-        ...(options.sourceTexts === undefined ? {} : { sourceTexts: options.sourceTexts })
+        ...(options.sourceTexts === undefined ? {} : { sourceTexts: options.sourceTexts }),
+        ...(options.extractor === undefined ? {} : { extractor: options.extractor })
       })
     ),
     Layer.provideMerge(mailer),

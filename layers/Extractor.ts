@@ -1,0 +1,137 @@
+/**
+ * Extractor: readable text out of the untrusted documents a source brings
+ * (HTML, PDF, plain text), read where no document can stall the service.
+ *
+ * Live (`layerThreads`): a bounded pool of worker threads. Each thread reads
+ * one document at a time under a memory limit (V8's heap limit of the thread);
+ * a document that takes longer than the time limit (by the Clock) has its thread
+ * stopped, and one that exhausts the memory limit ends its thread: either way
+ * the document fails with a reason and a fresh thread takes the next one. The
+ * main thread only posts bytes and receives text, so the API of every workspace
+ * answers as usual while the worst page is read.
+ *
+ * Test (`layerFrom`): a given function, for tests that need an extractor that
+ * answers, fails or dies on cue.
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Pool from "effect/Pool"
+import { createRequire } from "node:module"
+import { pathToFileURL } from "node:url"
+import { Worker } from "node:worker_threads"
+import type { Document, DocumentKind } from "./extractor/Documents.js"
+import type { ExtractReply, ExtractRequest } from "./extractor/Protocol.js"
+
+export type { Document, DocumentKind, ExtractRequest }
+
+/**
+ * Why a document yielded no text: `unreadable` (malformed, not what it claims to
+ * be), `timeout` (over the time limit), `memory` (over the memory limit).
+ */
+export class ExtractError extends Data.TaggedError("ExtractError")<{
+  readonly reason: "unreadable" | "timeout" | "memory"
+  readonly message: string
+}> {}
+
+export interface ExtractorShape {
+  readonly extract: (request: ExtractRequest) => Effect.Effect<Document, ExtractError>
+}
+
+export class Extractor extends Context.Tag("Extractor/Extractor")<Extractor, ExtractorShape>() {}
+
+export interface ThreadOptions {
+  /** Documents read at once (threads in the pool). */
+  readonly threads: number
+  /** Longest a document may take to read, by the Clock. */
+  readonly timeoutMillis: number
+  /** Heap limit of each thread, in megabytes. */
+  readonly memoryMb: number
+}
+
+/**
+ * Bundled (`dist/`): the thread's own entry beside this chunk. From sources
+ * (tsx, vitest): the TypeScript file, loaded through tsx's loader registered in
+ * the thread itself (a worker does not inherit the main thread's loader).
+ */
+const startThread = (memoryMb: number): Worker => {
+  const resourceLimits = { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(32, memoryMb) }
+  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./extract-worker.mjs", import.meta.url), { resourceLimits })
+  const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json")
+  const tsx = new URL("dist/esm/api/index.mjs", pathToFileURL(tsxPackage)).href
+  const source = new URL("./extractor/Thread.ts", import.meta.url).href
+  const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source)}) })`
+  return new Worker(boot, { eval: true, resourceLimits })
+}
+
+const megabytes = (n: number) => `${n} MB`
+
+/** One request on one thread: its reply, or how the thread ended without one. */
+const ask = (thread: Worker, request: ExtractRequest, memoryMb: number): Effect.Effect<Document, ExtractError> =>
+  Effect.async<Document, ExtractError>((resume) => {
+    const onMessage = (reply: ExtractReply) =>
+      resume(reply.ok ? Effect.succeed(reply.document) : Effect.fail(new ExtractError({ reason: "unreadable", message: reply.message })))
+    const onError = (error: Error & { code?: string }) =>
+      resume(
+        Effect.fail(
+          error.code === "ERR_WORKER_OUT_OF_MEMORY"
+            ? new ExtractError({ reason: "memory", message: `the document needs more than ${megabytes(memoryMb)} of memory to read` })
+            : new ExtractError({ reason: "unreadable", message: "the document could not be read" })
+        )
+      )
+    const onExit = () => resume(Effect.fail(new ExtractError({ reason: "unreadable", message: "the document could not be read" })))
+    thread.once("message", onMessage)
+    thread.once("error", onError)
+    thread.once("exit", onExit)
+    thread.postMessage(request)
+    return Effect.sync(() => {
+      thread.off("message", onMessage)
+      thread.off("error", onError)
+      thread.off("exit", onExit)
+    })
+  })
+
+/** A pool of extraction threads, started on demand and stopped when idle for a minute. */
+export const layerThreads = (options: ThreadOptions): Layer.Layer<Extractor> =>
+  Layer.scoped(
+    Extractor,
+    Effect.gen(function* () {
+      const pool = yield* Pool.makeWithTTL({
+        acquire: Effect.acquireRelease(
+          Effect.sync(() => startThread(options.memoryMb)),
+          (thread) => Effect.promise(() => thread.terminate())
+        ),
+        min: 0,
+        max: options.threads,
+        timeToLive: Duration.minutes(1)
+      })
+      const timeout = Duration.millis(options.timeoutMillis)
+      const seconds = Math.round(options.timeoutMillis / 1000)
+      const extract = (request: ExtractRequest) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const thread = yield* Pool.get(pool)
+            return yield* ask(thread, request, options.memoryMb).pipe(
+              Effect.timeoutFail({
+                duration: timeout,
+                onTimeout: () => new ExtractError({ reason: "timeout", message: `the document took longer than ${seconds} s to read` })
+              }),
+              // a thread that did not answer may still be busy or dead: stop it now, the pool starts a fresh one
+              Effect.tapError((error) =>
+                error.reason === "unreadable" && thread.threadId !== -1
+                  ? Effect.void
+                  : Effect.zipRight(Effect.promise(() => thread.terminate()), Pool.invalidate(pool, thread))
+              ),
+              Effect.onInterrupt(() => Effect.zipRight(Effect.promise(() => thread.terminate()), Pool.invalidate(pool, thread)))
+            )
+          })
+        )
+      return Extractor.of({ extract })
+    })
+  )
+
+/** An extractor that runs `extract` (tests: one that fails or dies on cue). */
+export const layerFrom = (extract: ExtractorShape["extract"]): Layer.Layer<Extractor> =>
+  Layer.succeed(Extractor, Extractor.of({ extract }))

@@ -1,0 +1,19 @@
+/** Checks of the bundle that `npm run build` makes after esbuild, before anything runs it. */
+import type { Metafile } from "esbuild"
+
+/**
+ * Our own modules that load a bundled CommonJS package with `import()`. In the
+ * bundle such a package becomes a chunk with only a default export, so every
+ * named export read from it is undefined at run time (it works from the sources,
+ * where Node finds the names). Load a module of ours that imports the package
+ * statically instead (see `layers/mailer/Smtp.ts`).
+ */
+export const lazyCommonJs = (metafile: Metafile): Array<string> =>
+  Object.entries(metafile.inputs).flatMap(([file, input]) =>
+    file.startsWith("node_modules/")
+      ? []
+      : input.imports
+          .filter((i) => i.kind === "dynamic-import" && !i.external && metafile.inputs[i.path]?.format === "cjs")
+          .map((i) => `  ${file} loads the CommonJS module ${i.original ?? i.path} with import()`)
+  )
+

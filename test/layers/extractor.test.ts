@@ -1,0 +1,58 @@
+/**
+ * The extraction threads' limits, on real threads: a document over the time
+ * limit (by the Clock) or over the memory limit fails with its reason, its
+ * thread is stopped, and the next document is read on a fresh one.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
+import * as TestServices from "effect/TestServices"
+import { Extractor, layerThreads } from "../../layers/Extractor.js"
+
+const bytes = (text: string) => new TextEncoder().encode(text)
+const ordinary = bytes("<html><head><title>Hours</title></head><body><h1>Hours</h1><p>Open nine to five.</p></body></html>")
+
+/** A page Readability takes seconds over (many subtrees just under the depth where it is skipped). */
+const slow = bytes(`<html><body>${`${"<div>".repeat(190)}<p>${"text ".repeat(50)}</p>${"</div>".repeat(190)}`.repeat(60)}</body></html>`)
+
+describe("extraction threads", () => {
+  it.scoped("HTML, text and an unreadable PDF on a thread", () =>
+    Effect.gen(function* () {
+      const extractor = yield* Extractor
+      expect(yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "fallback" })).toEqual({
+        title: "Hours",
+        text: "Open nine to five."
+      })
+      expect(yield* extractor.extract({ kind: "text", bytes: bytes("# Notes\r\nline"), fallbackTitle: "f" })).toEqual({
+        title: "Notes",
+        text: "# Notes\nline"
+      })
+      const pdf = yield* Effect.flip(extractor.extract({ kind: "pdf", bytes: bytes("%PDF-1.4 nonsense"), fallbackTitle: "f" }))
+      expect(pdf).toMatchObject({ reason: "unreadable", message: expect.stringContaining("the PDF could not be read") })
+    }).pipe(Effect.provide(layerThreads({ threads: 1, timeoutMillis: 30_000, memoryMb: 128 })))
+  )
+
+  it.scoped("over the time limit: fails with a timeout, and the next document gets a fresh thread", () =>
+    Effect.gen(function* () {
+      const extractor = yield* Extractor
+      // the thread is up and answering first, so the slow document is what the clock times
+      yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "warm" })
+      const reading = yield* Effect.fork(Effect.flip(extractor.extract({ kind: "html", bytes: slow, fallbackTitle: "slow" })))
+      yield* TestServices.provideLive(Effect.sleep("50 millis"))
+      yield* TestClock.adjust("31 seconds")
+      expect(yield* Fiber.join(reading)).toMatchObject({ reason: "timeout", message: "the document took longer than 30 s to read" })
+      expect((yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "next" })).title).toBe("Hours")
+    }).pipe(Effect.provide(layerThreads({ threads: 1, timeoutMillis: 30_000, memoryMb: 128 })))
+  )
+
+  it.scoped("over the memory limit: fails with its reason, and the next document gets a fresh thread", () =>
+    Effect.gen(function* () {
+      const extractor = yield* Extractor
+      const huge = bytes(`<html><body>${"<p>x</p>".repeat(3_000_000)}</body></html>`)
+      const error = yield* Effect.flip(extractor.extract({ kind: "html", bytes: huge, fallbackTitle: "huge" }))
+      expect(error).toMatchObject({ reason: "memory", message: "the document needs more than 96 MB of memory to read" })
+      expect((yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "next" })).title).toBe("Hours")
+    }).pipe(Effect.provide(layerThreads({ threads: 1, timeoutMillis: 600_000, memoryMb: 96 })))
+  )
+})
