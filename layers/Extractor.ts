@@ -1,6 +1,7 @@
 /**
- * Extractor: readable text out of the untrusted documents a source brings
- * (HTML, PDF, plain text), read where no document can stall the service.
+ * Extractor: what the untrusted inputs of a source hold (an HTML, PDF or text
+ * document's readable text, a CSV's Q&A rows, an audio file's length), read
+ * where no input can stall the service.
  *
  * Live (`layerThreads`): a bounded pool of worker threads. Each thread reads
  * one document at a time under a memory limit (V8's heap limit of the thread);
@@ -10,22 +11,26 @@
  * main thread only posts bytes and receives text, so the API of every workspace
  * answers as usual while the worst page is read.
  *
- * Test (`layerFrom`): a given function, for tests that need an extractor that
- * answers, fails or dies on cue.
+ * Inline (`layerInline`): the same readers on the calling thread, without
+ * limits, for tests; its `extract` can be one that fails or dies on cue.
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Pool from "effect/Pool"
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
+import type { AudioKind } from "./extractor/AudioDuration.js"
+import type { CsvQa, CsvRowError } from "./extractor/Csv.js"
 import type { Document, DocumentKind } from "./extractor/Documents.js"
-import type { ExtractReply, ExtractRequest } from "./extractor/Protocol.js"
+import type { ExtractRequest, ThreadAnswers, ThreadReply, ThreadRequest } from "./extractor/Protocol.js"
 
-export type { Document, DocumentKind, ExtractRequest }
+export type { AudioKind, CsvQa, CsvRowError, Document, DocumentKind, ExtractRequest }
 
 /**
  * Why a document yielded no text: `unreadable` (malformed, not what it claims to
@@ -37,7 +42,12 @@ export class ExtractError extends Data.TaggedError("ExtractError")<{
 }> {}
 
 export interface ExtractorShape {
+  /** A document's readable text. */
   readonly extract: (request: ExtractRequest) => Effect.Effect<Document, ExtractError>
+  /** A `csv_qa` source's rows, or every bad row with its line. */
+  readonly csvQa: (content: string) => Effect.Effect<Either.Either<ReadonlyArray<CsvQa>, ReadonlyArray<CsvRowError>>, ExtractError>
+  /** How long an audio file plays, from its headers (none when they do not tell). */
+  readonly audioSeconds: (bytes: Uint8Array, kind: AudioKind) => Effect.Effect<Option.Option<number>, ExtractError>
 }
 
 export class Extractor extends Context.Tag("Extractor/Extractor")<Extractor, ExtractorShape>() {}
@@ -69,10 +79,14 @@ const startThread = (memoryMb: number): Worker => {
 const megabytes = (n: number) => `${n} MB`
 
 /** One request on one thread: its reply, or how the thread ended without one. */
-const ask = (thread: Worker, request: ExtractRequest, memoryMb: number): Effect.Effect<Document, ExtractError> =>
-  Effect.async<Document, ExtractError>((resume) => {
-    const onMessage = (reply: ExtractReply) =>
-      resume(reply.ok ? Effect.succeed(reply.document) : Effect.fail(new ExtractError({ reason: "unreadable", message: reply.message })))
+const ask = <T extends ThreadRequest>(thread: Worker, request: T, memoryMb: number): Effect.Effect<ThreadAnswers[T["_tag"]], ExtractError> =>
+  Effect.async<ThreadAnswers[T["_tag"]], ExtractError>((resume) => {
+    const onMessage = (reply: ThreadReply) =>
+      resume(
+        reply.ok
+          ? Effect.succeed(reply.value as ThreadAnswers[T["_tag"]])
+          : Effect.fail(new ExtractError({ reason: "unreadable", message: reply.message }))
+      )
     const onError = (error: Error & { code?: string }) =>
       resume(
         Effect.fail(
@@ -109,7 +123,7 @@ export const layerThreads = (options: ThreadOptions): Layer.Layer<Extractor> =>
       })
       const timeout = Duration.millis(options.timeoutMillis)
       const seconds = Math.round(options.timeoutMillis / 1000)
-      const extract = (request: ExtractRequest) =>
+      const run = <T extends ThreadRequest>(request: T) =>
         Effect.scoped(
           Effect.gen(function* () {
             const thread = yield* Pool.get(pool)
@@ -128,10 +142,32 @@ export const layerThreads = (options: ThreadOptions): Layer.Layer<Extractor> =>
             )
           })
         )
-      return Extractor.of({ extract })
+      return Extractor.of({
+        extract: (request) => run({ _tag: "Document", request }),
+        csvQa: (content) =>
+          Effect.map(run({ _tag: "CsvQa", content }), (parsed) => ("rows" in parsed ? Either.right(parsed.rows) : Either.left(parsed.errors))),
+        audioSeconds: (bytes, audio) => Effect.map(run({ _tag: "AudioSeconds", bytes, audio }), Option.fromNullable)
+      })
     })
   )
 
-/** An extractor that runs `extract` (tests: one that fails or dies on cue). */
-export const layerFrom = (extract: ExtractorShape["extract"]): Layer.Layer<Extractor> =>
-  Layer.succeed(Extractor, Extractor.of({ extract }))
+/**
+ * The same readers on the calling thread, for tests of programs (and tools)
+ * that need no limits; `extract` may be replaced (one that fails or dies on cue).
+ */
+export const layerInline = (options: { readonly extract?: ExtractorShape["extract"] } = {}): Layer.Layer<Extractor> =>
+  Layer.succeed(
+    Extractor,
+    Extractor.of({
+      extract:
+        options.extract ??
+        ((request) =>
+          Effect.tryPromise({
+            try: async () => (await import("./extractor/Documents.js")).extract(request.kind, request.bytes, request.fallbackTitle),
+            catch: (cause) => new ExtractError({ reason: "unreadable", message: cause instanceof Error ? cause.message : "the document could not be read" })
+          })),
+      csvQa: (content) => Effect.promise(async () => (await import("./extractor/Csv.js")).parseCsvQa(content)),
+      audioSeconds: (bytes, audio) =>
+        Effect.promise(async () => Option.fromNullable((await import("./extractor/AudioDuration.js")).audioSeconds(bytes, audio)))
+    })
+  )

@@ -20,7 +20,9 @@ const isText = (bytes: Uint8Array): boolean => {
   }
 }
 
-export type AudioKind = "audio/mpeg" | "audio/wav" | "audio/mp4" | "audio/ogg"
+import type { AudioKind } from "../../layers/extractor/AudioDuration.js"
+
+export type { AudioKind }
 export type DetectedKind = "image/png" | "image/jpeg" | "image/webp" | "application/pdf" | "text/html" | "text" | AudioKind
 
 export const isAudio = (kind: DetectedKind | undefined): kind is AudioKind =>

@@ -34,8 +34,8 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { mint } from "../Mint.js"
 import { checkUrl } from "../net/UrlPolicy.js"
 import { QaRepo } from "../qa/QaRepo.js"
+import { Extractor } from "../../layers/Extractor.js"
 import { now } from "../Time.js"
-import { parseCsvQa } from "./Csv.js"
 import { KnowledgeRepo, type NewSource, toSource } from "./KnowledgeRepo.js"
 import { traced } from "../Traced.js"
 
@@ -66,6 +66,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const queue = yield* JobQueue
     const config = yield* AppConfig
     const pages = yield* Paginator
+    const extractor = yield* Extractor
 
     const agentExists = (tenant: Tenant, agentId: AgentId) =>
       Effect.flatMap(Effect.orDie(agents.find(tenant, agentId)), (row) =>
@@ -134,7 +135,10 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
         case "csv_qa": {
           const content = yield* required(input.content, "content", "csv_qa")
           if (byteLength(content) > MAX_CSV_BYTES) return yield* tooLarge("content", MAX_CSV_BYTES)
-          const parsed = parseCsvQa(content)
+          // read on an extraction thread: the CSV is untrusted
+          const parsed = yield* extractor
+            .csvQa(content)
+            .pipe(Effect.mapError((e) => new ParameterInvalid({ message: `The CSV could not be read: ${e.message}`, param: "content" })))
           if (Either.isLeft(parsed)) {
             const shown = parsed.left.slice(0, 20).map((e) => `line ${e.line}: ${e.message}`)
             const more = parsed.left.length > shown.length ? `; and ${parsed.left.length - shown.length} more` : ""

@@ -27,12 +27,11 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
 import { Files } from "../files/Files.js"
-import { audioSeconds, describeSeconds, MAX_AUDIO_SECONDS } from "../files/AudioDuration.js"
+import { describeSeconds, MAX_AUDIO_SECONDS } from "../../layers/extractor/AudioDuration.js"
 import { type AudioKind, detect, isAudio } from "../files/Magic.js"
 import { QaRepo } from "../qa/QaRepo.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
-import { parseCsvQa } from "./Csv.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { SourceOwner } from "./SourceOwner.js"
 import { traced } from "../Traced.js"
@@ -203,8 +202,8 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         if (given.trim() !== "") return given
         const tooLong = (seconds: number) =>
           permanent("audio_too_long", `the audio lasts ${describeSeconds(seconds)}; at most ${MAX_AUDIO_SECONDS / 60} minutes are transcribed`)
-        const seconds = audioSeconds(bytes, kind)
-        if (seconds !== undefined && seconds > MAX_AUDIO_SECONDS) return yield* tooLong(seconds)
+        const seconds = yield* Effect.mapError(extractor.audioSeconds(bytes, kind), fromExtract)
+        if (Option.isSome(seconds) && seconds.value > MAX_AUDIO_SECONDS) return yield* tooLong(seconds.value)
         const transcript = yield* ai.transcribe({ bytes, filename, contentType: kind }).pipe(
           Effect.mapError(
             (e) => new IngestFailure({ code: "transcription_failed", message: `transcription failed: ${e.message}`, transient: e.transient })
@@ -254,7 +253,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         if (source.type === "csv_qa") {
           const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
           yield* phase(source, "extracting", 20)
-          const parsed = parseCsvQa(content)
+          const parsed = yield* Effect.mapError(extractor.csvQa(content), fromExtract)
           if (Either.isLeft(parsed)) {
             return yield* permanent("csv_invalid", parsed.left.map((e) => `line ${e.line}: ${e.message}`).join("; "))
           }

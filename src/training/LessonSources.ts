@@ -14,7 +14,8 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { type CreateLessonSource, MAX_LESSON_SOURCES, type UpdateLessonSource } from "../../schema/Training.js"
 import { withAfterCommit } from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
-import { audioSeconds, describeSeconds, MAX_AUDIO_SECONDS } from "../files/AudioDuration.js"
+import { describeSeconds, MAX_AUDIO_SECONDS } from "../../layers/extractor/AudioDuration.js"
+import { Extractor, type ExtractorShape } from "../../layers/Extractor.js"
 import { Files } from "../files/Files.js"
 import { detect, isAudio } from "../files/Magic.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
@@ -28,24 +29,24 @@ import { traced } from "../Traced.js"
 
 const noLesson = (id: string) => new ResourceMissing({ message: `No such lesson: '${id}'`, param: "lesson_id" })
 /** The file is audio of a known kind, and not longer than 10 minutes when its headers tell. */
-const audioCheck = (file: Option.Option<{ readonly bytes: Uint8Array }>) => {
-  if (Option.isNone(file)) return Effect.void
-  const kind = detect(file.value.bytes)
-  if (!isAudio(kind)) {
-    return Effect.fail(
-      new ParameterInvalid({ message: "An `audio` source needs an MP3, WAV, M4A or OGG file", param: "file_id" })
+const audioCheck = (extractor: ExtractorShape, file: Option.Option<{ readonly bytes: Uint8Array }>) =>
+  Effect.gen(function* () {
+    if (Option.isNone(file)) return
+    const kind = detect(file.value.bytes)
+    if (!isAudio(kind)) {
+      return yield* new ParameterInvalid({ message: "An `audio` source needs an MP3, WAV, M4A or OGG file", param: "file_id" })
+    }
+    // the headers are read on an extraction thread: the file is untrusted
+    const seconds = yield* extractor.audioSeconds(file.value.bytes, kind).pipe(
+      Effect.mapError((e) => new ParameterInvalid({ message: `The audio file could not be read: ${e.message}`, param: "file_id" }))
     )
-  }
-  const seconds = audioSeconds(file.value.bytes, kind)
-  return seconds !== undefined && seconds > MAX_AUDIO_SECONDS
-    ? Effect.fail(
-        new ParameterInvalid({
-          message: `The audio lasts ${describeSeconds(seconds)}; an audio source holds at most ${MAX_AUDIO_SECONDS / 60} minutes`,
-          param: "file_id"
-        })
-      )
-    : Effect.void
-}
+    if (Option.isSome(seconds) && seconds.value > MAX_AUDIO_SECONDS) {
+      return yield* new ParameterInvalid({
+        message: `The audio lasts ${describeSeconds(seconds.value)}; an audio source holds at most ${MAX_AUDIO_SECONDS / 60} minutes`,
+        param: "file_id"
+      })
+    }
+  })
 
 const noSource = (id: string) => new ResourceMissing({ message: `No such lesson source: '${id}'`, param: "source_id" })
 
@@ -57,6 +58,7 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
     const knowledgeRows = yield* KnowledgeRepo
     const removal = yield* SourceRemoval
     const files = yield* Files
+    const extractor = yield* Extractor
 
     const lessonExists = (tenant: Tenant, agentId: AgentId, id: LessonId) =>
       Effect.flatMap(repo.findLesson(tenant, agentId, id), (row) =>
@@ -85,7 +87,7 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
         }
         const prepared = yield* knowledge.prepare(caller, agentId, { ...fields, type: "file_id" })
         // prepare refused a missing or not uploaded file already
-        if (input.file_id !== undefined) yield* audioCheck(yield* files.bytesOf(tenantOf(caller), input.file_id))
+        if (input.file_id !== undefined) yield* audioCheck(extractor, yield* files.bytesOf(tenantOf(caller), input.file_id))
         return { ...prepared, content: transcript !== undefined && transcript.trim() !== "" ? transcript : null }
       })
 

@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import * as TestServices from "effect/TestServices"
@@ -17,7 +19,7 @@ const ordinary = bytes("<html><head><title>Hours</title></head><body><h1>Hours</
 const slow = bytes(`<html><body>${`${"<div>".repeat(190)}<p>${"text ".repeat(50)}</p>${"</div>".repeat(190)}`.repeat(60)}</body></html>`)
 
 describe("extraction threads", () => {
-  it.scoped("HTML, text and an unreadable PDF on a thread", () =>
+  it.scoped("HTML, text, a CSV, audio headers and an unreadable PDF on a thread", () =>
     Effect.gen(function* () {
       const extractor = yield* Extractor
       expect(yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "fallback" })).toEqual({
@@ -28,6 +30,11 @@ describe("extraction threads", () => {
         title: "Notes",
         text: "# Notes\nline"
       })
+      const csv = yield* extractor.csvQa("question,answer\nOpen?,Nine to five,Hours\n,no question")
+      expect(csv).toEqual(Either.left([{ line: 3, message: "the question is empty" }]))
+      const rows = yield* extractor.csvQa("Open?,Nine to five,Hours")
+      expect(rows).toEqual(Either.right([{ question: "Open?", answer: "Nine to five", category: "Hours" }]))
+      expect(yield* extractor.audioSeconds(bytes("not audio at all"), "audio/wav")).toEqual(Option.none())
       const pdf = yield* Effect.flip(extractor.extract({ kind: "pdf", bytes: bytes("%PDF-1.4 nonsense"), fallbackTitle: "f" }))
       expect(pdf).toMatchObject({ reason: "unreadable", message: expect.stringContaining("the PDF could not be read") })
     }).pipe(Effect.provide(layerThreads({ threads: 1, timeoutMillis: 30_000, memoryMb: 128 })))

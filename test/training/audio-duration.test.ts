@@ -1,6 +1,6 @@
 /** Audio kinds by magic bytes and durations from headers, on generated files. */
 import { describe, expect, it } from "@effect/vitest"
-import { audioSeconds } from "../../src/files/AudioDuration.js"
+import { audioSeconds } from "../../layers/extractor/AudioDuration.js"
 import { detect } from "../../src/files/Magic.js"
 import { m4a, mp3Cbr, mp3Xing, oggOpus, oggVorbis, wav } from "./audioBytes.js"
 

@@ -6,7 +6,8 @@
  * and the Vorbis or Opus header's rate; M4A from the `mvhd` box. Undefined
  * when the headers do not tell.
  */
-import type { AudioKind } from "./Magic.js"
+/** The audio formats whose length is read from their headers. */
+export type AudioKind = "audio/mpeg" | "audio/wav" | "audio/mp4" | "audio/ogg"
 
 const text = (bytes: Uint8Array, at: number, length: number) =>
   at + length <= bytes.length ? String.fromCharCode(...bytes.subarray(at, at + length)) : ""
