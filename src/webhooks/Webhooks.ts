@@ -93,7 +93,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       const events = input.events === undefined ? undefined : yield* checkEvents(input.events)
       const url = input.url === undefined ? undefined : yield* receiverUrl(tenant, input.url)
       const row = yield* Effect.gen(function* () {
-        yield* subscriptionOf(tenant, id, { forUpdate: true })
+        const current = yield* subscriptionOf(tenant, id, { forUpdate: true })
+        const at = yield* now
+        // reactivation: what waited past its horizon while inactive is dropped now, without an attempt, in the
+        // change that lets the dispatcher claim again (so it never claims it)
+        if (input.is_active === true && !current.is_active) yield* repo.dropPastHorizon(id, at)
         return yield* repo.updateSubscription(
           id,
           {
@@ -101,7 +105,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
             ...(events === undefined ? {} : { events }),
             ...(input.is_active === undefined ? {} : { is_active: input.is_active })
           },
-          yield* now
+          at
         )
       }).pipe(tx)
       // reactivation: pending deliveries still inside their horizon are due again
