@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { PageParams } from "../../schema/Envelope.js"
-import { ResourceMissing, UnknownEventType } from "../../schema/Errors.js"
+import { ResourceMissing, SubscriptionInactive, UnknownEventType } from "../../schema/Errors.js"
 import { EventTypes } from "../../schema/Events.js"
 import {
   type CreateWebhook,
@@ -123,7 +123,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
 
     const sendTest = traced("Webhooks.test")(function* (tenant: Tenant, id: WebhookId) {
       return yield* Effect.gen(function* () {
-        yield* subscriptionOf(tenant, id)
+        // read under the lock a deactivation takes, so a test is never scheduled to a subscription just deactivated
+        const subscription = yield* subscriptionOf(tenant, id, { forUpdate: true })
+        if (!subscription.is_active) {
+          return yield* new SubscriptionInactive({
+            message: `Webhook subscription '${id}' is inactive: no delivery is scheduled to it. Set is_active to true first.`,
+            param: "id"
+          })
+        }
         const { event, deliveries } = yield* outbox.emit({
           ...tenant,
           type: "webhook.test",
