@@ -181,6 +181,12 @@ export class FileNotUploaded extends catalog(Schema.TaggedError<FileNotUploaded>
   type: "invalid_request",
   description: "The file's bytes have not been uploaded yet."
 }) {}
+export class SubscriptionInactive extends catalog(Schema.TaggedError<SubscriptionInactive>()("SubscriptionInactive", fields), {
+  code: "subscription_inactive",
+  status: 409,
+  type: "invalid_request",
+  description: "The webhook subscription is inactive (`is_active: false`), so no delivery is scheduled to it; set `is_active` to true first."
+}) {}
 export class TermExists extends catalog(Schema.TaggedError<TermExists>()("TermExists", fields), {
   code: "term_exists",
   status: 409,
@@ -277,6 +283,7 @@ export const ErrorCatalog = [
   RouteNotFound,
   MethodNotAllowed,
   FileNotUploaded,
+  SubscriptionInactive,
   TermExists,
   CategoryExists,
   HasChildren,

@@ -152,7 +152,7 @@ export const CreateTicket = StrictStruct({
   body: Schema.optional(Body).annotations({ description: "First message of the thread, from the visitor" }),
   origin: Schema.optional(TicketOrigin).annotations({
     description:
-      "Secret keys: `api` (default), `widget_button`, `ai_escalation`. Widget keys: `widget_button` (default), `ai_escalation`. `form` is set only by form submissions."
+      "Secret keys (`write:tickets`): `api` (the default and only one). Widget keys (`widget:tickets`): `widget_button` (default), `ai_escalation`. `form` is set only by form submissions. Another origin for the key: `403 key_scope_mismatch` (`param` `origin`)."
   }),
   visitor_name: Schema.optional(Schema.NullOr(VisitorName)),
   visitor_email: Schema.optional(Schema.NullOr(VisitorEmail)),

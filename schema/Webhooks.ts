@@ -9,7 +9,15 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
-import { ApiError, InvalidCursor, InvalidLimit, ResourceMissing, UnknownEventType, UrlNotAllowed } from "./Errors.js"
+import {
+  ApiError,
+  InvalidCursor,
+  InvalidLimit,
+  ResourceMissing,
+  SubscriptionInactive,
+  UnknownEventType,
+  UrlNotAllowed
+} from "./Errors.js"
 import { EventId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
 
@@ -143,8 +151,14 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("test")`/v1/webhooks/${id}/test`
       .addSuccess(Envelope(TestDelivery), { status: 202 })
       .addError(missing)
+      .addError(ApiError(SubscriptionInactive))
       .annotate(RequiredScope, "write:webhooks")
       .annotate(OpenApi.Summary, "Schedule a `webhook.test` delivery to this subscription")
+      .annotate(
+        OpenApi.Description,
+        "Schedules a `webhook.test` event to this subscription only. While the subscription is inactive " +
+          "(`is_active: false`) no delivery is scheduled: `409 subscription_inactive`."
+      )
   )
   .add(
     HttpApiEndpoint.get("deliveries")`/v1/webhooks/${id}/deliveries`

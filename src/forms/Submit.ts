@@ -234,8 +234,10 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
           onSome: (i) => i.email,
           onNone: () => str("email") ?? (firstEmailField === undefined ? undefined : str(firstEmailField.id))
         })
+        // a verified token is the whole identity: its name replaces the page's, and a token without one means no
+        // name (the page's `name` is self-declared, never mixed with a verified e-mail)
         const name = Option.match(identity, {
-          onSome: (i) => Option.getOrUndefined(i.name) ?? str("name"),
+          onSome: (i) => Option.getOrUndefined(i.name),
           onNone: () => str("name")
         })
         const identityMeta = Option.match(identity, {

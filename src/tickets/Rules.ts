@@ -14,12 +14,14 @@ export interface Acting {
 }
 
 /**
- * Origins each key kind may create; `form` belongs to form submissions. A forms
- * key never reaches `POST /v1/tickets` (authentication refuses it there): only
- * the forms area's submit pipeline creates tickets with one.
+ * Origins each key kind may create, as SPEC.md ties them to scopes: `write:tickets`
+ * (secret keys) to `api`, `widget:tickets` (widget keys) to `widget_button` and
+ * `ai_escalation`; `form` belongs to form submissions. A forms key never reaches
+ * `POST /v1/tickets` (authentication refuses it there): only the forms area's
+ * submit pipeline creates tickets with one.
  */
 export const originsFor: Record<CallerShape["keyKind"], ReadonlyArray<TicketOrigin>> = {
-  secret: ["api", "widget_button", "ai_escalation"],
+  secret: ["api"],
   widget: ["widget_button", "ai_escalation"],
   forms: ["form"]
 }

@@ -60,7 +60,9 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
           message:
             origin === "form"
               ? "Tickets of origin `form` are created by form submissions only."
-              : `A ${acting.caller.keyKind} key cannot create tickets of origin \`${origin}\`.`,
+              : acting.caller.keyKind === "secret"
+                ? `A secret key (write:tickets) creates tickets of origin \`api\` only; \`${origin}\` needs a widget key (widget:tickets).`
+                : `A ${acting.caller.keyKind} key cannot create tickets of origin \`${origin}\`.`,
           param: "origin"
         })
       }

@@ -285,16 +285,6 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       }).pipe(transaction(sql))
     }
 
-    /** Past its horizon (it waited on an inactive subscription): dropped without an attempt. */
-    const expire = (c: Claimed, at: Date) =>
-      Effect.gen(function* () {
-        yield* sql`
-          update webhook_deliveries set status = 'failed', next_attempt_at = null, locked_until = null,
-            last_error = 'dropped: the 24 h retry horizon passed'
-          where id = ${c.id}`
-        yield* sql`update webhook_subscriptions set degraded = true where id = ${c.subscription_id}`
-      }).pipe(sql.withTransaction)
-
     // the deadline raced by a Clock that is not real time (a fiber and a timer per POST, so not by default)
     const clockDeadline = {
       duration: config.webhookResponseDeadlineMillis,
@@ -305,8 +295,11 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
 
     const deliver = (c: Claimed) =>
       Effect.gen(function* () {
+        // No horizon test here: the horizon bounds the schedule (`nextAttemptAt` never schedules past it, the tenth
+        // attempt falls on it), and a claim always runs a little after its due time, so an attempt that was due is
+        // made however late its claim. What waited past its horizon on an inactive subscription is dropped by the
+        // reactivation (`Webhooks.update`), so it is never claimed.
         const at = yield* now
-        if (at.getTime() > c.horizon_at.getTime()) return yield* Effect.as(expire(c, at), Outcome.done as Outcome<Success>)
         const secrets = [c.secret]
         if (c.previous_secret !== null && c.previous_secret_expires_at !== null && c.previous_secret_expires_at > at) {
           secrets.push(c.previous_secret)

@@ -1,8 +1,10 @@
 /**
  * The retry schedule. Attempt 1 is immediate; then waits of 30 s, 2 min, 10 min,
  * 30 min, 1 h, 2 h, 4 h, 8 h and 9 h since the previous attempt, with the tenth
- * attempt clamped to the 24 h horizon after the event. Past it the event is
- * dropped for that subscription.
+ * attempt clamped to the 24 h horizon after the event. No attempt is scheduled
+ * past it: the tenth is the last, and once it fails the event is dropped for
+ * that subscription. The horizon bounds when attempts are due, not when their
+ * claims run: an attempt due at the horizon is made by a claim a moment later.
  */
 export const maxAttempts = 10
 export const horizonMillis = 24 * 60 * 60 * 1000

@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { PageParams } from "../../schema/Envelope.js"
-import { ResourceMissing, UnknownEventType } from "../../schema/Errors.js"
+import { ResourceMissing, SubscriptionInactive, UnknownEventType } from "../../schema/Errors.js"
 import { EventTypes } from "../../schema/Events.js"
 import {
   type CreateWebhook,
@@ -93,7 +93,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       const events = input.events === undefined ? undefined : yield* checkEvents(input.events)
       const url = input.url === undefined ? undefined : yield* receiverUrl(tenant, input.url)
       const row = yield* Effect.gen(function* () {
-        yield* subscriptionOf(tenant, id, { forUpdate: true })
+        const current = yield* subscriptionOf(tenant, id, { forUpdate: true })
+        const at = yield* now
+        // reactivation: what waited past its horizon while inactive is dropped now, without an attempt, in the
+        // change that lets the dispatcher claim again (so it never claims it)
+        if (input.is_active === true && !current.is_active) yield* repo.dropPastHorizon(id, at)
         return yield* repo.updateSubscription(
           id,
           {
@@ -101,7 +105,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
             ...(events === undefined ? {} : { events }),
             ...(input.is_active === undefined ? {} : { is_active: input.is_active })
           },
-          yield* now
+          at
         )
       }).pipe(tx)
       // reactivation: pending deliveries still inside their horizon are due again
@@ -119,7 +123,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
 
     const sendTest = traced("Webhooks.test")(function* (tenant: Tenant, id: WebhookId) {
       return yield* Effect.gen(function* () {
-        yield* subscriptionOf(tenant, id)
+        // read under the lock a deactivation takes, so a test is never scheduled to a subscription just deactivated
+        const subscription = yield* subscriptionOf(tenant, id, { forUpdate: true })
+        if (!subscription.is_active) {
+          return yield* new SubscriptionInactive({
+            message: `Webhook subscription '${id}' is inactive: no delivery is scheduled to it. Set is_active to true first.`,
+            param: "id"
+          })
+        }
         const { event, deliveries } = yield* outbox.emit({
           ...tenant,
           type: "webhook.test",

@@ -197,6 +197,23 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
         select attempted_at, response_status, duration_ms, response_body_excerpt, error
         from webhook_attempts where delivery_id = ${deliveryId} order by webhook_attempts.seq`)
 
+    /**
+     * Reactivation: the subscription's pending deliveries past their horizon (they waited on it while inactive) fail
+     * without an attempt, and the subscription is marked degraded if any did. A delivery still leased (an attempt
+     * begun before the deactivation) is left to its attempt.
+     */
+    const dropPastHorizon = (subscriptionId: string, at: Date) =>
+      execute(sql`
+        with dropped as (
+          update webhook_deliveries set status = 'failed', next_attempt_at = null, locked_until = null,
+            last_error = 'dropped: the 24 h retry horizon passed'
+          where subscription_id = ${subscriptionId} and status = 'pending' and horizon_at < ${at}
+            and (locked_until is null or locked_until <= ${at})
+          returning 1
+        )
+        update webhook_subscriptions set degraded = true
+        where id = ${subscriptionId} and exists (select 1 from dropped)`)
+
     /** Manual retry: one more attempt, now, whatever the schedule said. */
     const requeue = (id: string, at: Date, horizonAt: Date) =>
       decodeSingle(DeliveryRow, sql`
@@ -216,6 +233,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
       pageDeliveries,
       findDelivery,
       attemptsOf,
+      dropPastHorizon,
       requeue
     } as const
   })

@@ -87,11 +87,35 @@ layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("form i
         visitor_name: "Real Name",
         metadata: { identity: { verified: true, sub: "user-42" } }
       })
-      // without a name claim the submitted name stays; the e-mail is still the token's
+      // the token is the whole identity: without a name claim the page's name is not used either (no name at
+      // all, rather than a self-declared name beside a verified e-mail), nor kept in the message
       const noName = yield* send(yield* sign(secret, { email: "real@example.com" }))
-      expect(yield* ticketOf(noName)).toMatchObject({ visitor_email: "real@example.com", visitor_name: "Ana Pérez" })
+      expect(noName.status, noName.text).toBe(201)
+      const nameless = yield* ticketOf(noName)
+      expect(nameless).toMatchObject({ visitor_email: "real@example.com", visitor_name: null, metadata: { identity: { verified: true } } })
+      expect(JSON.stringify(nameless.thread)).not.toContain("Ana Pérez")
       const missing = yield* send(undefined)
       expect([missing.status, missing.body.error.code, missing.body.error.param]).toEqual([401, "identity_required", "identity_token"])
+    })
+  )
+
+  it.effect("a lead target: a valid token without a name claim leaves the lead nameless, whatever the page sent", () =>
+    Effect.gen(function* () {
+      const { h, ws, secret, formId, send } = yield* setup("required")
+      const form = (yield* h.call("GET", `/v1/forms/${formId}`, { key: ws.secretTest })).body.data
+      const patched = yield* h.call("PATCH", `/v1/forms/${formId}`, {
+        key: ws.secretTest,
+        body: { target: { type: "lead", agent_id: form.target.agent_id } }
+      })
+      expect(patched.status, patched.text).toBe(200)
+      const reply = yield* send(yield* sign(secret, { email: "real@example.com" }))
+      expect(reply.status, reply.text).toBe(201)
+      const lead = (yield* h.call("GET", `/v1/leads/${reply.body.data.lead.id}`, { key: ws.secretTest })).body.data
+      expect(lead).toMatchObject({ email: "real@example.com", name: null })
+      expect(JSON.stringify(lead)).not.toContain("Ana Pérez")
+      const named = yield* send(yield* sign(secret, { email: "real@example.com", name: "Real Name" }))
+      const namedLead = (yield* h.call("GET", `/v1/leads/${named.body.data.lead.id}`, { key: ws.secretTest })).body.data
+      expect(namedLead).toMatchObject({ email: "real@example.com", name: "Real Name" })
     })
   )
 

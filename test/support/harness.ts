@@ -29,7 +29,7 @@ import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import type { AppConfigShape } from "../../src/Config.js"
 import type { SourceTexts } from "../../src/qa/SourceTexts.js"
 import { makeServer } from "../../src/Server.js"
-import { type Client, makeClient } from "../../src/sdk/index.js"
+import { type Client, type ClientOptions as SdkClientOptions, makeClient } from "../../src/sdk/index.js"
 import { webhookQueue } from "../../src/webhooks/Dispatcher.js"
 import { Workspaces } from "../../src/workspaces/Workspaces.js"
 import { testDatabaseLayer } from "./database.js"
@@ -64,10 +64,8 @@ export interface SeededWorkspace {
   readonly revoke: (keyId: string) => Effect.Effect<void>
 }
 
-export interface ClientOptions {
-  /** Sent as `Idempotency-Key` on every POST of this client. */
-  readonly idempotencyKey?: string
-}
+/** The SDK client's options besides the address and key (a key per call: `withIdempotencyKey` of the SDK). */
+export type ClientOptions = Pick<SdkClientOptions, "idempotencyKeys">
 
 export interface HarnessShape {
   readonly url: string

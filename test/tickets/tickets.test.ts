@@ -224,23 +224,29 @@ layer(testServer())("tickets", (it) => {
   })
 
   describe("origins and widget keys", () => {
-    it.effect("secret keys default to origin api and may set widget origins, never form", () =>
+    it.effect("secret keys (write:tickets) create origin api only: widget origins and form are 403 key_scope_mismatch", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
         const agent_id = yield* createAgent(h, ws.secretTest)
         expect((yield* createTicket(h, ws.secretTest, { agent_id })).body.data.origin).toBe("api")
-        for (const origin of ["widget_button", "ai_escalation", "api"]) {
+        const api = yield* createTicket(h, ws.secretTest, { agent_id, origin: "api" })
+        expect(api.status).toBe(201)
+        expect(api.body.data.origin).toBe("api")
+        for (const origin of ["widget_button", "ai_escalation", "form"]) {
           const reply = yield* createTicket(h, ws.secretTest, { agent_id, origin })
-          expect(reply.status).toBe(201)
-          expect(reply.body.data.origin).toBe(origin)
+          expect(reply.status, origin).toBe(403)
+          expect(reply.body.error, origin).toMatchObject({ type: "permission_error", code: "key_scope_mismatch", param: "origin" })
         }
-        const form = yield* createTicket(h, ws.secretTest, { agent_id, origin: "form" })
-        expect(form.status).toBe(403)
-        expect(form.body.error).toMatchObject({ code: "key_scope_mismatch", param: "origin" })
-        // write:tickets is what a secret key needs, whatever the origin
+        const widgetOrigin = yield* createTicket(h, ws.secretTest, { agent_id, origin: "widget_button" })
+        expect(widgetOrigin.status).toBe(403)
+        expect(widgetOrigin.body.error.message).toContain("widget:tickets")
+        // nothing was created by the refused ones
+        const listed = yield* h.call("GET", "/v1/tickets?limit=100", { key: ws.secretTest })
+        expect(listed.body.data.map((t: any) => t.origin)).toEqual(["api", "api"])
+        // write:tickets is what a secret key needs
         const readOnly = yield* ws.key({ kind: "secret", scopes: ["read:tickets"] })
-        const refused = yield* createTicket(h, readOnly.secret, { agent_id, origin: "widget_button" })
+        const refused = yield* createTicket(h, readOnly.secret, { agent_id, origin: "api" })
         expect(refused.status).toBe(403)
       })
     )
@@ -575,7 +581,13 @@ layer(testServer())("tickets", (it) => {
             const origin = i % 3 === 0 ? "widget_button" : "api"
             const tags = i % 4 === 0 ? ["vip", "billing"] : ["billing"]
             const assigned = i % 5 === 0 ? "mem_x" : null
-            const created = yield* createTicket(h, ws.secretTest, { agent_id: agent, priority, origin, tags })
+            // widget_button tickets come from widget keys (a secret key creates origin api only)
+            const created = yield* createTicket(h, origin === "api" ? ws.secretTest : ws.widgetTest, {
+              agent_id: agent,
+              priority,
+              origin,
+              tags
+            })
             const path = `/v1/tickets/${created.body.data.public_id}`
             if (status !== "open") yield* h.call("PATCH", path, { key: ws.secretTest, body: { status } })
             if (assigned !== null) yield* h.call("PATCH", path, { key: ws.secretTest, body: { assigned_to: assigned } })

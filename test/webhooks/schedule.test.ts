@@ -12,20 +12,24 @@ import { eventually } from "../support/eventually.js"
 import { dispatcherIdle, Harness, type HarnessShape, testEpoch, testServer } from "../support/harness.js"
 
 /** What the fake receiver answers, per subscription URL; every request is kept. */
-const answers = new Map<string, () => Fetcher.PostResult>()
+const answers = new Map<string, (request: Fetcher.PostRequest) => Fetcher.PostResult | Effect.Effect<Fetcher.PostResult>>()
 const received: Array<Fetcher.PostRequest> = []
 const receiver = Fetcher.layerTest((request) => {
   received.push(request)
   // a receiver that answers just inside the 10 s deadline, by the Clock
   if (request.url.endsWith("/slow")) return Effect.as(Effect.sleep("9 seconds"), Fetcher.response(200))
-  return (answers.get(request.url) ?? (() => Fetcher.response(200)))()
+  return (answers.get(request.url) ?? (() => Fetcher.response(200)))(request)
 })
 
 const failing = () => Fetcher.response(500, "receiver down")
 const succeeding = () => Fetcher.response(200, "ok")
 
 let receivers = 0
-const subscribe = (h: HarnessShape, key: string, answer: () => Fetcher.PostResult) =>
+const subscribe = (
+  h: HarnessShape,
+  key: string,
+  answer: (request: Fetcher.PostRequest) => Fetcher.PostResult | Effect.Effect<Fetcher.PostResult>
+) =>
   Effect.gen(function* () {
     const url = `https://receiver-${++receivers}.example/hook`
     answers.set(url, answer)
@@ -108,6 +112,52 @@ layer(testServer({}, { fetcher: receiver }))("webhook schedule (TestClock)", (it
     })
   )
 
+  it.effect("the tenth attempt is made when its claim runs late: the dispatcher still busy at the horizon", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      // the first event fails at once; the later ones hold the receiver 5 s (by the Clock), then succeed
+      let first: string | undefined
+      const sub = yield* subscribe(h, ws.secretTest, (request) =>
+        first === undefined || request.headers["service-event-id"] === first
+          ? failing()
+          : Effect.as(Effect.sleep("5 seconds"), succeeding())
+      )
+      const start = yield* TestClock.currentTimeMillis
+      yield* createAgent(h, ws.secretTest)
+      for (const [i, offset] of offsets.slice(0, 9).entries()) {
+        yield* advanceTo(start, offset)
+        yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.attempt_count === i + 1, {
+          label: `attempt ${i + 1}`
+        })
+      }
+      const [delivery] = yield* deliveriesOf(h, ws.secretTest, sub.id)
+      first = delivery.event_id
+      expect(delivery.next_attempt_at).toBe(new Date(start + hours(24)).toISOString())
+
+      // a second before the tenth is due, eight deliveries of new events fill the subscription's slots (8) until
+      // 4 s past it: the claim of the tenth attempt runs then, 4 s or more after its due time and the horizon
+      yield* advanceTo(start, hours(24) - 1000)
+      for (let i = 0; i < 8; i++) yield* createAgent(h, ws.secretTest)
+      const inFlight = () => received.filter((r) => r.url === sub.url && r.headers["service-event-id"] !== first).length
+      yield* eventually(Effect.sync(inFlight), (n) => n === 8, { label: "slots filled" })
+      yield* advanceTo(start, hours(24) + 10_000)
+
+      const [last] = yield* eventually(
+        Effect.map(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds.filter((d) => d.id === delivery.id)),
+        (ds) => ds[0]?.attempt_count === 10,
+        { label: "attempt 10" }
+      )
+      expect(last.status).toBe("failed")
+      expect(last.next_attempt_at).toBeNull()
+      const detail = (yield* h.call("GET", `/v1/webhooks/${sub.id}/deliveries/${delivery.id}`, { key: ws.secretTest }))
+        .body.data
+      expect(detail.attempts).toHaveLength(10)
+      expect(Date.parse(detail.attempts[9].attempted_at) - start).toBeGreaterThanOrEqual(hours(24) + 4000)
+      expect(received.filter((r) => r.headers["service-event-id"] === first)).toHaveLength(10)
+    })
+  )
+
   it.effect("50 consecutive failures spanning 24 h deactivate the subscription and e-mail the owner", () =>
     Effect.gen(function* () {
       const h = yield* Harness
@@ -182,6 +232,9 @@ layer(testServer({}, { fetcher: receiver }))("webhook schedule (TestClock)", (it
       const [dropped] = yield* eventually(deliveriesOf(h, ws.secretTest, sub.id), (ds) => ds[0]?.status === "failed")
       expect(dropped.attempt_count).toBe(1)
       expect(dropped.last_error).toContain("horizon")
+      expect((yield* subscriptionOf(h, ws.secretTest, sub.id)).degraded).toBe(true)
+      yield* dispatcherIdle
+      expect(received.filter((r) => r.url === sub.url)).toHaveLength(1)
     })
   )
 

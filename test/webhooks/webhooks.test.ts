@@ -7,7 +7,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import Stripe from "stripe"
-import { ResourceMissing, UnknownEventType, UrlNotAllowed } from "../../schema/Errors.js"
+import { ResourceMissing, SubscriptionInactive, UnknownEventType, UrlNotAllowed } from "../../schema/Errors.js"
 import type { DeliveryStatus, WebhookId } from "../../schema/Webhooks.js"
 import { type Client, verifyWebhook, WebhookVerificationError } from "../../src/sdk/index.js"
 import { signatureHeader } from "../../src/webhooks/Signature.js"
@@ -227,6 +227,31 @@ layer(testServer(), { excludeTestServices: true })("webhooks (real receiver)", (
       expect(test.data.delivery_id).toMatch(/^whd_/)
       yield* eventually(Effect.sync(() => receiver.received.length), (n) => n === 1)
       expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ type: "webhook.test", data: { message: expect.any(String) } })
+    })
+  )
+
+  it.scoped("webhook.test on an inactive subscription is refused (409 subscription_inactive); nothing is scheduled", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const receiver = yield* startReceiver
+      const ws = yield* h.seed()
+      const api = yield* h.client(ws.secretTest)
+      const sub = yield* subscribe(api, `${receiver.url}/ok`)
+      yield* api.webhooks.update({ path: { id: sub.id }, payload: { is_active: false } })
+
+      const refused = yield* h.call("POST", `/v1/webhooks/${sub.id}/test`, { key: ws.secretTest })
+      expect(refused.status).toBe(409)
+      expect(refused.body.error).toMatchObject({ type: "invalid_request", code: "subscription_inactive", param: "id" })
+      expect(refused.body.error.doc_url).toContain("#subscription_inactive")
+      yield* expectFailure(api.webhooks.test({ path: { id: sub.id } }), SubscriptionInactive)
+      expect(yield* deliveriesOf(api, sub.id)).toEqual([])
+
+      // reactivated, it schedules one again
+      yield* api.webhooks.update({ path: { id: sub.id }, payload: { is_active: true } })
+      const test = yield* api.webhooks.test({ path: { id: sub.id } })
+      yield* eventually(Effect.sync(() => receiver.received.length), (n) => n === 1)
+      expect(receiver.received[0]!.headers["service-delivery-id"]).toBe(test.data.delivery_id)
+      expect((yield* deliveriesOf(api, sub.id)).map((d) => d.id)).toEqual([test.data.delivery_id])
     })
   )
 
