@@ -2,6 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Harness } from "../support/harness.js"
 import { testServer } from "../support/harness.js"
+import { request as httpRequest } from "node:http"
 import { chunkedRequest, rawExchange } from "../support/raw.js"
 import { createAgent, createTicket } from "../tickets/support.js"
 
@@ -262,6 +263,74 @@ layer(testServer())("input policy at the edge", (it) => {
       }
       expect((yield* h.call("GET", "/v1/agents", { headers: { authorization: `bearer ${ws.secretTest}` } })).status).toBe(200)
       expect((yield* h.call("GET", "/v1/agents", { headers: { "x-api-key": ws.secretTest } })).status).toBe(200)
+    })
+  )
+
+  it.effect("an Expect other than 100-continue is 417 expectation_failed in the envelope with a Request-Id; nothing is done", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const { port } = new URL(h.url)
+      const body = JSON.stringify({ type: "support", name: "Expected" })
+      for (const expectation of ["200-ok", "foo=bar", "x".repeat(500)]) {
+        const reply = yield* Effect.promise(() =>
+          rawExchange(
+            h.url,
+            `POST /v1/agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${ws.secretTest}\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: ${expectation}\r\n` +
+              `Connection: close\r\n\r\n${body}`
+          )
+        )
+        if (!("status" in reply)) throw new Error(`no answer: ${reply.dropped}`)
+        expect(reply.status).toBe(417)
+        expect(reply.headers["content-type"]).toBe("application/json")
+        expect(reply.headers["request-id"]).toMatch(/^req_/)
+        expect(reply.body.error).toMatchObject({
+          type: "invalid_request",
+          code: "expectation_failed",
+          doc_url: expect.stringContaining("#expectation_failed")
+        })
+        expect(reply.body.error.message).toContain("100-continue")
+        expect(reply.body.error.message.length).toBeLessThan(200)
+        expect(reply.body.meta.request_id).toBe(reply.headers["request-id"])
+      }
+      // a GET too, and the connection stays usable: the next request on it is answered
+      const twice = yield* Effect.promise(() =>
+        rawExchange(
+          h.url,
+          `GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nExpect: 200-ok\r\n\r\n` +
+            `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
+        )
+      )
+      expect(twice).toMatchObject({ status: 417, body: expect.stringContaining("HTTP/1.1 200") })
+      // nothing was created
+      expect((yield* h.call("GET", "/v1/agents", { key: ws.secretTest })).body.data).toEqual([])
+
+      // 100-continue is met by Node: the body is sent after the interim answer and the request runs
+      const created = yield* Effect.promise(
+        () =>
+          new Promise<{ status: number; body: any }>((resolve, reject) => {
+            const req = httpRequest(`${h.url}/v1/agents`, {
+              method: "POST",
+              headers: {
+                authorization: `Bearer ${ws.secretTest}`,
+                "content-type": "application/json",
+                "content-length": Buffer.byteLength(body),
+                expect: "100-continue"
+              }
+            })
+            req.on("continue", () => req.end(body))
+            req.on("response", (res) => {
+              const chunks: Array<Buffer> = []
+              res.on("data", (c) => chunks.push(c))
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }))
+            })
+            req.on("error", reject)
+            req.flushHeaders()
+          })
+      )
+      expect(created.status).toBe(201)
+      expect(created.body.data.name).toBe("Expected")
     })
   )
 
