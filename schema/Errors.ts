@@ -223,6 +223,13 @@ export class HeadersTooLarge extends catalog(Schema.TaggedError<HeadersTooLarge>
   type: "invalid_request",
   description: "The request headers exceed 16 KB; Node refuses them before they reach the API."
 }) {}
+export class ExpectationFailed extends catalog(Schema.TaggedError<ExpectationFailed>()("ExpectationFailed", fields), {
+  code: "expectation_failed",
+  status: 417,
+  type: "invalid_request",
+  description:
+    "The `Expect` header asks for something other than `100-continue`, the only expectation the service meets; nothing was done: send the request without it."
+}) {}
 export class UnsupportedMediaType extends catalog(Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields), {
   code: "unsupported_media_type",
   status: 415,
@@ -291,6 +298,7 @@ export const ErrorCatalog = [
   PayloadTooLarge,
   UnsupportedMediaType,
   HeadersTooLarge,
+  ExpectationFailed,
   IdempotencyKeyMismatch,
   RateLimited,
   InternalError,

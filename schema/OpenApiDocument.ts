@@ -34,7 +34,8 @@ const idempotencyKey = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
-  description: "Makes the POST safe to retry for 24 hours: the same key and request replay the stored response",
+  description:
+    "Makes the POST safe to retry for 24 hours: the same key and request replay the stored response (a streamed reply: its events from the first, live while it is generated)",
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" }
 }
 

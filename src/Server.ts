@@ -45,7 +45,7 @@ import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
 import { Conversations, IDLE_QUEUE, replyEventPruneEveryMillis } from "./conversations/Conversations.js"
 import { ConversationsRepo } from "./conversations/ConversationsRepo.js"
-import { ConversationsHttp } from "./conversations/Http.js"
+import { ConversationsHttp, ReplayableStreamsLive } from "./conversations/Http.js"
 import { Emails } from "./email/Emails.js"
 import { Outbox } from "./events/Outbox.js"
 import { Glossary } from "./glossary/Glossary.js"
@@ -247,6 +247,8 @@ const Services = Layer.mergeAll(
   KnowledgePrograms,
   FormsPrograms,
   FormOriginsLive.pipe(Layer.provide(FormsPrograms)),
+  // the edge replays a message's stream kept for an Idempotency-Key through the conversations area
+  ReplayableStreamsLive.pipe(Layer.provide(KnowledgePrograms)),
   Dispatcher.Default,
   WidgetOriginsLive
 ).pipe(

@@ -1,12 +1,14 @@
 /** HTTP handlers of the conversations group: each one call to a program; streams become event-stream responses. */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
-import { ParameterInvalid } from "../../schema/Errors.js"
+import { ConversationId, MessageId } from "../../schema/Ids.js"
 import { ok, okList } from "../http/Envelope.js"
+import { ReplayableStreams } from "../http/Idempotency.js"
 import { eventStream, frame } from "../http/Sse.js"
 import { Conversations } from "./Conversations.js"
 import type { Numbered } from "./Replies.js"
@@ -16,6 +18,31 @@ export const pingInterval = "15 seconds"
 
 const frames = (events: Stream.Stream<Numbered>) => Stream.map(events, (e) => frame(e.id, e.data))
 
+/** The headers of a reply's event stream: a client resumes with them, the edge keeps an Idempotency-Key's answer as them. */
+export const replyHeaders = (conversationId: string, messageId: string) => ({
+  "conversation-id": conversationId,
+  "message-id": messageId
+})
+
+const decodeRef = Schema.decodeUnknown(Schema.Struct({ conversation_id: ConversationId, message_id: MessageId }))
+
+/**
+ * A message sent again with its Idempotency-Key (API or widget): the reply's
+ * events from the first, as a resume without `Last-Event-ID` (live while it is
+ * generated), with the first answer's headers.
+ */
+export const ReplayableStreamsLive = Layer.effect(
+  ReplayableStreams,
+  Effect.map(Conversations, (conversations) => ({
+    replay: (tenant, ref) =>
+      Effect.gen(function* () {
+        const { conversation_id, message_id } = yield* Effect.orDie(decodeRef(ref))
+        const events = yield* conversations.resume(tenant, conversation_id, message_id, undefined)
+        return eventStream(frames(events), pingInterval, replyHeaders(conversation_id, message_id))
+      })
+  }))
+)
+
 export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (handlers) =>
   Effect.gen(function* () {
     const conversations = yield* Conversations
@@ -23,22 +50,11 @@ export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (han
       .handle("send", ({ path, payload }) =>
         Effect.gen(function* () {
           const caller = yield* Caller
-          const request = yield* HttpServerRequest.HttpServerRequest
           const streamed = payload.stream ?? true
-          // a stream cannot be stored and replayed: a client that lost one resumes it instead
-          if (streamed && request.headers["idempotency-key"] !== undefined) {
-            return yield* new ParameterInvalid({
-              message:
-                "Idempotency-Key is not accepted with `stream: true`: resume a dropped stream with GET /v1/conversations/{id}/messages/{message_id}/stream, or send `stream: false`",
-              param: "Idempotency-Key"
-            })
-          }
+          // with an Idempotency-Key the edge keeps the stream as the reply it names (its headers), see `replayStreams`
           const sent = yield* conversations.send(caller, "api", path.id, payload)
           if (!streamed) return yield* Effect.flatMap(conversations.awaitReply(caller, sent), ok)
-          return eventStream(frames(conversations.events(sent)), pingInterval, {
-            "conversation-id": sent.conversationId,
-            "message-id": sent.messageId
-          })
+          return eventStream(frames(conversations.events(sent)), pingInterval, replyHeaders(sent.conversationId, sent.messageId))
         })
       )
       .handle("resume", ({ path, headers }) =>

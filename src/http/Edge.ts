@@ -3,7 +3,7 @@
  * the request id, resolves the presented key once, takes a rate-limit token,
  * applies the input policy (`InputPolicy.ts`: path, query, body size, media
  * type, JSON shape) and hands the API the checked body, applies Idempotency-Key
- * to POSTs, renders every failure into the error envelope, and sets
+ * to POSTs (a streamed reply is kept as the reply it streams, see `Idempotency.ts`), renders every failure into the error envelope, and sets
  * `Request-Id` and `X-RateLimit-*`.
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
@@ -22,6 +22,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberRefs from "effect/FiberRefs"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import {
@@ -54,7 +55,7 @@ import { CurrentRequestId } from "./Envelope.js"
 import { errorResponse } from "./ErrorResponse.js"
 import { fromCause } from "./Failures.js"
 import { bodyLeftUnread, checkPath, checkQuery, maxBodyBytes, parseJsonBody, readBody } from "./InputPolicy.js"
-import { IdempotencyStore } from "./Idempotency.js"
+import { eventStreamType, IdempotencyStore, ReplayableStreams, StreamRef } from "./Idempotency.js"
 import { type RateLimitState, RequestRateLimiter } from "./RateLimit.js"
 import { routeTable } from "./Routes.js"
 
@@ -183,10 +184,26 @@ const requestAndClock = Effect.withFiberRuntime<{
 const storable = (response: HttpServerResponse.HttpServerResponse) =>
   response.status < 500 && (response.body._tag === "Uint8Array" || response.body._tag === "Empty")
 
+/** The reply an event-stream answer streams, when it names one (a message's reply): kept instead of its bytes. */
+const streamRefOf = (response: HttpServerResponse.HttpServerResponse): StreamRef | undefined => {
+  const conversationId = response.headers["conversation-id"]
+  const messageId = response.headers["message-id"]
+  return response.status === 200 &&
+    response.body._tag === "Stream" &&
+    response.body.contentType.startsWith(eventStreamType) &&
+    conversationId !== undefined &&
+    messageId !== undefined
+    ? { conversation_id: conversationId, message_id: messageId }
+    : undefined
+}
+
+const decodeStreamRef = Schema.decodeUnknownEither(Schema.parseJson(StreamRef))
+
 export const makeEdge = Effect.gen(function* () {
   const authenticator = yield* Authenticator
   const rateLimiter = yield* RequestRateLimiter
   const idempotency = yield* IdempotencyStore
+  const replayable = yield* ReplayableStreams
   const ids = yield* IdGenerator
   const config = yield* AppConfig
   const widgetOrigins = yield* WidgetOrigins
@@ -279,14 +296,29 @@ export const makeEdge = Effect.gen(function* () {
                 message: "A request with this Idempotency-Key is still in progress; retry shortly",
                 param: "Idempotency-Key"
               })
-            case "Replay":
-              return HttpServerResponse.text(claim.response.body, {
-                status: claim.response.status,
-                contentType: claim.response.contentType,
-                headers: { "idempotent-replayed": "true" }
-              })
+            case "Replay": {
+              const stored = claim.response
+              if (stored.contentType !== eventStreamType) {
+                return HttpServerResponse.text(stored.body, {
+                  status: stored.status,
+                  contentType: stored.contentType,
+                  headers: { "idempotent-replayed": "true" }
+                })
+              }
+              // a streamed reply: its events again from the first, followed live while it is generated
+              const ref = decodeStreamRef(stored.body)
+              if (Either.isLeft(ref)) return yield* Effect.die(ref.left)
+              const replayed = yield* replayable.replay(owner.value, ref.right)
+              return HttpServerResponse.setHeader(replayed, "idempotent-replayed", "true")
+            }
             case "Owned": {
               const response = yield* Effect.onInterrupt(inner, () => idempotency.release(scope))
+              // kept as the reply it streams, once its headers are ready: a retry from then on follows that reply
+              const ref = streamRefOf(response)
+              if (ref !== undefined) {
+                yield* idempotency.complete(scope, { status: 200, contentType: eventStreamType, body: JSON.stringify(ref) })
+                return response
+              }
               if (!storable(response)) {
                 yield* idempotency.release(scope)
                 return response

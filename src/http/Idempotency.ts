@@ -5,12 +5,21 @@
  * so of N concurrent requests with one key exactly one runs; the others see it
  * running (409) until it completes, then get its stored response. A claim is a
  * lease: if the process dies mid-request, the key frees itself when it lapses.
+ *
+ * An event stream (a reply to a message) is not kept as bytes: its record names
+ * the reply it streams (`StreamRef`), and a replay is that reply's events from
+ * the first, through `ReplayableStreams` (the conversations area serves it; the
+ * edge cannot import that area). The record is complete once the stream's
+ * headers are ready, so a retry while the reply is still generated follows it live.
  */
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Environment } from "../../schema/Auth.js"
+import type { ApiFailure } from "../../schema/Errors.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate } from "../db/Columns.js"
@@ -32,6 +41,21 @@ export interface StoredResponse {
   readonly contentType: string
   readonly body: string
 }
+
+/** The media type of a stored event stream: its body is the `StreamRef` as JSON, not events. */
+export const eventStreamType = "text/event-stream"
+
+/** The reply an event stream streams (its `Conversation-Id` and `Message-Id` response headers). */
+export const StreamRef = Schema.Struct({ conversation_id: Schema.String, message_id: Schema.String })
+export type StreamRef = typeof StreamRef.Type
+
+/** Serves a stored event stream again: the reply's events from the first, live while it is generated. */
+export class ReplayableStreams extends Context.Tag("Http/ReplayableStreams")<
+  ReplayableStreams,
+  {
+    readonly replay: (tenant: Tenant, ref: StreamRef) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiFailure>
+  }
+>() {}
 
 export type Claim =
   | { readonly _tag: "Owned" }

@@ -1,9 +1,16 @@
 /**
  * The input policy, applied by the edge to every request before any handler
  * sees it: a body is read while counting its bytes, must be JSON at most 32
- * levels deep, without NUL in any string and with numbers that survive a round
- * trip; query values and path segments follow the same string rule. Every
- * refusal names the offending `param` so the client knows what to fix.
+ * levels deep, without NUL or a lone UTF-16 surrogate in any string (values
+ * and field names) and with numbers that survive a round trip; query values and
+ * path segments follow the same string rule. Every refusal names the offending
+ * `param` so the client knows what to fix.
+ *
+ * A lone surrogate (`"\ud800"` in JSON, half of a pair) is no Unicode text:
+ * PostgreSQL refuses it in `jsonb` and `text` would keep U+FFFD instead, so it
+ * is refused here like NUL, before anything is stored. (Raw bytes that are not
+ * UTF-8 become U+FFFD when the body is decoded, and a query or path cannot
+ * carry one: its percent-encoding is UTF-8.)
  */
 import type { IncomingMessage } from "node:http"
 import * as Effect from "effect/Effect"
@@ -97,7 +104,28 @@ const invalid = (path: ReadonlyArray<PropertyKey>, message: string) => {
   return new ParameterInvalid({ message: param ? `${param}: ${message}` : message, ...(param ? { param } : {}) })
 }
 
-/** The first string with NUL or number that does not round-trip, walked without recursion. */
+const nativeWellFormed = (String.prototype as { readonly isWellFormed?: (this: string) => boolean }).isWellFormed
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** Whether `text` has no lone surrogate (`String.prototype.isWellFormed`, Node 20; a pattern before). */
+export const isWellFormed: (text: string) => boolean =
+  nativeWellFormed === undefined ? (text) => !loneSurrogate.test(text) : (text) => nativeWellFormed.call(text)
+
+/** What is wrong with a string of a request, if anything: NUL, or a lone surrogate. */
+const stringFault = (text: string): "nul" | "surrogate" | undefined =>
+  text.includes("\u0000") ? "nul" : isWellFormed(text) ? undefined : "surrogate"
+
+/** A field or query name as a `param`: NUL and lone surrogates written as `\u` escapes. */
+const escapeName = (name: string) =>
+  name.replace(
+    /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
+
+const surrogateMessage =
+  "must not contain a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape): send valid Unicode text"
+
+/** The first string with NUL or a lone surrogate, or number that does not round-trip, walked without recursion. */
 export const checkValue = (
   value: unknown,
   root: ReadonlyArray<PropertyKey> = [],
@@ -107,7 +135,9 @@ export const checkValue = (
   while (stack.length > 0) {
     const [current, path] = stack.pop()!
     if (typeof current === "string") {
-      if (current.includes("\u0000")) return invalid(path, "strings must not contain the NUL character (U+0000)")
+      const fault = stringFault(current)
+      if (fault === "nul") return invalid(path, "strings must not contain the NUL character (U+0000)")
+      if (fault === "surrogate") return invalid(path, `strings ${surrogateMessage}`)
     } else if (typeof current === "number") {
       if (!Number.isFinite(current) || current === inexact) {
         return invalid(path, "number out of range: it must be finite, and integers within ±(2^53 - 1)")
@@ -118,7 +148,9 @@ export const checkValue = (
       const entries = Object.entries(current)
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!
-        if (key.includes("\u0000")) return invalid([...path, key.replaceAll("\u0000", "\\u0000")], "field names must not contain NUL")
+        const fault = stringFault(key)
+        if (fault === "nul") return invalid([...path, escapeName(key)], "field names must not contain NUL")
+        if (fault === "surrogate") return invalid([...path, escapeName(key)], `field names ${surrogateMessage}`)
         stack.push([child, [...path, key]])
       }
     }
@@ -148,14 +180,22 @@ export const parseJsonBody = (text: string): Either.Either<unknown, ParameterInv
 /** Checked by the pagination program, which answers with their own codes. */
 const pagingParams = new Set(["limit", "starting_after"])
 
-/** NUL in a query name or value. */
+/**
+ * NUL in a query name or value; a lone surrogate too, though `URLSearchParams`
+ * decodes percent-escapes as UTF-8 and so never yields one (kept for any other source of params).
+ */
 export const checkQuery = (search: URLSearchParams): ParameterInvalid | undefined => {
   for (const [name, value] of search) {
     if (pagingParams.has(name)) continue
-    if (name.includes("\u0000") || value.includes("\u0000")) {
+    const fault = stringFault(name) ?? stringFault(value)
+    if (fault !== undefined) {
+      const param = escapeName(name)
       return new ParameterInvalid({
-        message: `${name.replaceAll("\u0000", "\\u0000")}: query values must not contain the NUL character (U+0000)`,
-        param: name.replaceAll("\u0000", "\\u0000")
+        message:
+          fault === "nul"
+            ? `${param}: query values must not contain the NUL character (U+0000)`
+            : `${param}: query values ${surrogateMessage}`,
+        param
       })
     }
   }

@@ -4,7 +4,9 @@
  * it is, a request gets `503 service_unavailable` at once instead of waiting
  * forever. And Node's own refusals (headers over 16 KB, malformed header
  * bytes) get the error envelope through the `clientError` hook while the
- * socket can still carry it.
+ * socket can still carry it. An `Expect` other than `100-continue` (which Node
+ * meets by itself) is refused in the envelope too, `417 expectation_failed`,
+ * before the request reaches the API: nothing is done, whatever the method.
  */
 import * as Etag from "@effect/platform/Etag"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -15,7 +17,7 @@ import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
-import { HeadersTooLarge, ParameterInvalid, ServiceUnavailable } from "../../schema/Errors.js"
+import { ExpectationFailed, HeadersTooLarge, ParameterInvalid, ServiceUnavailable } from "../../schema/Errors.js"
 
 const requestId = () => `req_${randomBytes(18).toString("base64url").replace(/[-_]/g, "0").slice(0, 24)}`
 
@@ -55,6 +57,26 @@ export const makeNodeServer = (options: { readonly docsUrl: string }) => (): Ser
     response.end(body)
   }
   server.on("request", notReady)
+  // Node calls this, instead of answering a bare 417, for an Expect it does not meet (any but 100-continue); the
+  // request's body, if any, is left unread and Node discards it once the answer is out (the connection stays open)
+  server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
+    const id = requestId()
+    const expect = String(request.headers["expect"] ?? "")
+    const shown = JSON.stringify(expect.length <= 60 ? expect : `${expect.slice(0, 60)}…`)
+    const body = envelope(
+      ExpectationFailed.type,
+      ExpectationFailed.code,
+      `The Expect header ${shown} is not supported: only 100-continue is; send the request without it (nothing was done)`,
+      options.docsUrl,
+      id
+    )
+    response.writeHead(ExpectationFailed.status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "request-id": id
+    })
+    response.end(body)
+  })
   server.on("clientError", (error: Error & { readonly code?: string }, socket: Duplex) => {
     if (error.code === "ECONNRESET" || !socket.writable) {
       socket.destroy()

@@ -5,14 +5,12 @@
  * event-stream responses as on `/v1/agents/{id}/messages`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
-import { ParameterInvalid } from "../../schema/Errors.js"
 import { Conversations } from "../conversations/Conversations.js"
-import { pingInterval } from "../conversations/Http.js"
+import { pingInterval, replyHeaders } from "../conversations/Http.js"
 import type { Numbered } from "../conversations/Replies.js"
 import { ok, runsToCompletion } from "../http/Envelope.js"
 import { eventStream, frame } from "../http/Sse.js"
@@ -43,20 +41,10 @@ export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
       .handle("sendMessage", ({ path, payload }) =>
         Effect.gen(function* () {
           const caller = yield* Caller
-          const request = yield* HttpServerRequest.HttpServerRequest
-          // a stream cannot be stored and replayed: a client that lost one resumes it instead
-          if (payload.stream !== false && request.headers["idempotency-key"] !== undefined) {
-            return yield* new ParameterInvalid({
-              message: "Idempotency-Key is not accepted with `stream: true`: resume a dropped stream, or send `stream: false`",
-              param: "Idempotency-Key"
-            })
-          }
+          // with an Idempotency-Key the edge keeps the stream as the reply it names (its headers), as on the API
           const sent = yield* chat.send(caller, path.agent_id, path.conversation_id, payload)
           if (payload.stream === false) return yield* Effect.flatMap(conversations.awaitReply(caller, sent), ok)
-          return eventStream(frames(conversations.events(sent)), pingInterval, {
-            "conversation-id": sent.conversationId,
-            "message-id": sent.messageId
-          })
+          return eventStream(frames(conversations.events(sent)), pingInterval, replyHeaders(sent.conversationId, sent.messageId))
         })
       )
       .handle("resumeMessage", ({ headers, path }) =>

@@ -1,7 +1,9 @@
 /**
  * Property: whatever a client sends to any operation of the OpenAPI document,
  * the service answers (no dropped connection), never with a 5xx, and every
- * error is in the envelope with `meta.request_id`. Afterwards `/readyz` is 200
+ * error is in the envelope with `meta.request_id`; a body the input policy
+ * refuses (NUL, a lone UTF-16 surrogate) is `400 parameter_invalid`, never
+ * stored nor a 5xx. Afterwards `/readyz` is 200
  * and another workspace's data is unchanged. `FUZZ_RUNS` sets the number of
  * requests (`npm run fuzz` for the long run).
  */
@@ -65,6 +67,7 @@ layer(testServer({ rateLimit: { rps: 1_000_000, burst: 1_000_000 } }))("fuzz fro
         const perOperation = new Map<string, number>()
         const statuses = new Map<number, number>()
         const failures: Array<string> = []
+        let refusedBodies = 0
         const arbitrary = fc
           .constantFrom(...operations)
           .chain((op) => requestFor(spec, op, { key: op.path.startsWith("/widget/") ? ws.widgetTest : ws.secretTest, ids }))
@@ -80,10 +83,13 @@ layer(testServer({ rateLimit: { rps: 1_000_000, burst: 1_000_000 } }))("fuzz fro
                 return false
               }
               statuses.set(outcome.status, (statuses.get(outcome.status) ?? 0) + 1)
+              if (request.expected !== undefined) refusedBodies++
               const ok =
                 outcome.status < 500 &&
                 (outcome.status < 400 ||
-                  (typeof outcome.body?.error?.code === "string" && /^req_/.test(outcome.body?.meta?.request_id ?? "")))
+                  (typeof outcome.body?.error?.code === "string" && /^req_/.test(outcome.body?.meta?.request_id ?? ""))) &&
+                (request.expected === undefined ||
+                  (outcome.status === request.expected.status && outcome.body?.error?.code === request.expected.code))
               if (!ok) {
                 failures.push(`${request.method} ${request.path.slice(0, 120)} [${request.broken}]: ${outcome.status} ${JSON.stringify(outcome.body).slice(0, 300)}`)
               }
@@ -97,11 +103,12 @@ layer(testServer({ rateLimit: { rps: 1_000_000, burst: 1_000_000 } }))("fuzz fro
         const total = [...statuses.values()].reduce((a, b) => a + b, 0)
         const fivexx = [...statuses.entries()].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0)
         console.log(
-          `fuzz: ${total} requests over ${perOperation.size}/${operations.length} operations; 5xx: ${fivexx}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`
+          `fuzz: ${total} requests over ${perOperation.size}/${operations.length} operations; ${refusedBodies} with a refused string; 5xx: ${fivexx}; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`
         )
         expect(failures).toEqual([])
         expect(fivexx).toBe(0)
         if (runs >= 500) expect(perOperation.size).toBe(operations.length)
+        if (runs >= 500) expect(refusedBodies).toBeGreaterThan(0)
 
         expect((yield* h.call("GET", "/readyz")).status).toBe(200)
         expect(yield* snapshot()).toEqual(before)

@@ -2,7 +2,10 @@
  * fast-check arbitraries read from the OpenAPI document: for every operation a
  * request that is valid by the document, then broken in one place (a body
  * field, a path id, a query value or a header). New endpoints are covered as
- * soon as they are in the document.
+ * soon as they are in the document. Some bodies carry a string the input
+ * policy refuses before anything else reads the body (NUL, a lone UTF-16
+ * surrogate, in a value or a field name, nested too): with a valid key and a
+ * JSON media type those requests name the answer they must get (`expected`).
  */
 import fc from "fast-check"
 
@@ -25,6 +28,8 @@ export interface FuzzRequest {
   readonly body: string | undefined
   /** What was broken, for the failure report. */
   readonly broken: string
+  /** The answer this request must get, when it is certain (a body the input policy refuses). */
+  readonly expected?: { readonly status: number; readonly code: string }
 }
 
 export const operationsOf = (spec: Json): ReadonlyArray<Operation> =>
@@ -91,8 +96,19 @@ export const valid = (spec: Json, schema: Json, depth = 0): fc.Arbitrary<Json> =
 const rawToken = "\"__raw__\""
 
 /** What one field can be broken into; `raw` values go into the text as is. */
-const brokenValue: fc.Arbitrary<{ readonly label: string; readonly value?: Json; readonly raw?: string }> = fc.oneof(
-  fc.constantFrom(
+/** Lone UTF-16 surrogates (JSON.stringify writes each as its `\u` escape): high, low, at either end, a reversed pair. */
+export const loneSurrogates = ["\ud800", "a\udbffb", "\udc00z", "x\ud83d", "\udfff\ud800"] as const
+
+/** `refused`: the input policy refuses the body whatever the endpoint (`400 parameter_invalid`). */
+interface BrokenValue {
+  readonly label: string
+  readonly value?: Json
+  readonly raw?: string
+  readonly refused?: boolean
+}
+
+const brokenValue: fc.Arbitrary<BrokenValue> = fc.oneof(
+  fc.constantFrom<BrokenValue>(
     { label: "number", value: 42 },
     { label: "string", value: "not what you expected" },
     { label: "object", value: { a: 1 } },
@@ -100,9 +116,11 @@ const brokenValue: fc.Arbitrary<{ readonly label: string; readonly value?: Json;
     { label: "null", value: null },
     { label: "boolean", value: true },
     { label: "huge string", value: "x".repeat(200_000) },
-    { label: "NUL", value: "a\u0000b" },
+    { label: "NUL", value: "a\u0000b", refused: true },
     { label: "emoji", value: "🦄🔥👩‍👩‍👧‍👦" },
-    { label: "lone surrogate", value: "\ud800" },
+    ...loneSurrogates.map((value) => ({ label: `lone surrogate ${JSON.stringify(value)}`, value, refused: true })),
+    { label: "lone surrogate nested", value: { note: ["ok", "\udc00"] }, refused: true },
+    { label: "lone surrogate in a field name", value: { "k\ud800": 1 }, refused: true },
     { label: "deep nesting 40", raw: `${"[".repeat(40)}${"]".repeat(40)}` },
     { label: "deep nesting 5000", raw: `${"{\"a\":".repeat(5000)}1${"}".repeat(5000)}` },
     { label: "1e999", raw: "1e999" },
@@ -116,7 +134,55 @@ const brokenValue: fc.Arbitrary<{ readonly label: string; readonly value?: Json;
   fc.jsonValue({ maxDepth: 3 }).map((value) => ({ label: "random json", value }))
 )
 
-const brokenBody = (spec: Json, schema: Json): fc.Arbitrary<{ readonly body: string; readonly broken: string }> =>
+interface BrokenBody {
+  readonly body: string
+  readonly broken: string
+  /** The input policy refuses it before any handler (`400 parameter_invalid`). */
+  readonly refused?: boolean
+}
+
+/** Where a string can go in `value`: each string value and each field name, nested too, by path. */
+const stringSpots = (value: Json): Array<{ readonly path: ReadonlyArray<string | number>; readonly key: boolean }> => {
+  const spots: Array<{ readonly path: ReadonlyArray<string | number>; readonly key: boolean }> = []
+  const stack: Array<readonly [Json, ReadonlyArray<string | number>]> = [[value, []]]
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!
+    if (typeof node === "string") spots.push({ path, key: false })
+    else if (Array.isArray(node)) node.forEach((child, i) => stack.push([child, [...path, i]]))
+    else if (node !== null && typeof node === "object") {
+      for (const [k, child] of Object.entries(node)) {
+        spots.push({ path: [...path, k], key: true })
+        stack.push([child, [...path, k]])
+      }
+    }
+  }
+  return spots
+}
+
+/** `body` (an object) with a lone surrogate put into one of its strings or field names, nested too. */
+const withLoneSurrogate = (body: Json): fc.Arbitrary<BrokenBody> =>
+  fc.tuple(fc.nat(), fc.constantFrom(...loneSurrogates)).map(([n, lone]) => {
+    const copy = structuredClone(body)
+    const spots = stringSpots(copy)
+    const spot = spots[n % Math.max(spots.length, 1)]
+    if (spot === undefined) {
+      return { body: JSON.stringify({ ...copy, extra: lone }), broken: "lone surrogate in an added field", refused: true }
+    }
+    const parent = spot.path.slice(0, -1).reduce((node: Json, k) => node[k], copy)
+    const last = spot.path[spot.path.length - 1]!
+    if (spot.key) {
+      const { [last]: child } = parent
+      delete parent[last]
+      parent[`${lone}${String(last)}`] = child
+    } else parent[last] = `${lone}${parent[last]}`
+    return {
+      body: JSON.stringify(copy),
+      broken: `lone surrogate ${JSON.stringify(lone)} in the ${spot.key ? "field name" : "value"} at ${JSON.stringify(spot.path)}`,
+      refused: true
+    }
+  })
+
+const brokenBody = (spec: Json, schema: Json): fc.Arbitrary<BrokenBody> =>
   valid(spec, schema).chain((body) => {
     const s = resolve(spec, schema)
     const keys = body !== null && typeof body === "object" && !Array.isArray(body) ? Object.keys(s.properties ?? {}) : []
@@ -134,14 +200,28 @@ const brokenBody = (spec: Json, schema: Json): fc.Arbitrary<{ readonly body: str
     const field = fc.tuple(fc.constantFrom(...keys), brokenValue).map(([key, b]) => {
       const value = b.raw !== undefined ? "__raw__" : b.value
       const json = JSON.stringify({ ...body, [key]: value })
-      return { body: b.raw !== undefined ? json.replace(rawToken, b.raw) : json, broken: `${key}: ${b.label}` }
+      return {
+        body: b.raw !== undefined ? json.replace(rawToken, b.raw) : json,
+        broken: `${key}: ${b.label}`,
+        refused: b.refused === true
+      }
     })
     const missing = fc.constantFrom(...keys).map((key) => {
       const { [key]: _, ...rest } = body
       return { body: JSON.stringify(rest), broken: `${key}: missing` }
     })
-    const extra = brokenValue.map((b) => ({ body: JSON.stringify({ ...body, unexpected_field: b.value ?? 1 }), broken: "extra field" }))
-    return fc.oneof({ weight: 6, arbitrary: field }, { weight: 2, arbitrary: missing }, { weight: 1, arbitrary: extra }, { weight: 1, arbitrary: whole })
+    const extra = brokenValue.map((b) => ({
+      body: JSON.stringify({ ...body, unexpected_field: b.value ?? 1 }),
+      broken: `extra field: ${b.label}`,
+      refused: b.refused === true && b.value !== undefined
+    }))
+    return fc.oneof(
+      { weight: 6, arbitrary: field },
+      { weight: 2, arbitrary: missing },
+      { weight: 1, arbitrary: extra },
+      { weight: 1, arbitrary: whole },
+      { weight: 1, arbitrary: withLoneSurrogate(body) }
+    )
   })
 
 /** Path ids: real ones from `ids`, then malformed ones. */
@@ -224,6 +304,14 @@ const extraHeaders = fc.oneof(
   { weight: 1, arbitrary: fc.uuid().map((u) => ({ "idempotency-key": u })) }
 )
 
+/** The media types of `contentType` the edge reads as JSON. */
+const jsonTypes = new Set([
+  "application/json",
+  "application/merge-patch+json",
+  "application/json; charset=utf-8",
+  "application/vnd.api+json"
+])
+
 const contentType = fc.oneof(
   { weight: 8, arbitrary: fc.constant("application/json") },
   {
@@ -271,12 +359,16 @@ export const requestFor = (
       const search = query.flatMap(([name, values]) => values.map((v) => `${encode(name)}=${encode(v)}`))
       const headers: Record<string, string> = { ...auth, ...extra }
       if (body.body !== undefined && type !== "") headers["content-type"] = type
+      // the key is checked first, the media type next, then the body (before any handler, route or Idempotency-Key)
+      const validKey = auth["authorization"] === `Bearer ${context.key}` || auth["x-api-key"] === context.key
+      const refused = "refused" in body && body.refused === true && validKey && jsonTypes.has(type)
       return {
         operationId: op.operationId,
         method: op.method,
         path: search.length > 0 ? `${path}?${search.join("&")}` : path,
         headers,
         body: body.body,
-        broken: `${body.broken}; params ${JSON.stringify(params.slice(0, -1))}; query ${search.length}; headers ${Object.keys(headers).join(",")}`
+        broken: `${body.broken}; params ${JSON.stringify(params.slice(0, -1))}; query ${search.length}; headers ${Object.keys(headers).join(",")}`,
+        ...(refused ? { expected: { status: 400, code: "parameter_invalid" } } : {})
       }
     })

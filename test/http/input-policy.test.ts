@@ -2,6 +2,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Harness } from "../support/harness.js"
 import { testServer } from "../support/harness.js"
+import { request as httpRequest } from "node:http"
 import { chunkedRequest, rawExchange } from "../support/raw.js"
 import { createAgent, createTicket } from "../tickets/support.js"
 
@@ -27,6 +28,77 @@ layer(testServer())("input policy at the edge", (it) => {
       refused(yield* h.call("GET", "/v1/agents/agt_%00", { key: ws.secretTest }), 400, "parameter_invalid", "path")
       // nothing was written
       expect((yield* h.call("GET", "/v1/tickets", { key: ws.secretTest })).body.data).toEqual([])
+    })
+  )
+
+  it.effect("a lone UTF-16 surrogate anywhere in a body (values, field names, nested): 400 parameter_invalid naming the param", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agent = yield* createAgent(h, ws.secretTest)
+      const lone = "surrogate"
+      // JSON.stringify writes a lone surrogate as its escape, which JSON.parse turns back into one
+      expect(JSON.stringify("a\ud800b")).toBe(`"a\\ud800b"`)
+      const cases: ReadonlyArray<readonly [string, string, unknown, string]> = [
+        ["POST", `/v1/agents/${agent}/qa`, { question: "a\ud800b", answer: "fine" }, "question"],
+        ["POST", `/v1/agents/${agent}/qa`, { question: "fine?", answer: "end \udbff" }, "answer"],
+        ["POST", `/v1/agents/${agent}/glossary/terms`, { term: "parcel", synonyms: ["box", "\udc00 low"] }, "synonyms[1]"],
+        ["POST", "/v1/tickets", { agent_id: agent, subject: "s", tags: ["ok", "x\ud83d"] }, "tags[1]"],
+        ["POST", "/v1/tickets", { agent_id: agent, subject: "s", metadata: { order: { note: ["x", "\udfff\ud800"] } } }, "metadata.order.note[1]"],
+        ["POST", "/v1/tickets", { agent_id: agent, subject: "s", metadata: { "k\ud800": 1 } }, "metadata.k\\ud800"],
+        ["POST", "/v1/leads", { agent_id: agent, email: "v@example.com", metadata: { page: "\ud800" } }, "metadata.page"],
+        ["POST", "/v1/agents", { type: "support", name: "Bot \udead" }, "name"],
+        ["POST", `/v1/agents/${agent}/messages`, { message: "hi \ud800", stream: false }, "message"]
+      ]
+      for (const [method, path, body, param] of cases) {
+        const r = yield* h.call(method, path, { key: ws.secretTest, body })
+        refused(r, 400, "parameter_invalid", param)
+        expect(r.body.error.message, param).toContain(lone)
+      }
+      // the widget surface: a conversation's metadata
+      const opened = yield* h.call("POST", `/widget/v1/agents/${agent}/conversations`, {
+        key: ws.widgetTest,
+        body: { metadata: { page: "https://shop.example.com/\ud800" } }
+      })
+      refused(opened, 400, "parameter_invalid", "metadata.page")
+      // the same escape sent as raw text, and a key with one at the top level
+      refused(
+        yield* h.call("POST", "/v1/tickets", { key: ws.secretTest, body: `{"agent_id":"${agent}","subject":"a\\uD800b"}` }),
+        400,
+        "parameter_invalid",
+        "subject"
+      )
+      refused(
+        yield* h.call("POST", "/v1/tickets", { key: ws.secretTest, body: `{"agent_id":"${agent}","subject":"s","\\udc00":1}` }),
+        400,
+        "parameter_invalid",
+        "\\udc00"
+      )
+      // nothing was written
+      expect((yield* h.call("GET", "/v1/tickets", { key: ws.secretTest })).body.data).toEqual([])
+      expect((yield* h.call("GET", `/v1/agents/${agent}/qa`, { key: ws.secretTest })).body.data).toEqual([])
+      expect((yield* h.call("GET", "/v1/leads", { key: ws.secretTest })).body.data).toEqual([])
+
+      // pairs are text: escaped or raw, an emoji is stored as sent
+      const paired = yield* createTicket(h, ws.secretTest, {
+        agent_id: agent,
+        tags: ["\ud83e\udd84"],
+        metadata: { "k\ud83d\udd25": "🦄 and \ud83d\udd25" }
+      })
+      expect(paired.status, paired.text).toBe(201)
+      expect(paired.body.data.tags).toEqual(["🦄"])
+      expect(paired.body.data.metadata).toEqual({ "k🔥": "🦄 and 🔥" })
+      // raw bytes that are not UTF-8 are not a surrogate: they decode as U+FFFD, stored as such
+      const raw = yield* Effect.promise(async () => {
+        const response = await fetch(`${h.url}/v1/agents/${agent}/qa`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ws.secretTest}`, "content-type": "application/json" },
+          body: Buffer.concat([Buffer.from('{"question":"a'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('b?","answer":"x"}')])
+        })
+        return { status: response.status, body: (await response.json()) as any }
+      })
+      expect(raw.status, JSON.stringify(raw.body)).toBe(201)
+      expect(raw.body.data.question).toMatch(/^a\ufffd+b\?$/)
     })
   )
 
@@ -191,6 +263,74 @@ layer(testServer())("input policy at the edge", (it) => {
       }
       expect((yield* h.call("GET", "/v1/agents", { headers: { authorization: `bearer ${ws.secretTest}` } })).status).toBe(200)
       expect((yield* h.call("GET", "/v1/agents", { headers: { "x-api-key": ws.secretTest } })).status).toBe(200)
+    })
+  )
+
+  it.effect("an Expect other than 100-continue is 417 expectation_failed in the envelope with a Request-Id; nothing is done", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const { port } = new URL(h.url)
+      const body = JSON.stringify({ type: "support", name: "Expected" })
+      for (const expectation of ["200-ok", "foo=bar", "x".repeat(500)]) {
+        const reply = yield* Effect.promise(() =>
+          rawExchange(
+            h.url,
+            `POST /v1/agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${ws.secretTest}\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: ${expectation}\r\n` +
+              `Connection: close\r\n\r\n${body}`
+          )
+        )
+        if (!("status" in reply)) throw new Error(`no answer: ${reply.dropped}`)
+        expect(reply.status).toBe(417)
+        expect(reply.headers["content-type"]).toBe("application/json")
+        expect(reply.headers["request-id"]).toMatch(/^req_/)
+        expect(reply.body.error).toMatchObject({
+          type: "invalid_request",
+          code: "expectation_failed",
+          doc_url: expect.stringContaining("#expectation_failed")
+        })
+        expect(reply.body.error.message).toContain("100-continue")
+        expect(reply.body.error.message.length).toBeLessThan(200)
+        expect(reply.body.meta.request_id).toBe(reply.headers["request-id"])
+      }
+      // a GET too, and the connection stays usable: the next request on it is answered
+      const twice = yield* Effect.promise(() =>
+        rawExchange(
+          h.url,
+          `GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nExpect: 200-ok\r\n\r\n` +
+            `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`
+        )
+      )
+      expect(twice).toMatchObject({ status: 417, body: expect.stringContaining("HTTP/1.1 200") })
+      // nothing was created
+      expect((yield* h.call("GET", "/v1/agents", { key: ws.secretTest })).body.data).toEqual([])
+
+      // 100-continue is met by Node: the body is sent after the interim answer and the request runs
+      const created = yield* Effect.promise(
+        () =>
+          new Promise<{ status: number; body: any }>((resolve, reject) => {
+            const req = httpRequest(`${h.url}/v1/agents`, {
+              method: "POST",
+              headers: {
+                authorization: `Bearer ${ws.secretTest}`,
+                "content-type": "application/json",
+                "content-length": Buffer.byteLength(body),
+                expect: "100-continue"
+              }
+            })
+            req.on("continue", () => req.end(body))
+            req.on("response", (res) => {
+              const chunks: Array<Buffer> = []
+              res.on("data", (c) => chunks.push(c))
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }))
+            })
+            req.on("error", reject)
+            req.flushHeaders()
+          })
+      )
+      expect(created.status).toBe(201)
+      expect(created.body.data.name).toBe("Expected")
     })
   )
 
