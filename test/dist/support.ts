@@ -50,7 +50,12 @@ let copied: string | undefined
 export const bundleCopy = async (): Promise<string> => {
   if (copied !== undefined) return copied
   if (bundleIsStale(repoRoot, join(repoRoot, "dist/server.mjs"))) {
-    execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { cwd: repoRoot, stdio: "ignore", timeout: 240_000 })
+    try {
+      execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { cwd: repoRoot, stdio: "pipe", timeout: 240_000 })
+    } catch (error) {
+      const stderr = String((error as { stderr?: unknown }).stderr ?? "")
+      throw new Error(`npm run build failed:\n${stderr.slice(-3000)}`)
+    }
   }
   const dir = await mkdtemp(join(tmpdir(), "dist-e2e-"))
   onCleanup(() => rm(dir, { recursive: true, force: true }))
