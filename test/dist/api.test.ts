@@ -16,8 +16,8 @@ import { verifyWebhook } from "../../src/sdk/webhooks.js"
 import {
   call,
   cleanupAll,
+  bootstrapWorkspace,
   cliJson,
-  createWorkspace,
   databaseName,
   eventTypes,
   eventually,
@@ -37,7 +37,7 @@ import {
 } from "./support.js"
 
 let service: Service
-let ws: Workspace
+let ws: Workspace & { readonly forms: string }
 let formsPort: number
 
 beforeAll(async () => {
@@ -47,7 +47,7 @@ beforeAll(async () => {
     // a revoked key is refused at once (the CLI test revokes one)
     API_KEY_CACHE_SECONDS: "0"
   })
-  ws = await createWorkspace(service, "API e2e")
+  ws = await bootstrapWorkspace(service)
 }, setupTimeout)
 
 afterAll(async () => {
@@ -120,9 +120,8 @@ describe(`the API through the bundle (${databaseName})`, () => {
     })
     const formId = form.data.id as string
     expect(formId).toMatch(/^frm_/)
-    const formsKey = (await cliJson(service, ["keys", "create", "--workspace", ws.id, "--kind", "forms", "--environment", "test"])).secret
+    const formsKey = ws.forms
     expect(formsKey).toMatch(/^pk_test_/)
-
     const config = await call(service, "GET", `/v1/forms/${formId}/config`, { headers: { "service-api-key": formsKey, origin } })
     expect(config.status, config.text).toBe(200)
     expect(config.body.data).toMatchObject({ id: formId, object: "form_config" })
@@ -209,10 +208,13 @@ describe(`the API through the bundle (${databaseName})`, () => {
     expect(help.stdout).toContain("workspaces")
     expect(help.stdout).toContain("ingest")
 
-    const created = await cliJson(service, ["keys", "create", "--workspace", ws.id, "--kind", "secret", "--environment", "test", "--name", "to revoke"])
+    const other = await cliJson(service, ["workspaces", "create", "--name", "CLI e2e", "--owner-email", "cli@dist-e2e.test", "--plan", "pro"])
+    expect(other).toMatchObject({ name: "CLI e2e", owner_email: "cli@dist-e2e.test", plan: "pro" })
+    expect(other.id).toMatch(/^ws_/)
+    const created = await cliJson(service, ["keys", "create", "--workspace", other.id, "--kind", "secret", "--environment", "test", "--name", "to revoke"])
     expect(created.secret).toMatch(/^sk_test_/)
-    const [listed, keys] = await Promise.all([cliJson(service, ["workspaces", "list"]), cliJson(service, ["keys", "list", "--workspace", ws.id])])
-    expect(listed.map((w: any) => w.id)).toContain(ws.id)
+    const [listed, keys] = await Promise.all([cliJson(service, ["workspaces", "list"]), cliJson(service, ["keys", "list", "--workspace", other.id])])
+    expect(listed.map((w: any) => w.id)).toEqual(expect.arrayContaining([ws.id, other.id]))
     const key = keys.find((k: any) => k.name === "to revoke")
     expect(key).toMatchObject({ id: created.key.id, kind: "secret", environment: "test", revoked_at: null })
     expect(JSON.stringify(keys)).not.toContain(created.secret)

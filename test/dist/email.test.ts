@@ -9,7 +9,7 @@ import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   cleanupAll,
-  createWorkspace,
+  bootstrapWorkspace,
   databaseName,
   eventually,
   expectCall,
@@ -66,8 +66,11 @@ let startFailure: Error | undefined
 beforeAll(async () => {
   smtp = await startSmtp()
   try {
-    service = await startService({ SMTP_URL: `smtp://${host}:${smtp.port}`, MAIL_FROM: "Assistant Platform <no-reply@platform.test>" })
-    ws = await createWorkspace(service, "E-mail e2e", ownerEmail)
+    service = await startService({
+      SMTP_URL: `smtp://${host}:${smtp.port}`, MAIL_FROM: "Assistant Platform <no-reply@platform.test>",
+      OWNER_EMAIL: ownerEmail
+    })
+    ws = await bootstrapWorkspace(service)
   } catch (error) {
     startFailure = error as Error
   }

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { wav } from "../training/audioBytes.js"
 import {
   cleanupAll,
-  createWorkspace,
+  bootstrapWorkspace,
   databaseName,
   eventually,
   expectCall,
@@ -57,7 +57,7 @@ beforeAll(async () => {
     sendHtml(res, body)
   })
   service = await startService({ INGEST_CONCURRENCY: "3" })
-  ws = await createWorkspace(service, "Knowledge e2e")
+  ws = await bootstrapWorkspace(service)
 }, setupTimeout)
 
 afterAll(async () => {

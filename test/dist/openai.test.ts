@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { wav } from "../training/audioBytes.js"
 import {
   cleanupAll,
-  createWorkspace,
+  bootstrapWorkspace,
   databaseName,
   eventTypes,
   eventually,
@@ -102,7 +102,7 @@ beforeAll(async () => {
     AI_TRANSCRIPTION_MODEL: "stand-in-whisper",
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin
   })
-  ws = await createWorkspace(service, "OpenAI e2e")
+  ws = await bootstrapWorkspace(service)
 }, setupTimeout)
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   call,
   cleanupAll,
-  createWorkspace,
+  bootstrapWorkspace,
   databaseName,
   redisUrl,
   type Service,
@@ -25,7 +25,7 @@ let ws: Workspace
 beforeAll(async () => {
   if (redisUrl === undefined) return
   service = await startService({ RATE_LIMIT_RPS: "1", RATE_LIMIT_BURST: String(burst) }, { redis: redisUrl })
-  ws = await createWorkspace(service, "Redis e2e")
+  ws = await bootstrapWorkspace(service)
 }, setupTimeout)
 
 afterAll(async () => {

@@ -69,6 +69,9 @@ export const setupTimeout = 330_000
 
 export const adminToken = "dist-e2e-admin-token-0123456789abcdef"
 
+/** `OWNER_EMAIL` of every service unless given: the owner of the workspace made at the first start. */
+export const defaultOwnerEmail = "owner@dist-e2e.test"
+
 export interface Service {
   readonly base: string
   readonly port: number
@@ -94,6 +97,7 @@ export const startService = async (extra: Record<string, string> = {}, options: 
     ADMIN_TOKEN: adminToken,
     AI_PROVIDER: "local",
     ALLOW_PRIVATE_URLS: "true",
+    OWNER_EMAIL: defaultOwnerEmail,
     LOG_LEVEL: "info",
     ...extra
   }
@@ -139,11 +143,21 @@ export interface Workspace {
   readonly secret: string
 }
 
-/** A workspace and a sandbox secret key, made with the bundled CLI. */
-export const createWorkspace = async (service: Service, name: string, ownerEmail = "owner@dist-e2e.test"): Promise<Workspace> => {
-  const workspace = await cliJson(service, ["workspaces", "create", "--name", name, "--owner-email", ownerEmail])
-  const key = await cliJson(service, ["keys", "create", "--workspace", workspace.id, "--kind", "secret", "--environment", "test"])
-  return { id: workspace.id, ownerEmail, secret: key.secret }
+/**
+ * The `default` workspace a first start on an empty database creates, with the
+ * sandbox keys it prints once (no CLI start needed: each costs seconds on a busy machine).
+ */
+export const bootstrapWorkspace = async (service: Service): Promise<Workspace & { readonly forms: string }> => {
+  const printed = await eventually(
+    async () => service.output(),
+    (out) => /forms key\s+pk_test_\w+/.test(out),
+    { label: "bootstrap keys printed", tries: 100, intervalMs: 50, timeoutMs: 10_000 }
+  )
+  const id = /Created workspace "default" \((ws_\w+)/.exec(printed)?.[1]
+  const secret = /secret key\s+(sk_test_\w+)/.exec(printed)?.[1]
+  const forms = /forms key\s+(pk_test_\w+)/.exec(printed)?.[1]
+  if (id === undefined || secret === undefined || forms === undefined) throw new Error(`no bootstrap keys in:\n${printed.slice(-2000)}`)
+  return { id, ownerEmail: service.env["OWNER_EMAIL"] ?? defaultOwnerEmail, secret, forms }
 }
 
 // HTTP
