@@ -203,12 +203,19 @@ describe(`the API through the bundle (${databaseName})`, () => {
   })
 
   it("dist/cli.mjs: help, workspaces and keys (create, list, revoke), ingest of a URL list", async () => {
-    const help = await runCli(service, ["--help"])
+    // independent commands side by side: each start of the CLI costs seconds on a busy machine
+    const [help, denied, other] = await Promise.all([
+      runCli(service, ["--help"]),
+      // a wrong admin token is one line on stderr and exit code 1
+      runCli(service, ["workspaces", "list", "--json"], { ADMIN_TOKEN: "not-the-admin-token-0123456789" }),
+      cliJson(service, ["workspaces", "create", "--name", "CLI e2e", "--owner-email", "cli@dist-e2e.test", "--plan", "pro"])
+    ])
     expect(help.code, help.stderr).toBe(0)
     expect(help.stdout).toContain("workspaces")
     expect(help.stdout).toContain("ingest")
+    expect(denied.code).toBe(1)
+    expect(denied.stderr.trim().split("\n")).toHaveLength(1)
 
-    const other = await cliJson(service, ["workspaces", "create", "--name", "CLI e2e", "--owner-email", "cli@dist-e2e.test", "--plan", "pro"])
     expect(other).toMatchObject({ name: "CLI e2e", owner_email: "cli@dist-e2e.test", plan: "pro" })
     expect(other.id).toMatch(/^ws_/)
     const created = await cliJson(service, ["keys", "create", "--workspace", other.id, "--kind", "secret", "--environment", "test", "--name", "to revoke"])
@@ -224,11 +231,6 @@ describe(`the API through the bundle (${databaseName})`, () => {
     const refused = await call(service, "GET", "/v1/agents", { key: created.secret })
     expect(refused.status).toBe(401)
     expect(refused.body.error.code).toBe("invalid_api_key")
-
-    // a wrong admin token is one line on stderr and exit code 1
-    const denied = await runCli(service, ["workspaces", "list", "--json"], { ADMIN_TOKEN: "not-the-admin-token-0123456789" })
-    expect(denied.code).toBe(1)
-    expect(denied.stderr.trim().split("\n")).toHaveLength(1)
 
     // plain text pages: this test is about the CLI, HTML has its own in knowledge.test.ts
     const site: Peer = await startPeer((request, res) => {
