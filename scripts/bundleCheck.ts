@@ -10,7 +10,9 @@ import type { Metafile } from "esbuild"
  */
 export const lazyCommonJs = (metafile: Metafile): Array<string> =>
   Object.entries(metafile.inputs).flatMap(([file, input]) =>
-    file.startsWith("node_modules/")
+    // a package's own file, also where node_modules is a symlink (worktrees): esbuild names the real path then,
+    // e.g. `../main/node_modules/...`
+    /(^|\/)node_modules\//.test(file)
       ? []
       : input.imports
           .filter((i) => i.kind === "dynamic-import" && !i.external && metafile.inputs[i.path]?.format === "cjs")

@@ -1,0 +1,255 @@
+/**
+ * The rest of the service through the bundle (`node server.mjs` from a copy of
+ * `dist/`), one started server for the file, over real HTTP on 127.0.0.1:
+ * a streamed reply read by an independent SSE parser and resumed after a
+ * dropped connection; a form's config, its submit on the forms port and the
+ * component script; a webhook delivered to a local receiver and verified with
+ * the SDK; the Scalar page at /docs (its lazy chunk); the bundled admin CLI. E-mail
+ * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { elementPath } from "../../src/forms/ElementBundle.js"
+import { verifyWebhook } from "../../src/sdk/webhooks.js"
+import {
+  call,
+  cleanupAll,
+  bootstrapWorkspace,
+  cliJson,
+  databaseName,
+  eventTypes,
+  eventually,
+  expectCall,
+  freePort,
+  host,
+  type Peer,
+  readSse,
+  runCli,
+  sendHtml,
+  type Service,
+  setupTimeout,
+  startPeer,
+  startService,
+  tokenText,
+  type Workspace
+} from "./support.js"
+
+let service: Service
+let ws: Workspace & { readonly forms: string }
+let formsPort: number
+
+beforeAll(async () => {
+  formsPort = await freePort()
+  service = await startService({
+    FORMS_PORT: String(formsPort),
+    // a revoked key is refused at once (the CLI test revokes one)
+    API_KEY_CACHE_SECONDS: "0"
+  })
+  ws = await bootstrapWorkspace(service)
+}, setupTimeout)
+
+afterAll(async () => {
+  await cleanupAll()
+})
+
+const newAgent = async (name: string) =>
+  (await expectCall(service, "POST", "/v1/agents", 201, { key: ws.secret, body: { type: "support", name } })).data.id as string
+
+describe(`the API through the bundle (${databaseName})`, () => {
+  it("a streamed reply, read by eventsource-parser, dropped after two tokens and resumed after Last-Event-ID", async () => {
+    const agentId = await newAgent("Reply bot")
+    await expectCall(service, "POST", `/v1/agents/${agentId}/qa`, 201, {
+      key: ws.secret,
+      body: {
+        question: "How long does delivery take?",
+        answer: "Orders arrive within five business days anywhere in Europe, and tracking is e-mailed when the parcel leaves."
+      }
+    })
+    const tokens = (n: number) => (events: ReadonlyArray<{ data: any }>) => events.filter((e) => e.data.type === "token").length >= n
+    const dropped = await readSse(`${service.base}/v1/agents/${agentId}/messages`, {
+      key: ws.secret,
+      body: { message: "How long does delivery take?" },
+      stopWhen: tokens(2)
+    })
+    expect(dropped.status, dropped.text).toBe(200)
+    expect(dropped.contentType).toMatch(/^text\/event-stream/)
+    expect(eventTypes(dropped.events)).toEqual(["conversation", "token", "token"])
+    const { conversation_id, message_id } = dropped.events[0]!.data
+    expect(conversation_id).toMatch(/^cnv_/)
+    const lastId = dropped.events.at(-1)!.id!
+    expect(lastId).toBe("3")
+
+    const path = `${service.base}/v1/conversations/${conversation_id}/messages/${message_id}/stream`
+    const rest = await readSse(path, { key: ws.secret, headers: { "last-event-id": lastId } })
+    expect(rest.status, rest.text).toBe(200)
+    expect(eventTypes(rest.events).at(-1)).toBe("done")
+    expect(eventTypes(rest.events)).toContain("sources")
+
+    // the whole reply replayed: what was read before the drop, then exactly the rest
+    const full = await readSse(path, { key: ws.secret })
+    expect(full.events.slice(0, 3)).toEqual(dropped.events)
+    expect(full.events.slice(3)).toEqual(rest.events)
+    expect(full.events.map((e) => e.id)).toEqual(full.events.map((_, i) => String(i + 1)))
+    const answer = tokenText(full.events)
+    expect(answer).toContain("five business days")
+
+    const conversation = await expectCall(service, "GET", `/v1/conversations/${conversation_id}`, 200, { key: ws.secret })
+    expect(conversation.data.messages.map((m: any) => m.content)).toEqual(["How long does delivery take?", answer])
+  })
+
+  it("a form: config with a forms key (ETag), submit on the forms port, the ticket it made, the component script", async () => {
+    const agentId = await newAgent("Form desk")
+    const origin = "https://shop.example.com"
+    const form = await expectCall(service, "POST", "/v1/forms", 201, {
+      key: ws.secret,
+      body: {
+        title: { en: "Contact us", es: "Contáctanos" },
+        fields: [
+          { id: "name", type: "text", label: { en: "Name" }, required: true, max_length: 100 },
+          { id: "email", type: "email", label: { en: "E-mail" }, required: true },
+          { id: "subject", type: "text", label: { en: "Subject" } },
+          { id: "body", type: "textarea", label: { en: "Message" }, required: true, min_length: 5 }
+        ],
+        submit_label: { en: "Send" },
+        success_message: { en: "Thanks!" },
+        target: { type: "ticket", agent_id: agentId },
+        settings: { allowed_origins: [origin], honeypot_field: "website", rate_limit: { max: 100, window_seconds: 60 } }
+      }
+    })
+    const formId = form.data.id as string
+    expect(formId).toMatch(/^frm_/)
+    const formsKey = ws.forms
+    expect(formsKey).toMatch(/^pk_test_/)
+    const config = await call(service, "GET", `/v1/forms/${formId}/config`, { headers: { "service-api-key": formsKey, origin } })
+    expect(config.status, config.text).toBe(200)
+    expect(config.body.data).toMatchObject({ id: formId, object: "form_config" })
+    expect(config.body.data.fields.map((f: any) => f.id)).toEqual(["name", "email", "subject", "body"])
+    expect(config.text).not.toContain("allowed_origins")
+    const etag = config.headers.get("etag")
+    expect(etag).not.toBeNull()
+    const revalidated = await call(service, "GET", `/v1/forms/${formId}/config`, {
+      headers: { "service-api-key": formsKey, origin, "if-none-match": etag! }
+    })
+    expect(revalidated.status).toBe(304)
+
+    const submitted = await call(service, "POST", `/api/forms/${formId}/submit`, {
+      base: `http://${host}:${formsPort}`,
+      headers: { "service-api-key": formsKey, origin },
+      body: { fields: { name: "Ana Pérez", email: "ana@example.com", subject: "Where is my order?", body: "It has not arrived yet." } }
+    })
+    expect(submitted.status, submitted.text).toBe(201)
+    const publicId = submitted.body.data.ticket.public_id as string
+    expect(publicId).toMatch(/^tck_/)
+    const ticket = await expectCall(service, "GET", `/v1/tickets/${publicId}`, 200, { key: ws.secret })
+    expect(ticket.data).toMatchObject({ origin: "form", agent_id: agentId, status: "open", subject: "Where is my order?" })
+
+    const element = await fetch(`${service.base}${elementPath}`)
+    expect(element.status).toBe(200)
+    expect(element.headers.get("content-type")).toMatch(/^text\/javascript/)
+    const script = await element.text()
+    expect(script).toContain("service-form")
+    expect(script.length).toBeGreaterThan(1000)
+  })
+
+  it("a webhook is delivered to a local receiver and its signature verifies with the SDK", async () => {
+    const receiver = await startPeer((_request, res) => void res.writeHead(200).end("thanks"))
+    const subscription = await expectCall(service, "POST", "/v1/webhooks", 201, {
+      key: ws.secret,
+      body: { url: `${receiver.origin}/hooks`, events: ["agent.created"] }
+    })
+    const secret = subscription.data.secret as string
+    expect(secret).toMatch(/^whsec_/)
+    const agentId = await newAgent("Hooked")
+    const test = await call(service, "POST", `/v1/webhooks/${subscription.data.id}/test`, { key: ws.secret })
+    expect(test.status, test.text).toBeLessThan(300)
+
+    const received = await eventually(
+      async () => receiver.received,
+      (all) => all.length >= 2,
+      { label: "two deliveries received", tries: 300, intervalMs: 100, timeoutMs: 30_000 }
+    )
+    const events = received.map((r) => {
+      expect(r.method).toBe("POST")
+      expect(r.path).toBe("/hooks")
+      return verifyWebhook(r.body, r.headers["service-signature"] as string | undefined, secret) as any
+    })
+    const created = events.find((e) => e.type === "agent.created")
+    expect(created).toMatchObject({ api_version: "v1", workspace_id: ws.id, data: { agent: { id: agentId, name: "Hooked" } } })
+    expect(created.id).toMatch(/^evt_/)
+    expect(events.map((e) => e.type)).toContain("webhook.test")
+    // a body altered in transit does not verify
+    expect(() => verifyWebhook(received[0]!.body.replace("v1", "v2"), received[0]!.headers["service-signature"] as string, secret)).toThrow()
+
+    const deliveries = await eventually(
+      async () => (await expectCall(service, "GET", `/v1/webhooks/${subscription.data.id}/deliveries?limit=10`, 200, { key: ws.secret })).data,
+      (list: Array<any>) => list.length >= 2 && list.every((d) => d.status === "succeeded"),
+      { label: "deliveries succeeded", tries: 100, intervalMs: 100, timeoutMs: 15_000 }
+    )
+    expect(deliveries.every((d: any) => d.response_status === 200)).toBe(true)
+  })
+
+  it("/docs serves the Scalar reference (a lazy chunk) and /docs/errors the error codes", async () => {
+    const docs = await fetch(`${service.base}/docs`)
+    expect(docs.status).toBe(200)
+    expect(docs.headers.get("content-type")).toMatch(/^text\/html/)
+    const page = await docs.text()
+    expect(page.toLowerCase()).toContain("scalar")
+    expect(page).toContain("/v1/agents")
+    const errors = await fetch(`${service.base}/docs/errors`)
+    expect(errors.status).toBe(200)
+    expect(await errors.text()).toContain("invalid_api_key")
+  })
+
+  it("dist/cli.mjs: help, workspaces and keys (create, list, revoke), ingest of a URL list", async () => {
+    // independent commands side by side: each start of the CLI costs seconds on a busy machine
+    const [help, denied, other] = await Promise.all([
+      runCli(service, ["--help"]),
+      // a wrong admin token is one line on stderr and exit code 1
+      runCli(service, ["workspaces", "list", "--json"], { ADMIN_TOKEN: "not-the-admin-token-0123456789" }),
+      cliJson(service, ["workspaces", "create", "--name", "CLI e2e", "--owner-email", "cli@dist-e2e.test", "--plan", "pro"])
+    ])
+    expect(help.code, help.stderr).toBe(0)
+    expect(help.stdout).toContain("workspaces")
+    expect(help.stdout).toContain("ingest")
+    expect(denied.code).toBe(1)
+    expect(denied.stderr.trim().split("\n")).toHaveLength(1)
+
+    expect(other).toMatchObject({ name: "CLI e2e", owner_email: "cli@dist-e2e.test", plan: "pro" })
+    expect(other.id).toMatch(/^ws_/)
+    const created = await cliJson(service, ["keys", "create", "--workspace", other.id, "--kind", "secret", "--environment", "test", "--name", "to revoke"])
+    expect(created.secret).toMatch(/^sk_test_/)
+    const [listed, keys] = await Promise.all([cliJson(service, ["workspaces", "list"]), cliJson(service, ["keys", "list", "--workspace", other.id])])
+    expect(listed.map((w: any) => w.id)).toEqual(expect.arrayContaining([ws.id, other.id]))
+    const key = keys.find((k: any) => k.name === "to revoke")
+    expect(key).toMatchObject({ id: created.key.id, kind: "secret", environment: "test", revoked_at: null })
+    expect(JSON.stringify(keys)).not.toContain(created.secret)
+    expect((await call(service, "GET", "/v1/agents", { key: created.secret })).status).toBe(200)
+    const revoked = await cliJson(service, ["keys", "revoke", "--key", key.id])
+    expect(revoked.revoked_at).not.toBeNull()
+    const refused = await call(service, "GET", "/v1/agents", { key: created.secret })
+    expect(refused.status).toBe(401)
+    expect(refused.body.error.code).toBe("invalid_api_key")
+
+    // plain text pages: this test is about the CLI, HTML has its own in knowledge.test.ts
+    const site: Peer = await startPeer((request, res) => {
+      if (request.path === "/gone") return sendHtml(res, "gone", 404)
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" })
+      res.end(`# Page ${request.path}\n\nThe text of page ${request.path} for the command line test.\n`)
+    })
+    const agentId = await newAgent("CLI ingest")
+    const dir = await mkdtemp(join(tmpdir(), "dist-e2e-cli-"))
+    try {
+      const file = join(dir, "urls.txt")
+      await writeFile(file, `# pages\n${site.origin}/a\n\n${site.origin}/gone\n`)
+      const ingest = await runCli(service, ["ingest", "--agent", agentId, "--urls", file, "--interval-ms", "200"], { API_KEY: ws.secret })
+      expect(ingest.stdout).toContain(`Created 2 sources for ${agentId}`)
+      expect(ingest.stdout, ingest.stdout + ingest.stderr).toContain("Done: 1 indexed, 1 failed, 0 processing, 0 pending (of 2)")
+      expect(ingest.stdout).toMatch(/failed src_\w+ .*\/gone: not_found/)
+      expect(ingest.code).toBe(1)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})

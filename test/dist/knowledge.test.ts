@@ -1,0 +1,288 @@
+/**
+ * Knowledge through the bundle (`node server.mjs` from a copy of `dist/`),
+ * over real HTTP, with the `local` AI provider: every kind of source reaches
+ * `indexed`, and each one loads the code the bundle keeps in a lazy chunk on
+ * the way (linkedom and Readability for HTML, unpdf for PDF, sharp and
+ * tesseract.js for OCR). Pages come from a site on 127.0.0.1
+ * (`ALLOW_PRIVATE_URLS=true`).
+ */
+import sharp from "sharp"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { wav } from "../training/audioBytes.js"
+import {
+  cleanupAll,
+  bootstrapWorkspace,
+  databaseName,
+  eventually,
+  expectCall,
+  htmlPage,
+  type Peer,
+  sendHtml,
+  type Service,
+  setupTimeout,
+  startPeer,
+  startService,
+  uploadFile,
+  type Workspace
+} from "./support.js"
+
+let service: Service
+let ws: Workspace
+let site: Peer
+
+const pages: Record<string, string> = {
+  "/shipping": htmlPage("Shipping policy", [
+    ["Delivery times", "Parcels reach mainland addresses within three working days of the order being placed."],
+    ["Tracking", "A tracking link is e-mailed when the parcel leaves the warehouse in Valencia."],
+    ["International", "Orders outside the European Union are sent by air mail and may take up to two weeks."]
+  ]),
+  "/returns": htmlPage("Returns", [
+    ["Return window", "Any item can be returned within thirty days when it is unused and in its box."],
+    ["Refunds", "Refunds go back to the original card five days after the parcel arrives at the warehouse."]
+  ]),
+  "/payments": htmlPage("Payments", [
+    ["Cards", "Visa, Mastercard and American Express cards are accepted at checkout for every order."],
+    ["Invoices", "Companies can ask for an invoice with their tax number from the account page."]
+  ]),
+  "/warranty": htmlPage("Warranty", [
+    ["Two years", "Every appliance carries a two year warranty that covers parts and labour at home."],
+    ["Claims", "Warranty claims are opened from the order page with a photo of the serial number plate."]
+  ])
+}
+
+beforeAll(async () => {
+  site = await startPeer((request, res) => {
+    const body = pages[request.path]
+    if (body === undefined) return sendHtml(res, "<h1>Not found</h1>", 404)
+    sendHtml(res, body)
+  })
+  service = await startService({ INGEST_CONCURRENCY: "3" })
+  ws = await bootstrapWorkspace(service)
+}, setupTimeout)
+
+afterAll(async () => {
+  await cleanupAll()
+})
+
+const agent = async (name: string, type: "support" | "training" = "support") =>
+  (await expectCall(service, "POST", "/v1/agents", 201, { key: ws.secret, body: { type, name } })).data.id as string
+
+const addSource = async (agentId: string, body: Record<string, unknown>) =>
+  (await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge`, 201, { key: ws.secret, body })).data
+
+const readSource = async (agentId: string, id: string) =>
+  (await expectCall(service, "GET", `/v1/agents/${agentId}/knowledge/${id}`, 200, { key: ws.secret })).data
+
+const settled = (s: { status: string }) => s.status === "indexed" || s.status === "failed"
+
+/** A job claimed more often than the pipeline's 3 attempts is retried by something else: a defect, not a transient failure. */
+const maxAttempts = 3
+
+/** The service's last error lines (a failed job's cause names no source), for a failure's message. */
+const errorLog = () =>
+  service
+    .output()
+    .split("\n")
+    .filter((line) => line.includes(`"level":"error"`))
+    .slice(-2)
+    .map((line) => line.slice(0, 1000))
+    .join("\n")
+
+/**
+ * Polls the sources until each one is indexed or failed (every 200 ms, 45 s at
+ * most); fails early when one is claimed more than 3 times, with its log lines.
+ */
+const waitSettled = async (agentId: string, ids: ReadonlyArray<string>) => {
+  const runaway = (sources: ReadonlyArray<any>) => sources.find((s) => s.attempts > maxAttempts)
+  const sources = await eventually(
+    () => Promise.all(ids.map((id) => readSource(agentId, id))),
+    (sources) => sources.every(settled) || runaway(sources) !== undefined,
+    { label: `sources ${ids.join(", ")} settled`, tries: 225, intervalMs: 200, timeoutMs: 45_000 }
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\nservice errors:\n${errorLog()}`)
+  })
+  const stuck = runaway(sources)
+  if (stuck !== undefined) {
+    throw new Error(
+      `source ${stuck.id} was claimed ${stuck.attempts} times (at most ${maxAttempts} attempts) and is still ${stuck.status} ` +
+        `in phase ${stuck.phase}: ${JSON.stringify(stuck)}\nservice errors:\n${errorLog()}`
+    )
+  }
+  return sources
+}
+
+/** The agent's Q&A, questions and answers as one text (what ingestion made of the document). */
+const qaText = async (agentId: string) => {
+  const list = await expectCall(service, "GET", `/v1/agents/${agentId}/qa?limit=100`, 200, { key: ws.secret })
+  return (list.data as Array<{ question: string; answer: string }>).map((q) => `${q.question} ${q.answer}`).join("\n")
+}
+
+/** A one-page PDF whose text is `lines` (Helvetica, no compression) and whose Info title is `title`. */
+const pdfOf = (title: string, lines: ReadonlyArray<string>): Uint8Array => {
+  const escape = (s: string) => s.replace(/[\\()]/g, (c) => `\\${c}`)
+  const stream = ["BT", "/F1 14 Tf", "72 720 Td", "18 TL", ...lines.map((l) => `(${escape(l)}) Tj T*`), "ET"].join("\n")
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${Buffer.byteLength(stream, "latin1")} >>\nstream\n${stream}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+    `<< /Title (${escape(title)}) >>`
+  ]
+  let out = "%PDF-1.4\n"
+  const offsets: Array<number> = []
+  objects.forEach((body, i) => {
+    offsets.push(Buffer.byteLength(out, "latin1"))
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`
+  })
+  const xref = Buffer.byteLength(out, "latin1")
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
+  out += offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R /Info 6 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  return Uint8Array.from(Buffer.from(out, "latin1"))
+}
+
+/** A PNG of one line of black text on white, drawn by sharp from SVG (as test/knowledge/ocr.test.ts). */
+const pngOf = async (text: string) =>
+  Uint8Array.from(
+    await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="200">` +
+          `<rect width="100%" height="100%" fill="white"/>` +
+          `<text x="40" y="120" font-family="DejaVu Sans, sans-serif" font-size="60" fill="black">${text}</text></svg>`
+      )
+    )
+      .png()
+      .toBuffer()
+  )
+
+describe(`knowledge through the bundle (${databaseName})`, () => {
+  it("an HTML page by URL is read (linkedom + Readability) and indexed", async () => {
+    const agentId = await agent("Web page")
+    const created = await addSource(agentId, { type: "url", url: `${site.origin}/shipping` })
+    expect(created).toMatchObject({ object: "knowledge_source", type: "url", status: "pending" })
+    const [done] = await waitSettled(agentId, [created.id])
+    expect(done.status, JSON.stringify(done)).toBe("indexed")
+    expect(done.title).toBe("Shipping policy")
+    expect(done.size_bytes).toBeGreaterThan(0)
+    expect(site.received.some((r) => r.path === "/shipping")).toBe(true)
+    // Readability kept the article, not the navigation or the footer
+    const qa = await qaText(agentId)
+    expect(qa).toContain("three working days")
+    expect(qa).not.toContain("Copyright Example Shop")
+  }, 120_000)
+
+  it("a PDF upload is read (unpdf) and indexed", async () => {
+    const agentId = await agent("PDF")
+    const pdf = pdfOf("Kiln manual", [
+      "Firing schedule",
+      "The kiln must cool for twelve hours before the door is opened.",
+      "Glazed pieces are fired at one thousand two hundred degrees."
+    ])
+    const fileId = await uploadFile(service, ws.secret, "kiln.pdf", "application/pdf", pdf)
+    const created = await addSource(agentId, { type: "file_id", file_id: fileId, title: "Kiln manual" })
+    const [done] = await waitSettled(agentId, [created.id])
+    expect(done.status, JSON.stringify(done)).toBe("indexed")
+    expect(done.size_bytes).toBe(pdf.length)
+    expect(await qaText(agentId)).toContain("twelve hours")
+  }, 120_000)
+
+  it("an image goes through OCR (sharp + tesseract.js) and is indexed with the text drawn in it", async () => {
+    const agentId = await agent("OCR")
+    const drawn = "Refunds take ten days"
+    const png = await pngOf(drawn)
+    const fileId = await uploadFile(service, ws.secret, "notice.png", "image/png", png)
+    const created = await addSource(agentId, { type: "file_id", file_id: fileId, title: "Notice" })
+    const [done] = await waitSettled(agentId, [created.id])
+    expect(done.status, JSON.stringify(done)).toBe("indexed")
+    // the recognised text answers a question about it
+    const reply = await expectCall(service, "POST", `/v1/agents/${agentId}/messages`, 201, {
+      key: ws.secret,
+      body: { message: "How long do refunds take?", stream: false }
+    })
+    expect(JSON.stringify(reply.data).replace(/\s+/g, " ")).toContain(drawn)
+  }, 150_000)
+
+  it("a Markdown file is indexed", async () => {
+    const agentId = await agent("Markdown")
+    const markdown = [
+      "# Studio rules",
+      "",
+      "## Opening hours",
+      "",
+      "The studio opens at nine in the morning and closes at eight in the evening.",
+      "",
+      "## Clay",
+      "",
+      "Members buy clay at the front desk; outside clay is not allowed in the wheels room."
+    ].join("\n")
+    const fileId = await uploadFile(service, ws.secret, "rules.md", "text/markdown", new TextEncoder().encode(markdown))
+    const created = await addSource(agentId, { type: "file_id", file_id: fileId })
+    const [done] = await waitSettled(agentId, [created.id])
+    expect(done.status, JSON.stringify(done)).toBe("indexed")
+    expect(await qaText(agentId)).toContain("nine in the morning")
+  }, 120_000)
+
+  it("a CSV of Q&A is imported and indexed", async () => {
+    const agentId = await agent("CSV")
+    const csv = [
+      "question,answer,category",
+      "Do you ship to the Canary Islands?,Yes; customs fees are paid on delivery.,Shipping",
+      '"Can I change my order, once placed?",Within one hour of placing it.,Orders'
+    ].join("\n")
+    const created = await addSource(agentId, { type: "csv_qa", content: csv, title: "FAQ" })
+    const [done] = await waitSettled(agentId, [created.id])
+    expect(done.status, JSON.stringify(done)).toBe("indexed")
+    const qa = await qaText(agentId)
+    expect(qa).toContain("Do you ship to the Canary Islands?")
+    expect(qa).toContain("Can I change my order, once placed?")
+  }, 60_000)
+
+  it("an audio lesson source with its transcript is indexed", async () => {
+    const agentId = await agent("Course", "training")
+    const module = await expectCall(service, "POST", `/v1/agents/${agentId}/modules`, 201, { key: ws.secret, body: { title: "Basics" } })
+    const lesson = await expectCall(service, "POST", `/v1/agents/${agentId}/lessons`, 201, {
+      key: ws.secret,
+      body: { module_id: module.data.id, title: "Loading the kiln" }
+    })
+    const fileId = await uploadFile(service, ws.secret, "talk.wav", "audio/wav", wav(2))
+    const created = await expectCall(service, "POST", `/v1/agents/${agentId}/sources`, 201, {
+      key: ws.secret,
+      body: {
+        lesson_id: lesson.data.id,
+        type: "audio",
+        file_id: fileId,
+        title: "Kiln talk",
+        transcript: "Load the kiln from the back shelf first and never open it above two hundred degrees."
+      }
+    })
+    expect(created.data).toMatchObject({ type: "audio", title: "Kiln talk" })
+    const sources = await eventually(
+      async () =>
+        (await expectCall(service, "GET", `/v1/agents/${agentId}/sources?lesson_id=${lesson.data.id}`, 200, { key: ws.secret }))
+          .data as Array<any>,
+      (list) => list.length > 0 && list.every(settled),
+      { label: "lesson source settled", tries: 300, intervalMs: 200, timeoutMs: 60_000 }
+    )
+    expect(sources[0], JSON.stringify(sources[0])).toMatchObject({ id: created.data.id, status: "indexed" })
+  }, 90_000)
+
+  it("a batch of URLs is processed in order and every source is indexed", async () => {
+    const agentId = await agent("Batch")
+    const urls = ["/returns", "/payments", "/warranty"].map((p) => `${site.origin}${p}`)
+    const batch = await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge/batch`, 201, {
+      key: ws.secret,
+      body: { urls },
+      headers: { "idempotency-key": crypto.randomUUID() }
+    })
+    expect(batch.data.count).toBe(3)
+    const ids = (batch.data.sources as Array<{ id: string }>).map((s) => s.id)
+    const done = await waitSettled(agentId, ids)
+    for (const source of done) expect(source.status, JSON.stringify(source)).toBe("indexed")
+    expect(new Set(done.map((s) => s.source_ref))).toEqual(new Set(urls))
+    const qa = await qaText(agentId)
+    expect(qa).toContain("thirty days")
+    expect(qa).toContain("American Express")
+    expect(qa).toContain("two year warranty")
+  }, 150_000)
+})
