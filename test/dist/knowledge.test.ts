@@ -50,8 +50,22 @@ const pages: Record<string, string> = {
   ])
 }
 
+/** Hostile pages: each must end indexed or failed with an error text, and the agent's next source after them. */
+const hostile: ReadonlyArray<{ readonly path: string; readonly contentType: string; readonly body: string | Uint8Array; readonly ends: readonly [string, string | null] }> = [
+  { path: "/hostile/empty", contentType: "text/html", body: "", ends: ["failed", "empty_content"] },
+  { path: "/hostile/binary", contentType: "text/html", body: Uint8Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256), ends: ["failed", "unsupported_type"] },
+  { path: "/hostile/malformed", contentType: "text/html", body: "<html><body><p>Unclosed <b>bold <i>words about parcels</p></div></span><<<>>> & more", ends: ["indexed", null] },
+  { path: "/hostile/deep", contentType: "text/html", body: `<html><body><h1>Deep</h1>${"<div>".repeat(60_000)}<p>At the bottom of the page.</p>${"</div>".repeat(60_000)}</body></html>`, ends: ["indexed", null] },
+  { path: "/hostile/fake.pdf", contentType: "application/pdf", body: "%PDF-1.4 this is not a PDF at all", ends: ["failed", "unsupported_type"] }
+]
+
 beforeAll(async () => {
   site = await startPeer((request, res) => {
+    const bad = hostile.find((h) => h.path === request.path)
+    if (bad !== undefined) {
+      res.writeHead(200, { "content-type": bad.contentType })
+      return res.end(bad.body)
+    }
     const body = pages[request.path]
     if (body === undefined) return sendHtml(res, "<h1>Not found</h1>", 404)
     sendHtml(res, body)
@@ -284,5 +298,15 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     expect(qa).toContain("thirty days")
     expect(qa).toContain("American Express")
     expect(qa).toContain("two year warranty")
+  }, 150_000)
+
+  it("hostile pages each end indexed or failed with an error text, and the agent's next source is indexed after them", async () => {
+    const agentId = await agent("Hostile")
+    const ids: Array<string> = []
+    for (const { path } of hostile) ids.push((await addSource(agentId, { type: "url", url: `${site.origin}${path}` })).id)
+    ids.push((await addSource(agentId, { type: "url", url: `${site.origin}/returns` })).id)
+    const done = await waitSettled(agentId, ids)
+    expect(done.map((s) => [s.status, s.error_code])).toEqual([...hostile.map((h) => h.ends), ["indexed", null]])
+    for (const failed of done.filter((s) => s.status === "failed")) expect(failed.error).toMatch(/^[^\n]{10,200}$/)
   }, 150_000)
 })
