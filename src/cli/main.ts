@@ -31,11 +31,12 @@ const common = {
 const withClient =
   <Args extends Connection & { readonly json: boolean }, A>(
     f: (args: Args) => Effect.Effect<A, unknown, AdminClient>,
-    human: (a: A) => string
+    human: (a: A) => string,
+    json: (a: A) => unknown = (a) => a
   ) =>
   (args: Args) =>
     f(args).pipe(
-      Effect.flatMap((a) => Console.log(args.json ? JSON.stringify(a, null, 2) : human(a))),
+      Effect.flatMap((a) => Console.log(args.json ? JSON.stringify(json(a), null, 2) : human(a))),
       Effect.provide(layer(args))
     )
 
@@ -108,6 +109,16 @@ const showKey = (k: ApiKey) =>
 const showCreated = (c: CreatedApiKey) =>
   [`Created ${c.key.kind} key ${c.key.id}`, showKey(c.key), "", `  ${c.secret}`, "", warning].join("\n")
 
+/**
+ * `keys create --json`: the key's record, and its full value under the key's
+ * kind — `secret` (`sk_…`), `widget` (`widget_pk_…`) or `forms` (`pk_…`):
+ * only a secret key's value is a secret.
+ */
+const createdJson = (c: CreatedApiKey): { readonly key: ApiKey } & { readonly [kind in KeyKind]?: string } => ({
+  key: c.key,
+  [c.key.kind]: c.secret
+})
+
 const warning = "Copy this key now: it is stored only as a hash and cannot be shown again."
 
 const isScope = Schema.is(Scope)
@@ -172,7 +183,8 @@ const keysCreate = Command.make(
         if (args.json) yield* Console.error(warning)
         return created
       }),
-    showCreated
+    showCreated,
+    createdJson
   )
 ).pipe(Command.withDescription("Create an API key; prints the full key once"))
 

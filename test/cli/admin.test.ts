@@ -1,14 +1,19 @@
 /**
  * The admin CLI as a newcomer meets it, run from the sources as a child
  * process (as `npm run cli` runs the bundle): every command's `--help`
- * describes each of its options in words of its own and shows the optional
- * `--scope` as optional.
+ * describes each of its options in words of its own, shows the optional
+ * `--scope` as optional, and `keys create --json` names the key's value by
+ * its kind. Real time (`excludeTestServices`): the child runs on the wall clock.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { Harness, testServer } from "../support/harness.js"
 
+const adminToken = "admin-test-token-cli-0123456789abcdefghijklm"
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
 /** The CLI from the sources, without the caller's admin settings. */
@@ -102,6 +107,44 @@ describe("admin CLI help", () => {
         expect(usage).toContain("[--scope SCOPE...]")
         expect(usage.replace("[--scope SCOPE...]", "")).not.toContain("--scope")
         expect(runs[0]!.stdout).toContain("[--scope SCOPE...]")
+      }),
+    300_000
+  )
+})
+
+layer(testServer({ adminToken: Option.some(Redacted.make(adminToken)) }), { excludeTestServices: true })("admin CLI --json", (it) => {
+  it.effect(
+    "keys create --json names the key's value by its kind; without --scope a key gets every scope of its kind",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const connection = ["--json", "--url", h.url, "--admin-token", adminToken]
+        const made = yield* cli(["workspaces", "create", "--name", "Cli", "--owner-email", "ops@cli.test", ...connection])
+        expect(made.code, made.stderr).toBe(0)
+        const workspace = JSON.parse(made.stdout).id as string
+        const expected = { secret: /^sk_live_[A-Za-z0-9]{32}$/, widget: /^widget_pk_live_[A-Za-z0-9]{32}$/, forms: /^pk_live_[A-Za-z0-9]{32}$/ }
+        const runs = yield* Effect.forEach(
+          ["secret", "widget", "forms"] as const,
+          (kind) =>
+            Effect.map(
+              cli(["keys", "create", "--workspace", workspace, "--kind", kind, "--environment", "live", ...connection]),
+              (run) => ({ kind, run })
+            ),
+          { concurrency: 3 }
+        )
+        for (const { kind, run } of runs) {
+          expect(run.code, run.stderr).toBe(0)
+          expect(run.stderr).toContain("cannot be shown again")
+          const created = JSON.parse(run.stdout)
+          expect(Object.keys(created).sort()).toEqual(["key", kind].sort())
+          expect(created[kind]).toMatch(expected[kind])
+          expect(created.key).toMatchObject({ workspace_id: workspace, kind, environment: "live" })
+          expect(created.key.redacted).toBe(`${created[kind].replace(/[A-Za-z0-9]+$/, "")}…${created[kind].slice(-4)}`)
+        }
+        expect(runs.find((r) => r.kind === "forms")!.run.stdout).toContain('"scopes": []')
+        const secret = JSON.parse(runs.find((r) => r.kind === "secret")!.run.stdout)
+        expect(secret.key.scopes).toContain("read:agents")
+        expect((yield* h.call("GET", "/v1/agents", { key: secret.secret })).status).toBe(200)
       }),
     300_000
   )
