@@ -25,11 +25,16 @@ import { readAdminToken } from "../admin/AdminToken.js"
 /** Options every command takes, so they can follow the subcommand. */
 export const connectionOptions = {
   url: Options.text("url").pipe(
+    Options.withPseudoName("URL"),
     Options.withDescription("Service base URL (default: $SERVICE_URL, else http://127.0.0.1:$PORT, PORT defaulting to 3000)"),
     Options.optional
   ),
   adminToken: Options.redacted("admin-token").pipe(
-    Options.withDescription("Admin token (default: $ADMIN_TOKEN, else the file <$DATA_DIR or ./data>/admin-token)"),
+    Options.withPseudoName("TOKEN"),
+    Options.withDescription(
+      "Admin token (default: $ADMIN_TOKEN, else the file <$DATA_DIR or ./data>/admin-token); " +
+        "prefer those: a token on the command line is visible in ps"
+    ),
     Options.optional
   )
 }

@@ -6,7 +6,7 @@
  * otherwise (pipes, CI logs) a plain line per change. Ends with a summary, and
  * exit code 1 if any source failed.
  */
-import * as Args from "@effect/cli/Options"
+import * as Options from "@effect/cli/Options"
 import * as Command from "@effect/cli/Command"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -53,11 +53,30 @@ export const parseUrlList = (text: string): ReadonlyArray<string> =>
     .filter((line) => line !== "" && !line.startsWith("#"))
 
 const options = {
-  agent: Args.text("agent").pipe(Args.withSchema(AgentId), Args.withDescription("Agent id (agt_...)")),
-  urls: Args.file("urls", { exists: "yes" }).pipe(Args.withDescription("File with one URL per line (at most 500)")),
-  url: Args.text("url").pipe(Args.withDescription("Service base URL (default: $SERVICE_URL, else http://127.0.0.1:$PORT)"), Args.optional),
-  key: Args.redacted("key").pipe(Args.withDescription("Secret API key (default: $API_KEY)"), Args.optional),
-  interval: Args.integer("interval-ms").pipe(Args.withDefault(1000), Args.withDescription("Polling interval"))
+  agent: Options.text("agent").pipe(
+    Options.withSchema(AgentId),
+    Options.withPseudoName("AGENT_ID"),
+    Options.withDescription("The agent that gets the sources: its id (agt_…)")
+  ),
+  urls: Options.file("urls", { exists: "yes" }).pipe(
+    Options.withPseudoName("FILE"),
+    Options.withDescription(`File with one URL per line (at most ${MAX_BATCH_URLS}); blank lines and lines starting with # are skipped`)
+  ),
+  url: Options.text("url").pipe(
+    Options.withPseudoName("URL"),
+    Options.withDescription("Service base URL (default: $SERVICE_URL, else http://127.0.0.1:$PORT, PORT defaulting to 3000)"),
+    Options.optional
+  ),
+  key: Options.redacted("key").pipe(
+    Options.withPseudoName("API_KEY"),
+    Options.withDescription("Secret API key (sk_…) with write:knowledge and read:knowledge (default: $API_KEY)"),
+    Options.optional
+  ),
+  interval: Options.integer("interval-ms").pipe(
+    Options.withPseudoName("MS"),
+    Options.withDescription("How often to poll the sources' progress, in milliseconds (default 1000)"),
+    Options.withDefault(1000)
+  )
 }
 
 export const ingest = Command.make("ingest", options, (args) =>

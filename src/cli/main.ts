@@ -20,17 +20,23 @@ import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { AdminClient, type Connection, connectionOptions, describeFailure, layer } from "./AdminClient.js"
 import { ingest } from "./Ingest.js"
 
-const common = { ...connectionOptions, json: Options.boolean("json").pipe(Options.withDescription("Print JSON")) }
+const common = {
+  ...connectionOptions,
+  json: Options.boolean("json").pipe(
+    Options.withDescription("Print the result as JSON on stdout, for scripts (messages for people go to stderr)")
+  )
+}
 
 /** Runs `f` with a client for the command's connection; prints JSON or the human form. */
 const withClient =
   <Args extends Connection & { readonly json: boolean }, A>(
     f: (args: Args) => Effect.Effect<A, unknown, AdminClient>,
-    human: (a: A) => string
+    human: (a: A) => string,
+    json: (a: A) => unknown = (a) => a
   ) =>
   (args: Args) =>
     f(args).pipe(
-      Effect.flatMap((a) => Console.log(args.json ? JSON.stringify(a, null, 2) : human(a))),
+      Effect.flatMap((a) => Console.log(args.json ? JSON.stringify(json(a), null, 2) : human(a))),
       Effect.provide(layer(args))
     )
 
@@ -59,9 +65,15 @@ const workspacesCreate = Command.make(
   "create",
   {
     ...common,
-    name: Options.text("name").pipe(Options.withDescription("Workspace name")),
-    ownerEmail: Options.text("owner-email").pipe(Options.withDescription("Owner's e-mail address")),
-    plan: Options.choice("plan", Plan.literals).pipe(Options.withDefault("free" as const))
+    name: Options.text("name").pipe(Options.withPseudoName("NAME"), Options.withDescription("Workspace name, for people")),
+    ownerEmail: Options.text("owner-email").pipe(
+      Options.withPseudoName("EMAIL"),
+      Options.withDescription("The owner's e-mail address; ticket notifications go there")
+    ),
+    plan: Options.choice("plan", Plan.literals).pipe(
+      Options.withDescription("Plan: sets the monthly caps on tickets and replies (default free)"),
+      Options.withDefault("free" as const)
+    )
   },
   withClient(
     ({ name, ownerEmail, plan }) =>
@@ -97,20 +109,50 @@ const showKey = (k: ApiKey) =>
 const showCreated = (c: CreatedApiKey) =>
   [`Created ${c.key.kind} key ${c.key.id}`, showKey(c.key), "", `  ${c.secret}`, "", warning].join("\n")
 
+/**
+ * `keys create --json`: the key's record, and its full value under the key's
+ * kind — `secret` (`sk_…`), `widget` (`widget_pk_…`) or `forms` (`pk_…`):
+ * only a secret key's value is a secret.
+ */
+const createdJson = (c: CreatedApiKey): { readonly key: ApiKey } & { readonly [kind in KeyKind]?: string } => ({
+  key: c.key,
+  [c.key.kind]: c.secret
+})
+
 const warning = "Copy this key now: it is stored only as a hash and cannot be shown again."
 
 const isScope = Schema.is(Scope)
+
+const workspaceOption = (what: string) =>
+  Options.text("workspace").pipe(
+    Options.withSchema(WorkspaceId),
+    Options.withPseudoName("WORKSPACE_ID"),
+    Options.withDescription(`${what}: its id (ws_…, from workspaces list)`)
+  )
 
 const keysCreate = Command.make(
   "create",
   {
     ...common,
-    workspace: Options.text("workspace").pipe(Options.withSchema(WorkspaceId), Options.withDescription("Workspace id (ws_...)")),
-    kind: Options.choice("kind", KeyKind.literals),
-    environment: Options.choice("environment", Environment.literals),
-    name: Options.text("name").pipe(Options.withDescription("A label for people"), Options.optional),
-    // Text with a schema, not a choice: the usage line stays short.
+    workspace: workspaceOption("The workspace the key belongs to"),
+    kind: Options.choice("kind", KeyKind.literals).pipe(
+      Options.withDescription(
+        "secret: sk_… for servers, the whole API within its scopes; widget: widget_pk_… for the widget surface in " +
+          "browsers; forms: pk_… for the two form endpoints (Service-Api-Key)"
+      )
+    ),
+    environment: Options.choice("environment", Environment.literals).pipe(
+      Options.withDescription("test: the sandbox, its own isolated data (keys …_test_…); live: production (keys …_live_…)")
+    ),
+    name: Options.text("name").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription("A label for people, shown by keys list"),
+      Options.optional
+    ),
+    // Text with a schema, not a choice: the usage line stays short. Optional
+    // and repeatable: without it the key gets every scope its kind may hold.
     scopes: Options.text("scope").pipe(
+      Options.withPseudoName("SCOPE"),
       Options.repeated,
       Options.mapEffect((values) => {
         const unknown = values.filter((v) => !isScope(v))
@@ -121,7 +163,9 @@ const keysCreate = Command.make(
       Options.withDescription(
         `Narrow the key to this scope; repeat for more. Default: every scope its kind may hold. ` +
           `Secret: ${SecretScopes.join(", ")}. Widget: ${WidgetScopes.join(", ")}. Forms keys hold none.`
-      )
+      ),
+      Options.optional,
+      Options.map(Option.getOrElse((): ReadonlyArray<Scope> => []))
     )
   },
   withClient(
@@ -139,13 +183,14 @@ const keysCreate = Command.make(
         if (args.json) yield* Console.error(warning)
         return created
       }),
-    showCreated
+    showCreated,
+    createdJson
   )
 ).pipe(Command.withDescription("Create an API key; prints the full key once"))
 
 const keysList = Command.make(
   "list",
-  { ...common, workspace: Options.text("workspace").pipe(Options.withSchema(WorkspaceId)) },
+  { ...common, workspace: workspaceOption("The workspace whose keys to list") },
   withClient(
     ({ workspace }) => Effect.flatMap(AdminClient, (admin) => admin.ListKeys({ workspace_id: workspace })),
     (keys) =>
@@ -158,7 +203,14 @@ const keysList = Command.make(
 
 const keysRevoke = Command.make(
   "revoke",
-  { ...common, key: Options.text("key").pipe(Options.withSchema(ApiKeyId), Options.withDescription("Key id (key_...)")) },
+  {
+    ...common,
+    key: Options.text("key").pipe(
+      Options.withSchema(ApiKeyId),
+      Options.withPseudoName("KEY_ID"),
+      Options.withDescription("The key's id (key_…, from keys list), not its value")
+    )
+  },
   withClient(
     ({ key }) => Effect.flatMap(AdminClient, (admin) => admin.RevokeKey({ key_id: key })),
     (k) => `Revoked key ${k.id} (${k.redacted}) at ${k.revoked_at}`
@@ -178,6 +230,13 @@ const cli = Command.make("cli").pipe(
 const run = Command.run(cli, { name: "assistant-platform admin", version: "0.1.0" })
 
 /**
+ * @effect/cli heads the help of every text option with its type ("A
+ * user-defined piece of text."), whatever its description: the help drops
+ * that paragraph, each option's own description says what it takes.
+ */
+const typeFiller = /^ *A user-defined piece of text(?: that is confidential)?\.\r?\n(?:\r?\n)?/gm
+
+/**
  * @effect/cli styles help and usage errors with ANSI codes whatever the output
  * is: keep them only on a terminal, and never with `--json`.
  */
@@ -185,7 +244,9 @@ const withPlainText = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Console.consoleWith((console) => {
     const json = process.argv.includes("--json")
     const strip = (tty: boolean | undefined) => (arg: unknown) =>
-      typeof arg === "string" && (json || !tty) ? arg.replace(/\u001b\[[0-9;]*m/g, "") : arg
+      typeof arg !== "string"
+        ? arg
+        : (json || !tty ? arg.replace(/\u001b\[[0-9;]*m/g, "") : arg).replace(typeFiller, "")
     const out = strip(process.stdout.isTTY)
     const err = strip(process.stderr.isTTY)
     return Effect.withConsole(effect, {
