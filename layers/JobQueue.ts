@@ -13,7 +13,8 @@
  *   an effect that never ends. It claims while slots are free, runs
  *   `handle(job)` in its own fiber and settles the job by the returned
  *   `Outcome` (`done`, `retryAt(instant)`, `failed(reason)`, or `finish(item)`,
- *   see below); a handler that fails or dies is retried with backoff. While a
+ *   see below); a handler that fails or dies is an attempt like any other (see
+ *   Failures below). While a
  *   handler runs, its lease is extended every third of `leaseMillis`; a handler
  *   that loses its lease is interrupted. On interruption (shutdown) the lease is
  *   released, so another process takes the job at once (first `handBack` gives
@@ -57,6 +58,15 @@
  *   handler's job ends when its item is written, also on shutdown (the worker
  *   writes what it holds before it stops), so a job is never handed back with
  *   its work done but not recorded.
+ * - Failures: a handler (or its claim's `prepare`) that fails or dies is a failed
+ *   attempt: logged at error level in one line (job, queue, key, short cause),
+ *   counted (`jobs_attempts_failed_total`), its short cause kept in `last_error`,
+ *   and retried after `retryBackoffMillis`; at attempt `maxAttempts` (every
+ *   settled attempt counts, the retries a handler asks for too) it is given up:
+ *   `onGiveUp` records it where people see it, then the job is settled failed
+ *   (`jobs_failed_total`) and the next job of its key runs. An `onGiveUp` that
+ *   dies leaves the job to run again after the backoff, so a failure is never
+ *   settled unrecorded. `onRetry` shows a retry the same way.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  * - Durability: on PostgreSQL the queue's bookkeeping (claim, extend, settle,
  *   release) and the writes its claims carry commit without waiting for the
@@ -83,6 +93,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { recordJobAttemptFailed, recordJobFailed } from "./Metrics.js"
 
 export interface EnqueueInput {
   readonly queue: string
@@ -208,6 +219,23 @@ export interface WorkerOptions<R, P = undefined, F = never> {
    * handler of the claim fails with it (and is retried with backoff).
    */
   readonly prepare?: ((jobs: ReadonlyArray<Job>) => Effect.Effect<P, unknown, R>) | undefined
+  /**
+   * Attempts of a job whose handler fails or dies, the first included (default `defaultMaxAttempts`): such an
+   * attempt before the last is retried after `retryBackoffMillis`, the last is given up (`onGiveUp`, then the job
+   * is failed). Every settled attempt counts (`Job.attempts`), the retries the handler asked for itself too: a
+   * queue whose handler retries on its own needs a bound above its own.
+   */
+  readonly maxAttempts?: number | undefined
+  /**
+   * A failed attempt that will be retried at `at` (`reason`: its short cause): shows it where people look (a
+   * record's error and next attempt). A hook that dies is logged; the retry stands.
+   */
+  readonly onRetry?: ((job: Job, reason: string, at: Date) => Effect.Effect<void, never, R>) | undefined
+  /**
+   * The last attempt failed: records the failure where people see it (a record's status, an event), before the
+   * job is settled failed. A hook that dies leaves the job to run again after the backoff.
+   */
+  readonly onGiveUp?: ((job: Job, reason: string) => Effect.Effect<void, never, R>) | undefined
   /** `prepared`: the result of `prepare` for this job's claim (undefined without one). */
   readonly handle: (job: Job, prepared: P) => Effect.Effect<Outcome<F>, unknown, R>
   /**
@@ -331,9 +359,47 @@ const nowMillis = Clock.currentTimeMillis
 
 const defaultLeaseMillis = 60_000
 
-const retryBackoffMillis = (attempts: number) => Math.min(1_000 * 2 ** attempts, 60 * 60_000)
+/** Attempts of a job whose handler keeps failing or dying, the first included (see `WorkerOptions.maxAttempts`). */
+export const defaultMaxAttempts = 5
 
-const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).slice(0, 1000)
+/**
+ * The wait after a failed attempt, by the attempts settled before it: 5 s, 15 s, 45 s, 2 min 15 s, ..., at most 1 h.
+ * Long enough that a database away for a minute does not use up a job's attempts.
+ */
+export const retryBackoffMillis = (attempts: number) => Math.min(5_000 * 3 ** attempts, 60 * 60_000)
+
+const maxReasonLength = 200
+
+const textOf = (value: unknown): string => {
+  if (typeof value === "string") return value
+  if (typeof value === "object" && value !== null) {
+    const tag = "_tag" in value && typeof value._tag === "string" ? value._tag : value instanceof Error ? value.name : undefined
+    const message = "message" in value && typeof value.message === "string" ? value.message : undefined
+    if (tag !== undefined || message !== undefined) return [tag, message].filter((p) => p !== undefined && p !== "").join(": ")
+  }
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+/**
+ * A failure in one short line, for `last_error` and the log: the first error's own text, or the defect's after
+ * `died:` (`died: TypeError: x is not a function`); never a stack.
+ */
+export const shortCause = (cause: Cause.Cause<unknown>): string => {
+  const text = Option.match(Cause.failureOption(cause), {
+    onSome: textOf,
+    onNone: () =>
+      Option.match(Cause.dieOption(cause), {
+        onSome: (defect) => `died: ${textOf(defect)}`,
+        onNone: () => (Cause.isInterrupted(cause) ? "interrupted" : Cause.pretty(cause))
+      })
+  })
+  const line = (text.split("\n")[0] ?? "").trim()
+  return line.length > maxReasonLength ? `${line.slice(0, maxReasonLength - 1)}…` : line
+}
 
 /** Real time, not the Clock: the moment passes the same under a TestClock that nobody advances. */
 const realSleep = (millis: number): Effect.Effect<void> =>
@@ -405,6 +471,51 @@ const make = (primitives: Primitives) =>
         : Effect.zipRight(options.handBack(job, prepared), primitives.release(job))
 
     /**
+     * A handler (or its claim's `prepare`) that failed or died: one error line, counted, then retried after the
+     * backoff, or, at the last attempt, given up (recorded by `onGiveUp` first) and settled failed.
+     */
+    const failedAttempt = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function* () {
+        const reason = shortCause(cause)
+        const attempt = job.attempts + 1
+        const maxAttempts = options.maxAttempts ?? defaultMaxAttempts
+        const last = attempt >= maxAttempts
+        const retryAt = new Date((yield* nowMillis) + retryBackoffMillis(job.attempts))
+        const fields = { job_id: job.id, queue: job.queue, key: job.key ?? "", attempt, max_attempts: maxAttempts }
+        yield* recordJobAttemptFailed(job.queue)
+        yield* Effect.logError(
+          `job ${job.id} of ${job.queue} (key ${job.key ?? "none"}) failed, attempt ${attempt} of ${maxAttempts}: ${reason}; ` +
+            (last ? "giving up" : `retrying at ${retryAt.toISOString()}`)
+        ).pipe(Effect.annotateLogs(fields))
+        // the whole cause (its stack) below the error level, for whoever debugs it
+        yield* Effect.logDebug(`job ${job.id} of ${job.queue}: the failed attempt's cause`, cause)
+        if (!last) {
+          if (options.onRetry !== undefined) {
+            const shown = yield* Effect.exit(options.onRetry(job, reason, retryAt))
+            if (Exit.isFailure(shown)) {
+              if (Cause.isInterruptedOnly(shown.cause)) return yield* Effect.interrupt
+              yield* Effect.logWarning(`job ${job.id} of ${job.queue}: its retry could not be shown: ${shortCause(shown.cause)}`)
+            }
+          }
+          return yield* primitives.settle(job, Outcome.retryAt(retryAt, reason))
+        }
+        if (options.onGiveUp !== undefined) {
+          const recorded = yield* Effect.exit(options.onGiveUp(job, reason))
+          if (Exit.isFailure(recorded)) {
+            if (Cause.isInterruptedOnly(recorded.cause)) return yield* Effect.interrupt
+            // not failed unseen: the job runs again after the backoff, and gives up again if it still fails
+            yield* Effect.logError(
+              `job ${job.id} of ${job.queue}: its failure could not be recorded (${shortCause(recorded.cause)}); ` +
+                `running it again at ${retryAt.toISOString()}`
+            ).pipe(Effect.annotateLogs(fields))
+            return yield* primitives.settle(job, Outcome.retryAt(retryAt, reason))
+          }
+        }
+        yield* primitives.settle(job, Outcome.failed(reason))
+        yield* recordJobFailed(job.queue)
+      })
+
+    /**
      * A job's run: its handler, then its settle, or its item handed to `carry` (which answers once the item is
      * written); the worker's heartbeat interrupts it if its lease is lost. Entered uninterruptible (from the end of
      * its claim): the hand-back on interruption is in place before the run can be interrupted, also when that
@@ -422,6 +533,7 @@ const make = (primitives: Primitives) =>
         const result = yield* Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p))))
         if (result._tag === "Success") {
           const outcome = result.value
+          if (outcome._tag === "Failed") yield* recordJobFailed(job.queue)
           if (outcome._tag !== "Finish") return yield* primitives.settle(job, outcome)
           if (options.finish === undefined) return yield* Effect.dieMessage("Outcome.finish needs WorkerOptions.finish")
           const item = outcome.item
@@ -437,9 +549,7 @@ const make = (primitives: Primitives) =>
           )
         }
         if (Cause.isInterruptedOnly(result.cause)) return yield* Effect.interrupt
-        const at = (yield* nowMillis) + retryBackoffMillis(job.attempts)
-        yield* Effect.logError(`job ${job.id} of ${job.queue} failed; retrying`, result.cause)
-        yield* primitives.settle(job, Outcome.retryAt(new Date(at), describe(result.cause)))
+        yield* failedAttempt(options, job, result.cause)
       }).pipe(
         Effect.interruptible,
         // on shutdown, hand the job back at once rather than after the lease

@@ -26,6 +26,16 @@ export const webhookDeliveries = Metric.counter("webhook_deliveries_total", {
   incremental: true
 })
 
+export const jobAttemptsFailed = Metric.counter("jobs_attempts_failed_total", {
+  description: "Job attempts whose handler failed or died (each retried, or the last given up), by queue",
+  incremental: true
+})
+
+export const jobsFailed = Metric.counter("jobs_failed_total", {
+  description: "Jobs settled as failed for good (attempts used up, or failed by their handler), by queue",
+  incremental: true
+})
+
 export const openStreams = Metric.gauge("sse_open_streams", {
   description: "Server-sent event replies open now"
 })
@@ -68,6 +78,24 @@ const deliveryOutcomes = {
 /** Counts one webhook attempt's outcome. */
 export const recordDelivery = (outcome: "succeeded" | "retrying" | "failed") =>
   Effect.sync(() => webhookDeliveries.unsafeUpdate(1, deliveryOutcomes[outcome]))
+
+// one label array per queue, kept (see `seriesOf`); queues are few and named in code
+const queueSeries = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+const queueLabels = (queue: string) => {
+  let labels = queueSeries.get(queue)
+  if (labels === undefined) {
+    labels = labelsOf({ queue })
+    queueSeries.set(queue, labels)
+  }
+  return labels
+}
+
+/** Counts a job attempt whose handler failed or died. */
+export const recordJobAttemptFailed = (queue: string) =>
+  Effect.sync(() => jobAttemptsFailed.unsafeUpdate(1, queueLabels(queue)))
+
+/** Counts a job settled as failed for good. */
+export const recordJobFailed = (queue: string) => Effect.sync(() => jobsFailed.unsafeUpdate(1, queueLabels(queue)))
 
 /** One sample of a gauge read at scrape time (database counts). */
 export interface GaugeSample {

@@ -50,7 +50,11 @@ export const SourcePhase = Schema.Literal(
 )
 export type SourcePhase = typeof SourcePhase.Type
 
-/** Machine codes of a failed source, beside the human `error` string. */
+/**
+ * Machine codes of a failed source, beside the human `error` string. `internal_error`: processing itself broke
+ * (a bug, the database away) at every attempt; the source failed after the queue's last attempt, and sending it
+ * again may work once the cause is fixed.
+ */
 export const SourceErrorCode = Schema.Literal(
   "url_not_allowed",
   "not_found",
@@ -65,8 +69,13 @@ export const SourceErrorCode = Schema.Literal(
   "ai_failed",
   "csv_invalid",
   "audio_too_long",
-  "transcription_failed"
-)
+  "transcription_failed",
+  "internal_error"
+).annotations({
+  description:
+    "Why the source failed. `internal_error`: processing broke at every attempt (not the content's fault); " +
+    "send the source again later"
+})
 export type SourceErrorCode = typeof SourceErrorCode.Type
 
 export const KnowledgeSource = Schema.Struct({
@@ -78,9 +87,11 @@ export const KnowledgeSource = Schema.Struct({
   status: SourceStatus,
   phase: SourcePhase,
   progress: Schema.Int.annotations({ description: "0 to 100" }),
-  attempts: Schema.Int.annotations({ description: "Processing attempts so far (transient failures retry, 3 in all)" }),
+  attempts: Schema.Int.annotations({
+    description: "Processing attempts so far (transient failures retry, 3 in all; processing that breaks, 5)"
+  }),
   next_attempt_at: Schema.NullOr(Timestamp).annotations({
-    description: "Set while a transient failure waits for its retry"
+    description: "Set while a transient failure (or processing that broke, `internal_error`) waits for its retry"
   }),
   error: Schema.NullOr(Schema.String).annotations({ description: "Why the source failed (or the last transient failure)" }),
   error_code: Schema.NullOr(SourceErrorCode),

@@ -43,7 +43,7 @@ import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
 import { AppConfig, type AppConfigShape } from "./Config.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
-import { Conversations, IDLE_QUEUE, replyEventPruneEveryMillis } from "./conversations/Conversations.js"
+import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./conversations/Conversations.js"
 import { ConversationsRepo } from "./conversations/ConversationsRepo.js"
 import { ConversationsHttp, ReplayableStreamsLive } from "./conversations/Http.js"
 import { Emails } from "./email/Emails.js"
@@ -76,14 +76,14 @@ import { RequestRateLimiter } from "./http/RateLimit.js"
 import { Categories } from "./qa/Categories.js"
 import { QaHttp } from "./qa/Http.js"
 import { QaItems } from "./qa/QaItems.js"
-import { regenerateQueue, Regeneration } from "./qa/Regeneration.js"
+import { maxAttempts as regenerationMaxAttempts, regenerateQueue, Regeneration } from "./qa/Regeneration.js"
 import { SourceTexts } from "./qa/SourceTexts.js"
 import { Files } from "./files/Files.js"
 import { FilesHttp } from "./files/Http.js"
 import { KnowledgeHttp } from "./knowledge/Http.js"
 import { INGEST_QUEUE, Knowledge } from "./knowledge/Knowledge.js"
 import { KnowledgeRepo } from "./knowledge/KnowledgeRepo.js"
-import { Pipeline } from "./knowledge/Pipeline.js"
+import { JOB_MAX_ATTEMPTS as INGEST_JOB_MAX_ATTEMPTS, Pipeline } from "./knowledge/Pipeline.js"
 import { Retrieval } from "./knowledge/Retrieval.js"
 import { QaRepo } from "./qa/QaRepo.js"
 import { DocsRoutes, SystemHttp } from "./system/Http.js"
@@ -347,6 +347,8 @@ const AllWorkers = Layer.mergeAll(
         queue: regenerateQueue,
         concurrency: 2,
         pollMillis: config.qaRegeneratePollMillis,
+        // no record of its own to mark: a regeneration given up is in the log and `jobs_failed_total`
+        maxAttempts: regenerationMaxAttempts,
         handle: regeneration.handle
       })
     })
@@ -361,6 +363,7 @@ const AllWorkers = Layer.mergeAll(
         concurrency: 4,
         // unset (test configs): only local enqueues wake it, so TestClock jumps do not spin it
         pollMillis: config.conversationIdlePollMillis ?? 366 * 24 * 60 * 60 * 1000,
+        maxAttempts: IDLE_MAX_ATTEMPTS,
         handle: conversations.handleIdle
       })
     })
@@ -375,6 +378,10 @@ const AllWorkers = Layer.mergeAll(
         concurrency: config.ingest.concurrency,
         leaseMillis: config.ingest.leaseMillis,
         pollMillis: config.ingest.pollMillis,
+        // processing that dies shows on the source while it waits, and fails it (`internal_error`) at the last
+        maxAttempts: INGEST_JOB_MAX_ATTEMPTS,
+        onRetry: pipeline.retrying,
+        onGiveUp: pipeline.giveUp,
         handle: pipeline.handle
       })
     })

@@ -28,6 +28,12 @@ import { type Numbered, Replies } from "./Replies.js"
 import { traced } from "../Traced.js"
 
 export const IDLE_QUEUE = "conversation-idle"
+/**
+ * Attempts of an idle job (`JobQueue.WorkerOptions.maxAttempts`): each look that finds the conversation still in
+ * use retries the job, and counts, so the bound is far above a day of use; one that dies past it is given up (the
+ * conversation then stays open until ended by hand), with nothing else held behind it (its key is the conversation).
+ */
+export const IDLE_MAX_ATTEMPTS = 100
 export const defaultIdleMinutes = 30
 /**
  * A reply's stream events are kept this long after it ends, for readers that

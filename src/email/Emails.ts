@@ -184,12 +184,29 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
       } satisfies DispatchSummary
     })
 
+    /**
+     * The queue's `onGiveUp`: sending died (not a refusal of the mailer, which `send` records) at the last attempt:
+     * the e-mail is `failed`, as after its last refused attempt. A write that fails dies: the queue tries again.
+     */
+    const giveUp = (job: Job, reason: string) =>
+      Effect.gen(function* () {
+        const payload = Schema.decodeUnknownEither(EmailJob)(job.payload)
+        if (Either.isLeft(payload)) return
+        yield* sql`
+          update emails set status = 'failed', last_error = ${`could not be sent: an internal error occurred (${reason})`.slice(0, maxErrorLength)},
+            locked_until = null
+          where id = ${payload.right.emailId} and status = 'pending'`
+      }).pipe(Effect.orDie)
+
     /** The `email-sender` worker: supervised, never ends. */
     const run: Effect.Effect<never> = jobs.worker({
       queue: emailQueue,
       concurrency,
       leaseMillis,
       pollMillis,
+      // the mailer's refusals retry on the e-mail's own schedule; a handler that dies is given up at the same count
+      maxAttempts,
+      onGiveUp: giveUp,
       handle: (job) => Effect.map(deliver(job), ([, outcome]) => outcome)
     })
 

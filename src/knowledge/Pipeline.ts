@@ -36,8 +36,17 @@ import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./
 import { SourceOwner } from "./SourceOwner.js"
 import { traced } from "../Traced.js"
 
-/** Attempts of one source, the first included. */
+/** Attempts of one source after transient failures, the first included. */
 export const MAX_ATTEMPTS = 3
+
+/**
+ * Attempts of the source's job when processing itself dies (a bug, the database away), retried by the queue with
+ * its backoff (`JobQueue.retryBackoffMillis`); above `MAX_ATTEMPTS`, since the transient retries count too.
+ */
+export const JOB_MAX_ATTEMPTS = 5
+
+/** What a person reads when processing died: never the cause itself (a stack, internals), which is logged. */
+export const internalErrorMessage = "the source could not be processed: an internal error occurred"
 
 /** Wait before attempt n+1 after a transient failure of attempt n: 10 s, then 40 s. */
 export const retryDelayMillis = (attempt: number) => 10_000 * 4 ** (attempt - 1)
@@ -380,11 +389,50 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         )
         return Outcome.retryAt(at, failure.message)
       }
-      yield* Effect.ignore(fail(found.value, failure))
+      // not recorded (the database away): the handler dies and the queue runs it again, never leaving it `processing`
+      yield* fail(found.value, failure).pipe(Effect.catchTag("SourceGone", () => Effect.void))
       return Outcome.done
     }, Effect.orDie)
 
-    return { handle } as const
+    /** The source of a job, while it still waits for an end (absent: deleted, settled, or no source named). */
+    const unsettledOf = (job: Job) =>
+      Effect.gen(function* () {
+        const payload = decodePayload(job.payload)
+        if (Either.isLeft(payload)) return Option.none<SourceRow>()
+        const found = yield* repo.byId(payload.right.sourceId)
+        return Option.filter(found, (s) => s.status !== "indexed" && s.status !== "failed")
+      })
+
+    /**
+     * The queue's `onRetry`: processing died (a bug, the database away), and the queue runs it again at `at`; a
+     * poller sees why it waits. The cause itself is in the queue's log line, not here.
+     */
+    const retrying = (job: Job, _reason: string, at: Date): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const found = yield* unsettledOf(job)
+        if (Option.isNone(found)) return
+        yield* step(found.value, {
+          status: "pending",
+          phase: "queued",
+          progress: 0,
+          next_attempt_at: at,
+          error: `${internalErrorMessage}; it will be tried again`,
+          error_code: "internal_error"
+        })
+      }).pipe(Effect.catchTag("SourceGone", () => Effect.void), Effect.orDie)
+
+    /**
+     * The queue's `onGiveUp`: processing died at the last attempt; the source fails as any other failure does
+     * (its event, or its owner's), so the agent's next source runs. A write that fails dies: the queue tries again.
+     */
+    const giveUp = (job: Job, _reason: string): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const found = yield* unsettledOf(job)
+        if (Option.isNone(found)) return
+        yield* fail(found.value, permanent("internal_error", internalErrorMessage))
+      }).pipe(Effect.catchTag("SourceGone", () => Effect.void), Effect.orDie)
+
+    return { handle, retrying, giveUp } as const
   }),
   dependencies: [KnowledgeRepo.Default, Files.Default]
 }) {}

@@ -28,7 +28,7 @@ import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
-import { disableAfterFailures, disableAfterMillis, nextAttemptAt } from "./Schedule.js"
+import { disableAfterFailures, disableAfterMillis, maxAttempts, nextAttemptAt } from "./Schedule.js"
 import { signatureHeader } from "./Signature.js"
 import { recordDelivery } from "../../layers/Metrics.js"
 
@@ -396,6 +396,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       pollMillis: config.webhookPollMillis,
       claimCall: webhookClaim,
       prepare: claimDeliveries,
+      // its handler settles every outcome itself; only a failed `prepare` fails an attempt: the bound is above the
+      // delivery's own schedule, with room for attempts that could not be recorded
+      maxAttempts: 2 * maxAttempts,
       handBack,
       finish: {
         write: recordSuccesses,

@@ -2,14 +2,21 @@
  * Failure handling of the pipeline under TestClock: a transient failure (503,
  * 503, then 200) is retried with backoff, `attempts` and `next_attempt_at`
  * visible while it waits; a permanent one (404, an unsupported type, a page
- * too large) fails at once with `knowledge.source.failed`.
+ * too large) fails at once with `knowledge.source.failed`; processing that dies
+ * (a defect of a dependency) is retried by the queue, shown on the source while
+ * it waits, and fails it with `internal_error` at the last attempt, after which
+ * the agent's next source runs.
  */
 import { expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
+import { JobQueue, retryBackoffMillis } from "../../layers/JobQueue.js"
+import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
+import { JOB_MAX_ATTEMPTS } from "../../src/knowledge/Pipeline.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testEpoch, testServer } from "../support/harness.js"
-import { createAgent, eventsOfType, html, page, serveSite, source, waitSettled } from "./support.js"
+import { createAgent, dyingAi, eventsOfType, html, page, serveSite, source, waitSettled } from "./support.js"
 
 layer(testServer())("ingestion failures", (it) => {
   it.effect("503, 503, 200: retried on the Clock, attempts 3, next_attempt_at visible while waiting, then indexed", () =>
@@ -89,5 +96,54 @@ layer(testServer())("ingestion failures", (it) => {
       expect(failed[0].data.error).toEqual({ code: "not_found", message: settled[0].error })
       expect(failed[0].data.source.status).toBe("failed")
     }).pipe(Effect.scoped)
+  )
+})
+
+layer(testServer({}, { ai: dyingAi }))("ingestion that dies", (it) => {
+  it.effect("retried with the error and next_attempt_at shown, then failed with internal_error; the next source runs", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const queue = yield* JobQueue
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const post = (title: string, content: string) =>
+        Effect.map(
+          h.call("POST", `/v1/agents/${agentId}/knowledge`, { key: ws.secretTest, body: { type: "text", title, content } }),
+          (r) => {
+            expect(r.status).toBe(201)
+            return r.body.data.id as string
+          }
+        )
+      const crashing = yield* post("Crash course", "We are open from nine to five on weekdays.")
+      const next = yield* post("Opening hours", "We are open from nine to five on weekdays, and on Saturday mornings.")
+      const read = source(h, ws.secretTest, agentId, crashing)
+
+      for (let attempt = 1; attempt < JOB_MAX_ATTEMPTS; attempt++) {
+        yield* queue.awaitIdle(INGEST_QUEUE)
+        const at = yield* Clock.currentTimeMillis
+        const waiting = yield* read
+        expect(waiting).toMatchObject({ status: "pending", phase: "queued", attempts: attempt, error_code: "internal_error" })
+        expect(waiting.error).toBe("the source could not be processed: an internal error occurred; it will be tried again")
+        expect(Date.parse(waiting.next_attempt_at)).toBe(at + retryBackoffMillis(attempt - 1))
+        // one source at a time per agent: the next one waits behind it
+        expect((yield* source(h, ws.secretTest, agentId, next)).status).toBe("pending")
+        yield* TestClock.adjust(retryBackoffMillis(attempt - 1))
+      }
+      // the last attempt dies: the source fails, and the agent's next source runs
+      yield* queue.awaitIdle(INGEST_QUEUE)
+      const [failed, indexed] = yield* waitSettled(h, ws.secretTest, agentId, [crashing, next])
+      expect(failed).toMatchObject({
+        status: "failed",
+        attempts: JOB_MAX_ATTEMPTS,
+        next_attempt_at: null,
+        error: "the source could not be processed: an internal error occurred",
+        error_code: "internal_error"
+      })
+      expect(indexed).toMatchObject({ status: "indexed", error: null, error_code: null })
+      const events = yield* eventsOfType(ws.workspace.id, "knowledge.source.failed")
+      expect(events.map((e) => e.data.source.id)).toEqual([crashing])
+      expect(events[0].data.error).toEqual({ code: "internal_error", message: failed.error })
+      expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.indexed")).map((e) => e.data.source.id)).toEqual([next])
+    })
   )
 })

@@ -2,8 +2,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { Ai, makeLocal } from "../../layers/Ai.js"
 import { eventually } from "../support/eventually.js"
 import type { HarnessShape } from "../support/harness.js"
 
@@ -89,3 +91,15 @@ export const eventsOfType = (workspaceId: string, type: string) =>
       select body from events where workspace_id = ${workspaceId} and type = ${type} order by seq`
     return rows.map((r) => JSON.parse(r.body) as any)
   }).pipe(Effect.orDie)
+
+/** The local AI provider, but its Q&A step dies (a bug, not an `AiError`) for a document whose title starts "Crash". */
+export const dyingAi = Layer.sync(Ai, () => {
+  const local = makeLocal()
+  return {
+    ...local,
+    generateQa: (doc, categories) =>
+      doc.title.startsWith("Crash")
+        ? Effect.die(new TypeError("Cannot read properties of undefined (reading 'qa')"))
+        : local.generateQa(doc, categories)
+  }
+})

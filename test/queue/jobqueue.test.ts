@@ -11,6 +11,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
@@ -265,12 +266,103 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         yield* jobs.enqueue({ queue, payload: null })
         yield* jobs.awaitIdle(queue)
         expect(calls).toEqual([0])
+        yield* TestClock.adjust("4 seconds")
+        yield* jobs.awaitIdle(queue)
+        expect(calls).toEqual([0])
         yield* TestClock.adjust("1 second")
         yield* jobs.awaitIdle(queue)
         expect(calls).toEqual([0, 1])
         yield* TestClock.adjust("1 day")
         yield* jobs.awaitIdle(queue)
         expect(calls).toEqual([0, 1])
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a handler that dies is retried with backoff up to maxAttempts, then given up, and its key's next job runs", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("dying")
+        const start = yield* Clock.currentTimeMillis
+        const runs: Array<string> = []
+        const retries: Array<[string, number]> = []
+        const givenUp: Array<[string, string, boolean]> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 2,
+          maxAttempts: 3,
+          handle: (job) =>
+            Effect.suspend(() => {
+              const n = (job.payload as { n: number }).n
+              runs.push(`${n}@${job.attempts}`)
+              // a bug of the handler itself: not a typed failure
+              return n === 1 ? Effect.die(new TypeError("pipeline.step is not a function")) : Effect.succeed(JobQueue.Outcome.done)
+            }),
+          onRetry: (_job, reason, at) => Effect.sync(() => void retries.push([reason, at.getTime() - start])),
+          // before the job is settled: the next job of its key has not run yet
+          onGiveUp: (job, reason) => Effect.sync(() => void givenUp.push([job.id, reason, runs.includes("2@0")]))
+        })
+        const first = yield* jobs.enqueue({ queue, key: "agt_1", payload: { n: 1 } })
+        yield* jobs.enqueue({ queue, key: "agt_1", payload: { n: 2 } })
+        yield* jobs.awaitIdle(queue)
+        const reason = "died: TypeError: pipeline.step is not a function"
+        expect(runs).toEqual(["1@0"])
+        expect(retries).toEqual([[reason, 5_000]])
+        yield* TestClock.adjust("5 seconds")
+        yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual(["1@0", "1@1"])
+        expect(retries).toEqual([[reason, 5_000], [reason, 5_000 + 15_000]])
+        expect(givenUp).toEqual([])
+        yield* TestClock.adjust("15 seconds")
+        yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual(["1@0", "1@1", "1@2", "2@0"])
+        expect(givenUp).toEqual([[first, reason, false]])
+        expect(retries).toHaveLength(2)
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
+        // where the store speaks SQL: the job is failed, its attempts counted, its short cause kept
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        if (Option.isSome(sql)) {
+          const rows = yield* Effect.orDie(sql.value<{ status: string; attempts: number; last_error: string }>`
+            select status, attempts, last_error from jobs where id = ${first}`)
+          expect(rows).toEqual([{ status: "failed", attempts: 3, last_error: reason }])
+        }
+        // /metrics: three failed attempts and one failed job of this queue
+        const pairs = yield* Metric.snapshot
+        const count = (name: string) =>
+          pairs
+            .filter((p) => p.metricKey.name === name && p.metricKey.tags.some((t) => t.key === "queue" && t.value === queue))
+            .map((p) => (p.metricState as unknown as { count: number }).count)
+        expect(count("jobs_attempts_failed_total")).toEqual([3])
+        expect(count("jobs_failed_total")).toEqual([1])
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a failure onGiveUp could not record runs the job again after the backoff; a typed failure counts the same", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("unrecorded")
+        const runs: Array<number> = []
+        let recordings = 0
+        const recorded: Array<string> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 1,
+          maxAttempts: 1,
+          handle: (job) => Effect.suspend(() => (runs.push(job.attempts), Effect.fail({ _tag: "Unreachable", message: "mail server away" }))),
+          onGiveUp: (_job, reason) =>
+            recordings++ === 0 ? Effect.die("database away") : Effect.sync(() => void recorded.push(reason))
+        })
+        yield* jobs.enqueue({ queue, key: "k", payload: null })
+        yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual([0])
+        expect(recorded).toEqual([])
+        yield* TestClock.adjust("5 seconds")
+        yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual([0, 1])
+        expect(recorded).toEqual(["Unreachable: mail server away"])
+        yield* TestClock.adjust("1 day")
+        yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual([0, 1])
         expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
         yield* Fiber.interrupt(worker)
       }))
@@ -537,7 +629,7 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         })
         yield* jobs.awaitIdle(queue)
         expect(handled).toEqual([])
-        yield* TestClock.adjust("1 second")
+        yield* TestClock.adjust("5 seconds")
         yield* jobs.awaitIdle(queue)
         expect(handled).toEqual([1, 1])
         yield* Fiber.interrupt(worker)

@@ -7,7 +7,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { eventsOfType, html, page, serveSite } from "../knowledge/support.js"
+import * as TestClock from "effect/TestClock"
+import { JobQueue, retryBackoffMillis } from "../../layers/JobQueue.js"
+import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
+import { JOB_MAX_ATTEMPTS } from "../../src/knowledge/Pipeline.js"
+import { dyingAi, eventsOfType, html, page, serveSite } from "../knowledge/support.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { addSource, course, listSources, settledSources } from "./support.js"
@@ -210,6 +214,31 @@ layer(testServer())("lesson sources", (it) => {
       expect(chunks[0].id).toMatch(/^src_/)
       expect(reply.body.data.content).toMatch(/nine/)
       expect(source.is_primary).toBe(true)
+    })
+  )
+})
+
+layer(testServer({}, { ai: dyingAi }))("lesson sources whose processing dies", (it) => {
+  it.effect("fail with internal_error after the last attempt, reported as course.lesson.source.failed", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const queue = yield* JobQueue
+      const ws = yield* h.seed()
+      const key = ws.secretTest
+      const { agentId, lessonId } = yield* course(h, key)
+      const source = yield* addSource(h, key, agentId, { lesson_id: lessonId, type: "text", title: "Crash notes", content: notes })
+      for (let attempt = 1; attempt < JOB_MAX_ATTEMPTS; attempt++) {
+        yield* queue.awaitIdle(INGEST_QUEUE)
+        yield* TestClock.adjust(retryBackoffMillis(attempt - 1))
+      }
+      yield* queue.awaitIdle(INGEST_QUEUE)
+      const [failed] = yield* settledSources(h, key, agentId, lessonId)
+      expect(failed).toMatchObject({ id: source.id, status: "failed", error_code: "internal_error" })
+      const events = yield* eventsOfType(ws.workspace.id, "course.lesson.source.failed")
+      expect(events.map((e) => e.data.error)).toEqual([
+        { code: "internal_error", message: "the source could not be processed: an internal error occurred" }
+      ])
+      expect(yield* eventsOfType(ws.workspace.id, "knowledge.source.failed")).toEqual([])
     })
   )
 })
