@@ -11,6 +11,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
+import * as Extractor from "../../layers/Extractor.js"
 import { JobQueue, retryBackoffMillis } from "../../layers/JobQueue.js"
 import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
 import { JOB_MAX_ATTEMPTS } from "../../src/knowledge/Pipeline.js"
@@ -145,5 +146,38 @@ layer(testServer({}, { ai: dyingAi }))("ingestion that dies", (it) => {
       expect(events[0].data.error).toEqual({ code: "internal_error", message: failed.error })
       expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.indexed")).map((e) => e.data.source.id)).toEqual([next])
     })
+  )
+})
+
+/** The bundle's old failure: the HTML reader itself dies (a missing constructor), for every page. */
+const dyingExtractor = Extractor.layerInline({
+  extract: () => Effect.die(new TypeError("Readability is not a constructor"))
+})
+
+layer(testServer({}, { extractor: dyingExtractor }))("an extractor that dies", (it) => {
+  it.effect("the page's source fails with internal_error after the last attempt, and the agent's next source is indexed", () =>
+    Effect.gen(function* () {
+      const site = yield* serveSite((_req, res) => html(res, page("Opening hours", [["Hours", "Open from nine to five."]])))
+      const h = yield* Harness
+      const queue = yield* JobQueue
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const post = (body: Record<string, unknown>) =>
+        Effect.map(h.call("POST", `/v1/agents/${agentId}/knowledge`, { key: ws.secretTest, body }), (r) => r.body.data.id as string)
+      const page1 = yield* post({ type: "url", url: `${site.origin}/hours` })
+      // inline text is not an untrusted document: it is read without the extractor
+      const next = yield* post({ type: "text", title: "Returns", content: "Returns are accepted within thirty days." })
+      for (let attempt = 1; attempt < JOB_MAX_ATTEMPTS; attempt++) {
+        yield* queue.awaitIdle(INGEST_QUEUE)
+        expect((yield* source(h, ws.secretTest, agentId, page1)).attempts).toBe(attempt)
+        yield* TestClock.adjust(retryBackoffMillis(attempt - 1))
+      }
+      yield* queue.awaitIdle(INGEST_QUEUE)
+      const [failed, indexed] = yield* waitSettled(h, ws.secretTest, agentId, [page1, next])
+      expect(failed).toMatchObject({ status: "failed", error_code: "internal_error", attempts: JOB_MAX_ATTEMPTS })
+      expect(failed.error).not.toContain("Readability")
+      expect(indexed.status).toBe("indexed")
+      expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.failed")).map((e) => e.data.source.id)).toEqual([page1])
+    }).pipe(Effect.scoped)
   )
 })
