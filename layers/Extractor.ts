@@ -11,8 +11,8 @@
  * main thread only posts bytes and receives text, so the API of every workspace
  * answers as usual while the worst page is read.
  *
- * Inline (`layerInline`): the same readers on the calling thread, without
- * limits, for tests; its `extract` can be one that fails or dies on cue.
+ * Inline (`extractor/Inline.ts`, for tests): the same readers on the calling
+ * thread, without limits; its `extract` can be one that fails or dies on cue.
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -148,26 +148,5 @@ export const layerThreads = (options: ThreadOptions): Layer.Layer<Extractor> =>
           Effect.map(run({ _tag: "CsvQa", content }), (parsed) => ("rows" in parsed ? Either.right(parsed.rows) : Either.left(parsed.errors))),
         audioSeconds: (bytes, audio) => Effect.map(run({ _tag: "AudioSeconds", bytes, audio }), Option.fromNullable)
       })
-    })
-  )
-
-/**
- * The same readers on the calling thread, for tests of programs (and tools)
- * that need no limits; `extract` may be replaced (one that fails or dies on cue).
- */
-export const layerInline = (options: { readonly extract?: ExtractorShape["extract"] } = {}): Layer.Layer<Extractor> =>
-  Layer.succeed(
-    Extractor,
-    Extractor.of({
-      extract:
-        options.extract ??
-        ((request) =>
-          Effect.tryPromise({
-            try: async () => (await import("./extractor/Documents.js")).extract(request.kind, request.bytes, request.fallbackTitle),
-            catch: (cause) => new ExtractError({ reason: "unreadable", message: cause instanceof Error ? cause.message : "the document could not be read" })
-          })),
-      csvQa: (content) => Effect.promise(async () => (await import("./extractor/Csv.js")).parseCsvQa(content)),
-      audioSeconds: (bytes, audio) =>
-        Effect.promise(async () => Option.fromNullable((await import("./extractor/AudioDuration.js")).audioSeconds(bytes, audio)))
     })
   )

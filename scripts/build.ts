@@ -9,6 +9,7 @@
  *   dist/pglite-template/            an initialised, migrated empty database, copied at a first start
  *                                    (opened then as an existing one, not created by initdb)
  *   dist/node_modules/…              the packages left external, with their dependencies
+ *   dist/chunks.json                 each chunk's source files (for the check that the bundle suite loads them all)
  *   dist/widget/v1/service-form-element.esm.js
  *                                    the `<service-form>` component, served as it is
  *
@@ -16,12 +17,12 @@
  */
 import { build, type BuildOptions } from "esbuild"
 import * as Effect from "effect/Effect"
-import { copyFile, cp, mkdir, readFile, rm } from "node:fs/promises"
+import { copyFile, cp, mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import { existsSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { writePgliteTemplate } from "../layers/Database.js"
-import { lazyCommonJs } from "./bundleCheck.js"
+import { chunkInputs, lazyCommonJs } from "./bundleCheck.js"
 import { builtElementFile, writeElementBundle } from "../src/forms/ElementBundle.js"
 import { runMigrations } from "../src/db/Migrator.js"
 import { migrations } from "../src/db/migrations/index.js"
@@ -84,6 +85,7 @@ const bundle = async () => {
   const result = await build(options)
   const problems = lazyCommonJs(result.metafile!)
   if (problems.length > 0) throw new Error(`the bundle would break on demand:\n${problems.join("\n")}`)
+  await writeFile(join(dist, "chunks.json"), JSON.stringify(chunkInputs(result.metafile!), null, 1))
 }
 
 

@@ -19,3 +19,16 @@ export const lazyCommonJs = (metafile: Metafile): Array<string> =>
           .map((i) => `  ${file} loads the CommonJS module ${i.original ?? i.path} with import()`)
   )
 
+/**
+ * Each chunk of the bundle with the source files it holds, for `scripts/distLoads.mjs`; a chunk made for an
+ * `import()` names the imported file first (its code may sit in a shared chunk, this one only re-exporting it).
+ */
+export const chunkInputs = (metafile: Metafile): Record<string, ReadonlyArray<string>> =>
+  Object.fromEntries(
+    Object.entries(metafile.outputs)
+      .filter(([file]) => /(^|\/)chunk-[^/]+\.mjs$/.test(file))
+      .map(([file, output]) => [
+        file.split("/").pop()!,
+        [...new Set([...(output.entryPoint === undefined ? [] : [output.entryPoint]), ...Object.keys(output.inputs)])]
+      ])
+  )

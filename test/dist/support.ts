@@ -14,6 +14,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { createParser } from "eventsource-parser"
 import {
   type Child,
@@ -64,6 +65,14 @@ export const bundleCopy = async (): Promise<string> => {
   return copied
 }
 
+/**
+ * `DIST_LOADS_DIR` (set by `.ci/run`): every process started from the bundle records the files it loads there
+ * (its `DIST_LOADS_FILE`, written by `recordLoads.mjs`), and `scripts/distLoads.mjs` then names the chunks no
+ * flow loaded. The CLI records into its service's file.
+ */
+const loadsDir = process.env["DIST_LOADS_DIR"]
+const recorder = loadsDir === undefined ? [] : ["--import", pathToFileURL(join(repoRoot, "test/dist/recordLoads.mjs")).href]
+
 /** Timeout of a `beforeAll` that may build: the build (up to 240 s) plus a start. */
 export const setupTimeout = 330_000
 
@@ -104,7 +113,8 @@ export const startService = async (extra: Record<string, string> = {}, options: 
   if (databaseUrl !== undefined) vars["DATABASE_URL"] = await throwawayDatabase({ serverUrl: databaseUrl, prefix: "dist_e2e" })
   const env = serviceEnv(vars)
   if (options.redis !== undefined) env["REDIS_URL"] = options.redis
-  const child = spawnTracked(process.execPath, ["server.mjs"], env, app)
+  if (loadsDir !== undefined) env["DIST_LOADS_FILE"] = join(loadsDir, `${port}-${Date.now()}.txt`)
+  const child = spawnTracked(process.execPath, [...recorder, "server.mjs"], env, app)
   await waitForOk(`http://${host}:${port}/readyz`, child, performance.now())
   return { base: `http://${host}:${port}`, port, env, child, output: child.output }
 }
@@ -121,7 +131,7 @@ export const runCli = async (
   return new Promise((resolve) =>
     execFile(
       process.execPath,
-      ["cli.mjs", ...args],
+      [...recorder, "cli.mjs", ...args],
       { cwd: app, env: { ...service.env, ...env }, timeout: 90_000 },
       (error, stdout, stderr) =>
         resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })

@@ -11,7 +11,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import * as Extractor from "../../layers/Extractor.js"
+import { layerInline } from "../../layers/extractor/Inline.js"
 import { JobQueue, retryBackoffMillis } from "../../layers/JobQueue.js"
 import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
 import { JOB_MAX_ATTEMPTS } from "../../src/knowledge/Pipeline.js"
@@ -150,7 +150,7 @@ layer(testServer({}, { ai: dyingAi }))("ingestion that dies", (it) => {
 })
 
 /** The bundle's old failure: the HTML reader itself dies (a missing constructor), for every page. */
-const dyingExtractor = Extractor.layerInline({
+const dyingExtractor = layerInline({
   extract: () => Effect.die(new TypeError("Readability is not a constructor"))
 })
 
