@@ -107,7 +107,7 @@ const ask = <T extends ThreadRequest>(thread: Worker, request: T, memoryMb: numb
     })
   })
 
-/** A pool of extraction threads, started on demand and stopped when idle for a minute. */
+/** A pool of extraction threads, started on demand; each is replaced two minutes after it started. */
 export const layerThreads = (options: ThreadOptions): Layer.Layer<Extractor> =>
   Layer.scoped(
     Extractor,
@@ -119,7 +119,10 @@ export const layerThreads = (options: ThreadOptions): Layer.Layer<Extractor> =>
         ),
         min: 0,
         max: options.threads,
-        timeToLive: Duration.minutes(1)
+        // by creation, not usage: a thread is replaced two minutes after it started (its heap starts afresh), and
+        // no timer runs while there is none (usage TTL wakes every period for ever, also with an empty pool)
+        timeToLive: Duration.minutes(2),
+        timeToLiveStrategy: "creation"
       })
       const timeout = Duration.millis(options.timeoutMillis)
       const seconds = Math.round(options.timeoutMillis / 1000)
