@@ -34,7 +34,7 @@ export {
  */
 export const wordTokens = (text: string): Array<string> => text.match(/\s*\S+/g) ?? []
 
-export class Ai extends Context.Tag("Ai/Ai")<Ai, AiShape>() {}
+export class Ai extends Context.Tag("Layers/Ai")<Ai, AiShape>() {}
 
 // local
 

@@ -17,7 +17,7 @@ import type * as Redacted from "effect/Redacted"
 import { acquirePglite, openPglite, pgliteClient } from "./pglite/Client.js"
 import type { PgliteSession } from "./pglite/Thread.js"
 
-export class Database extends Context.Tag("Database/Info")<
+export class Database extends Context.Tag("Layers/Database")<
   Database,
   {
     readonly kind: "pglite" | "postgres"

@@ -276,7 +276,7 @@ export interface JobQueueShape extends Primitives {
   readonly awaitIdle: (queue: string) => Effect.Effect<void>
 }
 
-export class JobQueue extends Context.Tag("Jobs/JobQueue")<JobQueue, JobQueueShape>() {}
+export class JobQueue extends Context.Tag("Layers/JobQueue")<JobQueue, JobQueueShape>() {}
 
 // After-commit hooks
 
