@@ -15,18 +15,8 @@ import * as Extract from "./ai/Extract.js"
 import { AiError, type AiShape, type OpenAiOptions } from "./ai/Shape.js"
 import { hashEmbed } from "./ai/Text.js"
 
-export {
-  AiError,
-  type AiShape,
-  type AnswerInput,
-  type AudioInput,
-  type CategoryDraft,
-  type DocumentInput,
-  type Grounding,
-  type OpenAiOptions,
-  type QaDraft,
-  type Transcript
-} from "./ai/Shape.js"
+/** The interface, its error and its values, for every user of the service. */
+export * from "./ai/Shape.js"
 
 /**
  * Word-sized pieces of `text` whose concatenation is `text` (each piece keeps
