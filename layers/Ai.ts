@@ -3,61 +3,20 @@
  * answers of replies. Providers side by
  * side: `local` (default: offline and deterministic, extractive drafts and a
  * hashing embedder) and `openai` (any OpenAI-compatible server through
- * `@effect/ai-openai`).
+ * `@effect/ai-openai`, `ai/OpenAiLayer.ts`, loaded on demand). The interface
+ * and its values are in `ai/Shape.ts`, re-exported here.
  */
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Extract from "./ai/Extract.js"
+import { AiError, type AiShape, type OpenAiOptions } from "./ai/Shape.js"
 import { hashEmbed } from "./ai/Text.js"
 
-/** The provider failed; `transient` (timeouts, 429, 5xx) means a later retry may succeed. */
-export class AiError extends Schema.TaggedError<AiError>()("AiError", {
-  message: Schema.String,
-  transient: Schema.Boolean
-}) {}
-
-export interface DocumentInput {
-  readonly title: string
-  readonly text: string
-}
-export interface CategoryDraft {
-  readonly name: string
-  readonly description: string
-}
-/** `category`: one of the given category names, or null when none fits. */
-export interface QaDraft {
-  readonly question: string
-  readonly answer: string
-  readonly category: string | null
-}
-
-/** One piece of knowledge an answer may draw on (a retrieval hit), best first. */
-export interface Grounding {
-  readonly kind: "qa" | "chunk"
-  /** The Q&A's question, or the title of the chunk's source. */
-  readonly title: string
-  /** The Q&A's answer, or the chunk's text. */
-  readonly text: string
-  /** 0..1, as retrieval scored it. */
-  readonly score: number
-}
-
-export interface AnswerInput {
-  /** The agent's `instructions`, if any. */
-  readonly instructions: string | null
-  readonly question: string
-  /** The conversation's earlier final messages, oldest first. */
-  readonly history: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: string }>
-  readonly grounding: ReadonlyArray<Grounding>
-  /** The question with the glossary's synonyms added, when they changed it. */
-  readonly expandedQuery?: string | undefined
-}
+/** The interface, its error and its values, for every user of the service. */
+export * from "./ai/Shape.js"
 
 /**
  * Word-sized pieces of `text` whose concatenation is `text` (each piece keeps
@@ -65,38 +24,7 @@ export interface AnswerInput {
  */
 export const wordTokens = (text: string): Array<string> => text.match(/\s*\S+/g) ?? []
 
-/** An audio file to transcribe: its bytes, a file name (the extension tells servers the format) and its type. */
-export interface AudioInput {
-  readonly bytes: Uint8Array
-  readonly filename: string
-  readonly contentType: string
-}
-
-/** A transcription: the text and, when the server says, the audio's length. */
-export interface Transcript {
-  readonly text: string
-  readonly seconds: number | undefined
-}
-
-export interface AiShape {
-  readonly provider: "local" | "openai"
-  /** A category structure for an agent's first document (3..8 categories). */
-  readonly categorize: (doc: DocumentInput) => Effect.Effect<ReadonlyArray<CategoryDraft>, AiError>
-  /** Q&A drawn from a document, each placed in one of `categories` (by name) when it fits. */
-  readonly generateQa: (
-    doc: DocumentInput,
-    categories: ReadonlyArray<CategoryDraft>
-  ) => Effect.Effect<ReadonlyArray<QaDraft>, AiError>
-  /** One unit-length vector per text, all of `dimensions` length. */
-  readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ReadonlyArray<number>>, AiError>
-  readonly dimensions: number
-  /** A reply grounded in `input.grounding`, streamed as text pieces whose concatenation is the answer. */
-  readonly answer: (input: AnswerInput) => Stream.Stream<string, AiError>
-  /** Speech to text; the `local` provider cannot and fails (not transient). */
-  readonly transcribe: (audio: AudioInput) => Effect.Effect<Transcript, AiError>
-}
-
-export class Ai extends Context.Tag("Ai/Ai")<Ai, AiShape>() {}
+export class Ai extends Context.Tag("Layers/Ai")<Ai, AiShape>() {}
 
 // local
 
@@ -134,30 +62,10 @@ export const layerLocalEmbeddingModel = (dimensions: number = localDimensions): 
 
 // openai
 
-export interface OpenAiOptions {
-  /** Base of the API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */
-  readonly baseUrl: string
-  readonly apiKey: Redacted.Redacted<string>
-  readonly chatModel: string
-  readonly embeddingModel: string
-  /**
-   * Length of the embedding vectors. Given: sent as the request's `dimensions`
-   * (models that can shorten their vectors honour it). Not given: 1536, the
-   * length of OpenAI's small embedding model; any other length is refused.
-   */
-  readonly dimensions?: number
-  /** Per request; a request that takes longer fails as transient. Default 60 s. */
-  readonly timeout?: Duration.DurationInput
-  /** Model of `/audio/transcriptions`. Default `whisper-1`. */
-  readonly transcriptionModel?: string
-  /** Per transcription (audio runs up to 10 minutes). Default 10 minutes. */
-  readonly transcriptionTimeout?: Duration.DurationInput
-}
-
 /**
- * Any OpenAI-compatible server (`AiOpenAi.ts`). `@effect/ai-openai` and its
+ * Any OpenAI-compatible server (`ai/OpenAiLayer.ts`). `@effect/ai-openai` and its
  * generated schemas are many times the rest of this file to load, so they are
  * loaded when this layer is built, never by a service on the local provider.
  */
 export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./AiOpenAi.js")), (openAi) => openAi.layerOpenAi(options)))
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./ai/OpenAiLayer.js")), (openAi) => openAi.layer(Ai, options)))

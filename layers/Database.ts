@@ -1,5 +1,6 @@
 /**
- * Database layers: PGlite (embedded, for dev/tests) and PostgreSQL (pg pool).
+ * Database layers: PGlite (embedded, for dev/tests; its parts in `pglite/`)
+ * and PostgreSQL (pg pool).
  * Both provide `SqlClient.SqlClient` with the same SQL dialect and the same
  * result types, plus `Database` (kind + ping for health checks, and whether
  * the pgvector extension is there: always on PGlite, through
@@ -8,17 +9,15 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError } from "@effect/sql/SqlError"
-import type { Results, RowMode } from "@electric-sql/pglite"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
-import * as Stream from "effect/Stream"
-import type { PgliteSession } from "./PgliteThread.js"
+import { acquirePglite, openPglite, pgliteClient } from "./pglite/Client.js"
+import type { PgliteSession } from "./pglite/Thread.js"
 
-export class Database extends Context.Tag("Database/Info")<
+export class Database extends Context.Tag("Layers/Database")<
   Database,
   {
     readonly kind: "pglite" | "postgres"
@@ -61,126 +60,6 @@ const postgresInfo = Layer.effect(
 )
 
 // PGlite
-
-type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-
-const makePgliteConnection = (db: PgliteSession): Connection => {
-  // Like node-postgres: no parameters -> simple protocol (multi-statement SQL
-  // works, e.g. in migrations); with parameters -> one prepared statement.
-  const run = (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) =>
-    Effect.tryPromise({
-      try: (): Promise<Array<Results>> =>
-        params.length === 0
-          ? db.exec(sql, { rowMode })
-          : db.query<Record<string, unknown>>(sql, params as Array<unknown>, { rowMode }).then((result) => [result]),
-      catch: (cause) =>
-        cause instanceof NotOpened
-          ? new SqlError({ cause: cause.cause, message: cause.message })
-          : new SqlError({ cause, message: "Failed to execute statement" })
-    })
-
-  // node-postgres returns one result per statement only for multi-statement SQL.
-  const unwrap = (results: Array<Results>) => (results.length === 1 ? results[0] : results)
-
-  const rows = (sql: string, params: ReadonlyArray<unknown>, transformRows: TransformRows) =>
-    Effect.map(run(sql, params, "object"), (results) => {
-      if (results.length > 1) return results.map((result) => result.rows)
-      const first = results[0]?.rows ?? []
-      return transformRows ? transformRows(first) : first
-    })
-
-  return {
-    execute: rows,
-    executeUnprepared: rows,
-    executeRaw: (sql, params) => Effect.map(run(sql, params, "object"), unwrap),
-    executeValues: (sql, params) =>
-      Effect.map(run(sql, params, "array"), (results) => (results[0]?.rows ?? []) as Array<Array<unknown>>),
-    // PGlite has no cursors over this API; results are materialised first.
-    executeStream: (sql, params, transformRows) => Stream.fromIterableEffect(rows(sql, params, transformRows))
-  }
-}
-
-/** Loaded on first use: a PostgreSQL-only process never loads PGlite (see `Pglite.ts`). */
-const openPglite = (dataDir: string | undefined, template: string | undefined): Promise<PgliteSession> =>
-  import("./Pglite.js").then((pglite) => pglite.openPglite(dataDir, template))
-
-/** Why a statement failed: the session never opened. */
-class NotOpened extends Error {
-  constructor(override readonly cause: unknown) {
-    super("Failed to start PGlite", { cause })
-  }
-}
-
-/**
- * A session still opening, usable at once: its statements wait for the open
- * (and fail with `NotOpened` if it failed). So the service's layers build while
- * PostgreSQL starts on its thread; the first statement (the migrations) waits.
- */
-const whenOpen = (opening: Promise<PgliteSession>): PgliteSession => {
-  const opened = opening.catch((cause: unknown) => Promise.reject(new NotOpened(cause)))
-  // a failure is reported by the first statement, not as an unhandled rejection
-  opened.catch(() => undefined)
-  return {
-    exec: (sql, options) => opened.then((db) => db.exec(sql, options)),
-    query: <T>(sql: string, params: Array<unknown>, options: { readonly rowMode: RowMode }) =>
-      opened.then((db) => db.query<T>(sql, params, options)),
-    close: () => opened.then((db) => db.close(), () => undefined)
-  }
-}
-
-/** Closes the session with the scope, whoever started opening it. */
-const acquirePglite = (open: () => Promise<PgliteSession>) =>
-  Effect.acquireRelease(Effect.sync(() => whenOpen(open())), (db) => Effect.ignoreLogged(Effect.tryPromise(() => db.close())))
-
-/** A SqlClient over one PGlite session (in this thread or another, see `PgliteThread.ts`). */
-const pgliteClient = (db: PgliteSession) =>
-  Effect.gen(function*() {
-    const connection = makePgliteConnection(db)
-    // PGlite is a single session. A statement holds the permit while it
-    // runs; a transaction holds it from BEGIN to COMMIT/ROLLBACK (the
-    // permit lives in the acquirer's Scope), so no other fiber's statement
-    // can land inside someone else's transaction.
-    const session = yield* Effect.makeSemaphore(1)
-    const exclusive: Connection.Acquirer = Effect.uninterruptibleMask((restore) =>
-      restore(session.take(1)).pipe(
-        Effect.zipRight(Effect.addFinalizer(() => session.release(1))),
-        Effect.as(connection)
-      )
-    )
-    return yield* SqlClient.make({
-      acquirer: exclusive,
-      transactionAcquirer: exclusive,
-      compiler: PgClient.makeCompiler(),
-      spanAttributes: [
-        ["db.system.name", "postgresql"],
-        ["db.namespace", "pglite"]
-      ]
-    })
-  })
-
-/**
- * Writes into `dir` (new or empty) a database after `prepare` (the build
- * passes the migrations) and pgvector, closed cleanly: the template that
- * `layerPglite` copies into an empty data dir at a first start. Its cluster
- * holds the one database PGlite opens, `postgres`.
- */
-export const writePgliteTemplate = <E>(
-  prepare: Effect.Effect<unknown, E, SqlClient.SqlClient>,
-  dir: string
-): Effect.Effect<void, E | SqlError> =>
-  Effect.scoped(
-    Effect.gen(function*() {
-      const db = yield* acquirePglite(() => openPglite(dir, undefined))
-      const sql = yield* pgliteClient(db)
-      yield* prepare.pipe(Effect.provideService(SqlClient.SqlClient, sql))
-      // The service only ever uses `postgres`. Without initdb's two template databases (nothing here creates a
-      // database) a first start copies 560 files, not 1,160: creating a file costs far more than its bytes.
-      for (const name of ["template0", "template1"]) {
-        yield* sql.unsafe(`alter database ${name} is_template false`)
-        yield* sql.unsafe(`drop database ${name}`)
-      }
-    })
-  ).pipe(Effect.provide(Reactivity.layer))
 
 /**
  * Embedded PostgreSQL (WASM). `dataDir: undefined` keeps everything in memory.

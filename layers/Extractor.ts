@@ -50,7 +50,7 @@ export interface ExtractorShape {
   readonly audioSeconds: (bytes: Uint8Array, kind: AudioKind) => Effect.Effect<Option.Option<number>, ExtractError>
 }
 
-export class Extractor extends Context.Tag("Extractor/Extractor")<Extractor, ExtractorShape>() {}
+export class Extractor extends Context.Tag("Layers/Extractor")<Extractor, ExtractorShape>() {}
 
 export interface ThreadOptions {
   /** Documents read at once (threads in the pool). */

@@ -20,7 +20,7 @@ export interface FileStorageShape {
   readonly remove: (key: string) => Effect.Effect<void>
 }
 
-export class FileStorage extends Context.Tag("Storage/Files")<FileStorage, FileStorageShape>() {}
+export class FileStorage extends Context.Tag("Layers/FileStorage")<FileStorage, FileStorageShape>() {}
 
 const safeKey = /^[A-Za-z0-9_-]{1,200}$/
 

@@ -14,7 +14,7 @@ export interface LifecycleShape {
   readonly startDraining: Effect.Effect<void>
 }
 
-export class Lifecycle extends Context.Tag("App/Lifecycle")<Lifecycle, LifecycleShape>() {}
+export class Lifecycle extends Context.Tag("Layers/Lifecycle")<Lifecycle, LifecycleShape>() {}
 
 export const layer = Layer.effect(
   Lifecycle,

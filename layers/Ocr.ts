@@ -24,7 +24,7 @@ export interface OcrShape {
   readonly recognize: (image: Uint8Array) => Effect.Effect<string, OcrError>
 }
 
-export class Ocr extends Context.Tag("Ocr/Ocr")<Ocr, OcrShape>() {}
+export class Ocr extends Context.Tag("Layers/Ocr")<Ocr, OcrShape>() {}
 
 /** Images this size or larger are downscaled before recognition. */
 export const downscaleBytes = 4 * 1024 * 1024

@@ -2,7 +2,7 @@
  * `npm run build`: `dist/` runs the service with nothing but Node.
  *
  *   dist/server.mjs, dist/cli.mjs    esbuild bundles (ESM, platform node), chunk-*.mjs loaded on demand
- *   dist/pglite-worker.mjs           the thread the embedded database runs on (`layers/PgliteThread.ts`)
+ *   dist/pglite-worker.mjs           the thread the embedded database runs on (`layers/pglite/Thread.ts`)
  *   dist/extract-worker.mjs          the threads untrusted documents are read on (`layers/Extractor.ts`)
  *   dist/pglite.{wasm,data}, initdb.wasm, vector.tar.gz
  *                                    PGlite's files, found beside the bundle (`new URL(..., import.meta.url)`)
@@ -21,7 +21,7 @@ import { copyFile, cp, mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import { existsSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { writePgliteTemplate } from "../layers/Database.js"
+import { writePgliteTemplate } from "../layers/pglite/Client.js"
 import { chunkInputs, lazyCommonJs } from "./bundleCheck.js"
 import { builtElementFile, writeElementBundle } from "../src/forms/ElementBundle.js"
 import { runMigrations } from "../src/db/Migrator.js"
@@ -64,7 +64,7 @@ const bundle = async () => {
     entryPoints: {
       server: join(root, "src/main.ts"),
       cli: join(root, "src/cli/main.ts"),
-      "pglite-worker": join(root, "layers/PgliteWorker.ts"),
+      "pglite-worker": join(root, "layers/pglite/Worker.ts"),
       "extract-worker": join(root, "layers/extractor/Thread.ts")
     },
     outdir: dist,

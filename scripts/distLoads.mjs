@@ -13,7 +13,7 @@ import { basename, join } from "node:path"
 const unreachable = [
   [/@opentelemetry\/resources\/.*\/machine-id\//, "OpenTelemetry's host id detectors (one per platform): no resource detector is configured"],
   [/@electric-sql\/pglite\/dist\/(fs\/|chunk-)/, "PGlite's browser file systems (OPFS, IndexedDB)"],
-  [/(^|\/)layers\/Pglite\.ts$/, "PGlite on the calling thread: the service opens it on its own thread (the build and tests use this)"]
+  [/(^|\/)layers\/pglite\/Open\.ts$/, "PGlite on the calling thread: the service opens it on its own thread (the build and tests use this)"]
 ]
 
 const [loadsDir, distDir = "dist"] = process.argv.slice(2)

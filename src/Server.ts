@@ -27,6 +27,7 @@ import * as Ai from "../layers/Ai.js"
 import { Database } from "../layers/Database.js"
 import { IdGenerator } from "../layers/IdGenerator.js"
 import * as JobQueue from "../layers/JobQueue.js"
+import { layerPostgres as JobQueuePostgres } from "../layers/jobqueue/Postgres.js"
 import * as Lifecycle from "../layers/Lifecycle.js"
 import { type Extractor, layerThreads } from "../layers/Extractor.js"
 import type { Fetcher } from "../layers/Fetcher.js"
@@ -240,7 +241,7 @@ const Shared = Layer.mergeAll(
   IdempotencyStore.Default,
   Paginator.Default,
   RequestRateLimiter.Default
-).pipe(Layer.provideMerge(JobQueue.layerPostgres))
+).pipe(Layer.provideMerge(JobQueuePostgres))
 
 const Services = Layer.mergeAll(
   Programs,

@@ -1,6 +1,6 @@
 /**
  * `npm start`: checks the configuration, starts opening the embedded database
- * on a thread of its own (`PgliteThread.ts`), and only then loads the service
+ * on a thread of its own (`layers/pglite/Thread.ts`), and only then loads the service
  * (`Service.ts`). Most of a start is those two, and they run side by side:
  * PostgreSQL starts in the other thread while the service's modules evaluate
  * and its layers build on this one.
@@ -44,7 +44,7 @@ const configOrExit = fromEnv.pipe(
 /** The open runs on while the service loads; its failure is reported by the database layer that awaits it. */
 const startOpeningPglite = (dataDir: string) =>
   Effect.map(
-    Effect.promise(() => import("../layers/PgliteThread.js")),
+    Effect.promise(() => import("../layers/pglite/Thread.js")),
     (thread) => {
       const opening = thread.openPgliteThread(join(dataDir, "pglite"), pgliteTemplate)
       // not an unhandled rejection before the layer awaits it

@@ -1,8 +1,9 @@
 /**
  * The one-way import rule, checked on the source text: `schema/` imports
  * nothing of the project's, `layers/` only `schema/` (and itself), no two
- * `src/` folders import each other (directly or round a longer loop), and
- * nothing imports `test/`.
+ * `src/` folders import each other (directly or round a longer loop), no two
+ * `layers/` files either, and nothing imports `test/`. Also the one scheme of
+ * service tag keys.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync, statSync } from "node:fs"
@@ -101,6 +102,15 @@ describe("import graph", () => {
     expect(show(edges.filter((e) => browser(e.from) !== browser(e.to)))).toBe("")
   })
 
+  it("no cycle between layers/ files", () => {
+    const graph = new Map<string, Set<string>>()
+    for (const e of edges) {
+      if (top(e.from) !== "layers" || top(e.to) !== "layers") continue
+      graph.set(e.from, (graph.get(e.from) ?? new Set()).add(e.to))
+    }
+    expect(findCycle(graph)?.join(" -> ") ?? "", "a cycle between layers/ files").toBe("")
+  })
+
   it("no cycle between src/ folders", () => {
     const graph = new Map<string, Set<string>>()
     for (const e of edges) {
@@ -117,5 +127,38 @@ describe("import graph", () => {
             edges.filter((e) => cycle.some((u, i) => i > 0 && unitOf(e.from) === cycle[i - 1] && unitOf(e.to) === u))
           )}`
     expect(detail, "a cycle between src/ folders").toBe("")
+  })
+})
+
+describe("service tag keys", () => {
+  // `Context.Tag("…")`, `Context.Reference<X>()("…")`, `Effect.Service<X>()("…")`
+  const tagKey = /(?:Context\.Tag|Context\.Reference<\w+>\(\)|Effect\.Service<\w+>\(\))\(\s*"([^"]+)"/g
+  const keys = (["src", "layers"] as const).flatMap((r) =>
+    filesUnder(join(root, r)).flatMap((file) =>
+      [...readFileSync(file, "utf8").matchAll(tagKey)].map((m) => ({ file: relative(root, file), key: m[1]! }))
+    )
+  )
+
+  /** `Layers/<Name>` in layers/; `<Folder>/<Name>` in src/<folder>/ (capitalised); `App/<Name>` directly in src/. */
+  const areaOf = (file: string): string => {
+    const parts = file.split("/")
+    if (parts[0] === "layers") return "Layers"
+    return parts.length > 2 ? parts[1]!.charAt(0).toUpperCase() + parts[1]!.slice(1) : "App"
+  }
+
+  it("one scheme: <Area>/<Name>", () => {
+    expect(keys.length).toBeGreaterThan(50)
+    const off = keys.filter(({ file, key }) => !new RegExp(`^${areaOf(file)}/[A-Za-z]+$`).test(key))
+    expect(off.map(({ file, key }) => `${file}: "${key}" (expected "${areaOf(file)}/<Name>")`).join("\n")).toBe("")
+  })
+
+  it("no two services share a key", () => {
+    const seen = new Map<string, string>()
+    const twice = keys.flatMap(({ file, key }) => {
+      const first = seen.get(key)
+      seen.set(key, file)
+      return first === undefined ? [] : [`"${key}": ${first} and ${file}`]
+    })
+    expect(twice.join("\n")).toBe("")
   })
 })

@@ -1,5 +1,5 @@
 /**
- * The embedded database on its own thread (`layers/PgliteThread.ts`), as
+ * The embedded database on its own thread (`layers/pglite/Thread.ts`), as
  * `npm start` opens it: values cross the thread unchanged (dates, bytes, int8
  * as text, JSON, arrays, NULL), a database error keeps its SQLSTATE (what
  * `isUniqueViolation` and the migrator read), transactions roll back, pgvector
@@ -17,7 +17,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Database, layerPglite } from "../../layers/Database.js"
-import { openPgliteThread, type PgliteSession } from "../../layers/PgliteThread.js"
+import { openPgliteThread, type PgliteSession } from "../../layers/pglite/Thread.js"
 import { isUniqueViolation } from "../../src/db/Sql.js"
 
 const tempDir = Effect.acquireRelease(

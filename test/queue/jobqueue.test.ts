@@ -16,6 +16,9 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as JobQueue from "../../layers/JobQueue.js"
+import { layerMemory } from "../../layers/jobqueue/Memory.js"
+import { layerPostgres } from "../../layers/jobqueue/Postgres.js"
+import { fromPrimitives } from "../../layers/jobqueue/Worker.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { runMigrations } from "../../src/db/Migrator.js"
 import { testDatabaseLayer } from "../support/database.js"
@@ -38,11 +41,11 @@ const postgres = Layer.unwrapScoped(
   Effect.gen(function* () {
     yield* Effect.orDie(runMigrations(migrations))
     const sql = yield* SqlClient.SqlClient
-    const other = yield* Layer.build(JobQueue.layerPostgres).pipe(
+    const other = yield* Layer.build(layerPostgres).pipe(
       Effect.map((context) => Context.get(context, JobQueue.JobQueue))
     )
     return Layer.merge(
-      JobQueue.layerPostgres,
+      layerPostgres,
       Layer.succeed(Other, { queue: other, withTransaction: Option.some(sql.withTransaction) })
     )
   })
@@ -50,7 +53,7 @@ const postgres = Layer.unwrapScoped(
 
 const memory = Layer.unwrapEffect(
   Effect.map(JobQueue.JobQueue, (queue) => Layer.succeed(Other, { queue, withTransaction: Option.none() }))
-).pipe(Layer.provideMerge(JobQueue.layerMemory), Layer.provide(Clock0))
+).pipe(Layer.provideMerge(layerMemory), Layer.provide(Clock0))
 
 let queues = 0
 const fresh = (name: string) => `${name}-${++queues}`
@@ -527,7 +530,7 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         const n = (job: JobQueue.Job) => (job.payload as { n: number }).n
         // what each claim carried and took
         const log: Array<{ carried: Array<number>; claimed: Array<number> }> = []
-        const jobs = yield* JobQueue.fromPrimitives({
+        const jobs = yield* fromPrimitives({
           ...store,
           claim: (options) =>
             Effect.tap(store.claim(options), (claimed) =>
@@ -709,7 +712,7 @@ const observedWorker = (name: string, handle: (job: JobQueue.Job) => Effect.Effe
   Effect.gen(function* () {
     const store = yield* JobQueue.JobQueue
     const log: Array<string> = []
-    const jobs = yield* JobQueue.fromPrimitives({
+    const jobs = yield* fromPrimitives({
       ...store,
       claim: (options) => Effect.tap(store.claim(options), (claimed) => Effect.sync(() => log.push(`claim ${claimed.length}`))),
       nextDueAt: (queue) => Effect.zipRight(Effect.sync(() => log.push("nextDueAt")), store.nextDueAt(queue))

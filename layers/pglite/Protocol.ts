@@ -1,5 +1,5 @@
 /**
- * The messages between `PgliteThread.ts` (main thread) and `PgliteWorker.ts`
+ * The messages between `Thread.ts` (main thread) and `Worker.ts`
  * (the thread running PGlite). Request ids start at 1; the worker's first
  * message, id 0, says whether the database opened.
  */

@@ -1,16 +1,16 @@
 /**
- * The worker-thread side of `PgliteThread.ts`: opens the embedded database
+ * The worker-thread side of `Thread.ts`: opens the embedded database
  * here (`workerData`: its data dir and template) and runs the statements the
  * main thread posts, one message each way per statement. Bundled as
  * `dist/pglite-worker.mjs`; from sources it is loaded through tsx.
  */
 import { parentPort, workerData } from "node:worker_threads"
-import { openPglite } from "./Pglite.js"
-import type { Reply, Request, WorkerInput } from "./PgliteProtocol.js"
-import { serializeError } from "./PgliteProtocol.js"
+import { openPglite } from "./Open.js"
+import type { Reply, Request, WorkerInput } from "./Protocol.js"
+import { serializeError } from "./Protocol.js"
 
 const port = parentPort
-if (port === null) throw new Error("PgliteWorker.ts runs as a worker thread (see PgliteThread.ts)")
+if (port === null) throw new Error("layers/pglite/Worker.ts runs as a worker thread (see Thread.ts)")
 const input = workerData as WorkerInput
 
 const post = (reply: Reply) => port.postMessage(reply)

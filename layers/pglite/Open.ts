@@ -1,7 +1,7 @@
 /**
  * Opening the embedded PostgreSQL: PGlite with pgvector. Reached only through
  * `import()` (with `DATABASE_URL` set neither its code nor its wasm is
- * loaded): in the service, on the database's own thread (`PgliteWorker.ts`),
+ * loaded): in the service, on the database's own thread (`Worker.ts`),
  * which `main.ts` starts before the rest of the service loads; in tests and
  * the build, in the calling thread.
  */

@@ -10,7 +10,7 @@ import type { Results, RowMode } from "@electric-sql/pglite"
 import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
-import { type Call, deserializeError, type Reply, type WorkerInput } from "./PgliteProtocol.js"
+import { type Call, deserializeError, type Reply, type WorkerInput } from "./Protocol.js"
 
 /** What the SQL client uses of a PGlite session; PGlite itself is one, so is the thread's proxy. */
 export interface PgliteSession {
@@ -29,7 +29,7 @@ const startWorker = (input: WorkerInput): Worker => {
   // the ESM build of tsx's API (`require.resolve` would name its CommonJS one)
   const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json")
   const tsx = new URL("dist/esm/api/index.mjs", pathToFileURL(tsxPackage)).href
-  const source = new URL("./PgliteWorker.ts", import.meta.url).href
+  const source = new URL("./Worker.ts", import.meta.url).href
   const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source)}) })`
   return new Worker(boot, { eval: true, workerData: input })
 }

@@ -1,6 +1,7 @@
 /**
  * The `openai` provider of `Ai`: any OpenAI-compatible server. Loaded by
- * `Ai.layerOpenAi` when it is built (see there).
+ * `Ai.layerOpenAi` when it is built (see there), which hands it the `Ai` tag:
+ * this file imports nothing of `layers/Ai.ts`.
  */
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
@@ -8,14 +9,25 @@ import * as OpenAiEmbeddingModel from "@effect/ai-openai/OpenAiEmbeddingModel"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Ai, AiError, type AnswerInput, type AudioInput, type CategoryDraft, type DocumentInput, type OpenAiOptions, type QaDraft, type Transcript } from "./Ai.js"
-import * as OpenAiParts from "./ai/OpenAi.js"
-import * as Sse from "./ai/Sse.js"
+import * as OpenAiParts from "./OpenAi.js"
+import {
+  AiError,
+  type AiShape,
+  type AnswerInput,
+  type AudioInput,
+  type CategoryDraft,
+  type DocumentInput,
+  type OpenAiOptions,
+  type QaDraft,
+  type Transcript
+} from "./Shape.js"
+import * as Sse from "./Sse.js"
 
 const documentPieceChars = 12_000
 const documentPieceLimit = 20
@@ -26,8 +38,9 @@ const embedBatch = 64
  * `@effect/ai-openai` client's HTTP client (the package's language model
  * speaks the newer `/responses` API, which most compatible servers lack), in
  * JSON mode, decoded with Schema; embeddings go through `OpenAiEmbeddingModel`.
+ * `tag`: the service's (`Ai`).
  */
-export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> => {
+export const layer = <I>(tag: Context.Tag<I, AiShape>, options: OpenAiOptions): Layer.Layer<I> => {
   const dimensions = options.dimensions ?? 1536
   const timeout = options.timeout ?? Duration.seconds(60)
   const client = OpenAiClient.layer({ apiKey: options.apiKey, apiUrl: options.baseUrl.replace(/\/+$/, "") }).pipe(
@@ -195,9 +208,9 @@ export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> => {
         Effect.timeoutFail({ duration: transcriptionTimeout, onTimeout: timedOut("transcription request", transcriptionTimeout) })
       )
 
-    return Ai.of({ provider: "openai", dimensions, categorize, generateQa, embed, answer, transcribe })
+    return tag.of({ provider: "openai", dimensions, categorize, generateQa, embed, answer, transcribe })
   })
-  return Layer.effect(Ai, service).pipe(Layer.provide(embeddings), Layer.provide(client))
+  return Layer.effect(tag, service).pipe(Layer.provide(embeddings), Layer.provide(client))
 }
 
 const unit = (vector: ReadonlyArray<number>, dimensions: number): Effect.Effect<ReadonlyArray<number>, AiError> => {

@@ -1,0 +1,528 @@
+/**
+ * The worker and probes of a JobQueue, built over any store's `Primitives`
+ * (`fromPrimitives`: how `Postgres.ts` and `Memory.ts` make the service).
+ *
+ * - The worker claims while slots are free, runs `handle(job)` in its own
+ *   fiber and settles the job by the returned `Outcome`; a handler that fails
+ *   or dies is an attempt like any other (see Failures below). While a
+ *   handler runs, its lease is extended every third of `leaseMillis`; a handler
+ *   that loses its lease is interrupted. On interruption (shutdown) the lease is
+ *   released, so another process takes the job at once (first `handBack` gives
+ *   back what its claim took for it, also for a job whose handler never
+ *   started); a crashed process's leases lapse and its jobs are claimed again.
+ * - Between claims it sleeps until the next due job, a local wake-up, a freed
+ *   slot, an ended job's item, or `pollMillis` (other processes' jobs). It
+ *   claims for every free slot in one claim: woken while jobs run, it first
+ *   waits for the others to end, at most 3 ms of real time (a timer of its own,
+ *   not the Clock), so that their slots share one claim. A pass that started
+ *   jobs does not read `nextDueAt`: the end of one of them brings the next pass
+ *   (so a job falling due later while all of them still run waits for that, or
+ *   at most `pollMillis`). It is supervised: it restarts with backoff and logs.
+ * - Carried writes (`WorkerOptions.finish`): a handler whose job ends well
+ *   returns `Outcome.finish(item)` instead of writing its result itself; the
+ *   worker's next claim carries the items of every job that ended meanwhile
+ *   (on PostgreSQL in the claim's own statement, see `Postgres.ts`). Where the
+ *   store cannot carry a write (memory) the worker runs `finish.alone` and
+ *   settles the jobs itself. The handler's job ends when its item is written,
+ *   also on shutdown (the worker writes what it holds before it stops), so a
+ *   job is never handed back with its work done but not recorded.
+ * - Failures: a handler (or its claim's `prepare`) that fails or dies is a failed
+ *   attempt: logged at error level in one line (job, queue, key, short cause),
+ *   counted (`jobs_attempts_failed_total`), its short cause kept in `last_error`,
+ *   and retried after `retryBackoffMillis`; at attempt `maxAttempts` (every
+ *   settled attempt counts, the retries a handler asks for too) it is given up:
+ *   `onGiveUp` records it where people see it, then the job is settled failed
+ *   (`jobs_failed_total`) and the next job of its key runs. An `onGiveUp` that
+ *   dies leaves the job to run again after the backoff, so a failure is never
+ *   settled unrecorded. `onRetry` shows a retry the same way.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import {
+  afterCommit,
+  type Carried,
+  defaultMaxAttempts,
+  type EnqueueInput,
+  type Job,
+  JobQueue,
+  type JobQueueShape,
+  Outcome,
+  type Primitives,
+  retryBackoffMillis,
+  supervise,
+  withAfterCommit,
+  type WorkerOptions
+} from "../JobQueue.js"
+import { recordJobAttemptFailed, recordJobFailed } from "../Metrics.js"
+
+const nowMillis = Clock.currentTimeMillis
+
+const defaultLeaseMillis = 60_000
+
+const maxReasonLength = 200
+
+const textOf = (value: unknown): string => {
+  if (typeof value === "string") return value
+  if (typeof value === "object" && value !== null) {
+    const tag = "_tag" in value && typeof value._tag === "string" ? value._tag : value instanceof Error ? value.name : undefined
+    const message = "message" in value && typeof value.message === "string" ? value.message : undefined
+    if (tag !== undefined || message !== undefined) return [tag, message].filter((p) => p !== undefined && p !== "").join(": ")
+  }
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+/**
+ * A failure in one short line, for `last_error` and the log: the first error's own text, or the defect's after
+ * `died:` (`died: TypeError: x is not a function`); never a stack.
+ */
+export const shortCause = (cause: Cause.Cause<unknown>): string => {
+  const text = Option.match(Cause.failureOption(cause), {
+    onSome: textOf,
+    onNone: () =>
+      Option.match(Cause.dieOption(cause), {
+        onSome: (defect) => `died: ${textOf(defect)}`,
+        onNone: () => (Cause.isInterrupted(cause) ? "interrupted" : Cause.pretty(cause))
+      })
+  })
+  const line = (text.split("\n")[0] ?? "").trim()
+  return line.length > maxReasonLength ? `${line.slice(0, maxReasonLength - 1)}…` : line
+}
+
+/** Real time, not the Clock: the moment passes the same under a TestClock that nobody advances. */
+const realSleep = (millis: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const handle = setTimeout(() => resume(Effect.void), millis)
+    return Effect.sync(() => clearTimeout(handle))
+  })
+
+/** Most real time a claim pass waits for the jobs still running (milliseconds). */
+const claimMomentMillis = 3
+
+/** A job that ended well, its item waiting for the claim that writes it; `written` tells its job how that went. */
+interface Carrying<F> {
+  readonly job: Job
+  readonly item: F
+  readonly written: Deferred.Deferred<boolean>
+}
+
+const make = (primitives: Primitives) =>
+  Effect.gen(function* () {
+    const bells = new Map<string, Queue.Queue<void>>()
+    const bell = (queue: string) =>
+      Effect.suspend(() => {
+        const existing = bells.get(queue)
+        if (existing) return Effect.succeed(existing)
+        // two fibers may create one at once: the first to register wins, so wake and worker share it
+        return Effect.flatMap(Queue.sliding<void>(1), (created) =>
+          Effect.sync(() => {
+            const winner = bells.get(queue) ?? created
+            bells.set(queue, winner)
+            return winner
+          })
+        )
+      })
+    const wake = (queue: string) => Effect.flatMap(bell(queue), (b) => Effect.asVoid(Queue.offer(b, undefined)))
+
+    // per queue: jobs in flight here, workers running here, and a tick bumped on every change (for awaitIdle)
+    const inFlight = new Map<string, number>()
+    const claiming = new Map<string, number>()
+    const workers = new Map<string, number>()
+    const perKeyOf = new Map<string, number | undefined>()
+    let ticks = 0
+    // the `awaitIdle` calls waiting for the next tick: a bump costs a count unless one waits
+    const tickWaiters = new Set<() => void>()
+    const bump = Effect.sync(() => {
+      ticks++
+      if (tickWaiters.size === 0) return
+      const woken = [...tickWaiters]
+      tickWaiters.clear()
+      for (const resume of woken) resume()
+    })
+    const tickAfter = (seen: number) =>
+      Effect.async<void>((resume) => {
+        if (ticks > seen) return resume(Effect.void)
+        const waiter = () => resume(Effect.void)
+        tickWaiters.add(waiter)
+        return Effect.sync(() => tickWaiters.delete(waiter))
+      })
+    const add = (map: Map<string, number>, queue: string, delta: number) =>
+      Effect.sync(() => map.set(queue, (map.get(queue) ?? 0) + delta))
+
+    const enqueue = (input: EnqueueInput) =>
+      Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
+
+    /** Hands a claimed job back on shutdown: what its claim took for it first (`handBack`), then its lease. */
+    const handBack = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, prepared: P | undefined) =>
+      options.handBack === undefined
+        ? primitives.release(job)
+        : Effect.zipRight(options.handBack(job, prepared), primitives.release(job))
+
+    /**
+     * A handler (or its claim's `prepare`) that failed or died: one error line, counted, then retried after the
+     * backoff, or, at the last attempt, given up (recorded by `onGiveUp` first) and settled failed.
+     */
+    const failedAttempt = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function* () {
+        const reason = shortCause(cause)
+        const attempt = job.attempts + 1
+        const maxAttempts = options.maxAttempts ?? defaultMaxAttempts
+        const last = attempt >= maxAttempts
+        const retryAt = new Date((yield* nowMillis) + retryBackoffMillis(job.attempts))
+        const fields = { job_id: job.id, queue: job.queue, key: job.key ?? "", attempt, max_attempts: maxAttempts }
+        yield* recordJobAttemptFailed(job.queue)
+        yield* Effect.logError(
+          `job ${job.id} of ${job.queue} (key ${job.key ?? "none"}) failed, attempt ${attempt} of ${maxAttempts}: ${reason}; ` +
+            (last ? "giving up" : `retrying at ${retryAt.toISOString()}`)
+        ).pipe(Effect.annotateLogs(fields))
+        // the whole cause (its stack) below the error level, for whoever debugs it
+        yield* Effect.logDebug(`job ${job.id} of ${job.queue}: the failed attempt's cause`, cause)
+        if (!last) {
+          if (options.onRetry !== undefined) {
+            const shown = yield* Effect.exit(options.onRetry(job, reason, retryAt))
+            if (Exit.isFailure(shown)) {
+              if (Cause.isInterruptedOnly(shown.cause)) return yield* Effect.interrupt
+              yield* Effect.logWarning(`job ${job.id} of ${job.queue}: its retry could not be shown: ${shortCause(shown.cause)}`)
+            }
+          }
+          return yield* primitives.settle(job, Outcome.retryAt(retryAt, reason))
+        }
+        if (options.onGiveUp !== undefined) {
+          const recorded = yield* Effect.exit(options.onGiveUp(job, reason))
+          if (Exit.isFailure(recorded)) {
+            if (Cause.isInterruptedOnly(recorded.cause)) return yield* Effect.interrupt
+            // not failed unseen: the job runs again after the backoff, and gives up again if it still fails
+            yield* Effect.logError(
+              `job ${job.id} of ${job.queue}: its failure could not be recorded (${shortCause(recorded.cause)}); ` +
+                `running it again at ${retryAt.toISOString()}`
+            ).pipe(Effect.annotateLogs(fields))
+            return yield* primitives.settle(job, Outcome.retryAt(retryAt, reason))
+          }
+        }
+        yield* primitives.settle(job, Outcome.failed(reason))
+        yield* recordJobFailed(job.queue)
+      })
+
+    /**
+     * A job's run: its handler, then its settle, or its item handed to `carry` (which answers once the item is
+     * written); the worker's heartbeat interrupts it if its lease is lost. Entered uninterruptible (from the end of
+     * its claim): the hand-back on interruption is in place before the run can be interrupted, also when that
+     * happens before its handler starts.
+     */
+    const runOne = <R, P, F>(
+      options: WorkerOptions<R, P, F>,
+      job: Job,
+      prepared: Exit.Exit<P, unknown>,
+      carry: (job: Job, item: F) => Effect.Effect<boolean, never, R>,
+      /** Whether the job was interrupted because another worker has it now: nothing of it is ours to hand back. */
+      lost: () => boolean
+    ) =>
+      Effect.gen(function* () {
+        const result = yield* Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p))))
+        if (result._tag === "Success") {
+          const outcome = result.value
+          if (outcome._tag === "Failed") yield* recordJobFailed(job.queue)
+          if (outcome._tag !== "Finish") return yield* primitives.settle(job, outcome)
+          if (options.finish === undefined) return yield* Effect.dieMessage("Outcome.finish needs WorkerOptions.finish")
+          const item = outcome.item
+          // its work is done: it waits for the record, interrupted or not (a worker restarting after the claim that
+          // carried it failed, a shutdown), so it is never handed back with its work done and not recorded
+          return yield* Effect.uninterruptible(
+            Effect.gen(function* () {
+              if (yield* carry(job, item)) return
+              // not recorded: the job runs again when its lease would have lapsed
+              const at = (yield* nowMillis) + (options.leaseMillis ?? defaultLeaseMillis)
+              yield* primitives.settle(job, Outcome.retryAt(new Date(at), "its result could not be recorded"))
+            })
+          )
+        }
+        if (Cause.isInterruptedOnly(result.cause)) return yield* Effect.interrupt
+        yield* failedAttempt(options, job, result.cause)
+      }).pipe(
+        Effect.interruptible,
+        // on shutdown, hand the job back at once rather than after the lease
+        Effect.onInterrupt(() =>
+          lost() ? Effect.void : handBack(options, job, Exit.isSuccess(prepared) ? prepared.value : undefined)
+        ),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`job ${job.id} could not be settled`, cause)
+        )
+      )
+
+    const loop = <R, P, F>(options: WorkerOptions<R, P, F>) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
+          const pollMillis = options.pollMillis ?? 1_000
+          const running = yield* FiberSet.make<void, never>()
+          const slotFreed = yield* Queue.sliding<void>(1)
+          const rung = yield* bell(options.queue)
+          yield* Effect.acquireRelease(
+            Effect.zipRight(add(workers, options.queue, 1), Effect.sync(() => perKeyOf.set(options.queue, options.perKey))),
+            () => add(workers, options.queue, -1)
+          )
+          // slots taken: jobs running, and ended jobs whose items wait in `carrying`
+          let busy = 0
+          // the items of jobs that ended well, for the next claim to write; `written`: jobs whose items a claim
+          // wrote (that claim counted their slots as free, and their fibers end after it)
+          const carrying: Array<Carrying<F>> = []
+          const written = new Set<string>()
+          // The "moment" before a claim pass: while jobs still run, wait for the last to end, at most
+          // `claimMomentMillis`. Jobs that end close together then share one claim (one round trip, one commit)
+          // instead of splitting into groups that take turns; a job that ends resolves `allEnded` when it was the last.
+          let allEnded: Deferred.Deferred<void> | undefined
+          const stillRunning = () => busy - carrying.length
+          const jobEnded = () => {
+            if (allEnded !== undefined && stillRunning() === 0) Deferred.unsafeDone(allEnded, Exit.void)
+          }
+          const moment = Effect.suspend(() => {
+            if (stillRunning() === 0) return Effect.void
+            const latch = Deferred.unsafeMake<void>(FiberId.none)
+            allEnded = latch
+            return Effect.ensuring(
+              Effect.raceFirst(Deferred.await(latch), realSleep(claimMomentMillis)),
+              Effect.sync(() => {
+                allEnded = undefined
+              })
+            )
+          })
+          const itemArrived = yield* Queue.sliding<void>(1)
+          // once the worker stops, a job that ends well writes its own item
+          let closing = false
+          // the jobs running here, for the heartbeat
+          // `lost`: set by the heartbeat when another worker has the job (it is interrupted, not handed back)
+          const held = new Map<string, { readonly job: Job; readonly fiber: Fiber.RuntimeFiber<void, never>; lost: boolean }>()
+          const jobStarted = yield* Queue.sliding<void>(1)
+          // One heartbeat for all of them (not a fiber and a timer per job): every third of the lease, each lease is
+          // extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
+          // waits for one, rather than beating through a Clock's jumps for nothing.
+          yield* Effect.forkScoped(
+            Effect.forever(
+              Effect.gen(function* () {
+                if (held.size === 0) yield* Queue.take(jobStarted)
+                yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
+                for (const entry of [...held.values()]) {
+                  // a failed write (database briefly away) is not a lost lease: try again next beat
+                  const kept = yield* primitives.extend(entry.job, leaseMillis).pipe(
+                    Effect.catchAllCause((cause) =>
+                      Effect.as(Effect.logWarning(`job ${entry.job.id}: lease not extended`, cause), true)
+                    )
+                  )
+                  if (!kept && held.get(entry.job.id) === entry) {
+                    yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
+                    entry.lost = true
+                    yield* Fiber.interruptFork(entry.fiber)
+                  }
+                }
+              })
+            )
+          )
+
+          const answer = (items: ReadonlyArray<Carrying<F>>, ok: boolean) => {
+            for (const c of items) Deferred.unsafeDone(c.written, Exit.succeed(ok))
+          }
+          const carriedBy = (items: ReadonlyArray<Carrying<F>>): Carried => ({
+            jobs: items.map((c) => c.job),
+            write: () => options.finish!.write(items.map((c) => c.item))
+          })
+
+          /** Writes items where the store cannot carry them, or once the worker stops: alone, then settles their jobs. */
+          const writeAlone = (items: ReadonlyArray<Carrying<F>>) =>
+            Effect.gen(function* () {
+              const exit = yield* Effect.exit(
+                options.finish!.alone(items.map((c) => c.item)).pipe(
+                  Effect.zipRight(Effect.forEach(items, (c) => primitives.settle(c.job, Outcome.done), { discard: true }))
+                )
+              )
+              if (Exit.isFailure(exit)) yield* Effect.logError(`jobs of ${options.queue}: results not recorded`, exit.cause)
+              answer(items, Exit.isSuccess(exit))
+            })
+
+          // The worker stops: what waits is written now (a pass under way ends first: it is uninterruptible while it
+          // carries items), and a job ending from here on writes its own (see `carry`). Registered after `running`,
+          // so this runs before its jobs are interrupted.
+          yield* Effect.addFinalizer(() =>
+            Effect.suspend(() => {
+              closing = true
+              const items = carrying.splice(0)
+              if (items.length === 0) return Effect.void
+              if (!primitives.carries) return writeAlone(items)
+              const claim = primitives.claim({ queue: options.queue, limit: 0, leaseMillis, carried: carriedBy(items) })
+              return Effect.map(Effect.exit(claim), (exit) => answer(items, Exit.isSuccess(exit)))
+            })
+          )
+
+          /** A job that ended well hands its item over; true once it is written. */
+          const carry = (job: Job, item: F): Effect.Effect<boolean, never, R> =>
+            Effect.flatMap(Deferred.make<boolean>(), (written) =>
+              Effect.suspend(() => {
+                const waiting = { job, item, written }
+                if (closing) return Effect.zipRight(writeAlone([waiting]), Deferred.await(written))
+                carrying.push(waiting)
+                jobEnded()
+                return Effect.zipRight(Queue.offer(itemArrived, undefined), Deferred.await(written))
+              })
+            )
+
+          const start = (job: Job, prepared: Exit.Exit<P, unknown>) => {
+            busy++
+            return Effect.zipRight(
+              add(inFlight, options.queue, 1),
+              FiberSet.run(
+                running,
+                // started from the uninterruptible end of a claim, it stays so until `runOne` has its hand-back in place
+                Effect.withFiberRuntime<void, never, R>((fiber) => {
+                  const entry = { job, fiber, lost: false }
+                  held.set(job.id, entry)
+                  const lost = () => entry.lost
+                  return Effect.zipRight(Queue.offer(jobStarted, undefined), runOne(options, job, prepared, carry, lost).pipe(
+                    Effect.ensuring(
+                      Effect.suspend(() => {
+                        if (held.get(job.id) === entry) held.delete(job.id)
+                        // a job whose item a claim wrote: that claim already counted its slot as free
+                        if (written.delete(job.id)) return Effect.all([add(inFlight, options.queue, -1), bump], { discard: true })
+                        busy--
+                        jobEnded()
+                        return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump], {
+                          discard: true
+                        })
+                      })
+                    )
+                  ))
+                })
+              )
+            )
+          }
+          while (true) {
+            // the items ended jobs left: this pass writes them, and fills their slots
+            const items = carrying.splice(0)
+            const free = options.concurrency - busy + items.length
+            const claimedAt = yield* nowMillis
+            // from the claim until its jobs count as in flight, the queue is not idle: a job claimed but not yet
+            // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness.
+            // Interruption (shutdown) reaches the claim and `prepare`, never the moment between a claim and its
+            // jobs' start: a claimed job is either running (and releases its lease when interrupted) or released
+            // here. A claim that carries items runs to its end: their jobs wait for it.
+            const claimAndStart = Effect.uninterruptibleMask((restore) =>
+              Effect.gen(function* () {
+                const carried = items.length > 0 && primitives.carries ? carriedBy(items) : undefined
+                const slotsOf = (ok: boolean) => {
+                  if (!ok) return
+                  busy -= items.length
+                  for (const c of items) written.add(c.job.id)
+                }
+                if (items.length > 0 && carried === undefined) {
+                  yield* writeAlone(items)
+                  slotsOf(true)
+                }
+                if (free === 0 && carried === undefined) return []
+                const claim = primitives.claim({
+                  queue: options.queue,
+                  limit: free,
+                  leaseMillis,
+                  perKey: options.perKey,
+                  carried,
+                  call:
+                    options.claimCall &&
+                    ((call) => options.claimCall!({ ...call, items: carried === undefined ? [] : items.map((c) => c.item) }))
+                })
+                const exit = yield* Effect.exit(carried === undefined ? restore(claim) : claim)
+                if (carried !== undefined) {
+                  slotsOf(Exit.isSuccess(exit))
+                  answer(items, Exit.isSuccess(exit))
+                }
+                const claimed = yield* exit
+                if (claimed.length === 0) return claimed
+                const prepared: Exit.Exit<P, unknown> =
+                  options.prepare === undefined
+                    ? Exit.succeed(undefined as P)
+                    : yield* Effect.exit(restore(options.prepare(claimed)))
+                if (Exit.isFailure(prepared) && Cause.isInterruptedOnly(prepared.cause)) {
+                  yield* Effect.forEach(claimed, (job) => handBack(options, job, undefined), { discard: true })
+                  return yield* Effect.interrupt
+                }
+                for (const job of claimed) yield* start(job, prepared)
+                return claimed
+              })
+            )
+            const jobs = yield* Effect.zipRight(
+              add(claiming, options.queue, 1),
+              Effect.ensuring(claimAndStart, add(claiming, options.queue, -1))
+            )
+            yield* bump
+            if (free > 0 && jobs.length === free) continue
+            // slots all busy, or jobs started: each one that ends wakes us for another pass, which looks at the due
+            // times when it claims nothing; until then a wake-up, a freed slot, an ended job's item or the poll
+            // (no query per pass)
+            const wait =
+              free === 0 || jobs.length > 0
+                ? pollMillis
+                : yield* Effect.gen(function* () {
+                    const due = yield* primitives.nextDueAt(options.queue)
+                    // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
+                    const at = yield* nowMillis
+                    return Option.match(due, {
+                      onNone: () => pollMillis,
+                      // due by the claim but not claimed (slots, caps or an earlier job of its key): a change wakes us
+                      onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
+                    })
+                  })
+            // items that arrived during this pass are the next pass's at once
+            if (carrying.length === 0) {
+              yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed), Queue.take(itemArrived)])
+            }
+            // a moment for the jobs still running, so that one claim serves them all
+            yield* moment
+            // what ended so far is all seen by the next pass: its wake-ups are spent
+            yield* Queue.takeAll(slotFreed)
+            yield* Queue.takeAll(itemArrived)
+          }
+        })
+      )
+
+    const worker = <R, P = undefined, F = never>(options: WorkerOptions<R, P, F>): Effect.Effect<never, never, R> =>
+      supervise(`queue:${options.queue}`, loop(options))
+
+    const isIdle = (queue: string) =>
+      Effect.gen(function* () {
+        if ((inFlight.get(queue) ?? 0) > 0 || (claiming.get(queue) ?? 0) > 0) return false
+        return (yield* primitives.claimable({ queue, perKey: perKeyOf.get(queue) })) === 0
+      })
+
+    const awaitIdle = (queue: string) =>
+      Effect.gen(function* () {
+        // a worker forked just now may not have started yet
+        for (let i = 0; i < 1_000 && (workers.get(queue) ?? 0) === 0; i++) yield* Effect.yieldNow()
+        if ((workers.get(queue) ?? 0) === 0) return yield* Effect.dieMessage(`awaitIdle: no worker runs queue ${queue}`)
+        // bounded: each round waits for the worker to move (a claim pass or a settled job)
+        for (let round = 0; round < 10_000; round++) {
+          const seen = ticks
+          if (yield* isIdle(queue)) return
+          yield* wake(queue)
+          yield* tickAfter(seen)
+        }
+        return yield* Effect.dieMessage(`awaitIdle: queue ${queue} never became idle`)
+      })
+
+    const hurry = (queue: string, key: string) =>
+      Effect.tap(primitives.hurry(queue, key), (n) => (n > 0 ? afterCommit(wake(queue)) : Effect.void))
+
+    return JobQueue.of({ ...primitives, enqueue, hurry, worker, wake, awaitIdle })
+  })
+
+/**
+ * A JobQueue over any store's primitives (the worker, wake-ups and probes are
+ * built on them): for a store of one's own, or to observe the worker in tests.
+ */
+export const fromPrimitives = (primitives: Primitives): Effect.Effect<JobQueueShape> => make(primitives)
