@@ -81,30 +81,36 @@ const megabytes = (n: number) => `${n} MB`
 /** One request on one thread: its reply, or how the thread ended without one. */
 const ask = <T extends ThreadRequest>(thread: Worker, request: T, memoryMb: number): Effect.Effect<ThreadAnswers[T["_tag"]], ExtractError> =>
   Effect.async<ThreadAnswers[T["_tag"]], ExtractError>((resume) => {
+    // the first of the three ends the request: the other listeners go with it (the thread serves many requests)
+    const end = (outcome: Effect.Effect<ThreadAnswers[T["_tag"]], ExtractError>) => {
+      stopListening()
+      resume(outcome)
+    }
     const onMessage = (reply: ThreadReply) =>
-      resume(
+      end(
         reply.ok
           ? Effect.succeed(reply.value as ThreadAnswers[T["_tag"]])
           : Effect.fail(new ExtractError({ reason: "unreadable", message: reply.message }))
       )
     const onError = (error: Error & { code?: string }) =>
-      resume(
+      end(
         Effect.fail(
           error.code === "ERR_WORKER_OUT_OF_MEMORY"
             ? new ExtractError({ reason: "memory", message: `the document needs more than ${megabytes(memoryMb)} of memory to read` })
             : new ExtractError({ reason: "unreadable", message: "the document could not be read" })
         )
       )
-    const onExit = () => resume(Effect.fail(new ExtractError({ reason: "unreadable", message: "the document could not be read" })))
-    thread.once("message", onMessage)
-    thread.once("error", onError)
-    thread.once("exit", onExit)
-    thread.postMessage(request)
-    return Effect.sync(() => {
+    const onExit = () => end(Effect.fail(new ExtractError({ reason: "unreadable", message: "the document could not be read" })))
+    const stopListening = () => {
       thread.off("message", onMessage)
       thread.off("error", onError)
       thread.off("exit", onExit)
-    })
+    }
+    thread.on("message", onMessage)
+    thread.on("error", onError)
+    thread.on("exit", onExit)
+    thread.postMessage(request)
+    return Effect.sync(stopListening)
   })
 
 /** A pool of extraction threads, started on demand; each is replaced two minutes after it started. */

@@ -40,6 +40,20 @@ describe("extraction threads", () => {
     }).pipe(Effect.provide(layerThreads({ threads: 1, timeoutMillis: 30_000, memoryMb: 128 })))
   )
 
+  it.scoped("one thread reads many documents without gathering listeners", () =>
+    Effect.gen(function* () {
+      const extractor = yield* Extractor
+      const warnings: Array<string> = []
+      const onWarning = (warning: Error) => warnings.push(warning.name)
+      process.on("warning", onWarning)
+      yield* Effect.addFinalizer(() => Effect.sync(() => process.off("warning", onWarning)))
+      for (let i = 0; i < 15; i++) yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: `page ${i}` })
+      // a warning is emitted on the next tick
+      yield* TestServices.provideLive(Effect.sleep("20 millis"))
+      expect(warnings).not.toContain("MaxListenersExceededWarning")
+    }).pipe(Effect.provide(layerThreads({ threads: 1, timeoutMillis: 30_000, memoryMb: 128 })))
+  )
+
   it.scoped("over the time limit: fails with a timeout, and the next document gets a fresh thread", () =>
     Effect.gen(function* () {
       const extractor = yield* Extractor
