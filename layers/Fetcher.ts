@@ -15,7 +15,7 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { StringDecoder } from "node:string_decoder"
-import { bareHostname, isLocalhostName, isPublicAddress } from "./Addresses.js"
+import { bareHostname, isLocalhostName, isPublicAddress } from "./fetcher/Addresses.js"
 
 export interface PostRequest {
   readonly url: string

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { type LogLevelName, logLevelNames } from "../layers/Logging.js"
+import { type LogLevelName, logLevelNames } from "./Logging.js"
 
 /** Which `Ai` provider knowledge ingestion uses; `openai` speaks to any OpenAI-compatible server. */
 export type AiSettings =

@@ -61,7 +61,7 @@ import {
   withAfterCommit,
   type WorkerOptions
 } from "../JobQueue.js"
-import { recordJobAttemptFailed, recordJobFailed } from "../Metrics.js"
+import { recordJobAttemptFailed, recordJobFailed } from "./Metrics.js"
 
 const nowMillis = Clock.currentTimeMillis
 

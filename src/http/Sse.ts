@@ -11,7 +11,7 @@ import * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { openStreams } from "../../layers/Metrics.js"
+import { openStreams } from "./Metrics.js"
 
 /** One event: `id:` then `data:` (JSON on one line). */
 export const frame = (id: number, data: string): string => `id: ${id}\ndata: ${data}\n\n`

@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 import { ParameterInvalid, UrlNotAllowed } from "../../schema/Errors.js"
-import { bareHostname, isLocalhostName, isPublicAddress } from "../../layers/Addresses.js"
+import { bareHostname, isLocalhostName, isPublicAddress } from "../../layers/fetcher/Addresses.js"
 
 export { bareHostname, isLocalhostName, isPublicAddress }
 

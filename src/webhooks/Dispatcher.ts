@@ -30,7 +30,7 @@ import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, maxAttempts, nextAttemptAt } from "./Schedule.js"
 import { signatureHeader } from "./Signature.js"
-import { recordDelivery } from "../../layers/Metrics.js"
+import { recordDelivery } from "./Metrics.js"
 
 /** The JobQueue queue of deliveries (key: subscription id; payload: `{ deliveryId }`). */
 export const webhookQueue = "webhooks"

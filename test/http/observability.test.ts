@@ -7,7 +7,7 @@ import * as Redacted from "effect/Redacted"
 import jwt from "jsonwebtoken"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import * as Logging from "../../layers/Logging.js"
+import * as Logging from "../../src/Logging.js"
 import { dispatcherIdle, Harness, testServer } from "../support/harness.js"
 
 /** Log lines the service wrote while these tests ran. */

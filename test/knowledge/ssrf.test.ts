@@ -14,8 +14,8 @@ import { vi } from "vitest"
 import { Harness, testServer } from "../support/harness.js"
 import { createAgent, eventsOfType, html, serveSite, waitSettled } from "./support.js"
 
-vi.mock("../../layers/Addresses.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../layers/Addresses.js")>()
+vi.mock("../../layers/fetcher/Addresses.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../layers/fetcher/Addresses.js")>()
   return { ...actual, isPublicAddress: (ip: string) => ip === "127.0.0.2" || actual.isPublicAddress(ip) }
 })
 

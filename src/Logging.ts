@@ -104,16 +104,16 @@ export const jsonLines = (write: (line: string) => void) =>
 
 /**
  * Lines go out together, at most `flushMillis` after the first of them: stdout
- * to a pipe is a blocking write on Linux that also wakes the reader, and one
- * per request cost more than the request. One write per turn of the event loop
- * still cost 1.5 % of a `GET`'s CPU under load (interleaved A/B, README). A
- * burst of `maxBuffered` lines is written at once; lines still buffered are
- * written when the process exits.
+ * to a pipe is a blocking write on Linux that also wakes the reader, and a write
+ * per request cost more than the request itself (scripts/bench/results/get-agent-edge.md).
+ * A burst of `maxBuffered` lines is written at once; lines still buffered are
+ * written when the process exits (the hook is added by the first line, not at import).
  */
 const maxBuffered = 1000
 const flushMillis = 100
 let buffered: Array<string> = []
 let scheduled = false
+let flushesOnExit = false
 const flush = () => {
   scheduled = false
   if (buffered.length === 0) return
@@ -122,6 +122,10 @@ const flush = () => {
   process.stdout.write(text)
 }
 const stdout = (line: string) => {
+  if (!flushesOnExit) {
+    flushesOnExit = true
+    process.once("exit", flush)
+  }
   buffered.push(line)
   if (buffered.length >= maxBuffered) return flush()
   if (!scheduled) {
@@ -129,7 +133,6 @@ const stdout = (line: string) => {
     setTimeout(flush, flushMillis).unref()
   }
 }
-process.once("exit", flush)
 
 /** Replaces the default logger with JSON lines at `level` and above (`write`: stdout unless a test captures). */
 export const layerJson = (options: { readonly level: LogLevelName; readonly write?: (line: string) => void }) => {
@@ -156,10 +159,10 @@ export const layerJson = (options: { readonly level: LogLevelName; readonly writ
  * The request line of the HTTP edge, one per request (`msg: "request"`, level info), at `atMillis` (the end of
  * the request by the edge's Clock, which it has read already). With `layerJson` it goes straight to the JSON
  * lines, as the logger would write it, past Effect's logging pipeline (a copy of the fiber's FiberRefs, the set
- * of loggers, the annotations), which cost a fifth of the edge's own time; without it, it is an ordinary
+ * of loggers, the annotations), which showed in the edge's profile; without it, it is an ordinary
  * `Effect.logInfo`.
  */
-export class RequestLog extends Context.Reference<RequestLog>()("Layers/RequestLog", {
+export class RequestLog extends Context.Reference<RequestLog>()("App/RequestLog", {
   defaultValue: (): {
     readonly line: (fields: Readonly<Record<string, unknown>>, atMillis: number) => Effect.Effect<void>
   } => ({
