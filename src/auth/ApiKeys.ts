@@ -35,7 +35,7 @@ export const scopesFor = (kind: KeyKind): ReadonlyArray<Scope> =>
   kind === "secret" ? SecretScopes : kind === "widget" ? WidgetScopes : []
 
 /** Stored space-separated, so both database drivers read it the same way; each decoded as a known scope. */
-const ScopesColumn = Schema.compose(
+export const ScopesColumn = Schema.compose(
   Schema.transform(Schema.String, Schema.Array(Schema.String), {
     strict: true,
     decode: (s) => (s === "" ? [] : s.split(" ")),

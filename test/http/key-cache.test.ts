@@ -35,6 +35,19 @@ layer(testServer({ apiKeyCacheSeconds: 5 }))("API key cache", (it) => {
     })
   )
 
+  it.effect("a key revoked through the API (DELETE /v1/keys/{id}) is refused at once", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const key = yield* ws.key({ kind: "secret" })
+      expect((yield* h.call("GET", "/v1/agents", { key: key.secret })).status).toBe(200)
+      expect((yield* h.call("DELETE", `/v1/keys/${key.id}`, { key: ws.secretTest })).status).toBe(200)
+      const refused = yield* h.call("GET", "/v1/agents", { key: key.secret })
+      expect(refused.status).toBe(401)
+      expect(refused.body.error).toMatchObject({ code: "invalid_api_key", message: "This API key has been revoked." })
+    })
+  )
+
   it.effect("an unknown key is never remembered: created later, it works at once", () =>
     Effect.gen(function* () {
       const h = yield* Harness
