@@ -101,10 +101,11 @@ export class KeysGroup extends HttpApiGroup.make("keys")
       .annotate(OpenApi.Summary, "Revoke a key; its next request is refused")
       .annotate(
         OpenApi.Description,
-        "Takes effect at once on the instance that serves it, and on the others within `API_KEY_CACHE_SECONDS`: the " +
-          "key's requests are then `401 invalid_api_key`. A key cannot revoke itself (`400 parameter_invalid`, " +
-          "`param` `id`): create its replacement, switch to it, then revoke the old key with the new one. A key of " +
-          "another workspace or environment, or one already revoked, is `404 resource_missing`."
+        "Takes effect at once: the key's next request is `401 invalid_api_key`, on this instance and on every " +
+          "other instance on the same PostgreSQL as soon as it hears of it (within `API_KEY_CACHE_SECONDS` at " +
+          "worst). A key cannot revoke itself (`400 parameter_invalid`, `param` `id`): create its replacement, " +
+          "switch to it, then revoke the old key with the new one. A key of another workspace or environment, or " +
+          "one already revoked, is `404 resource_missing`."
       )
   )
   .middleware(Authentication)
