@@ -47,6 +47,17 @@ layer(testServer())("keys API", (it) => {
     )
   })
 
+  it.effect("the sandbox secret key made at first start holds read:keys and write:keys", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ scopes: string }>`
+        select k.scopes from api_keys k join workspaces w on w.id = k.workspace_id
+        where w.name = 'default' and k.kind = 'secret' and k.environment = 'test'`.pipe(Effect.orDie)
+      expect(rows).toHaveLength(1)
+      expect(rows[0]!.scopes.split(" ")).toEqual(expect.arrayContaining(["read:keys", "write:keys"]))
+    })
+  )
+
   it.effect("creates a key whose full value is shown once; the list shows its prefix and last four only", () =>
     Effect.gen(function* () {
       const h = yield* Harness
