@@ -25,6 +25,7 @@ import { FormsGroup, FormsPublicGroup } from "./Forms.js"
 import { GlossaryGroup } from "./Glossary.js"
 import { QaGroup } from "./Qa.js"
 import { FilesGroup } from "./Files.js"
+import { KeysGroup } from "./Keys.js"
 import { KnowledgeGroup } from "./Knowledge.js"
 import { LeadsGroup } from "./Leads.js"
 import { completeDocument } from "./OpenApiDocument.js"
@@ -66,6 +67,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(ConversationsGroup)
   .add(LeadsGroup)
   .add(UsageGroup)
+  .add(KeysGroup)
   .add(WidgetGroup)
   .add(FormsGroup)
   .add(FormsPublicGroup)

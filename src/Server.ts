@@ -41,6 +41,7 @@ import { AgentsRepo } from "./agents/AgentsRepo.js"
 import { AgentsHttp } from "./agents/Http.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
+import { KeysHttp } from "./keys/Http.js"
 import { AppConfig, type AppConfigShape } from "./Config.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
@@ -273,6 +274,7 @@ const ApiGroups = [
   isolate(Authentication, Conversations)(ConversationsHttp),
   isolate(Authentication, Leads)(LeadsHttp),
   isolate(Authentication, Usage)(UsageHttp),
+  isolate(Authentication, ApiKeys, Paginator, SqlClient.SqlClient)(KeysHttp),
   isolate(Authentication, Conversations, Leads, WidgetChat)(WidgetHttp),
   isolate(Authentication, Forms, IdentitySecrets)(FormsHttp),
   isolate(FormSubmissions)(FormsPublicHttp)
