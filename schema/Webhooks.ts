@@ -207,6 +207,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .addSuccess(Envelope(Subscription))
       .addError(missing)
       .annotate(RequiredScope, "read:webhooks")
+      .annotate(OpenApi.Summary, "Retrieve a subscription")
   )
   .add(
     HttpApiEndpoint.patch("update")`/v1/webhooks/${id}`
