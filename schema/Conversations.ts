@@ -45,8 +45,8 @@ export const Message = Schema.Struct({
   id: MessageId,
   object: Schema.Literal("message"),
   conversation_id: ConversationId,
-  role: MessageRole,
-  content: Schema.String,
+  role: MessageRole.annotations({ description: "`user` (the question) or `assistant` (the reply)" }),
+  content: Schema.String.annotations({ description: "The text; for a reply, the concatenation of its `token` events" }),
   sources: Schema.Array(MessageSource).annotations({ description: "What an assistant reply drew on; empty for user messages" }),
   created_at: Timestamp
 }).annotations({ identifier: "Message" })
@@ -58,8 +58,10 @@ export const Conversation = Schema.Struct({
   id: ConversationId,
   object: Schema.Literal("conversation"),
   agent_id: AgentId,
-  channel: Channel,
-  status: ConversationStatus,
+  channel: Channel.annotations({ description: "`api` (a secret key) or `widget` (a widget key)" }),
+  status: ConversationStatus.annotations({
+    description: "`ended` after `CONVERSATION_IDLE_MINUTES` without a message, or the widget's `end`"
+  }),
   lead_id: Schema.NullOr(Schema.String).annotations({ description: "The lead captured in it (`ldx_...`), if any" }),
   message_count: Schema.Int.annotations({ description: "Final messages: user messages and completed replies" }),
   started_at: Timestamp,

@@ -209,10 +209,16 @@ export const SettingsInput = StrictStruct({
 export type SettingsInput = typeof SettingsInput.Type
 
 export const Settings = Schema.Struct({
-  allowed_origins: Schema.Array(Schema.String),
-  identity_mode: IdentityMode,
-  rate_limit: Schema.Struct({ max: Schema.Int, window_seconds: Schema.Int }),
-  honeypot_field: Schema.NullOr(Schema.String)
+  allowed_origins: Schema.Array(Schema.String).annotations({
+    description: "Origins whose pages may submit (any, when empty); a request without `Origin` passes"
+  }),
+  identity_mode: IdentityMode.annotations({ description: "Applied as `none` on plans below Pro" }),
+  rate_limit: Schema.Struct({ max: Schema.Int, window_seconds: Schema.Int }).annotations({
+    description: "Submissions per IP address and form per window (a fixed window, on the service clock)"
+  }),
+  honeypot_field: Schema.NullOr(Schema.String).annotations({
+    description: "A field bots fill: a submission with it filled is answered `204` and dropped"
+  })
 }).annotations({ identifier: "FormSettings" })
 export type Settings = typeof Settings.Type
 

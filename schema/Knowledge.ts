@@ -84,8 +84,10 @@ export const KnowledgeSource = Schema.Struct({
   agent_id: AgentId,
   type: SourceType,
   title: Schema.String.annotations({ description: "Given, or the page/file title once read" }),
-  status: SourceStatus,
-  phase: SourcePhase,
+  status: SourceStatus.annotations({ description: "`pending` → `processing` → `indexed` or `failed`" }),
+  phase: SourcePhase.annotations({
+    description: "The step running: `queued`, `fetching`, `extracting`, `categorizing`, `generating_qa`, `vectorizing`, `done`"
+  }),
   progress: Schema.Int.annotations({ description: "0 to 100" }),
   attempts: Schema.Int.annotations({
     description: "Processing attempts so far (transient failures retry, 3 in all; processing that breaks, 5)"
@@ -97,8 +99,8 @@ export const KnowledgeSource = Schema.Struct({
   error_code: Schema.NullOr(SourceErrorCode),
   source_ref: Schema.String.annotations({ description: "The URL, the file id, or `inline` for text and CSV" }),
   size_bytes: Schema.Int.annotations({ description: "Bytes read (the content, the page or the file)" }),
-  chunk_count: Schema.Int,
-  qa_count: Schema.Int,
+  chunk_count: Schema.Int.annotations({ description: "Passages of about 1,200 characters indexed for retrieval" }),
+  qa_count: Schema.Int.annotations({ description: "Q&A drawn from this source (generated, or imported from CSV)" }),
   created_at: Timestamp,
   updated_at: Timestamp
 }).annotations({ identifier: "KnowledgeSource" })

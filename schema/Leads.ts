@@ -22,9 +22,9 @@ export const Lead = Schema.Struct({
   id: LeadId,
   object: Schema.Literal("lead"),
   agent_id: AgentId,
-  email: Schema.NullOr(Schema.String),
-  name: Schema.NullOr(Schema.String),
-  phone: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String).annotations({ description: "Personal data: cleared when the lead is deleted" }),
+  name: Schema.NullOr(Schema.String).annotations({ description: "Personal data: cleared when the lead is deleted" }),
+  phone: Schema.NullOr(Schema.String).annotations({ description: "Personal data: cleared when the lead is deleted" }),
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
     description: "Free keys; `source` is `widget` or `api` unless the caller set it, `page` the page it came from"
   }),

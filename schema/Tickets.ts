@@ -68,20 +68,24 @@ export const Ticket = Schema.Struct({
   public_id: TicketPublicId,
   object: Schema.Literal("ticket"),
   agent_id: AgentId,
-  status: TicketStatus,
-  priority: TicketPriority,
-  origin: TicketOrigin,
+  status: TicketStatus.annotations({
+    description: "`open`; `pending_user` after a member's message; `resolved` (a visitor's message reopens it)"
+  }),
+  priority: TicketPriority.annotations({ description: "`normal` unless set" }),
+  origin: TicketOrigin.annotations({
+    description: "Where it came from: `api`, `widget_button`, `ai_escalation` (a chat handed over) or `form`"
+  }),
   visitor_name: Schema.NullOr(Schema.String).annotations({ description: "Personal data: `[deleted]` after erasure" }),
   visitor_email: Schema.NullOr(Schema.String).annotations({ description: "Personal data: `[deleted]` after erasure" }),
   subject: Schema.String,
   assigned_to: Schema.NullOr(Schema.String).annotations({ description: "Member UID" }),
   tags: Schema.Array(Schema.String),
-  metadata: Metadata,
-  conversation_id: Schema.NullOr(Schema.String),
+  metadata: Metadata.annotations({ description: "Free keys; a `PATCH` merges them, a key set to null is removed" }),
+  conversation_id: Schema.NullOr(Schema.String).annotations({ description: "The conversation it was escalated from" }),
   created_at: Timestamp,
   updated_at: Timestamp,
-  resolved_at: Schema.NullOr(Timestamp),
-  first_response_at: Schema.NullOr(Timestamp)
+  resolved_at: Schema.NullOr(Timestamp).annotations({ description: "Set on entering `resolved`, cleared on leaving it" }),
+  first_response_at: Schema.NullOr(Timestamp).annotations({ description: "The first member message, set once" })
 }).annotations({ identifier: "Ticket" })
 export type Ticket = typeof Ticket.Type
 
@@ -113,9 +117,9 @@ export const TicketEvent = Schema.Struct({
   id: Schema.String.annotations({ description: "tev_..." }),
   object: Schema.Literal("ticket_event"),
   type: TicketEventType,
-  from: Schema.NullOr(Schema.String),
-  to: Schema.NullOr(Schema.String),
-  actor: Actor,
+  from: Schema.NullOr(Schema.String).annotations({ description: "The value before the change (a status, an assignee)" }),
+  to: Schema.NullOr(Schema.String).annotations({ description: "The value after the change" }),
+  actor: Actor.annotations({ description: "Who made the change" }),
   created_at: Timestamp
 }).annotations({ identifier: "TicketEvent" })
 export type TicketEvent = typeof TicketEvent.Type

@@ -112,8 +112,8 @@ export const LessonSource = Schema.Struct({
     description: "True on the first source ever added to the lesson; no operation changes it"
   }),
   position: Schema.Int.annotations({ description: "0-based, within its lesson" }),
-  status: SourceStatus,
-  phase: SourcePhase,
+  status: SourceStatus.annotations({ description: "`pending` → `processing` → `indexed` or `failed`, as knowledge sources" }),
+  phase: SourcePhase.annotations({ description: "The step running, as for knowledge sources" }),
   progress: Schema.Int.annotations({ description: "0 to 100" }),
   attempts: Schema.Int,
   next_attempt_at: Schema.NullOr(Timestamp),

@@ -37,8 +37,10 @@ export const Subscription = Schema.Struct({
   id: WebhookId,
   object: Schema.Literal("webhook_subscription"),
   url: Schema.String,
-  events: Schema.Array(Schema.String),
-  is_active: Schema.Boolean,
+  events: Schema.Array(Schema.String).annotations({ description: "The event types delivered to it" }),
+  is_active: Schema.Boolean.annotations({
+    description: "An inactive subscription gets no deliveries; set after 50 failed attempts over 24 h or more"
+  }),
   degraded: Schema.Boolean.annotations({
     description: "True after an event was dropped (24 h without success), until the next successful delivery"
   }),
@@ -62,12 +64,16 @@ export const Delivery = Schema.Struct({
   subscription_id: WebhookId,
   event_id: EventId,
   event_type: Schema.String,
-  status: DeliveryStatus,
-  response_status: Schema.NullOr(Schema.Int),
-  attempt_count: Schema.Int,
+  status: DeliveryStatus.annotations({
+    description: "`pending` until a 2xx (`succeeded`) or the tenth failed attempt (`failed`)"
+  }),
+  response_status: Schema.NullOr(Schema.Int).annotations({ description: "The last attempt's HTTP status, if any" }),
+  attempt_count: Schema.Int.annotations({ description: "Attempts made, at most 10 (and manual retries)" }),
   last_attempted_at: Schema.NullOr(Timestamp),
   next_attempt_at: Schema.NullOr(Timestamp),
-  last_error: Schema.NullOr(Schema.String),
+  last_error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the last attempt failed (timeout, connection, a non-2xx status)"
+  }),
   created_at: Timestamp
 }).annotations({ identifier: "WebhookDelivery" })
 export type Delivery = typeof Delivery.Type
