@@ -153,6 +153,9 @@ const missing = ApiError(ResourceMissing)
 
 /** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
 const conversationsReference = [
+  "A message to an agent gets a reply grounded in the agent's knowledge, streamed as server-sent events (or as JSON",
+  "with `stream: false`); messages group into conversations that end after an idle time.",
+  "",
   "Widget and forms keys are refused on these (`403 key_scope_mismatch`); the widget chat surface reaches the",
   "same programs with its own routes (see the Widget group).",
   "",

@@ -505,6 +505,9 @@ export class FormsGroup extends HttpApiGroup.make("forms")
 /** The two endpoints the component calls with a forms key (`Service-Api-Key`), not a secret key. */
 /** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
 const formsPublicReference = [
+  "The two endpoints a page calls, with the forms public key (`pk_test_…` / `pk_live_…`) in the `Service-Api-Key`",
+  "header: the `<service-form>` component (below) calls them, and so can your own page.",
+  "",
   "**The public config** (`object: \"form_config\"`): `id`, `livemode`, `title`, `fields`, `submit_label`,",
   "`success_message`, `branding`, `width`, `appearance` — never the target, a private setting or the identity",
   "secret. Its `ETag` is a hash of exactly that, so a change of private settings does not invalidate caches.",

@@ -159,14 +159,14 @@ const knowledgeReference = [
   "**A source** (`src_`, `object: \"knowledge_source\"`): `agent_id`, `type`, `title` (given, else the page's or",
   "file's own), `status` (`pending` → `processing` → `indexed` | `failed`), `phase` (`queued`, `fetching`,",
   "`extracting`, `categorizing`, `generating_qa`, `vectorizing`, `done`), `progress` (0–100), `attempts`,",
-  "`next_attempt_at` (set while a transient failure waits for its retry), `error` (a string, as SPEC.md says) with",
+  "`next_attempt_at` (set while a transient failure waits for its retry), `error` (a string, as the spec says) with",
   "`error_code` beside it, `source_ref` (the URL, the file id, or `inline`), `size_bytes` (bytes read),",
   "`chunk_count`, `qa_count`, `created_at`, `updated_at`. `error_code` is one of `url_not_allowed`, `not_found`,",
   "`http_error`, `fetch_failed`, `timeout`, `too_large`, `unsupported_type`, `empty_content`, `file_missing`,",
   "`ocr_failed`, `ai_failed`, `csv_invalid`, `audio_too_long`, `transcription_failed` (the last two: audio files,",
   "see the Training group), `internal_error` (processing itself broke at every attempt, see below).",
   "",
-  "**Errors of the batch** (the eight variants SPEC.md mentions, and the rest): `400 parameter_invalid` (`urls[3]`",
+  "**Errors of the batch** (the eight variants the spec names, and the rest): `400 parameter_invalid` (`urls[3]`",
   "is not an http(s) URL, or not a string; `urls` empty; an unknown body field), `400 parameter_missing` (`urls`),",
   "`400 too_many_urls` (more than 500, `param: urls`), `400 url_not_allowed` (`urls[i]` loopback, private,",
   "link-local, a local name, or plain `http` with a live key), `400 invalid_idempotency_key` (not a UUID),",
@@ -221,10 +221,10 @@ const knowledgeReference = [
   "",
   "**Choices** (where the spec leaves one open):",
   "",
-  "- Knowledge: the batch answers `201` with `meta: null` as SPEC.md shows (the request id stays in the",
+  "- Knowledge: the batch answers `201` with `meta: null` as the spec shows (the request id stays in the",
   "  `Request-Id` header). A CSV with a bad row is refused whole at creation (`400`, every bad line named) rather",
   "  than half imported. A URL source's `title` is the page's own unless one was given. `error` stays a string",
-  "  (SPEC.md) and `error_code` gives the machine reason; the failed event's `error` is `{code, message}`.",
+  "  (as the spec has it) and `error_code` gives the machine reason; the failed event's `error` is `{code, message}`.",
   "  Source fields `chunk_count` and `qa_count` are added. A file may be uploaded again until it is confirmed."
 ].join("\n")
 
@@ -261,7 +261,7 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
       .annotate(RequiredScope, "write:knowledge")
       .annotate(
         OpenApi.Description,
-        "Body `urls` (1 to 500); `201` with `data.count`, `data.sources` and `meta: null` (SPEC.md; the " +
+        "Body `urls` (1 to 500); `201` with `data.count`, `data.sources` and `meta: null` (as the spec shows; the " +
           "request id is in the `Request-Id` header); `Idempotency-Key`, when sent, must be a UUID"
       )
       .annotate(OpenApi.Summary, "Add up to 500 URLs at once; processed one at a time per agent, in order")

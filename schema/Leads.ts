@@ -106,7 +106,7 @@ const leadsReference = [
   "**Choices** (where the spec leaves one open):",
   "",
   "- Leads: a lead needs an `email` or a `phone` (a name alone reaches nobody); `DELETE` is idempotent (the",
-  "  second answers as the first, unlike other deletes, as SPEC.md asks) and clears the personal data at once,",
+  "  second answers as the first, unlike other deletes, as the spec asks) and clears the personal data at once,",
   "  keeping a tombstone; `metadata.source` defaults to `api` or `widget`. There is no `created` date filter on",
   "  lists: no other list has one."
 ].join("\n")

@@ -223,7 +223,7 @@ const trainingReference = [
   "curl -s \"http://127.0.0.1:3000/v1/agents/$TRAINER/sources?lesson_id=$LSN\" -H \"Authorization: Bearer $KEY\"",
   "```",
   "",
-  "**Decisions** (where SPEC.md and DESIGN.md are silent):",
+  "**Choices** (where the spec leaves one open):",
   "",
   "- A lesson source owns one knowledge source row (hidden from the knowledge endpoints) which the ingestion",
   "  pipeline processes unchanged, on the same `ingest` queue keyed by the agent: knowledge and lesson sources of",
