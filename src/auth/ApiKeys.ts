@@ -163,8 +163,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
     // Active keys are remembered for `apiKeyCacheSeconds` (by the Clock); a revocation in this process
     // empties the cache at once, and so does one in another process on the same PostgreSQL when its
     // notification arrives; one missed (the LISTEN connection lost) takes effect within the bound. Every
-    // request asks this, so a hit is a plain map read: no fiber steps beyond reading the Clock (Effect's
-    // `Cache` took about twenty a hit, measured in README, Decisions).
+    // request asks this, so a hit is a plain map read rather than Effect's `Cache`
+    // (scripts/bench/results/performance-decisions.md).
     const cacheMillis = (config.apiKeyCacheSeconds ?? 0) * 1000
     const remembered = new Map<string, { readonly found: KeyLookup; readonly until: number }>()
     /** Bumped by each revocation: a lookup that began before it must not store what it read. */
