@@ -6,12 +6,10 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { Server as NodeServer } from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../schema/Api.js"
@@ -41,10 +39,9 @@ import * as Forms from "./forms/Area.js"
 import * as Glossary from "./glossary/Area.js"
 import * as HttpPlumbing from "./http/Area.js"
 import { CursorKeyLive } from "./http/CursorSecret.js"
-import { defaultGraceMillis, makeDrain } from "./http/Drain.js"
 import { EdgeLive } from "./http/Edge.js"
-import { listening, makeNodeServer } from "./http/NodeServer.js"
 import { isolate } from "./Isolate.js"
+import { inShutdownOrder } from "./Shutdown.js"
 import * as Knowledge from "./knowledge/Area.js"
 import * as Leads from "./leads/Area.js"
 import * as Qa from "./qa/Area.js"
@@ -79,7 +76,9 @@ export type { RateLimitStore }
  * What every area uses: the outbox (its fan-out to webhook endpoints served by the webhooks area), e-mails,
  * keys and their authentication, workspaces, the edge's stores, and the job queue background work runs on.
  */
-const Shared = Layer.mergeAll(Outbox.Default, Email.Live, ApiKeys.Default, Authenticator.Default, Workspaces.Default, HttpPlumbing.Live).pipe(
+const Shared = Layer.mergeAll(
+  Outbox.Default, Email.Live, ApiKeys.Default, Authenticator.Default, Workspaces.Default, HttpPlumbing.Live
+).pipe(
   Layer.provide(Webhooks.FanOutLive),
   Layer.provideMerge(JobQueuePostgres)
 )
@@ -88,7 +87,9 @@ const Shared = Layer.mergeAll(Outbox.Default, Email.Live, ApiKeys.Default, Authe
  * The ports one area names and another serves (the naming area may not import the serving one); each adapter
  * is exported by the area that serves it. Capturing a form's lead links it to its conversation.
  */
-const Ports = Layer.mergeAll(Leads.LeadTargetLive, Training.SourceOwnerLive).pipe(Layer.provideMerge(Conversations.ConversationLinkLive))
+const Ports = Layer.mergeAll(Leads.LeadTargetLive, Training.SourceOwnerLive).pipe(
+  Layer.provideMerge(Conversations.ConversationLinkLive)
+)
 
 /** The areas' programs, and the ports the edge uses (CORS origins, replays of kept streams). */
 const Areas = Layer.mergeAll(
@@ -109,7 +110,10 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 /** The routes beside the API. */
 const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes)
 
-const Workers = Layer.mergeAll(Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers)
+/** Each area's background fibers, built with only what they use. */
+const Workers = Layer.mergeAll(
+  Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers
+)
 
 /** Migrations, then the first-start bootstrap: done before the port opens. */
 const Startup = Layer.effectDiscard(
@@ -119,34 +123,6 @@ const Startup = Layer.effectDiscard(
     yield* bootstrap
   })
 )
-
-/**
- * What a stop closes, first to last (see http/Drain.ts): the listeners (new connections refused), the workers
- * (their jobs handed back at once), the requests in flight (for at most the grace), the HTTP server. The
- * services and the database, which all of them use, close after them.
- */
-export const shutdownOrder = ["listeners", "workers", "requests", "server"] as const
-export type ShutdownStage = (typeof shutdownOrder)[number]
-
-type StageGives<K extends ShutdownStage, S extends { readonly [K in ShutdownStage]: Layer.Layer.Any }> = {
-  [N in K]: Layer.Layer.Success<S[N]>
-}[K]
-
-/** What stages `Names` need from outside: each may use what the stages after it give (they are built before it). */
-type StageNeeds<Names extends ReadonlyArray<ShutdownStage>, S extends { readonly [K in ShutdownStage]: Layer.Layer.Any }> =
-  Names extends readonly [infer First extends ShutdownStage, ...infer Rest extends ReadonlyArray<ShutdownStage>]
-    ? Exclude<Layer.Layer.Context<S[First]>, StageGives<Rest[number], S>> | StageNeeds<Rest, S>
-    : never
-
-/** The stages built last to first: a scope closes what it built in the reverse order. */
-const inShutdownOrder = <S extends { readonly [K in ShutdownStage]: Layer.Layer.Any }>(stages: S) =>
-  shutdownOrder
-    .map((name) => stages[name] as Layer.Layer<any, any, any>)
-    .reduceRight((later, stage) => stage.pipe(Layer.provideMerge(later))) as Layer.Layer<
-    StageGives<ShutdownStage, S>,
-    { [N in ShutdownStage]: Layer.Layer.Error<S[N]> }[ShutdownStage],
-    StageNeeds<typeof shutdownOrder, S>
-  >
 
 /**
  * Everything, listening on `config.port` (0 picks a free port). The output
@@ -172,27 +148,7 @@ export const makeServer = (layers: ServerLayers) => {
     // the request limiter takes from the store itself; the forms limiter uses `RateLimiter`
     RateLimiter.layer.pipe(Layer.provideMerge(layers.rateLimitStore))
   ).pipe(Layer.provideMerge(layers.database))
-  // every listener this server opens, for the shutdown drain
-  const listeners: Array<NodeServer> = []
-  const makeListener = makeNodeServer({ docsUrl: `${layers.config.publicUrl}/docs/errors` })
-  const nodeServer = () => {
-    const server = makeListener()
-    listeners.push(server)
-    return server
-  }
-  const drain = makeDrain({ servers: () => listeners, graceMillis: layers.config.shutdownGraceMillis ?? defaultGraceMillis })
-  // `FORMS_PORT`: the same app on a second listener, the spec's `{forms_url}` (the main port serves it too)
-  const FormsListener =
-    layers.config.formsPort === undefined
-      ? Layer.empty
-      : HttpApiBuilder.serve().pipe(
-          HttpServer.withLogAddress,
-          Layer.provide(listening(nodeServer, { port: layers.config.formsPort, host: layers.config.host }))
-        )
-  const Serving = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
-    HttpServer.withLogAddress,
-    Layer.provideMerge(listening(nodeServer, { port: layers.config.port, host: layers.config.host }))
-  )
+  const { Serving, drain } = HttpPlumbing.makeServing(layers.config)
   // Every request's fiber starts from the context the server is built in: only the API and the platform's
   // services (see `Isolate.ts`). The API, the routes beside it and the edge are built first, each with what it
   // uses, so the server serves them.

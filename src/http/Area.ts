@@ -1,12 +1,20 @@
-/** The HTTP plumbing's services as the composition root uses them: the edge's stores and the idempotency sweeper. */
+/**
+ * The HTTP plumbing as the composition root uses it: the edge's stores, the idempotency sweeper, and the
+ * listeners with their drain.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { background } from "../Background.js"
-import { AppConfig } from "../Config.js"
+import type { Server as NodeServer } from "node:http"
+import { AppConfig, type AppConfigShape } from "../Config.js"
 import { isolate } from "../Isolate.js"
+import { defaultGraceMillis, makeDrain } from "./Drain.js"
 import { IdempotencyStore } from "./Idempotency.js"
+import { listening, makeNodeServer } from "./NodeServer.js"
 import { Paginator } from "./Pagination.js"
 import { RequestRateLimiter } from "./RateLimit.js"
 
@@ -33,3 +41,31 @@ export const Workers = isolate(AppConfig, IdempotencyStore)(
     )
   )
 )
+
+/**
+ * The API served on `config.port`, and on `config.formsPort` when set (the spec's `{forms_url}`; the main port
+ * serves it too), with the drain of those listeners for a stop.
+ */
+export const makeServing = (config: AppConfigShape) => {
+  // every listener this server opens, for the shutdown drain
+  const listeners: Array<NodeServer> = []
+  const makeListener = makeNodeServer({ docsUrl: `${config.publicUrl}/docs/errors` })
+  const nodeServer = () => {
+    const server = makeListener()
+    listeners.push(server)
+    return server
+  }
+  const drain = makeDrain({ servers: () => listeners, graceMillis: config.shutdownGraceMillis ?? defaultGraceMillis })
+  const FormsListener =
+    config.formsPort === undefined
+      ? Layer.empty
+      : HttpApiBuilder.serve().pipe(
+          HttpServer.withLogAddress,
+          Layer.provide(listening(nodeServer, { port: config.formsPort, host: config.host }))
+        )
+  const Serving = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
+    HttpServer.withLogAddress,
+    Layer.provideMerge(listening(nodeServer, { port: config.port, host: config.host }))
+  )
+  return { Serving, drain }
+}
