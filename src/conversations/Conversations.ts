@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Channel, ConversationListParams, Message, StreamEvent } from "../../schema/Conversations.js"
 import { StreamEvent as StreamEventSchema } from "../../schema/Conversations.js"
-import { ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
+import { AiUnavailable, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
 import { type AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
@@ -228,6 +228,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       const last = yield* Stream.runLast(Stream.filter(events(sent), (e) => e.terminal))
       const event: StreamEvent | undefined = Option.isSome(last) ? decodeEvent(last.value.data) : undefined
       if (event?.type !== "done") {
+        if (event?.type === "error" && event.code === AiUnavailable.code) return yield* new AiUnavailable({ message: event.message })
         const message = event?.type === "error" ? event.message : "The reply ended without a result"
         return yield* new ServiceUnavailable({ message })
       }
