@@ -7,6 +7,7 @@
  * secret keys use `api`, the widget surface `widget`.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -307,7 +308,9 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     /** The idle job: ends the conversation if nothing happened for the idle time, else looks again then. */
     const handleIdle = (job: Job) =>
       Effect.gen(function* () {
-        const { conversation_id } = yield* Schema.decodeUnknown(IdlePayload)(job.payload).pipe(Effect.orDie)
+        const payload = Schema.decodeUnknownEither(IdlePayload)(job.payload)
+        if (Either.isLeft(payload)) return Outcome.failed("the job names no conversation")
+        const { conversation_id } = payload.right
         const row = yield* repo.conversationById(conversation_id)
         if (Option.isNone(row) || row.value.status === "ended") return Outcome.done
         const at = yield* now

@@ -15,7 +15,8 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AiUnavailable } from "../../schema/Errors.js"
 import type { AgentId } from "../../schema/Ids.js"
-import { Ai, type AiError } from "../../layers/Ai.js"
+import { Ai } from "../../layers/Ai.js"
+import { providerFailure } from "../AiFailure.js"
 import { Database } from "../../layers/Database.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { decodeAll } from "../db/Sql.js"
@@ -76,11 +77,7 @@ const perSide = 20
 const fallbackCandidates = 50
 const topUp = 200
 
-/** An outage (a timeout, a 5xx, the provider's rate limit, no connection) is worth a retry by the client. */
-const outage = (error: AiError) =>
-  error.transient
-    ? Effect.fail(new AiUnavailable({ message: `The AI provider did not answer; retry later (${error.message})` }))
-    : Effect.die(error)
+const outage = providerFailure((message) => new AiUnavailable({ message }))
 
 export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval", {
   effect: Effect.gen(function* () {

@@ -25,7 +25,7 @@ import { type ClaimCall, type Job, JobQueue, Outcome } from "../../layers/JobQue
 import { WorkspaceId } from "../../schema/Ids.js"
 import { AppConfig } from "../Config.js"
 import { DbDate } from "../db/Columns.js"
-import { decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
+import { boundary, decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, maxAttempts, nextAttemptAt } from "./Schedule.js"
@@ -131,7 +131,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         if (jobs.every((job) => job.alongside !== undefined)) {
           for (const job of jobs) {
             if (job.alongside === undefined || Option.isNone(job.alongside)) continue
-            const row = yield* Effect.orDie(decodeClaimed(job.alongside.value))
+            const row = yield* boundary(decodeClaimed(job.alongside.value))
             taken.set(row.id, row)
           }
           return taken
