@@ -84,4 +84,16 @@ layer(testServer({}, { ai: outageOnQuestion }))("an AI outage during retrieval",
       expect(reply.body.error.code).toBe("ai_unavailable")
     })
   )
+
+  it.effect("the OpenAPI document lists it, with Retry-After, on both reply endpoints", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const spec = (yield* h.call("GET", "/v1/openapi.json")).body
+      for (const path of ["/v1/agents/{id}/messages", "/widget/v1/agents/{agent_id}/conversations/{conversation_id}/messages"]) {
+        const unavailable = spec.paths[path].post.responses["503"]
+        expect(JSON.stringify(unavailable.content), path).toContain("#/components/schemas/Error_ai_unavailable")
+        expect(unavailable.headers["Retry-After"], path).toBeDefined()
+      }
+    })
+  )
 })
