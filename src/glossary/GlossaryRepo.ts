@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import type { GlossaryTerm } from "../../schema/Glossary.js"
 import type { AgentId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction as transactionWith } from "../db/Sql.js"
+import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import { iso } from "../Time.js"
 
 export const TermRow = Schema.Struct({
@@ -64,7 +64,7 @@ export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo"
     const scoped = (tenant: Tenant, agentId: AgentId) =>
       sql`workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and agent_id = ${agentId}`
 
-    const transaction = transactionWith(sql)
+    const inTransaction = transaction(sql)
     /** Serialises writers of one agent's glossary, across instances; inside a transaction. */
     const lock = (agentId: AgentId) => lockWith(sql)(`glossary:${agentId}`)
 
@@ -147,6 +147,6 @@ export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo"
         sql`delete from glossary_terms where ${scoped(tenant, agentId)} and lower(term) = lower(${term}) returning term`
       ).pipe(Effect.map(Option.map((row) => row.term)))
 
-    return { transaction, lock, list, enabledTerms, find, size, insert, replaceAll, update, remove } as const
+    return { transaction: inTransaction, lock, list, enabledTerms, find, size, insert, replaceAll, update, remove } as const
   })
 }) {}

@@ -12,7 +12,7 @@ import { AgentId, CategoryId, QaId, SourceId } from "../../schema/Ids.js"
 import { type Category, type Qa, QaOrigin } from "../../schema/Qa.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction as transactionWith } from "../db/Sql.js"
+import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, now } from "../Time.js"
 
@@ -114,7 +114,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       sql`${sql(table)}.workspace_id = ${t.workspaceId} and ${sql(table)}.environment = ${t.environment}`
     const scoped = (tenant: Tenant, agentId: AgentId, table: string) =>
       sql`${tenantIs(tenant, table)} and ${sql(table)}.agent_id = ${agentId}`
-    const transaction = transactionWith(sql)
+    const inTransaction = transaction(sql)
     const lockFor = lockWith(sql)
 
     // categories
@@ -216,7 +216,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       agentId: AgentId,
       drafts: ReadonlyArray<{ readonly name: string; readonly description: string }>
     ): Effect.Effect<ReadonlyArray<Category>> =>
-      transaction(
+      inTransaction(
         Effect.gen(function* () {
           yield* lockCategories(agentId)
           let count = (yield* categoryRows(tenant, agentId)).length
@@ -340,7 +340,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
         returning id`).pipe(Effect.map((rows) => rows.length))
 
     return {
-      transaction,
+      transaction: inTransaction,
       categoriesOf,
       categoryRows,
       findCategory,

@@ -197,10 +197,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         const failures = sub.consecutive_failures + 1
         const since = sub.failing_since ?? at
         const disable = sub.is_active && failures >= disableAfterFailures && at.getTime() - since.getTime() >= disableAfterMillis
-        yield* sql`
+        yield* execute(sql`
           update webhook_subscriptions set consecutive_failures = ${failures}, failing_since = ${since},
             degraded = degraded or ${dropped}, is_active = is_active and not ${disable}, updated_at = ${at}
-          where id = ${subscriptionId}`
+          where id = ${subscriptionId}`)
         if (disable) {
           yield* emails.enqueue({
             to: sub.owner_email,
