@@ -10,7 +10,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
-import { ApiError, InvalidCursor, InvalidLimit, LimitReached, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
+import { AiUnavailable, ApiError, InvalidCursor, InvalidLimit, LimitReached, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
 import { AgentId, ConversationId, LessonId, MessageId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
 
@@ -127,7 +127,9 @@ export const DoneEvent = Schema.Struct({
 })
 export const ErrorEvent = Schema.Struct({
   type: Schema.Literal("error"),
-  code: Schema.String.annotations({ description: "`service_unavailable` (retry) or `internal_error`" }),
+  code: Schema.String.annotations({
+    description: "`ai_unavailable` or `service_unavailable` (retry) or `internal_error`"
+  }),
   message: Schema.String
 })
 export const StreamEvent = Schema.Union(ConversationEvent, TokenEvent, SourcesEvent, EscalationEvent, DoneEvent, ErrorEvent).annotations({
@@ -277,6 +279,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .addError(missing)
       .addError(ApiError(ParameterInvalid))
       .addError(ApiError(ServiceUnavailable))
+      .addError(ApiError(AiUnavailable))
       .addError(ApiError(LimitReached))
       .annotate(RequiredScope, "write:conversations")
       .annotate(

@@ -12,6 +12,7 @@ import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
 import { Conversation, LastEventId, Message, Metadata, SendMessage, StreamText } from "./Conversations.js"
 import { Envelope } from "./Envelope.js"
 import {
+  AiUnavailable,
   ApiError,
   KeyScopeMismatch,
   LimitReached,
@@ -173,6 +174,7 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
       .addSuccess(Envelope(Message), { status: 201 })
       .addError(ApiError(ParameterInvalid))
       .addError(ApiError(ServiceUnavailable))
+      .addError(ApiError(AiUnavailable))
       .addError(ApiError(LimitReached))
       .annotate(
         OpenApi.Description,
