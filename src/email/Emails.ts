@@ -24,7 +24,7 @@ import { type Job, JobQueue, Outcome as JobOutcome } from "../../layers/JobQueue
 import { Mailer } from "../../layers/Mailer.js"
 import { AppConfig } from "../Config.js"
 import { now } from "../Time.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export interface EnqueueInput {
   readonly to: string

@@ -25,7 +25,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export const retentionMillis = 24 * 60 * 60 * 1000
 const leaseMillis = 60 * 1000

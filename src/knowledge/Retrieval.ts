@@ -16,7 +16,7 @@ import { Ai } from "../../layers/Ai.js"
 import { Database } from "../../layers/Database.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export interface Hit {
   readonly kind: "qa" | "chunk"
