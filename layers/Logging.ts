@@ -106,7 +106,7 @@ export const jsonLines = (write: (line: string) => void) =>
  * Lines go out together, at most `flushMillis` after the first of them: stdout
  * to a pipe is a blocking write on Linux that also wakes the reader, and one
  * per request cost more than the request. One write per turn of the event loop
- * still cost 1.5 % of a `GET`'s CPU under load (interleaved A/B, README). A
+ * still showed in a `GET`'s CPU under load. A
  * burst of `maxBuffered` lines is written at once; lines still buffered are
  * written when the process exits.
  */
@@ -156,7 +156,7 @@ export const layerJson = (options: { readonly level: LogLevelName; readonly writ
  * The request line of the HTTP edge, one per request (`msg: "request"`, level info), at `atMillis` (the end of
  * the request by the edge's Clock, which it has read already). With `layerJson` it goes straight to the JSON
  * lines, as the logger would write it, past Effect's logging pipeline (a copy of the fiber's FiberRefs, the set
- * of loggers, the annotations), which cost a fifth of the edge's own time; without it, it is an ordinary
+ * of loggers, the annotations), a large part of the edge's own time; without it, it is an ordinary
  * `Effect.logInfo`.
  */
 export class RequestLog extends Context.Reference<RequestLog>()("Layers/RequestLog", {

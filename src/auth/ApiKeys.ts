@@ -155,8 +155,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
 
     // Active keys are remembered for `apiKeyCacheSeconds` (by the Clock); a revocation in this process
     // empties the cache at once, one in another process takes effect within the bound. Every request asks
-    // this, so a hit is a plain map read: no fiber steps beyond reading the Clock (Effect's `Cache` took about
-    // twenty a hit, measured in README, Decisions).
+    // this, so a hit is a plain map read: no fiber steps beyond reading the Clock (Effect's `Cache` takes many
+    // a hit).
     const cacheMillis = (config.apiKeyCacheSeconds ?? 0) * 1000
     const remembered = new Map<string, { readonly found: KeyLookup; readonly until: number }>()
     /** Bumped by each revocation: a lookup that began before it must not store what it read. */
