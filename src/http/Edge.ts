@@ -128,6 +128,7 @@ export const makeEdge = Effect.gen(function* () {
         caller: Option.flatMap(auth, Either.getRight),
         render
       }
+      // the steps, outermost first, each around the ones after it; the body's step hands the body to idempotency's
       const answer = cors(incoming, rateLimit(incoming, checkPathAndQuery(incoming, checkBody(incoming, app, idempotency))))
       const response = HttpServerResponse.setHeader(
         yield* Effect.matchCauseEffect(answer, {
