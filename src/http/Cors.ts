@@ -1,7 +1,9 @@
 /**
  * CORS for the widget surface (`/widget/v1/agents/{agent_id}/...`), answered by
  * the edge from the agent's `allowed_origins`, and the headers of the form
- * endpoints (`/v1/forms/{form_id}/config`, `/api/forms/{form_id}/submit`) from the form's. A preflight from an allowed
+ * endpoints (annotated `FormEndpoint`: its config and submit) from the form's. The widget surface is
+ * a path prefix, not an endpoint fact: every path under it answers CORS, a preflight (no endpoint takes
+ * `OPTIONS`) and a `404` too. A preflight from an allowed
  * origin gets `204` with the exact origin echoed; any other origin gets no CORS
  * header at all, so the browser refuses, and a non-preflight request carrying a
  * foreign `Origin` is `403 origin_not_allowed`. Requests without `Origin` (not
