@@ -10,6 +10,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, Timestamp } from "./Envelope.js"
+import { UploadBody } from "./Endpoint.js"
 import {
   ApiError,
   FileNotUploaded,
@@ -106,6 +107,11 @@ export class FilesGroup extends HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.put("upload")`/v1/files/${id}/content`
       .setPayload(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
+      .annotate(UploadBody, {
+        maxBytes: MAX_FILE_BYTES,
+        mediaType: /^(application\/octet-stream|application\/pdf|image\/(png|jpeg|webp)|audio\/(mpeg|wav|mp4|ogg)|text\/[a-z0-9.+-]+)\s*(;|$)/i,
+        mediaTypeNames: "application/octet-stream, image/*, audio/*, application/pdf or text/*"
+      })
       .addSuccess(Envelope(File))
       .addError(missing)
       .addError(ApiError(PayloadTooLarge))

@@ -12,6 +12,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, Environment, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
+import { FormEndpoint } from "./Endpoint.js"
 import {
   ApiError,
   IdentityInvalid,
@@ -677,6 +678,7 @@ const formsPublicReference = [
 export class FormsPublicGroup extends HttpApiGroup.make("formsPublic")
   .add(
     HttpApiEndpoint.get("config")`/v1/forms/${formIdPath}/config`
+      .annotate(FormEndpoint, { formParam: "form_id" })
       .setHeaders(FormsKeyHeaders)
       .addSuccess(Envelope(FormConfig))
       .addSuccess(Schema.Void, { status: 304 })
@@ -696,6 +698,7 @@ export class FormsPublicGroup extends HttpApiGroup.make("formsPublic")
   )
   .add(
     HttpApiEndpoint.post("submit")`/api/forms/${formIdPath}/submit`
+      .annotate(FormEndpoint, { formParam: "form_id" })
       .setHeaders(FormsKeyHeaders)
       .setPayload(SubmitBody)
       .addSuccess(Envelope(SubmitResult), { status: 201 })

@@ -3,6 +3,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import { Operational } from "./Endpoint.js"
 import { ApiError, ServiceUnavailable } from "./Errors.js"
 
 export const Health = Schema.Struct({ status: Schema.Literal("ok") })
@@ -323,12 +324,14 @@ const systemReference = [
 export class SystemGroup extends HttpApiGroup.make("system")
   .add(
     HttpApiEndpoint.get("health", "/healthz")
+      .annotate(Operational, true)
       .addSuccess(Health)
       .annotate(OpenApi.Description, "`{\"status\":\"ok\"}` while the process answers")
       .annotate(OpenApi.Summary, "Liveness: the process answers")
   )
   .add(
     HttpApiEndpoint.get("ready", "/readyz")
+      .annotate(Operational, true)
       .addSuccess(Readiness)
       .addError(ApiError(ServiceUnavailable))
       .annotate(

@@ -40,7 +40,7 @@ import * as Glossary from "./glossary/Area.js"
 import * as HttpPlumbing from "./http/Area.js"
 import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
-import { isolate } from "./Isolate.js"
+import { isolate } from "./Performance.js"
 import * as Keys from "./keys/Area.js"
 import * as Knowledge from "./knowledge/Area.js"
 import * as Leads from "./leads/Area.js"
@@ -151,7 +151,7 @@ export const makeServer = (layers: ServerLayers) => {
   ).pipe(Layer.provideMerge(layers.database))
   const { Serving, drain } = HttpPlumbing.makeServing(layers.config)
   // Every request's fiber starts from the context the server is built in: only the API and the platform's
-  // services (see `Isolate.ts`). The API, the routes beside it and the edge are built first, each with what it
+  // services (see `Performance.ts`). The API, the routes beside it and the edge are built first, each with what it
   // uses, so the server serves them.
   const Http = isolate(HttpApi.Api)(Serving).pipe(
     Layer.provide(ApiLive),

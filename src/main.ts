@@ -18,8 +18,8 @@ import { describeConfigError, fromEnv } from "./Config.js"
  * and recompiles each function that has run "enough" with its optimising one,
  * on background threads. At a start hundreds of functions pass V8's default
  * bar once (PostgreSQL's own start, the first catalog reads) and their
- * recompilation took about 0.5 s of CPU while the service started, on a
- * 2-core machine the main thread's own time. A bar a hundred times higher
+ * recompilation took CPU the start needed, on a 2-core machine the main
+ * thread's own time. A bar a hundred times higher
  * leaves it to the functions that stay hot under load. Set before anything
  * compiles the module (the flag is read per compilation, for the whole process).
  */

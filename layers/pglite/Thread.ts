@@ -1,7 +1,7 @@
 /**
  * The embedded database on a thread of its own. PGlite runs PostgreSQL as
- * WebAssembly on the thread that calls it: on the main thread its start (about
- * 0.35 s of wasm) waits for the service's modules and layers and they wait for
+ * WebAssembly on the thread that calls it: on the main thread its start (its
+ * wasm) waits for the service's modules and layers and they wait for
  * it, and every statement blocks the event loop while it runs. Here it opens
  * beside the service's start and runs statements while the main thread serves
  * HTTP; each statement costs one message each way.

@@ -20,7 +20,7 @@ import { ApiKeys, scopesFor } from "../auth/ApiKeys.js"
 import { AppConfig } from "../Config.js"
 import { Workspaces } from "../workspaces/Workspaces.js"
 import { resolveAdminToken } from "./AdminToken.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const digest = (s: string) => createHash("sha256").update(s).digest()
 

@@ -14,7 +14,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { transaction } from "../db/Sql.js"
 import { AgentsRepo, SlugTaken, toAgent } from "./AgentsRepo.js"
 import { firstFree, slugify } from "./Slug.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
 

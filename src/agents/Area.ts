@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { WidgetOrigins } from "../http/Cors.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { Agents } from "./Agents.js"
 import { AgentsRepo } from "./AgentsRepo.js"
 import { AgentsHttp } from "./Http.js"
@@ -11,7 +11,7 @@ import { AgentsHttp } from "./Http.js"
 /** Keeps the repository in its output: other areas' programs read agents through it too. */
 export const Live = Agents.Default.pipe(Layer.provideMerge(AgentsRepo.Default))
 
-/** Built with only the services its handlers use (see `Isolate.ts`). */
+/** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, Agents)(AgentsHttp)
 
 /** The edge answers the widget surface's CORS from the agents' `allowed_origins`. */

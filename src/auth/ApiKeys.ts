@@ -17,7 +17,7 @@ import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { AppConfig } from "../Config.js"
 import { iso, isoOrNull, now } from "../Time.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const secretLength = 32
 

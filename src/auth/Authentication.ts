@@ -9,7 +9,6 @@
 import type * as Headers from "@effect/platform/Headers"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberRef from "effect/FiberRef"
@@ -124,15 +123,14 @@ export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function* () {
     const authenticator = yield* Authenticator
-    // Every call behind the middleware runs this: what the edge resolved is read straight off the fiber, so
-    // a request takes one fiber step here.
-    const check = Effect.withFiberRuntime<CallerShape, AuthError>((fiber) => {
-      const context = fiber.currentContext
-      const { route } = Context.unsafeGet(context, HttpRouter.RouteContext)
-      const resolved = fiber.getFiberRef(CurrentAuth)
-      if (Option.isSome(resolved)) return admitted(resolved.value, route)
-      const { headers } = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
-      return Effect.flatMap(authenticator.resolve(headers), (result) => admitted(result, route))
+    // the key the edge resolved for the request; resolved here only when no edge ran
+    const check = Effect.gen(function* () {
+      const { route } = yield* HttpRouter.RouteContext
+      const resolved = yield* FiberRef.get(CurrentAuth)
+      const result = Option.isSome(resolved)
+        ? resolved.value
+        : yield* authenticator.resolve((yield* HttpServerRequest.HttpServerRequest).headers)
+      return yield* admitted(result, route)
     })
     // both schemes run the same check: it reads whichever header was sent
     return { bearer: () => check, apiKey: () => check }

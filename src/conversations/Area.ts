@@ -11,7 +11,7 @@ import * as JobQueue from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
 import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { Retrieval } from "../knowledge/Retrieval.js"
 import { ConversationLink } from "../leads/ConversationLink.js"
 import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./Conversations.js"
@@ -21,7 +21,7 @@ import { ConversationsHttp, ReplayableStreamsLive as ReplayableStreamsOf } from 
 /** One instance: the widget's chat programs share its live replies. */
 export const Live = Conversations.Default.pipe(Layer.provide([Retrieval.Default, Agents.Default]))
 
-/** Built with only the services its handlers use (see `Isolate.ts`). */
+/** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, Conversations)(ConversationsHttp)
 
 /** The edge replays a message's stream kept for an Idempotency-Key through this area. */
@@ -36,7 +36,7 @@ export const ConversationLinkLive = Layer.effect(
   }))
 ).pipe(Layer.provide(ConversationsRepo.Default))
 
-/** The reply-events pruner and the idle timer; built with only what they use (see `Isolate.ts`). */
+/** The reply-events pruner and the idle timer; built with only what they use (see `Performance.ts`). */
 export const Workers = isolate(AppConfig, JobQueue.JobQueue, Conversations)(
   Layer.unwrapEffect(
     Effect.gen(function* () {

@@ -26,7 +26,7 @@ import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
 import { type Numbered, Replies } from "./Replies.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export const IDLE_QUEUE = "conversation-idle"
 /**

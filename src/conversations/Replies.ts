@@ -38,7 +38,7 @@ import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { now } from "../Time.js"
 import { type Reservation, Usage } from "../usage/Usage.js"
 import { ConversationsRepo, type EventRow } from "./ConversationsRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /**
  * A hit below this retrieval score is not relevant: with none above it the

@@ -26,7 +26,7 @@ import { Mailer } from "../../layers/Mailer.js"
 import { AppConfig } from "../Config.js"
 import { decodeOne, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export interface EnqueueInput {
   readonly to: string

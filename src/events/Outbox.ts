@@ -15,7 +15,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { now, unixSeconds } from "../Time.js"
 import { EventsRepo } from "./EventsRepo.js"
 import { FanOut } from "./FanOut.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export interface EmitInput {
   readonly workspaceId: WorkspaceId

@@ -18,7 +18,7 @@ import { mint } from "../Mint.js"
 import { iso, isoOrNull, now } from "../Time.js"
 import { FilesRepo, type FileRow } from "./FilesRepo.js"
 import { detect, matches } from "./Magic.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const tenantOf = (caller: CallerShape): Tenant => ({ workspaceId: caller.workspaceId, environment: caller.environment })
 

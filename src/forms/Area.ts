@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "../../schema/Auth.js"
 import { FormId } from "../../schema/Forms.js"
 import { FormOrigins } from "../http/Cors.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { Tickets } from "../tickets/Tickets.js"
 import { DemoRoutes } from "./Demo.js"
 import { ElementRoutes } from "./ElementBundle.js"
@@ -22,7 +22,7 @@ export const Live = Layer.mergeAll(Forms.Default, IdentitySecrets.Default, FormS
   Layer.provide(Tickets.Default)
 )
 
-/** Each built with only the services its handlers use (see `Isolate.ts`). */
+/** Each built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = Layer.mergeAll(
   isolate(Authentication, Forms, IdentitySecrets)(FormsHttp),
   isolate(FormSubmissions)(FormsPublicHttp)

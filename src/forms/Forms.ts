@@ -16,7 +16,7 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type Definition, FormsRepo, toForm } from "./FormsRepo.js"
 import { defaultSettings, fieldProblems, mergeSettings, toField } from "./Rules.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export const missingForm = (id: FormId, param = "id") =>
   new ResourceMissing({ message: `No such form: '${id}'`, param })

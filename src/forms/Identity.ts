@@ -17,7 +17,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { iso, now } from "../Time.js"
 import { FormsRepo } from "./FormsRepo.js"
 import { SecretBox } from "./SecretBox.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /** How long a process trusts its copy of a secret. */
 export const secretCacheMillis = 5 * 60_000

@@ -40,7 +40,7 @@ import {
   textOf,
   validateValues
 } from "./Rules.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export interface FormsRequest {
   readonly formId: FormId

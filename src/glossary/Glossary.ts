@@ -17,7 +17,7 @@ import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
 import { GlossaryRepo, type TermValues, toTerm } from "./GlossaryRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const values = (input: CreateTerm): TermValues => ({
   term: input.term,

@@ -11,7 +11,7 @@ import * as JobQueue from "../../layers/JobQueue.js"
 import { background } from "../Background.js"
 import type { Server as NodeServer } from "node:http"
 import { AppConfig, type AppConfigShape } from "../Config.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { defaultGraceMillis, makeDrain } from "./Drain.js"
 import { IdempotencyStore } from "./Idempotency.js"
 import { listening, makeNodeServer } from "./NodeServer.js"
@@ -23,7 +23,7 @@ export const Live = Layer.mergeAll(IdempotencyStore.Default, Paginator.Default, 
 /** Sweeps of idempotency records are batched at least this far apart. */
 const sweepMinGapMillis = 10 * 60_000
 
-/** Built with only what it uses (see `Isolate.ts`). */
+/** Built with only what it uses (see `Performance.ts`). */
 export const Workers = isolate(AppConfig, IdempotencyStore)(
   Layer.unwrapEffect(
     Effect.map(IdempotencyStore, (store) =>

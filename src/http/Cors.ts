@@ -1,16 +1,23 @@
 /**
  * CORS for the widget surface (`/widget/v1/agents/{agent_id}/...`), answered by
  * the edge from the agent's `allowed_origins`, and the headers of the form
- * endpoints (`/v1/forms/{form_id}/config`, `/api/forms/{form_id}/submit`) from the form's. A preflight from an allowed
+ * endpoints (annotated `FormEndpoint`: its config and submit) from the form's. The widget surface is
+ * a path prefix, not an endpoint fact: every path under it answers CORS, a preflight (no endpoint takes
+ * `OPTIONS`) and a `404` too. A preflight from an allowed
  * origin gets `204` with the exact origin echoed; any other origin gets no CORS
  * header at all, so the browser refuses, and a non-preflight request carrying a
  * foreign `Origin` is `403 origin_not_allowed`. Requests without `Origin` (not
  * from a browser) pass: CORS protects browsers, and any other client can send
  * whatever `Origin` it likes.
  */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { OriginNotAllowed } from "../../schema/Errors.js"
+import { withHeaders } from "../Performance.js"
+import { type Answer, decorated, type EdgeRequest } from "./EdgeRequest.js"
+import { routeTable } from "./Routes.js"
 
 /** The origins an agent's widget accepts, by agent id alone (a preflight carries no key); the agents area serves it. */
 export interface WidgetOriginsShape {
@@ -23,14 +30,6 @@ export interface FormOriginsShape {
   readonly allowedOrigin: (formId: string, origin: string | undefined) => Effect.Effect<Option.Option<string>>
 }
 export class FormOrigins extends Context.Tag("Http/FormOrigins")<FormOrigins, FormOriginsShape>() {}
-
-const formPath = /^\/(?:v1\/forms\/([^/]+)\/config|api\/forms\/([^/]+)\/submit)\/?$/
-
-/** The form a public form path names (its config or submit endpoint); undefined elsewhere. */
-export const formOf = (path: string): string | undefined => {
-  const match = formPath.exec(path)
-  return match === null ? undefined : (match[1] ?? match[2])
-}
 
 const widgetPath = /^\/widget\/v1\/agents\/([^/]+)(?:\/|$)/
 const agentIdShape = /^agt_[A-Za-z0-9]{8,64}$/
@@ -77,4 +76,74 @@ export const preflightHeaders = (origin: string, methods: ReadonlyArray<string>)
   "access-control-allow-headers": allowedRequestHeaders,
   "access-control-max-age": String(preflightMaxAgeSeconds),
   ...varyOrigin
+})
+
+/** Adds CORS headers; a `Vary` the response already has (a form's config varies by its key too) keeps its names. */
+const withCors = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
+  const vary = response.headers["vary"]
+  const merged = withHeaders(response, headers)
+  return vary === undefined || headers["vary"] === undefined || /\borigin\b/i.test(vary)
+    ? vary === undefined
+      ? merged
+      : HttpServerResponse.setHeader(merged, "vary", vary)
+    : HttpServerResponse.setHeader(merged, "vary", `${vary}, ${headers["vary"]}`)
+}
+
+/**
+ * The edge's CORS step, first of its steps: the page's origin is settled before anything else, so that every
+ * answer to an allowed origin carries the CORS headers, the edge's own refusals too (a 429 without them is a
+ * network error to the page).
+ */
+export const makeCors = Effect.gen(function* () {
+  const widgetOrigins = yield* WidgetOrigins
+  const formOrigins = yield* FormOrigins
+
+  const widget = (incoming: EdgeRequest, agentId: string | undefined, next: Answer): Answer => {
+    const { path, request } = incoming
+    const origin = request.headers["origin"]
+    const allowed =
+      origin === undefined || agentId === undefined
+        ? Effect.succeed(false)
+        : Effect.map(widgetOrigins.allowedOrigins(agentId), (origins) => origins.includes(origin))
+    return Effect.matchCauseEffect(allowed, {
+      onFailure: (cause) => Effect.map(incoming.render(cause), (response) => withCors(response, varyOrigin)),
+      onSuccess: (allowed) => {
+        if (request.method === "OPTIONS") {
+          const methods = routeTable.methodsFor(path)
+          // a foreign origin gets a bare 204: without CORS headers the browser refuses the call
+          return Effect.succeed(
+            HttpServerResponse.empty({
+              status: 204,
+              headers: allowed && methods.length > 0 ? preflightHeaders(origin!, methods) : varyOrigin
+            })
+          )
+        }
+        const refused =
+          !allowed && origin !== undefined
+            ? new OriginNotAllowed({
+                message: `This agent's widget does not accept requests from the origin '${origin.slice(0, 200)}'; add it to the agent's allowed_origins`,
+                param: "Origin"
+              })
+            : undefined
+        const headers = allowed ? corsHeaders(origin!) : varyOrigin
+        return decorated(incoming, refused === undefined ? next : Effect.fail(refused), (response) =>
+          withCors(response, headers)
+        )
+      }
+    })
+  }
+
+  const form = (incoming: EdgeRequest, formId: string, next: Answer): Answer =>
+    Effect.flatMap(formOrigins.allowedOrigin(formId, incoming.request.headers["origin"]), (allowed) => {
+      const headers = Option.isSome(allowed) ? { ...formCorsHeaders(allowed.value), ...varyOrigin } : varyOrigin
+      return decorated(incoming, next, (response) => withCors(response, headers))
+    })
+
+  return (incoming: EdgeRequest, next: Answer): Answer => {
+    if (incoming.route.operational) return next
+    const agent = widgetAgentOf(incoming.path)
+    if (agent !== undefined) return widget(incoming, agent.agentId, next)
+    const formId = incoming.route.formId
+    return formId !== undefined && incoming.request.method !== "OPTIONS" ? form(incoming, formId, next) : next
+  }
 })

@@ -12,20 +12,30 @@
  * edge cannot import that area). The record is complete once the stream's
  * headers are ready, so a retry while the reply is still generated follows it live.
  */
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 import type { Environment } from "../../schema/Auth.js"
-import type { ApiFailure } from "../../schema/Errors.js"
+import {
+  type ApiFailure,
+  IdempotencyKeyMismatch,
+  IdempotencyRequestInProgress,
+  InvalidIdempotencyKey
+} from "../../schema/Errors.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { Authenticator } from "../auth/Authentication.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
+import type { Answer, EdgeRequest } from "./EdgeRequest.js"
 
 export const retentionMillis = 24 * 60 * 60 * 1000
 const leaseMillis = 60 * 1000
@@ -171,3 +181,108 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
     return { claim, complete, release, sweep, scrub } as const
   })
 }) {}
+
+const validIdempotencyKey = /^[\x21-\x7e]{1,255}$/
+
+const storable = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status < 500 && (response.body._tag === "Uint8Array" || response.body._tag === "Empty")
+
+/** The reply an event-stream answer streams, when it names one (a message's reply): kept instead of its bytes. */
+const streamRefOf = (response: HttpServerResponse.HttpServerResponse): StreamRef | undefined => {
+  const conversationId = response.headers["conversation-id"]
+  const messageId = response.headers["message-id"]
+  return response.status === 200 &&
+    response.body._tag === "Stream" &&
+    response.body.contentType.startsWith(eventStreamType) &&
+    conversationId !== undefined &&
+    messageId !== undefined
+    ? { conversation_id: conversationId, message_id: messageId }
+    : undefined
+}
+
+const decodeStreamRef = Schema.decodeUnknownEither(Schema.parseJson(StreamRef))
+
+/**
+ * The edge's idempotency step, after the body's (the fingerprint covers the body): `Idempotency-Key` on a
+ * POST whose caller is known, by its key or, on a public form endpoint, by its `Service-Api-Key`. What is
+ * kept is the answer as rendered, a failure's envelope too, so `next`'s failures are rendered here.
+ */
+export const makeIdempotency = Effect.gen(function* () {
+  const store = yield* IdempotencyStore
+  const replayable = yield* ReplayableStreams
+  const authenticator = yield* Authenticator
+
+  /** Whose Idempotency-Key a form submission's is: the workspace of its `Service-Api-Key`, when valid. */
+  const formsKeyOwner = (incoming: EdgeRequest) =>
+    Effect.gen(function* () {
+      const formsKey = incoming.request.headers["service-api-key"]
+      if (formsKey === undefined || incoming.route.endpoint?.formParam === undefined) return Option.none()
+      return Either.getRight(yield* authenticator.resolve(Headers.fromInput({ authorization: `Bearer ${formsKey}` })))
+    })
+
+  return (incoming: EdgeRequest, body: string, next: Answer): Answer => {
+    const { request } = incoming
+    const inner = Effect.catchAllCause(next, incoming.render)
+    const key = request.headers["idempotency-key"]
+    if (request.method !== "POST" || key === undefined) return inner
+    return Effect.gen(function* () {
+      const owner = Option.isSome(incoming.caller) ? incoming.caller : yield* formsKeyOwner(incoming)
+      if (Option.isNone(owner)) return yield* inner
+      if (!validIdempotencyKey.test(key)) {
+        return yield* new InvalidIdempotencyKey({
+          message: "Idempotency-Key must be 1 to 255 printable ASCII characters",
+          param: "Idempotency-Key"
+        })
+      }
+      const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${body}`).digest("hex")
+      const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
+      const claim = yield* store.claim(scope, fingerprint)
+      switch (claim._tag) {
+        case "Mismatch":
+          return yield* new IdempotencyKeyMismatch({
+            message: "This Idempotency-Key was used with a different request in the last 24 hours",
+            param: "Idempotency-Key"
+          })
+        case "InProgress":
+          return yield* new IdempotencyRequestInProgress({
+            message: "A request with this Idempotency-Key is still in progress; retry shortly",
+            param: "Idempotency-Key"
+          })
+        case "Replay": {
+          const stored = claim.response
+          if (stored.contentType !== eventStreamType) {
+            return HttpServerResponse.text(stored.body, {
+              status: stored.status,
+              contentType: stored.contentType,
+              headers: { "idempotent-replayed": "true" }
+            })
+          }
+          // a streamed reply: its events again from the first, followed live while it is generated
+          const ref = decodeStreamRef(stored.body)
+          if (Either.isLeft(ref)) return yield* Effect.die(ref.left)
+          const replayed = yield* replayable.replay(owner.value, ref.right)
+          return HttpServerResponse.setHeader(replayed, "idempotent-replayed", "true")
+        }
+        case "Owned": {
+          const response = yield* Effect.onInterrupt(inner, () => store.release(scope))
+          // kept as the reply it streams, once its headers are ready: a retry from then on follows that reply
+          const ref = streamRefOf(response)
+          if (ref !== undefined) {
+            yield* store.complete(scope, { status: 200, contentType: eventStreamType, body: JSON.stringify(ref) })
+            return response
+          }
+          if (!storable(response)) {
+            yield* store.release(scope)
+            return response
+          }
+          const stored =
+            response.body._tag === "Uint8Array"
+              ? { contentType: response.body.contentType, body: new TextDecoder().decode(response.body.body) }
+              : { contentType: "application/json", body: "" }
+          yield* store.complete(scope, { status: response.status, ...stored })
+          return response
+        }
+      }
+    })
+  }
+})

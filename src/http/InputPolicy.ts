@@ -16,6 +16,7 @@ import type { IncomingMessage } from "node:http"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { ParameterInvalid, PayloadTooLarge } from "../../schema/Errors.js"
+import type { Answer, EdgeRequest } from "./EdgeRequest.js"
 import { formatParam } from "./Failures.js"
 
 export const maxBodyBytes = 2 * 1024 * 1024
@@ -218,6 +219,14 @@ export const checkPath = (rawPath: string): ParameterInvalid | undefined => {
     }
   }
   return undefined
+}
+
+/** The edge's step for the path (as sent, before any decoding) and the query. */
+export const checkPathAndQuery = (incoming: EdgeRequest, next: Answer): Answer => {
+  const refused =
+    checkPath(incoming.request.url.split("?", 1)[0]!) ??
+    (incoming.search === undefined ? undefined : checkQuery(incoming.search))
+  return refused === undefined ? next : Effect.fail(refused)
 }
 
 export { excerpt }

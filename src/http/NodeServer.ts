@@ -98,7 +98,7 @@ export const makeNodeServer = (options: { readonly docsUrl: string }) => (): Ser
  * The server listening on `options`, with the services the platform gives its routes (file responses,
  * ETags, the file system and paths) and no more: `NodeHttpServer.layer` also brings Node's command executor,
  * terminal and workers, which no request uses but every request's fiber would copy at each change of its
- * context (see `Isolate.ts`).
+ * context (see `Performance.ts`).
  */
 export const listening = (evaluate: () => Server, options: { readonly port: number; readonly host?: string }) =>
   Layer.mergeAll(

@@ -4,10 +4,14 @@
  * request passes: an outage of the limiter must not become an outage of the API.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { RateLimited } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
+import { withHeaders } from "../Performance.js"
+import { type Answer, decorated, type EdgeRequest } from "./EdgeRequest.js"
 
 export interface RateLimitState {
   readonly limit: number
@@ -57,3 +61,33 @@ export class RequestRateLimiter extends Effect.Service<RequestRateLimiter>()("Ht
     return { take } as const
   })
 }) {}
+
+/** `X-RateLimit-*`: the bucket's size, what is left of it, and when it is full again (Unix seconds). */
+const withRateLimit = (response: HttpServerResponse.HttpServerResponse, state: RateLimitState, nowMillis: number) =>
+  withHeaders(response, {
+    "x-ratelimit-limit": String(state.limit),
+    "x-ratelimit-remaining": String(state.remaining),
+    "x-ratelimit-reset": String(Math.ceil((nowMillis + state.resetAfterMillis) / 1000))
+  })
+
+/**
+ * The edge's rate-limit step: a token per request, from the caller's key (the client's address without a
+ * valid one), and the bucket's state on every answer, a refusal too. Operational routes take none, nor does a
+ * preflight: it changes nothing and its answer is cached; refused, the page could not even send the request it
+ * asks about, nor read why.
+ */
+export const makeRateLimit = Effect.gen(function* () {
+  const limiter = yield* RequestRateLimiter
+  return (incoming: EdgeRequest, next: Answer): Answer => {
+    const { caller, clock, request } = incoming
+    if (incoming.route.operational || request.method === "OPTIONS") return next
+    const key = Option.isSome(caller)
+      ? `key:${caller.value.keyId}`
+      : `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+    return Effect.flatMap(limiter.take(key), ({ rejected, state }) =>
+      decorated(incoming, rejected === undefined ? next : Effect.fail(rejected), (response) =>
+        withRateLimit(response, state, Number(clock.unsafeCurrentTimeNanos() / 1_000_000n))
+      )
+    )
+  }
+})

@@ -17,7 +17,7 @@ import type { ApiKeyId } from "../../schema/Ids.js"
 import type { CreateKey, KeyWithSecret } from "../../schema/Keys.js"
 import { ApiKeys, keyPrefix, scopesFor } from "../auth/ApiKeys.js"
 import { Paginator, toPage } from "../http/Pagination.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 import { KeysRepo, rowToKey, toKey } from "./KeysRepo.js"
 
 type WidgetScope = (typeof WidgetScopes)[number]

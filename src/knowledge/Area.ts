@@ -10,7 +10,7 @@ import * as JobQueue from "../../layers/JobQueue.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { QaRepo } from "../qa/QaRepo.js"
 import { SourceTexts } from "../qa/SourceTexts.js"
 import { KnowledgeHttp } from "./Http.js"
@@ -23,7 +23,7 @@ export const Live = Layer.mergeAll(Knowledge.Default, Pipeline.Default, Retrieva
   Layer.provide([AgentsRepo.Default, QaRepo.Default])
 )
 
-/** Built with only the services its handlers use (see `Isolate.ts`). */
+/** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, IdGenerator, Knowledge)(KnowledgeHttp)
 
 /** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
@@ -34,7 +34,7 @@ export const SourceTextsLive = Layer.effect(
 
 /**
  * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once; built with only
- * what it uses (see `Isolate.ts`).
+ * what it uses (see `Performance.ts`).
  */
 export const Workers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
   Layer.unwrapEffect(

@@ -38,7 +38,7 @@ import { QaRepo } from "../qa/QaRepo.js"
 import { Extractor } from "../../layers/Extractor.js"
 import { now } from "../Time.js"
 import { KnowledgeRepo, type NewSource, toSource } from "./KnowledgeRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /** The queue of ingestion jobs; the key is the agent id, so an agent's sources run one at a time, in order. */
 export const INGEST_QUEUE = "ingest"

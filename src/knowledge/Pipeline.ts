@@ -35,7 +35,7 @@ import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { SourceOwner } from "./SourceOwner.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /** Attempts of one source after transient failures, the first included. */
 export const MAX_ATTEMPTS = 3

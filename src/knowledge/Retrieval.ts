@@ -21,7 +21,7 @@ import { Database } from "../../layers/Database.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { decodeAll } from "../db/Sql.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export interface Hit {
   readonly kind: "qa" | "chunk"

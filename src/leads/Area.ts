@@ -7,13 +7,13 @@ import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { ValidationFailed } from "../../schema/Errors.js"
 import { type LeadFromForm, LeadTarget } from "../forms/LeadTarget.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { LeadsHttp } from "./Http.js"
 import { Leads } from "./Leads.js"
 
 export const Live = Leads.Default
 
-/** Built with only the services its handlers use (see `Isolate.ts`). */
+/** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, Leads)(LeadsHttp)
 
 /**

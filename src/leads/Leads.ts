@@ -21,7 +21,7 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { editObjects } from "../JsonDocument.js"
 import { now } from "../Time.js"
 import { LeadsRepo, toLead } from "./LeadsRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /** Where a lead came from: the default of its `metadata.source`. */
 export type LeadChannel = "api" | "widget" | "form"

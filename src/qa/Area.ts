@@ -9,7 +9,7 @@ import * as JobQueue from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
 import { queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { Categories } from "./Categories.js"
 import { QaHttp } from "./Http.js"
 import { QaItems } from "./QaItems.js"
@@ -22,10 +22,10 @@ export const Live = Layer.mergeAll(QaItems.Default, Categories.Default, Regenera
   Layer.provideMerge(QaRepo.Default)
 )
 
-/** Built with only the services its handlers use (see `Isolate.ts`). */
+/** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, Categories, QaItems, Regeneration)(QaHttp)
 
-/** Built with only what it uses (see `Isolate.ts`). */
+/** Built with only what it uses (see `Performance.ts`). */
 export const Workers = isolate(AppConfig, JobQueue.JobQueue, Regeneration)(
   Layer.unwrapEffect(
     Effect.gen(function* () {

@@ -12,7 +12,7 @@ import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
 import { QaRepo, toCategory } from "./QaRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const missing = (id: CategoryId) =>
   new ResourceMissing({ message: `No such category: '${id}'`, param: "category_id" })

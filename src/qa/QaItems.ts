@@ -15,7 +15,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const missing = (id: QaId) => new ResourceMissing({ message: `No such Q&A: '${id}'`, param: "qa_id" })
 const missingCategory = (id: CategoryId) =>

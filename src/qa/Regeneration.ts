@@ -23,7 +23,7 @@ import { Outbox } from "../events/Outbox.js"
 import { now } from "../Time.js"
 import { type QaInsert, qaEmbeddingText, QaRepo } from "./QaRepo.js"
 import { SourceTexts } from "./SourceTexts.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export const regenerateQueue = "qa-regenerate"
 

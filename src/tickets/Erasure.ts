@@ -16,7 +16,7 @@ import { editObjects } from "../JsonDocument.js"
 import { type Acting, actorOf } from "./Rules.js"
 import { TicketThread } from "./Thread.js"
 import { erasedText, TicketsRepo, toTicket } from "./TicketsRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /**
  * A copy of a stored JSON document with this ticket's personal data replaced:

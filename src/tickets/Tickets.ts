@@ -30,7 +30,7 @@ import { now } from "../Time.js"
 import { type Acting, actorOf, missingTicket as missing, monthlyTicketCap, monthOf, originsFor, systemActor as system } from "./Rules.js"
 import { stateOf, TicketThread } from "./Thread.js"
 import { type TicketFilters, type TicketRow, TicketsRepo, toEvent, toMessage, toTicket } from "./TicketsRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 export type { Acting } from "./Rules.js"
 export { monthlyTicketCap } from "./Rules.js"

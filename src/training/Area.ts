@@ -7,7 +7,7 @@ import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { Agents } from "../agents/Agents.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
-import { isolate } from "../Isolate.js"
+import { isolate } from "../Performance.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
 import { QaRepo } from "../qa/QaRepo.js"
 import { Course } from "./Course.js"
@@ -19,7 +19,7 @@ export const Live = Layer.mergeAll(Course.Default, LessonSources.Default.pipe(La
   Layer.provide([Agents.Default, AgentsRepo.Default, QaRepo.Default])
 )
 
-/** Built with only the services its handlers use (see `Isolate.ts`). */
+/** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, IdGenerator, Course, LessonSources)(TrainingHttp)
 
 export const SourceOwnerLive = LessonSourceOwner

@@ -23,7 +23,7 @@ import { now } from "../Time.js"
 import { tenantOf, trainingAgent } from "./Guard.js"
 import { SourceRemoval } from "./SourceRemoval.js"
 import { toLesson, toModule, TrainingRepo } from "./TrainingRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const noModule = (id: string, param: string) => new ResourceMissing({ message: `No such module: '${id}'`, param })
 const noLesson = (id: string) => new ResourceMissing({ message: `No such lesson: '${id}'`, param: "lesson_id" })

@@ -25,7 +25,7 @@ import { now } from "../Time.js"
 import { tenantOf, trainingAgent } from "./Guard.js"
 import { SourceRemoval } from "./SourceRemoval.js"
 import { toLessonSource, TrainingRepo } from "./TrainingRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const noLesson = (id: string) => new ResourceMissing({ message: `No such lesson: '${id}'`, param: "lesson_id" })
 /** The file is audio of a known kind, and not longer than 10 minutes when its headers tell. */

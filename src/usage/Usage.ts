@@ -13,7 +13,7 @@ import { TicketsRepo } from "../tickets/TicketsRepo.js"
 import { iso, now } from "../Time.js"
 import { monthlyReplyCap, monthlyTicketCap, monthOf, periodOf } from "./Plans.js"
 import { UsageRepo } from "./UsageRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /** A reply counted by `reserveReply`; hand it back to `releaseReply` if the reply is not completed. */
 export interface Reservation {

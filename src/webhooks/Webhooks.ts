@@ -23,7 +23,7 @@ import { transaction } from "../db/Sql.js"
 import { now } from "../Time.js"
 import { webhookQueue } from "./Dispatcher.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const rotationOverlapMillis = 24 * 60 * 60 * 1000

@@ -14,7 +14,7 @@ import type { Escalate, OpenConversation, WidgetMessage } from "../../schema/Wid
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
 import { Tickets } from "../tickets/Tickets.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 /** The longest ticket message; a longer transcript keeps its latest lines. */
 export const maxTranscriptChars = 20_000

@@ -10,7 +10,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle } from "../db/Sql.js"
 import { iso, now } from "../Time.js"
-import { traced } from "../Traced.js"
+import { traced } from "../Performance.js"
 
 const WorkspaceRow = Schema.Struct({
   id: WorkspaceId,

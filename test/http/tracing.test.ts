@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { layerOtlp } from "../../layers/Tracing.js"
-import { traced } from "../../src/Traced.js"
+import { traced } from "../../src/Performance.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testServer } from "../support/harness.js"
 

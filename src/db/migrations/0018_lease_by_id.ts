@@ -8,8 +8,8 @@
  * to reach them through the indexes of pending deliveries: from the
  * subscription's side (`webhook_deliveries_pending`, joined to the
  * subscription), or through the due ones (`webhook_deliveries_due`, ANDed with
- * the ids). Either way each claim read the whole backlog: 0.76 ms a claim in a
- * drain of 2,000 (auto_explain), where the ids alone are a few index probes.
+ * the ids). Either way each claim read the whole backlog (auto_explain), where
+ * the ids alone are a few index probes.
  *
  * Here the ids are the only way in:
  * - the status is tested as `coalesce(status, '') = 'pending'` (the column is

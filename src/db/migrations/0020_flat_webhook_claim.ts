@@ -17,9 +17,8 @@
  * `jobs_claim_after`, `jobs_claim`, `webhook_deliveries_lease`) each nested
  * call copied its array arguments and ran its statements through a call of
  * its own, and the claimed rows went through an array of `jobs` rows and back.
- * A claim of eight carrying eight successes, round trip at the median: 0.89 to
- * 0.98 ms nested, 0.79 to 0.87 ms flat, 0.88× to 0.89× in the same runs
- * (`npm run bench -- claim-call`). The nested functions stay: the queue's own
+ * Flat, a claim's round trip is shorter (`npm run bench -- claim-call`,
+ * `scripts/bench/results/`). The nested functions stay: the queue's own
  * carried claim, a success written alone and a lease taken alone run them.
  *
  * Planned with `enable_seqscan` off like the functions of migration 0019: its

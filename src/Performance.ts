@@ -1,0 +1,126 @@
+/**
+ * The performance tricks: Effect code written around Effect's own combinators, to save fiber steps and
+ * copies of the fiber's context on every request, each with its reason. What each saved is in
+ * `scripts/bench/results/` (`notes.md`; instruction counts of `GET /v1/agents/{id}` by
+ * `scripts/bench/instructions.ts`); one that stops paying goes back to the plain way.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
+import type * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
+import * as Layer from "effect/Layer"
+import type { NoInfer } from "effect/Types"
+import type { YieldWrap } from "effect/Utils"
+
+type ErrorOf<Eff> = [Eff] extends [never] ? never : [Eff] extends [YieldWrap<Effect.Effect<infer _A, infer E, infer _R>>] ? E : never
+type ContextOf<Eff> = [Eff] extends [never] ? never : [Eff] extends [YieldWrap<Effect.Effect<infer _A, infer _E, infer R>>] ? R : never
+
+/**
+ * `traced("Tickets.create")(function* (...) {...})`: a named program, as `Effect.fn("Tickets.create")` makes
+ * it, whose span exists only while tracing is on (`OTEL_EXPORTER_OTLP_ENDPOINT` set). Why: without a
+ * collector the service turns tracing off, and `Effect.fn` still builds a no-op span on every call (a stack
+ * capture, copies of the fiber's context, fiber steps); each call here reads the setting and runs the body
+ * with its span or without one.
+ */
+export const traced = (name: string) => {
+  type Made<Eff, AEff> = Effect.Effect<AEff, ErrorOf<Eff>, ContextOf<Eff>>
+  function make<Eff extends YieldWrap<Effect.Effect<any, any, any>>, AEff, Args extends Array<any>>(
+    body: (...args: Args) => Generator<Eff, AEff, never>
+  ): (...args: Args) => Made<Eff, AEff>
+  function make<
+    Eff extends YieldWrap<Effect.Effect<any, any, any>>,
+    AEff,
+    Args extends Array<any>,
+    A extends Effect.Effect<any, any, any>
+  >(
+    body: (...args: Args) => Generator<Eff, AEff, never>,
+    pipeable: (effect: Made<Eff, AEff>, ...args: NoInfer<Args>) => A
+  ): (...args: Args) => Effect.Effect.AsEffect<A>
+  function make(
+    body: (...args: Array<any>) => Generator<YieldWrap<Effect.Effect<any, any, any>>, unknown, never>,
+    pipeable?: (effect: Effect.Effect<unknown, any, any>, ...args: Array<any>) => Effect.Effect<unknown, any, any>
+  ): (...args: Array<any>) => Effect.Effect<unknown, any, any> {
+    const withSpan = pipeable === undefined ? Effect.fn(name)(body) : Effect.fn(name)(body, pipeable)
+    const without = pipeable === undefined ? Effect.fnUntraced(body) : Effect.fnUntraced(body, pipeable)
+    return (...args) =>
+      Effect.withFiberRuntime((fiber) =>
+        fiber.getFiberRef(FiberRef.currentTracerEnabled) ? withSpan(...args) : without(...args)
+      )
+  }
+  return make
+}
+
+/**
+ * `isolate(A, B)(layer)`: `layer` built with only the services `A` and `B` from the context around it (the
+ * type checks that they are all it needs). Why: Effect copies a fiber's whole context at every
+ * `provideService`, `Effect.scoped` and context merge, and a request meets several (the platform's, the
+ * router's, the API group's, the caller's, each SQL statement's). An API group built inside everything
+ * merges every service of the process into each request's context; built here, it holds what it uses.
+ */
+export const isolate =
+  <const Tags extends ReadonlyArray<Context.Tag<any, any>>>(...tags: Tags) =>
+  <ROut, E, RIn extends Context.Tag.Identifier<Tags[number]>>(
+    layer: Layer.Layer<ROut, E, RIn>
+  ): Layer.Layer<ROut, E, Context.Tag.Identifier<Tags[number]>> =>
+    Layer.scopedContext(
+      Effect.gen(function* () {
+        const context = yield* Effect.context<Context.Tag.Identifier<Tags[number]>>()
+        const memoMap = yield* Layer.CurrentMemoMap
+        const scope = yield* Effect.scope
+        const only: Context.Context<RIn> = Context.pick(...tags)(context)
+        // the same memo map: layers built elsewhere already (the database, the programs) are shared, not rebuilt
+        return yield* Layer.buildWithMemoMap(layer, memoMap, scope).pipe(
+          Effect.mapInputContext((_: Context.Context<Context.Tag.Identifier<Tags[number]>>) => only)
+        )
+      })
+    )
+
+/** A value for `setOnFiber`. */
+export interface FiberValue {
+  readonly ref: FiberRef.FiberRef<any>
+  readonly value: unknown
+}
+export const fiberValue = <A>(ref: FiberRef.FiberRef<A>, value: A): FiberValue => ({ ref, value })
+
+/**
+ * Sets these FiberRefs on the current fiber for the rest of its life (nothing restores them), in one step.
+ * Why: each `FiberRef.set` is a fiber step and a copy of the fiber's FiberRefs. For a fiber that is itself
+ * the unit of work, like a request's (the platform runs each in a fiber of its own).
+ */
+export const setOnFiber = (first: FiberValue, ...rest: ReadonlyArray<FiberValue>): Effect.Effect<void> =>
+  Effect.updateFiberRefs((fiberId, refs) => {
+    const entry = (v: FiberValue): readonly [FiberRef.FiberRef<any>, readonly [readonly [FiberId.Single, unknown]]] => [
+      v.ref,
+      [[fiberId, v.value]]
+    ]
+    return FiberRefs.updateManyAs(refs, { entries: [entry(first), ...rest.map(entry)] })
+  })
+
+/**
+ * The request and the fiber's Clock in one fiber step. Why: every request reads both, and the request's tag
+ * plus `Clock.currentTimeNanos` take several steps (a test's `TestClock` is the fiber's Clock all the same).
+ */
+export const requestAndClock = Effect.withFiberRuntime<{
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly clock: Clock.Clock
+}>((fiber) =>
+  Effect.succeed({
+    request: Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest),
+    clock: Context.get(fiber.getFiberRef(DefaultServices.currentServices), Clock.Clock)
+  })
+)
+
+/**
+ * `response` with these headers, set one by one. Why: `HttpServerResponse.setHeaders` builds its headers
+ * through `Headers.fromInput` and two spreads, several times the work of a few `setHeader`s.
+ */
+export const withHeaders = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) => {
+  let out = response
+  for (const name in headers) out = HttpServerResponse.setHeader(out, name, headers[name]!)
+  return out
+}
