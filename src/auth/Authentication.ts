@@ -111,6 +111,10 @@ const refusal = (caller: CallerShape, policy: EndpointPolicy): KeyScopeMismatch 
   }
 }
 
+/** Whether this caller's key may call the endpoint at `method` `routePath` (the contract's path, `/v1/keys/:id`). */
+export const mayCall = (caller: CallerShape, method: string, routePath: string): boolean =>
+  refusal(caller, policyOf(method, routePath)) === undefined
+
 /** The caller, or why its key is refused for this endpoint. */
 const admitted = (result: AuthResult, route: HttpRouter.Route<unknown, unknown>): Effect.Effect<CallerShape, AuthError> => {
   if (Either.isLeft(result)) return Effect.fail(result.left)

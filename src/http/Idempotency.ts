@@ -30,7 +30,7 @@ import {
 } from "../../schema/Errors.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { Authenticator } from "../auth/Authentication.js"
+import { Authenticator, mayCall } from "../auth/Authentication.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
@@ -226,6 +226,13 @@ export const makeIdempotency = Effect.gen(function* () {
     const key = request.headers["idempotency-key"]
     if (request.method !== "POST" || key === undefined) return inner
     return Effect.gen(function* () {
+      // A record is the workspace's, shared by its keys of one environment, so a key that may not call this
+      // endpoint must not get another key's stored answer (a widget key replaying `POST /v1/keys`): it is
+      // answered as if it sent no Idempotency-Key, which refuses it.
+      const endpoint = incoming.route.endpoint
+      if (Option.isSome(incoming.caller) && (endpoint === undefined || !mayCall(incoming.caller.value, endpoint.method, endpoint.path))) {
+        return yield* inner
+      }
       const owner = Option.isSome(incoming.caller) ? incoming.caller : yield* formsKeyOwner(incoming)
       if (Option.isNone(owner)) return yield* inner
       if (!validIdempotencyKey.test(key)) {

@@ -65,6 +65,31 @@ layer(testServer())("idempotency", (it) => {
     })
   )
 
+  it.effect("a key that may not call the endpoint never gets another key's stored answer", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const headers = { "idempotency-key": "new-key-1" }
+      const body = { kind: "secret", name: "deploy" }
+      const created = yield* h.call("POST", "/v1/keys", { key: ws.secretTest, body, headers })
+      expect(created.status).toBe(201)
+      expect(created.body.data.secret).toMatch(/^sk_test_/)
+      // the workspace's widget key, and a secret key without `write:keys`, send the same request
+      const readOnly = yield* ws.key({ kind: "secret", scopes: ["read:agents"] })
+      for (const key of [ws.widgetTest, readOnly.secret]) {
+        const replay = yield* h.call("POST", "/v1/keys", { key, body, headers })
+        expect(replay.status).toBe(403)
+        expect(replay.body.error.code).toBe("key_scope_mismatch")
+        expect(replay.text).not.toContain(created.body.data.secret)
+        expect(replay.headers.get("idempotent-replayed")).toBeNull()
+      }
+      // the key that made it still gets its replay
+      const again = yield* h.call("POST", "/v1/keys", { key: ws.secretTest, body, headers })
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+      expect(again.body.data.secret).toBe(created.body.data.secret)
+    })
+  )
+
   it.effect("20 concurrent requests with one key create exactly one agent", () =>
     Effect.gen(function* () {
       const h = yield* Harness
