@@ -6,18 +6,19 @@
  * kind of id, or whose body must not be empty, fails until this file learns to
  * make one (`fixtures`, `samples`).
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { AgentType } from "../../schema/Agents.js"
 import type { Scope } from "../../schema/Auth.js"
-import { AgentId, CategoryId, FileId, LeadId, LessonId, ModuleId, QaId, SourceId } from "../../schema/Ids.js"
+import { AgentId, LessonId, ModuleId } from "../../schema/Ids.js"
 import { WebhookId } from "../../schema/Webhooks.js"
 import * as Fetcher from "../../layers/Fetcher.js"
 import type { Client } from "../../src/sdk/index.js"
 import { contactForm } from "../forms/support.js"
 import { type ContractEndpoint, contractEndpoints, fillPath } from "../support/endpoints.js"
-import { Harness, type HarnessShape, type Reply, testServer } from "../support/harness.js"
+import { Harness, type HarnessShape, type Reply, type SeededWorkspace, testServer } from "../support/harness.js"
 
 const thisFile = "test/http/security-matrix.test.ts"
 
@@ -275,6 +276,11 @@ const expectRefused = (reply: Reply, status: number, code: string, label: string
   expect(reply.body?.meta?.request_id, `${label}: request id`).toMatch(/^req_/)
 }
 
+const eventCount = (ws: SeededWorkspace) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ n: number }>`select count(*)::int as n from events where workspace_id = ${ws.workspace.id}`
+  ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie)
+
 const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
   Effect.gen(function* () {
     const ws = yield* h.seed()
@@ -316,6 +322,10 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
     // 1. who the caller is, and whether its key may call this endpoint at all; a refused call changes
     // nothing, so all of them run on one set of objects
     const own = yield* world(sandboxKeys)
+    for (const p of e.params) if (fixtures[p.kind] !== undefined) yield* own.id(p.kind)
+    if (sample.body !== undefined) yield* sample.body(own)
+    if (sample.query !== undefined) yield* sample.query(own)
+    const eventsBefore = yield* eventCount(ws)
     const refused = (headers: Record<string, string>, status: number, code: string, label: string) =>
       Effect.map(callOn(own, headers), (reply) => expectRefused(reply, status, code, label))
 
@@ -329,7 +339,14 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
     const accepted = acceptedKeys(e)
     expect(accepted.length, `${e.label} takes no kind of key`).toBeGreaterThan(0)
     const takes = (kind: KeyKind) => accepted.some((a) => a.kind === kind)
-    if (!takes("secret")) yield* refused(bearer(ws.secretTest), 403, "key_scope_mismatch", "secret key")
+    if (!takes("secret")) {
+      yield* refused(bearer(ws.secretTest), 403, "key_scope_mismatch", "secret key")
+      // even one somehow given the endpoint's own scope
+      if (Option.isSome(e.scope)) {
+        const odd = yield* ws.key({ kind: "secret", scopes: [e.scope.value] })
+        yield* refused(bearer(odd.secret), 403, "key_scope_mismatch", `secret key holding ${e.scope.value}`)
+      }
+    }
     if (!takes("widget")) yield* refused(bearer(ws.widgetTest), 403, "key_scope_mismatch", "widget key")
     for (const { kind, scope } of accepted) {
       const revoked = yield* ws.key({ kind })
@@ -340,6 +357,8 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
         yield* refused(bearer(lacking.secret), 403, "key_scope_mismatch", `${kind} key without ${scope.value}`)
       }
     }
+
+    expect(yield* eventCount(ws), "events written by refused calls").toBe(eventsBefore)
 
     // 2. the rest reaches the handler: it needs real ids and a valid request
     if (missingKinds.length > 0) expect.fail(missingKinds.map((p) => missingFixture(e, p)).join("\n"))

@@ -1,34 +1,9 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { SourceId } from "../../schema/Ids.js"
 import { QaRepo } from "../../src/qa/QaRepo.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, createCategory, createQa, seedQa } from "./support.js"
-
-/** A path under a fresh agent of `environment`, holding one category (`{cat}` in the suffix names it). */
-const underAgent = (environment: "test" | "live", suffix: string) => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.gen(function* () {
-    const key = environment === "test" ? ws.secretTest : ws.secretLive
-    const agent = yield* createAgent(h, key)
-    const category = yield* createCategory(h, key, agent, { name: "Billing" })
-    return `/v1/agents/${agent}${suffix.replace("{cat}", category.body.data.id)}`
-  })
-
-export const categoryEndpoints: ReadonlyArray<SecuredEndpoint> = (
-  [
-    { name: "createCategory", method: "POST", suffix: "/categories", body: { name: "Shipping" }, scope: "write:knowledge" },
-    { name: "listCategories", method: "GET", suffix: "/categories", scope: "read:knowledge" },
-    {
-      name: "updateCategory",
-      method: "PATCH",
-      suffix: "/categories/{cat}",
-      body: { description: "Invoices" },
-      scope: "write:knowledge"
-    },
-    { name: "deleteCategory", method: "DELETE", suffix: "/categories/{cat}", scope: "write:knowledge" }
-  ] as const
-).map(({ suffix, ...e }) => ({ ...e, path: underAgent("test", suffix), liveObjectPath: underAgent("live", suffix) }))
 
 const listNames = (h: HarnessShape, key: string, agent: string) =>
   Effect.map(h.call("GET", `/v1/agents/${agent}/categories`, { key }), (r) =>
@@ -36,11 +11,6 @@ const listNames = (h: HarnessShape, key: string, agent: string) =>
   )
 
 layer(testServer())("categories", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of categoryEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
 
   it.effect("creates categories last or at a position, names unique ignoring case", () =>
     Effect.gen(function* () {

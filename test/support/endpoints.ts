@@ -56,7 +56,10 @@ const unknownValue = (schema: Schema.Schema.Any, index: number): string => {
   return String(value)
 }
 
-const paramsOf = (pathSchema: Option.Option<Schema.Schema.Any>): ReadonlyArray<PathParam> => {
+/** What is read of a schema here: its AST. */
+type HasAst = Option.Option<{ readonly ast: AST.AST }>
+
+const paramsOf = (pathSchema: HasAst): ReadonlyArray<PathParam> => {
   if (Option.isNone(pathSchema)) return []
   const ast = AST.typeAST(pathSchema.value.ast)
   if (!AST.isTypeLiteral(ast)) return []
@@ -67,10 +70,10 @@ const paramsOf = (pathSchema: Option.Option<Schema.Schema.Any>): ReadonlyArray<P
   }))
 }
 
-const decodesFromNothing = (schema: Option.Option<Schema.Schema.Any>, nothing: unknown) =>
+const decodesFromNothing = (schema: HasAst, nothing: unknown) =>
   Option.match(schema, {
     onNone: () => true,
-    onSome: (s) => Schema.is(Schema.typeSchema(s as Schema.Schema<unknown, unknown, never>))(nothing)
+    onSome: (s) => Schema.is(Schema.make(AST.typeAST(s.ast)))(nothing)
   })
 
 const collect = (): ReadonlyArray<ContractEndpoint> => {
@@ -85,10 +88,10 @@ const collect = (): ReadonlyArray<ContractEndpoint> => {
         authenticated: middleware.has(Authentication as never),
         scope: Context.getOption(mergedAnnotations, RequiredScope),
         widgetScope: Context.getOption(mergedAnnotations, WidgetScope),
-        params: paramsOf(endpoint.pathSchema as Option.Option<Schema.Schema.Any>),
+        params: paramsOf(endpoint.pathSchema),
         hasBody: Option.isSome(endpoint.payloadSchema),
-        bodyOptional: decodesFromNothing(endpoint.payloadSchema as Option.Option<Schema.Schema.Any>, {}),
-        queryOptional: decodesFromNothing(endpoint.urlParamsSchema as Option.Option<Schema.Schema.Any>, {}),
+        bodyOptional: decodesFromNothing(endpoint.payloadSchema, {}),
+        queryOptional: decodesFromNothing(endpoint.urlParamsSchema, {}),
         label: `${endpoint.method} ${endpoint.path}`
       })
     }
