@@ -201,14 +201,16 @@ interface Sample {
 }
 
 const fixed = (body: unknown) => (_: World) => Effect.succeed(body)
+/** A body (or query) naming objects of the world: `make` gets their ids, in the order of `kinds`. */
 const using =
-  <const K extends ReadonlyArray<string>>(kinds: K, make: (...ids: { [I in keyof K]: string }) => unknown) =>
-  (w: World) =>
+  <const K extends ReadonlyArray<string>, A>(kinds: K, make: (...ids: { [I in keyof K]: string }) => A) =>
+  (w: World): Effect.Effect<A> =>
     Effect.map(Effect.forEach(kinds, w.id), (ids) => make(...(ids as unknown as { [I in keyof K]: string })))
 
 /**
- * A valid request of each endpoint whose body (or query) may not be empty, by
- * `group.endpoint`; endpoints whose payload decodes from `{}` may be left out.
+ * A valid body and query per endpoint (`group.endpoint`). One that takes no
+ * body, or whose body decodes from `{}` (then sent), and whose query may be
+ * empty can be left out.
  */
 const samples: Record<string, Sample> = {
   "agents.create": { body: fixed({ type: "support", name: "X" }) },
@@ -231,13 +233,13 @@ const samples: Record<string, Sample> = {
   "training.updateModule": { body: fixed({ title: "M2" }) },
   "training.deleteModule": { query: () => Effect.succeed({ cascade: "true" }) },
   "training.createLesson": { body: using(["ModuleId"], (module_id) => ({ module_id, title: "L" })) },
-  "training.listLessons": { query: using(["ModuleId"], (module_id) => ({ module_id })) as Sample["query"] },
+  "training.listLessons": { query: using(["ModuleId"], (module_id) => ({ module_id })) },
   "training.updateLesson": { body: fixed({ title: "L2" }) },
   "training.deleteLesson": { query: () => Effect.succeed({ cascade: "true" }) },
   "training.createSource": {
     body: using(["LessonId"], (lesson_id) => ({ lesson_id, type: "text", title: "T", content: "x" }))
   },
-  "training.listSources": { query: using(["LessonId"], (lesson_id) => ({ lesson_id })) as Sample["query"] },
+  "training.listSources": { query: using(["LessonId"], (lesson_id) => ({ lesson_id })) },
   "training.updateSource": { body: fixed({ title: "S2" }) },
   "files.create": { body: fixed({ filename: "a.txt", content_type: "text/plain", size_bytes: 3 }) },
   "files.upload": { body: fixed("abc"), contentType: "text/plain" },
