@@ -1,12 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { CreateAgent } from "../../schema/Agents.js"
 import { ResourceMissing } from "../../schema/Errors.js"
 import type { Client } from "../../src/sdk/index.js"
 import { expectFailure } from "../support/expect.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, type HarnessShape, testEpoch, testServer } from "../support/harness.js"
 
 /** Raw, for the tests of what the edge does with the body as sent (trimming, unknown fields). */
 const createAgentRaw = (h: HarnessShape, key: string, body: Record<string, unknown> = {}) =>
@@ -14,28 +13,6 @@ const createAgentRaw = (h: HarnessShape, key: string, body: Record<string, unkno
 
 const createAgent = (api: Client, payload: Partial<CreateAgent> = {}) =>
   Effect.map(api.agents.create({ payload: { type: "support", name: "Support Bot", ...payload } }), (r) => r.data)
-
-const agentPath = (environment: "test" | "live") => (ws: SeededWorkspace, h: HarnessShape) =>
-  h.client(environment === "test" ? ws.secretTest : ws.secretLive).pipe(
-    Effect.flatMap((api) => createAgent(api)),
-    Effect.map((agent) => `/v1/agents/${agent.id}`),
-    Effect.orDie
-  )
-
-export const agentEndpoints: ReadonlyArray<SecuredEndpoint> = [
-  { name: "create", method: "POST", path: () => Effect.succeed("/v1/agents"), body: { type: "support", name: "X" }, scope: "write:agents" },
-  { name: "list", method: "GET", path: () => Effect.succeed("/v1/agents"), scope: "read:agents" },
-  { name: "retrieve", method: "GET", path: agentPath("test"), liveObjectPath: agentPath("live"), scope: "read:agents" },
-  {
-    name: "update",
-    method: "PATCH",
-    path: agentPath("test"),
-    liveObjectPath: agentPath("live"),
-    body: { name: "Renamed" },
-    scope: "write:agents"
-  },
-  { name: "delete", method: "DELETE", path: agentPath("test"), liveObjectPath: agentPath("live"), scope: "write:agents" }
-]
 
 const eventsOf = (workspaceId: string) =>
   Effect.gen(function* () {
@@ -46,13 +23,6 @@ const eventsOf = (workspaceId: string) =>
   }).pipe(Effect.orDie)
 
 layer(testServer())("agents", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of agentEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () =>
-        Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint))
-      )
-    }
-  })
 
   it.effect("creates an agent with a slug derived from the name, and writes agent.created", () =>
     Effect.gen(function* () {

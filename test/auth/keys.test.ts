@@ -3,11 +3,10 @@
  * its own environment; the value is shown once; no key grants more than it holds; none revokes itself; a revoked
  * key's next request is refused.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix } from "../support/security.js"
 
 const createKey = (h: HarnessShape, key: string, body: unknown, headers?: Record<string, string>) =>
   h.call("POST", "/v1/keys", { key, body, ...(headers === undefined ? {} : { headers }) })
@@ -17,36 +16,6 @@ const keyWith = (ws: SeededWorkspace, scopes: ReadonlyArray<any>, environment: "
   ws.key({ kind: "secret", environment, scopes })
 
 layer(testServer())("keys API", (it) => {
-  describe("security matrix", () => {
-    it.effect("GET /v1/keys", () =>
-      Effect.flatMap(Harness, (h) =>
-        runSecurityMatrix(h, { name: "list", method: "GET", path: () => Effect.succeed("/v1/keys"), scope: "read:keys" })
-      )
-    )
-    it.effect("POST /v1/keys", () =>
-      Effect.flatMap(Harness, (h) =>
-        runSecurityMatrix(h, {
-          name: "create",
-          method: "POST",
-          path: () => Effect.succeed("/v1/keys"),
-          body: { kind: "secret" },
-          scope: "write:keys"
-        })
-      )
-    )
-    it.effect("DELETE /v1/keys/{id}", () =>
-      Effect.flatMap(Harness, (h) =>
-        runSecurityMatrix(h, {
-          name: "revoke",
-          method: "DELETE",
-          path: (ws) => Effect.map(ws.key({ kind: "widget" }), (k) => `/v1/keys/${k.id}`),
-          liveObjectPath: (ws) => Effect.map(ws.key({ kind: "widget", environment: "live" }), (k) => `/v1/keys/${k.id}`),
-          scope: "write:keys"
-        })
-      )
-    )
-  })
-
   it.effect("the sandbox secret key made at first start holds read:keys and write:keys", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient

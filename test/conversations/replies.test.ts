@@ -2,9 +2,9 @@
  * Replies and conversations through the real server with the `local` model:
  * the event stream read by an independent parser, the JSON reply, errors
  * before the stream, conversations (continuing, listing, the idle timeout on
- * the TestClock) and the security matrix of every endpoint.
+ * the TestClock). Keys and isolation: test/http/security-matrix.test.ts.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
@@ -12,8 +12,7 @@ import * as Duration from "effect/Duration"
 import { JobQueue } from "../../layers/JobQueue.js"
 import { ReplyRequestError, type StreamEvent, streamReply } from "../../src/sdk/index.js"
 import { IDLE_QUEUE } from "../../src/conversations/Conversations.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, testServer } from "../support/harness.js"
 import { createAgent, knowledgeableAgent, sse, text, types } from "./support.js"
 
 const eventsOf = (workspaceId: string, type: string) =>
@@ -24,54 +23,9 @@ const eventsOf = (workspaceId: string, type: string) =>
     )
   )
 
-/** A finished reply in a fresh conversation of `environment`; the path names the conversation or its reply. */
-const withReply =
-  (environment: "test" | "live", path: (conversationId: string, messageId: string) => string) =>
-  (ws: SeededWorkspace, h: HarnessShape) =>
-    Effect.gen(function* () {
-      const key = environment === "test" ? ws.secretTest : ws.secretLive
-      const agentId = yield* createAgent(h, key)
-      const reply = yield* h.call("POST", `/v1/agents/${agentId}/messages`, { key, body: { message: "Hello", stream: false } })
-      return path(reply.body.data.conversation_id, reply.body.data.id)
-    })
-
-const underAgent = (environment: "test" | "live") => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.map(createAgent(h, environment === "test" ? ws.secretTest : ws.secretLive), (id) => `/v1/agents/${id}/messages`)
-
-export const conversationEndpoints: ReadonlyArray<SecuredEndpoint> = [
-  {
-    name: "send",
-    method: "POST",
-    path: underAgent("test"),
-    liveObjectPath: underAgent("live"),
-    body: { message: "Hello", stream: false },
-    scope: "write:conversations"
-  },
-  {
-    name: "resume",
-    method: "GET",
-    path: withReply("test", (c, m) => `/v1/conversations/${c}/messages/${m}/stream`),
-    liveObjectPath: withReply("live", (c, m) => `/v1/conversations/${c}/messages/${m}/stream`),
-    scope: "read:conversations"
-  },
-  { name: "list", method: "GET", path: () => Effect.succeed("/v1/conversations"), scope: "read:conversations" },
-  {
-    name: "retrieve",
-    method: "GET",
-    path: withReply("test", (c) => `/v1/conversations/${c}`),
-    liveObjectPath: withReply("live", (c) => `/v1/conversations/${c}`),
-    scope: "read:conversations"
-  }
-]
-
 const idleMinutes = 30
 
 layer(testServer({ conversationIdleMinutes: idleMinutes }))("replies", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of conversationEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
 
   it.effect("streams conversation, tokens, sources, done; the tokens are the stream:false reply", () =>
     Effect.gen(function* () {

@@ -1,54 +1,19 @@
 /**
  * Form management with secret keys, and the public config a forms key reads:
- * validation of definitions, the security matrix of the `/v1` endpoints, a
- * config that never shows private settings, ETag/304, caching and CORS.
+ * validation of definitions, a config that never shows private settings,
+ * ETag/304, caching and CORS (keys of the `/v1` endpoints:
+ * test/http/security-matrix.test.ts).
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { contactForm, createAgent, origin, withForm } from "./support.js"
-
-const formPath = (environment: "test" | "live", suffix = "") => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.gen(function* () {
-    const key = environment === "test" ? ws.secretTest : ws.secretLive
-    const agentId = yield* createAgent(h, key)
-    const created = yield* h.call("POST", "/v1/forms", { key, body: contactForm(agentId) })
-    return `/v1/forms/${created.body.data.id}${suffix}`
-  })
-
-export const formsEndpoints: ReadonlyArray<SecuredEndpoint> = [
-  {
-    name: "create",
-    method: "POST",
-    path: () => Effect.succeed("/v1/forms"),
-    body: contactForm("agt_doesnotexist00000000"),
-    scope: "write:forms"
-  },
-  { name: "list", method: "GET", path: () => Effect.succeed("/v1/forms"), scope: "read:forms" },
-  { name: "retrieve", method: "GET", path: formPath("test"), liveObjectPath: formPath("live"), scope: "read:forms" },
-  {
-    name: "update",
-    method: "PATCH",
-    path: formPath("test"),
-    liveObjectPath: formPath("live"),
-    body: { title: { en: "Changed" } },
-    scope: "write:forms"
-  },
-  { name: "delete", method: "DELETE", path: formPath("test"), liveObjectPath: formPath("live"), scope: "write:forms" },
-  { name: "rotate identity secret", method: "POST", path: () => Effect.succeed("/v1/identity_secret/rotate"), scope: "write:forms" }
-]
 
 const config = (h: HarnessShape, formId: string, headers: Record<string, string>) =>
   h.call("GET", `/v1/forms/${formId}/config`, { headers })
 
 layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("forms", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of formsEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
 
   it.effect("creates a form with defaults, reads, lists, changes and deletes it", () =>
     Effect.gen(function* () {

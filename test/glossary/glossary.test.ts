@@ -1,62 +1,41 @@
-import { describe, expect, layer } from "@effect/vitest"
+/**
+ * Glossaries through the typed client (so requests are checked against the
+ * contract); raw calls only where the test is about what the edge does with a
+ * body or path the client could not send (untrimmed, invalid, malformed).
+ */
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { AgentId } from "../../schema/Ids.js"
+import type { CreateTerm } from "../../schema/Glossary.js"
+import { ParameterInvalid, ResourceMissing, TermExists } from "../../schema/Errors.js"
+import type { AgentId } from "../../schema/Ids.js"
 import { GlossaryRepo } from "../../src/glossary/GlossaryRepo.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import type { Client } from "../../src/sdk/index.js"
+import { expectFailure } from "../support/expect.js"
+import { Harness, testEpoch, testServer } from "../support/harness.js"
 
-const createAgent = (h: HarnessShape, key: string) =>
-  Effect.map(
-    h.call("POST", "/v1/agents", { key, body: { type: "support", name: "Glossary bot" } }),
-    (r) => AgentId.make(r.body.data.id)
-  )
+const createAgent = (api: Client) =>
+  Effect.map(api.agents.create({ payload: { type: "support", name: "Glossary bot" } }), (r) => r.data.id)
 
+/** The typed client does not encode path parameters: a term is sent percent-encoded. */
 const term = (value: string) => encodeURIComponent(value)
 
-/** A path under a fresh agent of `environment`, with the term "Router" in its glossary. */
-const underAgent = (environment: "test" | "live", suffix: string) => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.gen(function* () {
-    const key = environment === "test" ? ws.secretTest : ws.secretLive
-    const agent = yield* createAgent(h, key)
-    yield* h.call("POST", `/v1/agents/${agent}/glossary/terms`, { key, body: { term: "Router" } })
-    return `/v1/agents/${agent}${suffix}`
-  })
+const glossaryOf = (api: Client, id: AgentId) => Effect.map(api.glossary.retrieve({ path: { id } }), (r) => r.data)
 
-export const glossaryEndpoints: ReadonlyArray<SecuredEndpoint> = [
-  { name: "retrieve", method: "GET", suffix: "/glossary", scope: "read:knowledge" },
-  { name: "replace", method: "PUT", suffix: "/glossary", body: { terms: [{ term: "Modem" }] }, scope: "write:knowledge" },
-  { name: "addTerm", method: "POST", suffix: "/glossary/terms", body: { term: "Switch" }, scope: "write:knowledge" },
-  {
-    name: "updateTerm",
-    method: "PATCH",
-    suffix: "/glossary/terms/Router",
-    body: { enabled: false },
-    scope: "write:knowledge"
-  },
-  { name: "deleteTerm", method: "DELETE", suffix: "/glossary/terms/Router", scope: "write:knowledge" }
-].map(({ suffix, ...e }) => ({
-  ...e,
-  scope: e.scope as SecuredEndpoint["scope"],
-  path: underAgent("test", suffix),
-  liveObjectPath: underAgent("live", suffix)
-}))
+const replace = (api: Client, id: AgentId, terms: ReadonlyArray<CreateTerm>) =>
+  api.glossary.replace({ path: { id }, payload: { terms } })
+
+const names = (glossary: { readonly terms: ReadonlyArray<{ readonly term: string }> }) => glossary.terms.map((t) => t.term)
 
 layer(testServer())("glossary", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of glossaryEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
-
   it.effect("adds terms with defaults, lists them alphabetically, refuses a term it holds in any case", () =>
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
-      const empty = yield* h.call("GET", `/v1/agents/${agent}/glossary`, { key: ws.secretTest })
-      expect(empty.status).toBe(200)
-      expect(empty.body.data).toEqual({ object: "glossary", agent_id: agent, terms: [] })
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      expect(yield* glossaryOf(api, agent)).toEqual({ object: "glossary", agent_id: agent, terms: [] })
 
+      // raw: the client would refuse to send an untrimmed term
       const added = yield* h.call("POST", `/v1/agents/${agent}/glossary/terms`, {
         key: ws.secretTest,
         body: { term: "  Wi-Fi  ", definition: "Wireless network", synonyms: ["wifi", "wireless"] }
@@ -72,21 +51,14 @@ layer(testServer())("glossary", (it) => {
         created_at: new Date(testEpoch).toISOString(),
         updated_at: new Date(testEpoch).toISOString()
       })
-      yield* h.call("POST", `/v1/agents/${agent}/glossary/terms`, {
-        key: ws.secretTest,
-        body: { term: "APN", case_sensitive: true, enabled: false }
-      })
+      yield* api.glossary.addTerm({ path: { id: agent }, payload: { term: "APN", case_sensitive: true, enabled: false } })
 
-      const again = yield* h.call("POST", `/v1/agents/${agent}/glossary/terms`, {
-        key: ws.secretTest,
-        body: { term: "WI-FI" }
-      })
-      expect(again.status).toBe(409)
-      expect(again.body.error).toMatchObject({ code: "term_exists", param: "term", type: "invalid_request" })
-      expect(again.body.error.message).toContain("'Wi-Fi'")
+      const again = yield* expectFailure(api.glossary.addTerm({ path: { id: agent }, payload: { term: "WI-FI" } }), TermExists)
+      expect(again.param).toBe("term")
+      expect(again.message).toContain("'Wi-Fi'")
 
-      const listed = yield* h.call("GET", `/v1/agents/${agent}/glossary`, { key: ws.secretTest })
-      expect(listed.body.data.terms.map((t: any) => [t.term, t.definition, t.case_sensitive, t.enabled])).toEqual([
+      const listed = yield* glossaryOf(api, agent)
+      expect(listed.terms.map((t) => [t.term, t.definition, t.case_sensitive, t.enabled])).toEqual([
         ["APN", null, true, false],
         ["Wi-Fi", "Wireless network", false, true]
       ])
@@ -97,7 +69,9 @@ layer(testServer())("glossary", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      // raw: these bodies break the contract on purpose
       const post = (body: unknown) => h.call("POST", `/v1/agents/${agent}/glossary/terms`, { key: ws.secretTest, body })
       const cases: ReadonlyArray<readonly [unknown, string, string]> = [
         [{}, "parameter_missing", "term"],
@@ -114,8 +88,7 @@ layer(testServer())("glossary", (it) => {
         expect(reply.status, JSON.stringify(body)).toBe(400)
         expect(reply.body.error, JSON.stringify(body)).toMatchObject({ code, param })
       }
-      const listed = yield* h.call("GET", `/v1/agents/${agent}/glossary`, { key: ws.secretTest })
-      expect(listed.body.data.terms).toEqual([])
+      expect((yield* glossaryOf(api, agent)).terms).toEqual([])
     })
   )
 
@@ -123,43 +96,43 @@ layer(testServer())("glossary", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
       const name = "Router / Módem 5G?"
-      yield* h.call("POST", `/v1/agents/${agent}/glossary/terms`, { key: ws.secretTest, body: { term: name } })
-      const path = `/v1/agents/${agent}/glossary/terms/${term(name.toUpperCase())}`
+      yield* api.glossary.addTerm({ path: { id: agent }, payload: { term: name } })
+      const path = { id: agent, term: term(name.toUpperCase()) }
 
-      const patched = yield* h.call("PATCH", path, {
-        key: ws.secretTest,
-        body: { case_sensitive: true, enabled: false, definition: "The box", synonyms: ["gateway"] }
+      const patched = yield* api.glossary.updateTerm({
+        path,
+        payload: { case_sensitive: true, enabled: false, definition: "The box", synonyms: ["gateway"] }
       })
-      expect(patched.status).toBe(200)
-      expect(patched.body.data).toMatchObject({
+      expect(patched.data).toMatchObject({
         term: name,
         definition: "The box",
         synonyms: ["gateway"],
         case_sensitive: true,
         enabled: false
       })
-      const cleared = yield* h.call("PATCH", path, { key: ws.secretTest, body: { definition: null } })
-      expect(cleared.body.data).toMatchObject({ definition: null, synonyms: ["gateway"], enabled: false })
+      const cleared = yield* api.glossary.updateTerm({ path, payload: { definition: null } })
+      expect(cleared.data).toMatchObject({ definition: null, synonyms: ["gateway"], enabled: false })
 
-      const rename = yield* h.call("PATCH", path, { key: ws.secretTest, body: { term: "Other" } })
+      // raw: `term` is not a field of an update
+      const rename = yield* h.call("PATCH", `/v1/agents/${agent}/glossary/terms/${path.term}`, {
+        key: ws.secretTest,
+        body: { term: "Other" }
+      })
       expect(rename.status).toBe(400)
       expect(rename.body.error).toMatchObject({ code: "parameter_invalid", param: "term" })
 
-      const unknown = yield* h.call("PATCH", `/v1/agents/${agent}/glossary/terms/nope`, {
-        key: ws.secretTest,
-        body: { enabled: true }
-      })
-      expect(unknown.status).toBe(404)
-      expect(unknown.body.error).toMatchObject({ code: "resource_missing", param: "term" })
+      const unknown = yield* expectFailure(
+        api.glossary.updateTerm({ path: { id: agent, term: "nope" }, payload: { enabled: true } }),
+        ResourceMissing
+      )
+      expect(unknown.param).toBe("term")
 
-      const deleted = yield* h.call("DELETE", path, { key: ws.secretTest })
-      expect(deleted.status).toBe(200)
-      expect(deleted.body.data).toEqual({ object: "glossary_term", term: name, deleted: true })
-      const twice = yield* h.call("DELETE", path, { key: ws.secretTest })
-      expect(twice.status).toBe(404)
-      expect(twice.body.error.code).toBe("resource_missing")
+      const deleted = yield* api.glossary.deleteTerm({ path })
+      expect(deleted.data).toEqual({ object: "glossary_term", term: name, deleted: true })
+      yield* expectFailure(api.glossary.deleteTerm({ path }), ResourceMissing)
     })
   )
 
@@ -167,21 +140,23 @@ layer(testServer())("glossary", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+
+      const first = yield* replace(api, agent, [{ term: "Alpha" }, { term: "Beta", synonyms: ["b"] }])
+      expect(names(first.data)).toEqual(["Alpha", "Beta"])
+
+      const second = yield* replace(api, agent, [{ term: "Gamma", definition: "third" }, { term: "alpha" }])
+      expect(names(second.data)).toEqual(["alpha", "Gamma"])
+
+      const duplicate = yield* expectFailure(
+        replace(api, agent, [{ term: "Delta" }, { term: "Eps" }, { term: "DELTA" }]),
+        ParameterInvalid
+      )
+      expect(duplicate.param).toBe("terms[2].term")
+      // raw: bodies the client would refuse to send
       const put = (terms: ReadonlyArray<unknown>) =>
         h.call("PUT", `/v1/agents/${agent}/glossary`, { key: ws.secretTest, body: { terms } })
-      const names = (reply: { body: any }) => reply.body.data.terms.map((t: any) => t.term)
-
-      const first = yield* put([{ term: "Alpha" }, { term: "Beta", synonyms: ["b"] }])
-      expect(first.status).toBe(200)
-      expect(names(first)).toEqual(["Alpha", "Beta"])
-
-      const second = yield* put([{ term: "Gamma", definition: "third" }, { term: "alpha" }])
-      expect(names(second)).toEqual(["alpha", "Gamma"])
-
-      const duplicate = yield* put([{ term: "Delta" }, { term: "Eps" }, { term: "DELTA" }])
-      expect(duplicate.status).toBe(400)
-      expect(duplicate.body.error).toMatchObject({ code: "parameter_invalid", param: "terms[2].term" })
       const invalid = yield* put([{ term: "Delta" }, { term: "Eps", enabled: 1 }])
       expect(invalid.status).toBe(400)
       expect(invalid.body.error).toMatchObject({ code: "parameter_invalid", param: "terms[1].enabled" })
@@ -189,11 +164,10 @@ layer(testServer())("glossary", (it) => {
       expect(tooMany.status).toBe(400)
       expect(tooMany.body.error).toMatchObject({ code: "parameter_invalid", param: "terms" })
 
-      const after = yield* h.call("GET", `/v1/agents/${agent}/glossary`, { key: ws.secretTest })
-      expect(names(after)).toEqual(["alpha", "Gamma"])
+      expect(names(yield* glossaryOf(api, agent))).toEqual(["alpha", "Gamma"])
 
-      const emptied = yield* put([])
-      expect(emptied.body.data.terms).toEqual([])
+      const emptied = yield* replace(api, agent, [])
+      expect(emptied.data.terms).toEqual([])
     })
   )
 
@@ -201,17 +175,16 @@ layer(testServer())("glossary", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
       const lists = Array.from({ length: 6 }, (_, n) =>
         Array.from({ length: 20 }, (_, i) => ({ term: `list${n}-term${String(i).padStart(2, "0")}` }))
       )
-      const replies = yield* Effect.all(
-        lists.map((terms) => h.call("PUT", `/v1/agents/${agent}/glossary`, { key: ws.secretTest, body: { terms } })),
+      yield* Effect.all(
+        lists.map((terms) => replace(api, agent, terms)),
         { concurrency: "unbounded" }
       )
-      expect(replies.map((r) => r.status)).toEqual(Array(6).fill(200))
-      const final = yield* h.call("GET", `/v1/agents/${agent}/glossary`, { key: ws.secretTest })
-      const got = final.body.data.terms.map((t: any) => t.term)
+      const got = names(yield* glossaryOf(api, agent))
       expect(lists.map((l) => l.map((t) => t.term))).toContainEqual(got)
     })
   )
@@ -220,26 +193,26 @@ layer(testServer())("glossary", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const live = yield* createAgent(h, ws.secretLive)
-      yield* h.call("POST", `/v1/agents/${live}/glossary/terms`, { key: ws.secretLive, body: { term: "Live" } })
-      const crossed = yield* h.call("GET", `/v1/agents/${live}/glossary`, { key: ws.secretTest })
-      expect(crossed.status).toBe(404)
-      expect(crossed.body.error).toMatchObject({ code: "resource_missing", param: "id" })
+      const sandbox = yield* h.client(ws.secretTest)
+      const liveApi = yield* h.client(ws.secretLive)
+      const live = yield* createAgent(liveApi)
+      yield* liveApi.glossary.addTerm({ path: { id: live }, payload: { term: "Live" } })
+      const crossed = yield* expectFailure(glossaryOf(sandbox, live), ResourceMissing)
+      expect(crossed.param).toBe("id")
 
       const other = yield* h.seed()
-      const foreign = yield* h.call("POST", `/v1/agents/${live}/glossary/terms`, {
-        key: other.secretLive,
-        body: { term: "Mine" }
-      })
-      expect(foreign.status).toBe(404)
+      const foreign = yield* h.client(other.secretLive)
+      yield* expectFailure(foreign.glossary.addTerm({ path: { id: live }, payload: { term: "Mine" } }), ResourceMissing)
 
-      const mine = yield* createAgent(h, ws.secretLive)
-      const elsewhere = yield* h.call("DELETE", `/v1/agents/${mine}/glossary/terms/Live`, { key: ws.secretLive })
-      expect(elsewhere.status).toBe(404)
-      expect(elsewhere.body.error).toMatchObject({ code: "resource_missing", param: "term" })
-      const kept = yield* h.call("GET", `/v1/agents/${live}/glossary`, { key: ws.secretLive })
-      expect(kept.body.data.terms.map((t: any) => t.term)).toEqual(["Live"])
+      const mine = yield* createAgent(liveApi)
+      const elsewhere = yield* expectFailure(
+        liveApi.glossary.deleteTerm({ path: { id: mine, term: "Live" } }),
+        ResourceMissing
+      )
+      expect(elsewhere.param).toBe("term")
+      expect(names(yield* glossaryOf(liveApi, live))).toEqual(["Live"])
 
+      // raw: the client cannot send an id that is not an agent id
       const malformed = yield* h.call("GET", `/v1/agents/nope/glossary`, { key: ws.secretTest })
       expect(malformed.status).toBe(400)
       expect(malformed.body.error).toMatchObject({ code: "parameter_invalid", param: "id" })
@@ -250,22 +223,15 @@ layer(testServer())("glossary", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
-      yield* h.call("PUT", `/v1/agents/${agent}/glossary`, {
-        key: ws.secretTest,
-        body: {
-          terms: [
-            { term: "Wi-Fi", synonyms: ["wifi", "wireless"], definition: "Wireless network" },
-            { term: "APN", case_sensitive: true },
-            { term: "Legacy", enabled: false }
-          ]
-        }
-      })
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      yield* replace(api, agent, [
+        { term: "Wi-Fi", synonyms: ["wifi", "wireless"], definition: "Wireless network" },
+        { term: "APN", case_sensitive: true },
+        { term: "Legacy", enabled: false }
+      ])
       const repo = yield* GlossaryRepo
-      const terms = yield* repo.enabledTerms(
-        { workspaceId: ws.workspace.id, environment: "test" },
-        agent
-      )
+      const terms = yield* repo.enabledTerms({ workspaceId: ws.workspace.id, environment: "test" }, agent)
       expect(terms).toEqual([
         { term: "APN", definition: null, synonyms: [], case_sensitive: true },
         { term: "Wi-Fi", definition: "Wireless network", synonyms: ["wifi", "wireless"], case_sensitive: false }

@@ -1,12 +1,11 @@
 /**
  * Files through the real server: declare, upload raw bytes (any of the upload
  * media types, 25 MB counted while streaming, type checked by magic bytes),
- * confirm, read, delete; and the security matrix of the five endpoints.
+ * confirm, read, delete. Keys and isolation: test/http/security-matrix.test.ts.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { tinyPng } from "./support.js"
 
 const put = (h: HarnessShape, key: string, path: string, body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>>, contentType: string) =>
@@ -34,30 +33,6 @@ const declare = (h: HarnessShape, key: string, body: Record<string, unknown> = {
       return r.body.data
     }
   )
-
-const filePath =
-  (environment: "test" | "live", suffix = "") =>
-  (ws: SeededWorkspace, h: HarnessShape) =>
-    Effect.map(declare(h, environment === "test" ? ws.secretTest : ws.secretLive), (f) => `/v1/files/${f.id}${suffix}`)
-
-export const fileEndpoints: ReadonlyArray<SecuredEndpoint> = [
-  {
-    name: "POST /v1/files",
-    method: "POST",
-    path: () => Effect.succeed("/v1/files"),
-    body: { filename: "a.txt", content_type: "text/plain", size_bytes: 3 },
-    scope: "write:files"
-  },
-  { name: "GET /v1/files/{id}", method: "GET", path: filePath("test"), liveObjectPath: filePath("live"), scope: "read:files" },
-  {
-    name: "POST /v1/files/{id}/confirm",
-    method: "POST",
-    path: filePath("test", "/confirm"),
-    liveObjectPath: filePath("live", "/confirm"),
-    scope: "write:files"
-  },
-  { name: "DELETE /v1/files/{id}", method: "DELETE", path: filePath("test"), liveObjectPath: filePath("live"), scope: "write:files" }
-]
 
 layer(testServer())("files", (it) => {
   it.effect("declare, upload, confirm, read, delete", () =>
@@ -157,32 +132,4 @@ layer(testServer())("files", (it) => {
     })
   )
 
-  describe("security matrix", () => {
-    for (const endpoint of fileEndpoints) {
-      it.effect(endpoint.name, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-    it.effect("PUT /v1/files/{id}/content", () =>
-      Effect.gen(function* () {
-        const h = yield* Harness
-        const ws = yield* h.seed()
-        const file = yield* declare(h, ws.secretTest)
-        const path = `/v1/files/${file.id}/content`
-        const noKey = yield* Effect.promise(() =>
-          fetch(`${h.url}${path}`, { method: "PUT", headers: { "content-type": "image/png" }, body: tinyPng }).then((r) => r.json() as Promise<any>)
-        )
-        expect(noKey.error.code).toBe("missing_authorization")
-        const narrowed = yield* ws.key({ kind: "secret", scopes: ["read:files"] })
-        const denied = yield* put(h, narrowed.secret, path, tinyPng, "image/png")
-        expect(denied.status).toBe(403)
-        expect(denied.body.error.code).toBe("key_scope_mismatch")
-        const widget = yield* put(h, ws.widgetTest, path, tinyPng, "image/png")
-        expect(widget.status).toBe(403)
-        const live = yield* put(h, ws.secretLive, path, tinyPng, "image/png")
-        expect(live.status).toBe(404)
-        const exact = yield* ws.key({ kind: "secret", scopes: ["write:files"] })
-        const allowed = yield* put(h, exact.secret, path, tinyPng, "image/png")
-        expect(allowed.status).toBe(200)
-      })
-    )
-  })
 })

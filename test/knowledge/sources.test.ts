@@ -1,14 +1,13 @@
 /**
  * Knowledge sources through the real server: each type, the polling read and
  * the list with its `status` filter, deletion (chunks and Q&A go with the
- * source), CSV parsing, the batch endpoint's contract, and the security
- * matrix of every knowledge endpoint.
+ * source), CSV parsing and the batch endpoint's contract. Keys and
+ * isolation: test/http/security-matrix.test.ts.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, testServer } from "../support/harness.js"
 import { createAgent, eventsOfType, html, page, serveSite, tinyPng, waitSettled } from "./support.js"
 
 const faq = `# Shipping and returns
@@ -26,62 +25,6 @@ const count = (table: "knowledge_chunks" | "qa_items", sourceId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ n: string }>`select count(*)::text as n from ${sql(table)} where source_id = ${sourceId}`
   ).pipe(Effect.map((rows) => Number(rows[0]!.n)), Effect.orDie)
-
-const agentPath =
-  (environment: "test" | "live", suffix: string) =>
-  (ws: SeededWorkspace, h: HarnessShape) =>
-    Effect.map(createAgent(h, environment === "test" ? ws.secretTest : ws.secretLive), (id) => `/v1/agents/${id}${suffix}`)
-
-const sourcePath = (environment: "test" | "live") => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.gen(function* () {
-    const key = environment === "test" ? ws.secretTest : ws.secretLive
-    const agentId = yield* createAgent(h, key)
-    const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
-      key,
-      body: { type: "text", title: "T", content: "Some text." }
-    })
-    return `/v1/agents/${agentId}/knowledge/${created.body.data.id}`
-  })
-
-export const knowledgeEndpoints: ReadonlyArray<SecuredEndpoint> = [
-  {
-    name: "POST /v1/agents/{id}/knowledge",
-    method: "POST",
-    path: agentPath("test", "/knowledge"),
-    liveObjectPath: agentPath("live", "/knowledge"),
-    body: { type: "text", title: "T", content: "Some text." },
-    scope: "write:knowledge"
-  },
-  {
-    name: "POST /v1/agents/{id}/knowledge/batch",
-    method: "POST",
-    path: agentPath("test", "/knowledge/batch"),
-    liveObjectPath: agentPath("live", "/knowledge/batch"),
-    body: { urls: ["http://127.0.0.1:9/a"] },
-    scope: "write:knowledge"
-  },
-  {
-    name: "GET /v1/agents/{id}/knowledge",
-    method: "GET",
-    path: agentPath("test", "/knowledge"),
-    liveObjectPath: agentPath("live", "/knowledge"),
-    scope: "read:knowledge"
-  },
-  {
-    name: "GET /v1/agents/{id}/knowledge/{source_id}",
-    method: "GET",
-    path: sourcePath("test"),
-    liveObjectPath: sourcePath("live"),
-    scope: "read:knowledge"
-  },
-  {
-    name: "DELETE /v1/agents/{id}/knowledge/{source_id}",
-    method: "DELETE",
-    path: sourcePath("test"),
-    liveObjectPath: sourcePath("live"),
-    scope: "write:knowledge"
-  }
-]
 
 layer(testServer())("knowledge sources", (it) => {
   it.effect("a text source moves to indexed with chunks, categories and Q&A, then the event", () =>
@@ -367,9 +310,4 @@ layer(testServer())("knowledge sources", (it) => {
     )
   })
 
-  describe("security matrix", () => {
-    for (const endpoint of knowledgeEndpoints) {
-      it.effect(endpoint.name, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
 })

@@ -1,53 +1,50 @@
-import { describe, expect, layer } from "@effect/vitest"
+/**
+ * Q&A categories through the typed client (so requests are checked against the
+ * contract); raw calls only for bodies the client would refuse to send.
+ */
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { SourceId } from "../../schema/Ids.js"
+import * as Either from "effect/Either"
+import { CategoryExists, ParameterInvalid, ResourceMissing } from "../../schema/Errors.js"
+import { type AgentId, CategoryId, SourceId } from "../../schema/Ids.js"
+import type { CreateCategory, CreateQa } from "../../schema/Qa.js"
 import { QaRepo } from "../../src/qa/QaRepo.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
-import { createAgent, createCategory, createQa, seedQa } from "./support.js"
+import type { Client } from "../../src/sdk/index.js"
+import { expectFailure } from "../support/expect.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
+import { seedQa } from "./support.js"
 
-/** A path under a fresh agent of `environment`, holding one category (`{cat}` in the suffix names it). */
-const underAgent = (environment: "test" | "live", suffix: string) => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.gen(function* () {
-    const key = environment === "test" ? ws.secretTest : ws.secretLive
-    const agent = yield* createAgent(h, key)
-    const category = yield* createCategory(h, key, agent, { name: "Billing" })
-    return `/v1/agents/${agent}${suffix.replace("{cat}", category.body.data.id)}`
-  })
+const createAgent = (api: Client) =>
+  Effect.map(api.agents.create({ payload: { type: "support", name: "Q&A bot" } }), (r) => r.data.id)
 
-export const categoryEndpoints: ReadonlyArray<SecuredEndpoint> = (
-  [
-    { name: "createCategory", method: "POST", suffix: "/categories", body: { name: "Shipping" }, scope: "write:knowledge" },
-    { name: "listCategories", method: "GET", suffix: "/categories", scope: "read:knowledge" },
-    {
-      name: "updateCategory",
-      method: "PATCH",
-      suffix: "/categories/{cat}",
-      body: { description: "Invoices" },
-      scope: "write:knowledge"
-    },
-    { name: "deleteCategory", method: "DELETE", suffix: "/categories/{cat}", scope: "write:knowledge" }
-  ] as const
-).map(({ suffix, ...e }) => ({ ...e, path: underAgent("test", suffix), liveObjectPath: underAgent("live", suffix) }))
+const createCategory = (api: Client, id: AgentId, payload: CreateCategory) =>
+  Effect.map(api.qa.createCategory({ path: { id }, payload }), (r) => r.data)
 
-const listNames = (h: HarnessShape, key: string, agent: string) =>
-  Effect.map(h.call("GET", `/v1/agents/${agent}/categories`, { key }), (r) =>
-    r.body.data.map((c: any) => `${c.position}:${c.name}`)
+/** Raw, for bodies the typed client would refuse to send. */
+const createCategoryRaw = (h: HarnessShape, key: string, agent: string, body: Record<string, unknown>) =>
+  h.call("POST", `/v1/agents/${agent}/categories`, { key, body })
+
+const createQa = (api: Client, id: AgentId, payload: Partial<CreateQa> = {}) =>
+  Effect.map(
+    api.qa.create({
+      path: { id },
+      payload: { question: "How do I reset my password?", answer: "Use the link on the sign-in page.", ...payload }
+    }),
+    (r) => r.data
   )
 
-layer(testServer())("categories", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of categoryEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
+const listNames = (api: Client, id: AgentId) =>
+  Effect.map(api.qa.listCategories({ path: { id } }), (r) => r.data.map((c) => `${c.position}:${c.name}`))
 
+layer(testServer())("categories", (it) => {
   it.effect("creates categories last or at a position, names unique ignoring case", () =>
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
-      const first = yield* createCategory(h, ws.secretTest, agent, { name: " Billing ", description: "Invoices" })
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      // raw: the client would refuse to send an untrimmed name
+      const first = yield* createCategoryRaw(h, ws.secretTest, agent, { name: " Billing ", description: "Invoices" })
       expect(first.status).toBe(201)
       expect(first.body.data).toMatchObject({
         object: "category",
@@ -57,13 +54,13 @@ layer(testServer())("categories", (it) => {
         position: 0
       })
       expect(first.body.data.id).toMatch(/^cat_[A-Za-z0-9]{8,64}$/)
-      yield* createCategory(h, ws.secretTest, agent, { name: "Shipping" })
-      const front = yield* createCategory(h, ws.secretTest, agent, { name: "Accounts", position: 0 })
-      expect(front.body.data).toMatchObject({ position: 0, description: "" })
-      const far = yield* createCategory(h, ws.secretTest, agent, { name: "Returns", position: 50 })
-      expect(far.body.data.position).toBe(3)
-      yield* createCategory(h, ws.secretTest, agent, { name: "Hardware", position: 2 })
-      expect(yield* listNames(h, ws.secretTest, agent)).toEqual([
+      yield* createCategory(api, agent, { name: "Shipping" })
+      const front = yield* createCategory(api, agent, { name: "Accounts", position: 0 })
+      expect(front).toMatchObject({ position: 0, description: "" })
+      const far = yield* createCategory(api, agent, { name: "Returns", position: 50 })
+      expect(far.position).toBe(3)
+      yield* createCategory(api, agent, { name: "Hardware", position: 2 })
+      expect(yield* listNames(api, agent)).toEqual([
         "0:Accounts",
         "1:Billing",
         "2:Hardware",
@@ -71,15 +68,14 @@ layer(testServer())("categories", (it) => {
         "4:Returns"
       ])
 
-      const listed = yield* h.call("GET", `/v1/agents/${agent}/categories`, { key: ws.secretTest })
-      expect(listed.body.meta.pagination).toEqual({ has_more: false, next_cursor: null })
+      const listed = yield* api.qa.listCategories({ path: { id: agent } })
+      expect(listed.meta.pagination).toEqual({ has_more: false, next_cursor: null })
 
-      const taken = yield* createCategory(h, ws.secretTest, agent, { name: "BILLING", position: 0 })
-      expect(taken.status).toBe(409)
-      expect(taken.body.error).toMatchObject({ code: "category_exists", param: "name", type: "invalid_request" })
+      const taken = yield* expectFailure(createCategory(api, agent, { name: "BILLING", position: 0 }), CategoryExists)
+      expect(taken.param).toBe("name")
       // the refused insert moved nothing
-      expect(yield* listNames(h, ws.secretTest, agent)).toHaveLength(5)
-      expect((yield* listNames(h, ws.secretTest, agent))[0]).toBe("0:Accounts")
+      expect(yield* listNames(api, agent)).toHaveLength(5)
+      expect((yield* listNames(api, agent))[0]).toBe("0:Accounts")
     })
   )
 
@@ -87,7 +83,9 @@ layer(testServer())("categories", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      // raw: these bodies break the contract on purpose
       const cases: ReadonlyArray<readonly [unknown, string, string]> = [
         [{}, "parameter_missing", "name"],
         [{ name: "" }, "parameter_invalid", "name"],
@@ -99,11 +97,11 @@ layer(testServer())("categories", (it) => {
         [{ name: "Ok", colour: "red" }, "parameter_invalid", "colour"]
       ]
       for (const [body, code, param] of cases) {
-        const reply = yield* createCategory(h, ws.secretTest, agent, body as Record<string, unknown>)
+        const reply = yield* createCategoryRaw(h, ws.secretTest, agent, body as Record<string, unknown>)
         expect(reply.status, JSON.stringify(body).slice(0, 60)).toBe(400)
         expect(reply.body.error, JSON.stringify(body).slice(0, 60)).toMatchObject({ code, param })
       }
-      expect(yield* listNames(h, ws.secretTest, agent)).toEqual([])
+      expect(yield* listNames(api, agent)).toEqual([])
 
       // an agent holds at most 100 categories
       const repo = yield* QaRepo
@@ -112,10 +110,9 @@ layer(testServer())("categories", (it) => {
         agent,
         Array.from({ length: 100 }, (_, i) => ({ name: `Category ${i}`, description: "" }))
       )
-      const full = yield* createCategory(h, ws.secretTest, agent, { name: "One more" })
-      expect(full.status).toBe(400)
-      expect(full.body.error).toMatchObject({ code: "parameter_invalid", param: "name" })
-      expect(full.body.error.message).toContain("at most 100")
+      const full = yield* expectFailure(createCategory(api, agent, { name: "One more" }), ParameterInvalid)
+      expect(full.param).toBe("name")
+      expect(full.message).toContain("at most 100")
     }).pipe(Effect.provide(QaRepo.Default))
   )
 
@@ -123,41 +120,40 @@ layer(testServer())("categories", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
-      const ids: Record<string, string> = {}
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      const ids: Record<string, CategoryId> = {}
       for (const name of ["A", "B", "C", "D"]) {
-        ids[name] = (yield* createCategory(h, ws.secretTest, agent, { name })).body.data.id
+        ids[name] = (yield* createCategory(api, agent, { name })).id
       }
-      const patch = (name: string, body: unknown) =>
-        h.call("PATCH", `/v1/agents/${agent}/categories/${ids[name]}`, { key: ws.secretTest, body })
+      const patch = (name: string, payload: Parameters<Client["qa"]["updateCategory"]>[0]["payload"]) =>
+        Effect.map(api.qa.updateCategory({ path: { id: agent, category_id: ids[name]! }, payload }), (r) => r.data)
 
       const moved = yield* patch("A", { position: 2 })
-      expect(moved.status).toBe(200)
-      expect(moved.body.data).toMatchObject({ name: "A", position: 2 })
-      expect(yield* listNames(h, ws.secretTest, agent)).toEqual(["0:B", "1:C", "2:A", "3:D"])
+      expect(moved).toMatchObject({ name: "A", position: 2 })
+      expect(yield* listNames(api, agent)).toEqual(["0:B", "1:C", "2:A", "3:D"])
       yield* patch("D", { position: 0 })
-      expect(yield* listNames(h, ws.secretTest, agent)).toEqual(["0:D", "1:B", "2:C", "3:A"])
+      expect(yield* listNames(api, agent)).toEqual(["0:D", "1:B", "2:C", "3:A"])
       yield* patch("B", { position: 99 })
-      expect(yield* listNames(h, ws.secretTest, agent)).toEqual(["0:D", "1:C", "2:A", "3:B"])
+      expect(yield* listNames(api, agent)).toEqual(["0:D", "1:C", "2:A", "3:B"])
 
       const renamed = yield* patch("C", { name: "Billing", description: "Invoices and refunds" })
-      expect(renamed.body.data).toMatchObject({ name: "Billing", description: "Invoices and refunds", position: 1 })
-      const ownCase = yield* patch("C", { name: "BILLING" })
-      expect(ownCase.status).toBe(200)
-      const clash = yield* patch("A", { name: "billing", position: 0 })
-      expect(clash.status).toBe(409)
-      expect(clash.body.error).toMatchObject({ code: "category_exists", param: "name" })
-      expect(yield* listNames(h, ws.secretTest, agent)).toEqual(["0:D", "1:BILLING", "2:A", "3:B"])
+      expect(renamed).toMatchObject({ name: "Billing", description: "Invoices and refunds", position: 1 })
+      yield* patch("C", { name: "BILLING" })
+      const clash = yield* expectFailure(patch("A", { name: "billing", position: 0 }), CategoryExists)
+      expect(clash.param).toBe("name")
+      expect(yield* listNames(api, agent)).toEqual(["0:D", "1:BILLING", "2:A", "3:B"])
 
-      const unknown = yield* h.call("PATCH", `/v1/agents/${agent}/categories/cat_000000000000000000000000`, {
-        key: ws.secretTest,
-        body: { name: "X" }
-      })
-      expect(unknown.status).toBe(404)
-      expect(unknown.body.error).toMatchObject({ code: "resource_missing", param: "category_id" })
-      const other = yield* createAgent(h, ws.secretTest)
-      const viaOther = yield* h.call("DELETE", `/v1/agents/${other}/categories/${ids.A}`, { key: ws.secretTest })
-      expect(viaOther.status).toBe(404)
+      const unknown = yield* expectFailure(
+        api.qa.updateCategory({
+          path: { id: agent, category_id: CategoryId.make("cat_000000000000000000000000") },
+          payload: { name: "X" }
+        }),
+        ResourceMissing
+      )
+      expect(unknown.param).toBe("category_id")
+      const other = yield* createAgent(api)
+      yield* expectFailure(api.qa.deleteCategory({ path: { id: other, category_id: ids.A! } }), ResourceMissing)
     })
   )
 
@@ -165,25 +161,25 @@ layer(testServer())("categories", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
-      const first = (yield* createCategory(h, ws.secretTest, agent, { name: "First" })).body.data.id
-      const doomed = (yield* createCategory(h, ws.secretTest, agent, { name: "Doomed" })).body.data.id
-      yield* createCategory(h, ws.secretTest, agent, { name: "Last" })
-      const inside = (yield* createQa(h, ws.secretTest, agent, { category_id: doomed })).body.data.id
-      const elsewhere = (yield* createQa(h, ws.secretTest, agent, { category_id: first })).body.data.id
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      const first = (yield* createCategory(api, agent, { name: "First" })).id
+      const doomed = (yield* createCategory(api, agent, { name: "Doomed" })).id
+      yield* createCategory(api, agent, { name: "Last" })
+      const inside = (yield* createQa(api, agent, { category_id: doomed })).id
+      const elsewhere = (yield* createQa(api, agent, { category_id: first })).id
 
-      const deleted = yield* h.call("DELETE", `/v1/agents/${agent}/categories/${doomed}`, { key: ws.secretTest })
-      expect(deleted.status).toBe(200)
-      expect(deleted.body.data).toEqual({ id: doomed, object: "category", deleted: true })
-      expect(yield* listNames(h, ws.secretTest, agent)).toEqual(["0:First", "1:Last"])
+      const path = { id: agent, category_id: doomed }
+      const deleted = yield* api.qa.deleteCategory({ path })
+      expect(deleted.data).toEqual({ id: doomed, object: "category", deleted: true })
+      expect(yield* listNames(api, agent)).toEqual(["0:First", "1:Last"])
 
-      const qa = (yield* h.call("GET", `/v1/agents/${agent}/qa`, { key: ws.secretTest })).body.data
-      expect(qa.map((q: any) => [q.id, q.category_id])).toEqual([
+      const qa = (yield* api.qa.list({ path: { id: agent }, urlParams: {} })).data
+      expect(qa.map((q) => [q.id, q.category_id])).toEqual([
         [elsewhere, first],
         [inside, null]
       ])
-      const again = yield* h.call("DELETE", `/v1/agents/${agent}/categories/${doomed}`, { key: ws.secretTest })
-      expect(again.status).toBe(404)
+      yield* expectFailure(api.qa.deleteCategory({ path }), ResourceMissing)
     })
   )
 
@@ -191,19 +187,20 @@ layer(testServer())("categories", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
-      const replies = yield* Effect.all(
-        Array.from({ length: 10 }, (_, i) => createCategory(h, ws.secretTest, agent, { name: `C${i}`, position: 0 })),
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      yield* Effect.all(
+        Array.from({ length: 10 }, (_, i) => createCategory(api, agent, { name: `C${i}`, position: 0 })),
         { concurrency: "unbounded" }
       )
-      expect(replies.map((r) => r.status)).toEqual(Array(10).fill(201))
-      const positions = (yield* listNames(h, ws.secretTest, agent)).map((p: string) => Number(p.split(":")[0]))
+      const positions = (yield* listNames(api, agent)).map((p) => Number(p.split(":")[0]))
       expect(positions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
       const same = yield* Effect.all(
-        Array.from({ length: 4 }, () => createCategory(h, ws.secretTest, agent, { name: "Same" })),
+        Array.from({ length: 4 }, () => Effect.either(createCategory(api, agent, { name: "Same" }))),
         { concurrency: "unbounded" }
       )
-      expect(same.map((r) => r.status).sort()).toEqual([201, 409, 409, 409])
+      expect(same.filter(Either.isRight)).toHaveLength(1)
+      expect(same.filter(Either.isLeft).map((e) => e.left._tag)).toEqual(["CategoryExists", "CategoryExists", "CategoryExists"])
     })
   )
 
@@ -211,8 +208,9 @@ layer(testServer())("categories", (it) => {
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
-      const agent = yield* createAgent(h, ws.secretTest)
-      yield* createCategory(h, ws.secretTest, agent, { name: "Billing" })
+      const api = yield* h.client(ws.secretTest)
+      const agent = yield* createAgent(api)
+      yield* createCategory(api, agent, { name: "Billing" })
       const repo = yield* QaRepo
       const tenant = { workspaceId: ws.workspace.id, environment: "test" as const }
       const made = yield* repo.createCategories(tenant, agent, [
@@ -239,8 +237,8 @@ layer(testServer())("categories", (it) => {
       expect(yield* repo.deleteBySource(tenant, source)).toBe(2)
       // another environment's rows of the same source id are out of reach
       expect(yield* repo.deleteBySource({ ...tenant, environment: "live" }, other)).toBe(0)
-      const left = (yield* h.call("GET", `/v1/agents/${agent}/qa`, { key: ws.secretTest })).body.data
-      expect(left.map((q: any) => q.question)).toEqual(["O?", "M?"])
+      const left = (yield* api.qa.list({ path: { id: agent }, urlParams: {} })).data
+      expect(left.map((q) => q.question)).toEqual(["O?", "M?"])
     }).pipe(Effect.provide(QaRepo.Default))
   )
 })

@@ -1,38 +1,13 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import { SourceId } from "../../schema/Ids.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, testEpoch, testServer } from "../support/harness.js"
 import { createAgent, createCategory, createQa, embeddingOf, seedQa } from "./support.js"
-
-/** A path under a fresh agent of `environment`, holding one Q&A (`{qa}` in the suffix names it). */
-const underAgent = (environment: "test" | "live", suffix: string) => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.gen(function* () {
-    const key = environment === "test" ? ws.secretTest : ws.secretLive
-    const agent = yield* createAgent(h, key)
-    const qa = yield* createQa(h, key, agent)
-    return `/v1/agents/${agent}${suffix.replace("{qa}", qa.body.data.id)}`
-  })
-
-export const qaEndpoints: ReadonlyArray<SecuredEndpoint> = (
-  [
-    { name: "create", method: "POST", suffix: "/qa", body: { question: "Q?", answer: "A." }, scope: "write:knowledge" },
-    { name: "list", method: "GET", suffix: "/qa", scope: "read:knowledge" },
-    { name: "update", method: "PATCH", suffix: "/qa/{qa}", body: { answer: "New." }, scope: "write:knowledge" },
-    { name: "delete", method: "DELETE", suffix: "/qa/{qa}", scope: "write:knowledge" },
-    { name: "regenerate", method: "POST", suffix: "/qa/regenerate", scope: "write:knowledge" }
-  ] as const
-).map(({ suffix, ...e }) => ({ ...e, path: underAgent("test", suffix), liveObjectPath: underAgent("live", suffix) }))
 
 const srcA = SourceId.make("src_aaaaaaaaaaaa")
 
 layer(testServer())("Q&A", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of qaEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
 
   it.effect("creates a manual Q&A with its embedding stored, never returned", () =>
     Effect.gen(function* () {

@@ -14,48 +14,8 @@ import { type CreateTicket, TicketPublicId } from "../../schema/Tickets.js"
 import { eventually } from "../support/eventually.js"
 import { expectFailure } from "../support/expect.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 import { createAgent, createTicket, eventsOf } from "./support.js"
 import { loopbackServer } from "../support/loopback.js"
-
-const ticketPath =
-  (environment: "test" | "live", suffix = "") =>
-  (ws: SeededWorkspace, h: HarnessShape) =>
-    Effect.gen(function* () {
-      const key = environment === "test" ? ws.secretTest : ws.secretLive
-      const agentId = yield* createAgent(h, key)
-      const created = yield* createTicket(h, key, { agent_id: agentId })
-      return `/v1/tickets/${created.body.data.public_id}${suffix}`
-    })
-
-const onTicket = (suffix: string, method: string, scope: SecuredEndpoint["scope"], extra: Partial<SecuredEndpoint> = {}) =>
-  ({
-    name: `${method} /v1/tickets/{id}${suffix}`,
-    method,
-    path: ticketPath("test", suffix),
-    liveObjectPath: ticketPath("live", suffix),
-    scope,
-    ...extra
-  }) satisfies SecuredEndpoint
-
-export const ticketEndpoints: ReadonlyArray<SecuredEndpoint> = [
-  {
-    name: "POST /v1/tickets",
-    method: "POST",
-    path: () => Effect.succeed("/v1/tickets"),
-    body: { agent_id: "agt_doesnotexist0000", subject: "x" },
-    scope: "write:tickets",
-    widgetAllowed: true
-  },
-  { name: "GET /v1/tickets", method: "GET", path: () => Effect.succeed("/v1/tickets"), scope: "read:tickets" },
-  onTicket("", "GET", "read:tickets"),
-  onTicket("/messages", "GET", "read:tickets"),
-  onTicket("", "PATCH", "write:tickets", { body: { priority: "high" } }),
-  onTicket("/resolve", "POST", "write:tickets"),
-  onTicket("/reopen", "POST", "write:tickets"),
-  onTicket("/messages", "POST", "write:tickets", { body: { body: "hello" }, widgetAllowed: true }),
-  onTicket("", "DELETE", "write:tickets")
-]
 
 const ticketEvents = (workspaceId: string) =>
   Effect.map(eventsOf(workspaceId), (events) => events.filter((e) => e.type.startsWith("ticket.")))
@@ -101,11 +61,6 @@ const failingReceiver = Effect.map(
 )
 
 layer(testServer())("tickets", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of ticketEndpoints) {
-      it.effect(endpoint.name, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
 
   describe("create", () => {
     it.effect("opens a ticket, writes ticket.created with the first message, and e-mails the owner", () =>

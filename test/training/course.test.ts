@@ -1,51 +1,15 @@
 /**
  * Modules, lessons and lesson sources through the real server: the type
  * guard, positions and reordering, wrong parents and another agent's ids,
- * deletion with and without `cascade`, `is_primary`, and the security matrix
- * of the 12 endpoints.
+ * deletion with and without `cascade`, `is_primary` (keys and isolation:
+ * test/http/security-matrix.test.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { createAgent } from "../knowledge/support.js"
-import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
+import { Harness, testServer } from "../support/harness.js"
 import { addLesson, addModule, addSource, course, listSources, settledSources, trainingAgent } from "./support.js"
-
-/** A path under a fresh course of `environment`: `{agent}`, `{mod}`, `{lsn}`, `{src}` name its parts. */
-const underCourse = (environment: "test" | "live", suffix: string) => (ws: SeededWorkspace, h: HarnessShape) =>
-  Effect.gen(function* () {
-    const key = environment === "test" ? ws.secretTest : ws.secretLive
-    const { agentId, lessonId, moduleId } = yield* course(h, key)
-    const source = yield* addSource(h, key, agentId, { lesson_id: lessonId, type: "text", title: "T", content: "Some text." })
-    return `/v1/agents/${agentId}${suffix}`
-      .replace("{mod}", moduleId)
-      .replace("{lsn}", lessonId)
-      .replace("{src}", source.id)
-  })
-
-export const trainingEndpoints: ReadonlyArray<SecuredEndpoint> = (
-  [
-    { name: "createModule", method: "POST", suffix: "/modules", body: { title: "M" }, scope: "write:knowledge" },
-    { name: "listModules", method: "GET", suffix: "/modules", scope: "read:knowledge" },
-    { name: "updateModule", method: "PATCH", suffix: "/modules/{mod}", body: { title: "M2" }, scope: "write:knowledge" },
-    { name: "deleteModule", method: "DELETE", suffix: "/modules/{mod}?cascade=true", scope: "write:knowledge" },
-    { name: "createLesson", method: "POST", suffix: "/lessons", body: { module_id: "mod_00000000", title: "L" }, scope: "write:knowledge" },
-    { name: "listLessons", method: "GET", suffix: "/lessons?module_id={mod}", scope: "read:knowledge" },
-    { name: "updateLesson", method: "PATCH", suffix: "/lessons/{lsn}", body: { title: "L2" }, scope: "write:knowledge" },
-    { name: "deleteLesson", method: "DELETE", suffix: "/lessons/{lsn}?cascade=true", scope: "write:knowledge" },
-    {
-      name: "createSource",
-      method: "POST",
-      suffix: "/sources",
-      body: { lesson_id: "lsn_00000000", type: "text", title: "T", content: "x" },
-      scope: "write:knowledge"
-    },
-    { name: "listSources", method: "GET", suffix: "/sources?lesson_id={lsn}", scope: "read:knowledge" },
-    { name: "updateSource", method: "PATCH", suffix: "/sources/{src}", body: { title: "S2" }, scope: "write:knowledge" },
-    { name: "deleteSource", method: "DELETE", suffix: "/sources/{src}", scope: "write:knowledge" }
-  ] as const
-).map(({ suffix, ...e }) => ({ ...e, path: underCourse("test", suffix), liveObjectPath: underCourse("live", suffix) }))
 
 const titles = (rows: ReadonlyArray<any>) => rows.map((r) => `${r.position}:${r.title}`)
 
@@ -60,11 +24,6 @@ const knowledgeIdOf = (lessonSourceId: string) =>
   ).pipe(Effect.map((rows) => rows[0]!.id), Effect.orDie)
 
 layer(testServer())("training course", (it) => {
-  describe("security matrix", () => {
-    for (const endpoint of trainingEndpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
 
   it.effect("a support agent gets 400 agent_type_mismatch on every level", () =>
     Effect.gen(function* () {

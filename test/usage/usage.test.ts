@@ -2,7 +2,7 @@
  * Usage and credits: `GET /v1/usage`, reservations exact under a burst, credits
  * on live keys only, releases, and calendar-month periods under TestClock.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -13,7 +13,6 @@ import * as TestClock from "effect/TestClock"
 import type { Tenant } from "../../schema/Tenant.js"
 import { Usage } from "../../src/usage/Usage.js"
 import { Harness, type SeededWorkspace, testEpoch, testServer } from "../support/harness.js"
-import { runSecurityMatrix } from "../support/security.js"
 import { createAgent, createTicket } from "../tickets/support.js"
 
 const tenantOf = (ws: SeededWorkspace, environment: "test" | "live"): Tenant => ({
@@ -28,13 +27,6 @@ const burst = <A, E, R>(n: number, make: (i: number) => Effect.Effect<A, E, R>) 
   )
 
 layer(testServer())("usage", (it) => {
-  describe("security matrix", () => {
-    it.effect("GET /v1/usage", () =>
-      Effect.flatMap(Harness, (h) =>
-        runSecurityMatrix(h, { name: "retrieve", method: "GET", path: () => Effect.succeed("/v1/usage"), scope: "read:usage" })
-      )
-    )
-  })
 
   it.effect("reports the plan, the month, tickets and replies against their caps, and credits", () =>
     Effect.gen(function* () {

@@ -14,7 +14,6 @@ import { JobQueue } from "../../layers/JobQueue.js"
 import { IDLE_QUEUE } from "../../src/conversations/Conversations.js"
 import { addQa, sse, text, types } from "../conversations/support.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { runSecurityMatrix, type SecuredEndpoint } from "../support/security.js"
 import { eventsOf } from "../tickets/support.js"
 
 const shop = "https://shop.example.com"
@@ -302,52 +301,7 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("widget chat", (it) 
     })
   )
 
-  describe("security matrix", () => {
-    const agentOf = (ws: SeededWorkspace, h: HarnessShape) => createAgent(h, ws.secretTest)
-    const conversationOf = (ws: SeededWorkspace, h: HarnessShape) =>
-      Effect.flatMap(agentOf(ws, h), (agentId) =>
-        Effect.map(open(h, agentId, ws.widgetTest), (conversationId) => `${base(agentId)}/conversations/${conversationId}`)
-      )
-    const routes: ReadonlyArray<Omit<SecuredEndpoint, "scope" | "keyKind">> = [
-      { name: "capture a lead", method: "POST", path: (ws, h) => Effect.map(agentOf(ws, h), (a) => `${base(a)}/leads`), body: { email: "ana@example.com" } },
-      { name: "open a conversation", method: "POST", path: (ws, h) => Effect.map(agentOf(ws, h), (a) => `${base(a)}/conversations`), body: {} },
-      { name: "send a message", method: "POST", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/messages`), body: { message: "Hi", stream: false } },
-      { name: "resume a reply", method: "GET", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/messages/msg_unknown000000000000000/stream`) },
-      { name: "escalate", method: "POST", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/escalate`), body: { visitor_email: "ana@example.com" } },
-      { name: "end", method: "POST", path: (ws, h) => Effect.map(conversationOf(ws, h), (c) => `${c}/end`) }
-    ]
-    const endpoints = routes.map((e): SecuredEndpoint => ({ ...e, scope: "widget:chat", keyKind: "widget" }))
-    for (const endpoint of endpoints) {
-      it.effect(`${endpoint.method} ${endpoint.name}`, () => Effect.flatMap(Harness, (h) => runSecurityMatrix(h, endpoint)))
-    }
-  })
-
   describe("refused", () => {
-    it.effect("secret, forms and other widget scopes are 403 key_scope_mismatch; no key is 401; nothing is written", () =>
-      Effect.gen(function* () {
-        const h = yield* Harness
-        const ws = yield* h.seed()
-        const { routes } = yield* routesOf(h, ws)
-        const ticketsOnly = yield* ws.key({ kind: "widget", scopes: ["widget:tickets"] })
-        const secretWithChat = yield* ws.key({ kind: "secret", scopes: ["widget:chat"] })
-        for (const [method, path, body] of routes) {
-          for (const key of [ws.secretTest, ws.secretLive, ws.formsTest, ticketsOnly.secret, secretWithChat.secret]) {
-            const reply = yield* call(h, method, path, key, body)
-            expect(reply.status, `${method} ${path}`).toBe(403)
-            expect(reply.body.error.code, `${method} ${path}`).toBe("key_scope_mismatch")
-            expect(reply.body.meta.request_id).toMatch(/^req_/)
-          }
-          const none = yield* call(h, method, path, undefined, body)
-          expect(none.status, `${method} ${path}`).toBe(401)
-          expect(none.body.error.code).toBe("missing_authorization")
-          const unknown = yield* call(h, method, path, "widget_pk_test_unknownunknown0000", body)
-          expect(unknown.status, `${method} ${path}`).toBe(401)
-        }
-        expect(yield* ofType(ws.workspace.id, "ticket.created")).toEqual([])
-        expect(yield* ofType(ws.workspace.id, "conversation.started")).toEqual([])
-      })
-    )
-
     it.effect("another workspace's or environment's agent is 404 agent_id", () =>
       Effect.gen(function* () {
         const h = yield* Harness
