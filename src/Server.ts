@@ -54,6 +54,7 @@ import { GlossaryHttp } from "./glossary/Http.js"
 import { Forms } from "./forms/Forms.js"
 import { DemoRoutes } from "./forms/Demo.js"
 import { ElementRoutes } from "./forms/ElementBundle.js"
+import { ConsoleRoutes } from "./console/ConsoleBundle.js"
 import { FormsHttp, FormsPreflightRoutes, FormsPublicHttp } from "./forms/Http.js"
 import { IdentitySecrets } from "./forms/Identity.js"
 import { type LeadFromForm, LeadTarget } from "./forms/LeadTarget.js"
@@ -460,7 +461,7 @@ export const makeServer = (layers: ServerLayers) => {
   // uses, so the server serves them.
   const Http = isolate(HttpApi.Api)(Serving).pipe(
     Layer.provide(ApiLive),
-    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes, ElementRoutes, DemoRoutes, MetricsRoutes]),
+    Layer.provide([DocsRoutes, AdminRoutes, FormsPreflightRoutes, ElementRoutes, DemoRoutes, MetricsRoutes, ConsoleRoutes]),
     // the admin endpoint reads its token file
     Layer.provide([NodeFileSystem.layer, NodePath.layer]),
     Layer.provide(EdgeLive)
