@@ -12,7 +12,7 @@ import { join, resolve } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll } from "vitest"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
-import { haveChromium, launchChromium } from "./browser.js"
+import { haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
 
 const artifacts = resolve(import.meta.dirname, "../artifacts/console")
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
@@ -25,15 +25,18 @@ interface Opened {
 
 describe.skipIf(!haveChromium)("admin console in Chromium", () => {
   let browser: Browser
+  let site: PageServer
   const contexts: Array<BrowserContext> = []
 
   beforeAll(async () => {
     browser = await launchChromium()
+    site = await startPageServer()
     mkdirSync(artifacts, { recursive: true })
   })
   afterAll(async () => {
     await Promise.all(contexts.map((c) => c.close()))
     await browser?.close()
+    await site?.close()
   })
 
   const open = async (h: HarnessShape, hash = ""): Promise<Opened> => {
@@ -171,6 +174,36 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           // the 400 the test provoked is logged by the browser itself
           opened.errors.splice(0, opened.errors.length, ...opened.errors.filter((e) => !e.includes("status of 400")))
           await check(opened, "knowledge")
+
+          // a page, a batch and a file: each reaches indexed; a missing page fails with its error text
+          const page1 = site.put("/shipping", "<html><head><title>Shipping</title></head><body><main><h1>Shipping</h1><p>Orders ship within two days from our warehouse. Tracking numbers are e-mailed when the parcel leaves.</p></main></body></html>")
+          const page2 = site.put("/returns", "<html><head><title>Returns</title></head><body><main><h1>Returns</h1><p>Returns are accepted for unused items in their original box. Print the label from your account page.</p></main></body></html>")
+          await page.getByLabel("URL", { exact: true }).check()
+          await page.getByLabel("Page URL").fill(page1)
+          await page.getByRole("button", { name: "Add source" }).click()
+          await page.getByText("URL added.").waitFor()
+          await page.getByLabel("Batch of URLs").check()
+          await page.getByLabel("URLs", { exact: true }).fill(`${page2}\n${site.origin}/missing`)
+          await page.getByRole("button", { name: "Add source" }).click()
+          await page.getByText("2 URLs added.").waitFor()
+          await page.getByLabel("File", { exact: true }).check()
+          await page.locator("input[type=file]").setInputFiles({
+            name: "warranty.txt",
+            mimeType: "text/plain",
+            buffer: Buffer.from("Warranty. Every device carries a two year warranty covering manufacturing defects.")
+          })
+          await page.getByRole("button", { name: "Add source" }).click()
+          await page.getByText("File warranty.txt added.").waitFor()
+          await page.waitForFunction(() => document.querySelectorAll("li.source-indexed").length === 4, undefined, { timeout: 60_000 })
+          const missing = page.locator("li.source-failed")
+          await missing.waitFor({ timeout: 60_000 })
+          expect(await missing.textContent()).toContain("/missing")
+          expect(await missing.locator(".source-error").textContent()).toMatch(/Failed: .*404|not found/i)
+          await check(opened, "knowledge-sources")
+          // deleting a source
+          await missing.getByRole("button", { name: "Delete source" }).click()
+          await missing.getByRole("button", { name: "Yes, delete source" }).click()
+          await missing.waitFor({ state: "detached" })
 
           // the playground
           await page.getByRole("link", { name: "Playground" }).click()

@@ -170,7 +170,18 @@ export const Select = (props: {
 }
 
 /** A destructive action asks once more, inline (keyboard and screen readers reach both buttons). */
-export const ConfirmButton = ({ label, confirm, onConfirm }: { label: string; confirm: string; onConfirm: () => void }) => {
+export const ConfirmButton = ({
+  label,
+  confirm,
+  onConfirm,
+  what
+}: {
+  label: string
+  confirm: string
+  onConfirm: () => void
+  /** Added to the button's accessible name where several stand side by side (a list's rows). */
+  what?: string
+}) => {
   const [asking, setAsking] = useState(false)
   const yes = useRef<HTMLButtonElement>(null)
   useEffect(() => {
@@ -178,7 +189,7 @@ export const ConfirmButton = ({ label, confirm, onConfirm }: { label: string; co
   }, [asking])
   if (!asking) {
     return (
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
+      <button type="button" class="danger" onClick={() => setAsking(true)} aria-label={what === undefined ? undefined : `${label}: ${what}`}>
         {label}
       </button>
     )

@@ -215,6 +215,7 @@ const SourceRow = ({ client, source, onDeleted }: { client: Client; source: Know
       )}
       <ConfirmButton
         label="Delete source"
+        what={source.title || source.source_ref}
         confirm={`Delete ${source.title || source.id}?`}
         onConfirm={async () => {
           if (await remove.run(() => client.call("DELETE", `/v1/agents/${source.agent_id}/knowledge/${source.id}`))) onDeleted()
