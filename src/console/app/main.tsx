@@ -7,6 +7,7 @@ import { render } from "preact"
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { type Client, type Environment, environmentOfKey, makeClient } from "./api.js"
 import { AgentPage, AgentsPage } from "./pages/Agents.js"
+import { KeysPage } from "./pages/Keys.js"
 import { KnowledgePage } from "./pages/Knowledge.js"
 import { OverviewPage } from "./pages/Overview.js"
 import { PlaygroundPage } from "./pages/Playground.js"
@@ -82,7 +83,8 @@ const nav: ReadonlyArray<readonly [string, string]> = [
   ["overview", "Overview"],
   ["agents", "Agents"],
   ["tickets", "Tickets"],
-  ["webhooks", "Webhooks"]
+  ["webhooks", "Webhooks"],
+  ["keys", "API keys"]
 ]
 
 const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
@@ -97,6 +99,8 @@ const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
       return id === undefined ? <TicketsPage client={client} /> : <TicketPage client={client} publicId={id} />
     case "webhooks":
       return id === undefined ? <WebhooksPage client={client} /> : <WebhookPage client={client} webhookId={id} />
+    case "keys":
+      return <KeysPage client={client} />
     case "overview":
     case undefined:
     case "":

@@ -242,3 +242,29 @@ export const when = (iso: string | null | undefined): string => {
 }
 
 export const Status = ({ value }: { value: string }) => <span class={`badge badge-${value}`}>{value.replace(/_/g, " ")}</span>
+
+/** A secret the service shows once: its value, a copy button, and a button to put it away. */
+export const CopySecret = ({ label, secret, onDone }: { label: string; secret: string; onDone: () => void }) => {
+  const [copied, setCopied] = useState<boolean | undefined>(undefined)
+  return (
+    <div class="card secret" role="region" aria-label={label}>
+      <p>
+        <strong>{label}:</strong> <code>{secret}</code>
+      </p>
+      <button
+        type="button"
+        onClick={() =>
+          navigator.clipboard === undefined
+            ? setCopied(false)
+            : navigator.clipboard.writeText(secret).then(() => setCopied(true), () => setCopied(false))
+        }
+      >
+        Copy
+      </button>{" "}
+      <button type="button" onClick={onDone}>
+        I saved it
+      </button>
+      <span role="status">{copied === undefined ? "" : copied ? " Copied." : " Copying was refused: select the text instead."}</span>
+    </div>
+  )
+}

@@ -6,7 +6,7 @@ import type { Delivery, Subscription } from "../../../../schema/Webhooks.js"
 import type { EventType } from "../../../../schema/Events.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
+import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
 
 /** The event types (SPEC §6); typed against the schema's list so a new type fails the typecheck here. */
 const eventTypes: ReadonlyArray<EventType> = [
@@ -28,27 +28,6 @@ const eventTypes: ReadonlyArray<EventType> = [
   "webhook.test"
 ]
 
-const Secret = ({ secret, onDone }: { secret: string; onDone: () => void }) => {
-  const [copied, setCopied] = useState(false)
-  return (
-    <div class="card secret" role="region" aria-label="Signing secret">
-      <p>
-        <strong>Signing secret, shown this once:</strong> <code>{secret}</code>
-      </p>
-      <button
-        type="button"
-        onClick={() => navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false))}
-      >
-        Copy secret
-      </button>{" "}
-      <button type="button" onClick={onDone}>
-        I saved it
-      </button>
-      <span role="status">{copied ? " Copied." : ""}</span>
-    </div>
-  )
-}
-
 export const WebhooksPage = ({ client }: { client: Client }) => {
   const subscriptions = useResource(() => client.list<Subscription>("/v1/webhooks", { limit: "100" }), [client])
   const [url, setUrl] = useState("")
@@ -67,7 +46,7 @@ export const WebhooksPage = ({ client }: { client: Client }) => {
   return (
     <section>
       <h1>Webhooks</h1>
-      {secret === undefined ? null : <Secret secret={secret} onDone={() => setSecret(undefined)} />}
+      {secret === undefined ? null : <CopySecret label="Signing secret, shown this once" secret={secret} onDone={() => setSecret(undefined)} />}
       <form class="card" onSubmit={submit} aria-labelledby="new-webhook">
         <h2 id="new-webhook">New subscription</h2>
         <Field label="Receiver URL" type="url" value={url} onInput={setUrl} required name="url" />
@@ -206,7 +185,7 @@ export const WebhookPage = ({ client, webhookId }: { client: Client; webhookId: 
                 <code key={e}>{e} </code>
               ))}
             </p>
-            {secret === undefined ? null : <Secret secret={secret} onDone={() => setSecret(undefined)} />}
+            {secret === undefined ? null : <CopySecret label="Signing secret, shown this once" secret={secret} onDone={() => setSecret(undefined)} />}
             <div class="actions card">
               <button
                 type="button"
