@@ -341,6 +341,46 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
+    it.effect("conversations with their messages; leads, filtered and deleted", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Sales" } })
+        const agentId = agent.body.data.id as string
+        const sent = yield* h.call("POST", `/v1/agents/${agentId}/messages`, {
+          key: ws.secretTest,
+          body: { message: "Do you ship to Canada?", stream: false }
+        })
+        expect(sent.status, sent.text).toBe(201)
+        const lead = yield* h.call("POST", "/v1/leads", {
+          key: ws.secretTest,
+          body: { agent_id: agentId, email: "lee@example.com", name: "Lee", conversation_id: sent.body.data.conversation_id }
+        })
+        expect(lead.status, lead.text).toBe(201)
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/conversations")
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByRole("cell", { name: "Sales" }).waitFor()
+          await check(opened, "conversations")
+          await page.getByRole("table").getByRole("link").first().click()
+          await page.getByText("Do you ship to Canada?").waitFor()
+          await check(opened, "conversation")
+          await page.getByRole("link", { name: "Leads" }).click()
+          const row = page.getByRole("row", { name: /lee@example.com/ })
+          await row.waitFor()
+          await page.getByLabel("E-mail").fill("nobody@example.com")
+          await page.getByText("No leads match.").waitFor()
+          await page.getByLabel("E-mail").fill("")
+          await row.waitFor()
+          await check(opened, "leads")
+          await row.getByRole("button", { name: /Delete/ }).click()
+          await row.getByRole("button", { name: "Yes, delete" }).click()
+          await page.getByText("No leads match.").waitFor()
+        })
+      })
+    )
+
     it.effect("API keys: create one (shown once, copied), revoke it; without the keys API the envelope's error shows", () =>
       Effect.gen(function* () {
         const h = yield* Harness

@@ -7,6 +7,7 @@ import { render } from "preact"
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { type Client, type Environment, environmentOfKey, makeClient } from "./api.js"
 import { AgentPage, AgentsPage } from "./pages/Agents.js"
+import { ConversationPage, ConversationsPage, LeadsPage } from "./pages/Conversations.js"
 import { KeysPage } from "./pages/Keys.js"
 import { KnowledgePage } from "./pages/Knowledge.js"
 import { OverviewPage } from "./pages/Overview.js"
@@ -83,6 +84,8 @@ const nav: ReadonlyArray<readonly [string, string]> = [
   ["overview", "Overview"],
   ["agents", "Agents"],
   ["tickets", "Tickets"],
+  ["conversations", "Conversations"],
+  ["leads", "Leads"],
   ["webhooks", "Webhooks"],
   ["keys", "API keys"]
 ]
@@ -99,6 +102,10 @@ const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
       return id === undefined ? <TicketsPage client={client} /> : <TicketPage client={client} publicId={id} />
     case "webhooks":
       return id === undefined ? <WebhooksPage client={client} /> : <WebhookPage client={client} webhookId={id} />
+    case "conversations":
+      return id === undefined ? <ConversationsPage client={client} /> : <ConversationPage client={client} conversationId={id} />
+    case "leads":
+      return <LeadsPage client={client} />
     case "keys":
       return <KeysPage client={client} />
     case "overview":
