@@ -381,6 +381,63 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
+    it.effect("Q&A with categories (add, filter, edit, delete) and the glossary (add, disable, delete)", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Shop" } })
+        const agentId = agent.body.data.id as string
+        yield* Effect.promise(async () => {
+          const opened = await open(h, `#/agents/${agentId}/qa`)
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByRole("heading", { name: "Q&A: Shop" }).waitFor()
+          await page.getByText("No Q&A here.").waitFor()
+          await page.getByLabel("New category").fill("Billing")
+          await page.getByRole("button", { name: "Add category" }).click()
+          await page.locator("ol.categories li", { hasText: "Billing" }).waitFor()
+          const form = page.locator("form", { has: page.getByRole("heading", { name: "New Q&A" }) })
+          await form.getByLabel("Question").fill("Can I pay by invoice?")
+          await form.getByLabel("Answer").fill("Yes, on annual plans.")
+          await form.getByLabel("Category").selectOption({ label: "Billing" })
+          await form.getByRole("button", { name: "Add Q&A" }).click()
+          const item = page.locator("li.qa", { hasText: "Can I pay by invoice?" })
+          await item.waitFor()
+          await page.getByLabel("Show").selectOption("none")
+          await page.getByText("No Q&A here.").waitFor()
+          await page.getByLabel("Show").selectOption({ label: "Billing" })
+          await item.waitFor()
+          await check(opened, "qa")
+          await item.getByRole("button", { name: "Edit: Can I pay by invoice?" }).click()
+          const editing = page.locator("li.qa").first()
+          await editing.getByLabel("Answer").fill("Yes, on annual plans, net 30.")
+          await editing.getByRole("button", { name: "Save Q&A" }).click()
+          await page.getByText("Yes, on annual plans, net 30.").waitFor()
+          await page.locator("li.qa").getByRole("button", { name: /Delete/ }).click()
+          await page.getByRole("button", { name: "Yes, delete" }).click()
+          await page.getByText("No Q&A here.").waitFor()
+
+          await page.getByRole("link", { name: "Glossary" }).click()
+          await page.getByText("No terms yet.").waitFor()
+          await page.getByLabel("Term", { exact: true }).fill("SKU")
+          await page.getByLabel("Definition").fill("Stock keeping unit")
+          await page.getByLabel("Synonyms").fill("item code, article number")
+          await page.getByRole("button", { name: "Add term" }).click()
+          const row = page.getByRole("row", { name: /SKU/ })
+          await row.waitFor()
+          expect(await row.textContent()).toContain("item code, article number")
+          await row.getByLabel("SKU enabled").uncheck()
+          await page.waitForFunction(() => !(document.querySelector("input[aria-label='SKU enabled']") as HTMLInputElement)?.checked)
+          await check(opened, "glossary")
+          await row.getByRole("button", { name: /Delete/ }).click()
+          await row.getByRole("button", { name: "Yes, delete" }).click()
+          await page.getByText("No terms yet.").waitFor()
+        })
+        const glossary = yield* h.call("GET", `/v1/agents/${agentId}/glossary`, { key: ws.secretTest })
+        expect(glossary.body.data.terms).toEqual([])
+      })
+    )
+
     it.effect("API keys: create one (shown once, copied), revoke it; without the keys API the envelope's error shows", () =>
       Effect.gen(function* () {
         const h = yield* Harness

@@ -9,9 +9,11 @@ import { type Client, type Environment, environmentOfKey, makeClient } from "./a
 import { AgentPage, AgentsPage } from "./pages/Agents.js"
 import { ConversationPage, ConversationsPage, LeadsPage } from "./pages/Conversations.js"
 import { KeysPage } from "./pages/Keys.js"
+import { GlossaryPage } from "./pages/Glossary.js"
 import { KnowledgePage } from "./pages/Knowledge.js"
 import { OverviewPage } from "./pages/Overview.js"
 import { PlaygroundPage } from "./pages/Playground.js"
+import { QaPage } from "./pages/Qa.js"
 import { TicketPage, TicketsPage } from "./pages/Tickets.js"
 import { WebhookPage, WebhooksPage } from "./pages/Webhooks.js"
 import { ErrorBox, Field, messageOf } from "./ui.js"
@@ -97,6 +99,8 @@ const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
       if (id === undefined) return <AgentsPage client={client} />
       if (sub === "knowledge") return <KnowledgePage client={client} agentId={id} />
       if (sub === "playground") return <PlaygroundPage client={client} agentId={id} />
+      if (sub === "qa") return <QaPage client={client} agentId={id} />
+      if (sub === "glossary") return <GlossaryPage client={client} agentId={id} />
       return <AgentPage client={client} agentId={id} />
     case "tickets":
       return id === undefined ? <TicketsPage client={client} /> : <TicketPage client={client} publicId={id} />

@@ -4,13 +4,17 @@ import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, useAction, useResource, when } from "../ui.js"
 
-const AgentTabs = ({ agentId, current }: { agentId: string; current: "settings" | "knowledge" | "playground" }) => (
+type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary"
+
+const AgentTabs = ({ agentId, current }: { agentId: string; current: Tab }) => (
   <nav class="tabs" aria-label="Agent">
     {(
       [
         ["settings", "Settings", `#/agents/${agentId}`],
         ["knowledge", "Knowledge", `#/agents/${agentId}/knowledge`],
-        ["playground", "Playground", `#/agents/${agentId}/playground`]
+        ["playground", "Playground", `#/agents/${agentId}/playground`],
+        ["qa", "Q&A", `#/agents/${agentId}/qa`],
+        ["glossary", "Glossary", `#/agents/${agentId}/glossary`]
       ] as const
     ).map(([tab, label, href]) => (
       <a href={href} key={tab} aria-current={tab === current ? "page" : undefined}>
@@ -28,10 +32,10 @@ export const AgentHeader = ({
 }: {
   client: Client
   agentId: string
-  current: "settings" | "knowledge" | "playground"
+  current: Tab
 }) => {
   const agent = useResource<Agent>(() => client.call("GET", `/v1/agents/${agentId}`), [agentId])
-  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground" }[current]
+  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground", qa: "Q&A", glossary: "Glossary" }[current]
   return (
     <>
       <p class="crumbs">
