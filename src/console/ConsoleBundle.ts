@@ -15,11 +15,14 @@ import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
+import { elementPath } from "../forms/ElementBundle.js"
 import { matchesEtag } from "../forms/Rules.js"
 
 export const consolePath = "/console"
 const scriptPath = "/console/app.js"
 const stylePath = "/console/app.css"
+/** The forms editor's live preview: a page of its own, framed by the console (the component writes `<style>` elements). */
+export const formPreviewPath = "/console/form-preview"
 
 const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url))
 export const consoleEntry = join(repositoryRoot, "src/console/app/main.tsx")
@@ -96,6 +99,7 @@ export const contentSecurityPolicy = [
   "style-src 'self'",
   "connect-src 'self'",
   "img-src 'self' data:",
+  "frame-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'"
@@ -108,6 +112,46 @@ const securityHeaders = {
   "x-frame-options": "DENY",
   "cross-origin-opener-policy": "same-origin"
 }
+
+const escape = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
+
+/**
+ * The `<service-form>` of `form_id` drawn with the public forms key `key`, as
+ * a site embeds it; nothing but the component's script runs on the page.
+ */
+const formPreview = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const params = new URL(request.url, "http://console").searchParams
+  const formId = params.get("form_id") ?? ""
+  const key = params.get("key") ?? ""
+  const locale = params.get("locale") === "es" ? "es" : "en"
+  const headers = {
+    ...securityHeaders,
+    "content-security-policy": [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self' 'unsafe-inline'",
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'self'"
+    ].join("; "),
+    "x-frame-options": "SAMEORIGIN",
+    "cache-control": "no-store"
+  }
+  if (!/^frm_[A-Za-z0-9]{8,64}$/.test(formId) || !/^pk_(test|live)_[A-Za-z0-9]{8,128}$/.test(key)) {
+    return HttpServerResponse.text("form_id (frm_...) and key (a forms key, pk_...) are required", { status: 400, headers })
+  }
+  return HttpServerResponse.text(
+    `<!doctype html>
+<html lang="${locale}"><head><meta charset="utf-8"><title>Form preview</title><link rel="icon" href="data:,">
+<script type="module" src="${elementPath}"></script></head>
+<body><service-form api-key="${escape(key)}" form-id="${escape(formId)}" locale="${locale}"></service-form></body></html>
+`,
+    { contentType: "text/html; charset=utf-8", headers }
+  )
+})
 
 const asset = (bytes: Uint8Array, contentType: string) =>
   Effect.gen(function* () {
@@ -126,6 +170,7 @@ export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
       headers: { ...securityHeaders, "cache-control": "no-store" }
     })
     yield* router.get(consolePath, Effect.succeed(html))
+    yield* router.get(formPreviewPath, formPreview)
     yield* router.get(scriptPath, Effect.flatMap(assets, (a) => asset(a.script, "text/javascript; charset=utf-8")))
     yield* router.get(stylePath, Effect.flatMap(assets, (a) => asset(a.style, "text/css; charset=utf-8")))
   })

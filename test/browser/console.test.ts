@@ -438,6 +438,45 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
+    it.effect("forms: create from the template, edit the definition, see the live <service-form> preview follow; a refused edit shows the service's message", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Front desk" } })
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/forms")
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByText("No forms yet.").waitFor()
+          await page.getByRole("button", { name: "Create form" }).click()
+          await page.getByRole("heading", { name: "Contact us" }).waitFor()
+          await page.getByLabel("Forms public key").fill(ws.formsTest)
+          const preview = page.frameLocator("iframe[title='Form preview']")
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Contact us" }).waitFor()
+          expect(await preview.getByLabel("E-mail", { exact: true }).count()).toBe(1)
+          const definition = page.getByLabel("Definition (JSON)")
+          const edited = JSON.parse(await definition.inputValue())
+          edited.title = { en: "Write to us", es: "Escríbenos" }
+          await definition.fill(JSON.stringify(edited, null, 2))
+          await page.getByRole("button", { name: "Save form" }).click()
+          await page.getByText("Saved.").or(page.getByRole("alert")).waitFor()
+          expect(await page.getByRole("alert").count(), await page.locator(".editor").textContent() ?? "").toBe(0)
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Write to us" }).waitFor()
+          await page.getByLabel("Preview locale").selectOption("es")
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Escríbenos" }).waitFor()
+          await check(opened, "form-editor")
+          await definition.fill(JSON.stringify({ ...edited, fields: [] }))
+          await page.getByRole("button", { name: "Save form" }).click()
+          await page.getByRole("alert").waitFor()
+          expect((await page.getByRole("alert").textContent())!.length).toBeGreaterThan(10)
+          opened.errors.splice(0, opened.errors.length, ...opened.errors.filter((e) => !e.includes("status of 400")))
+          await page.getByRole("link", { name: "Forms" }).first().click()
+          await page.getByRole("link", { name: "Write to us" }).waitFor()
+          await check(opened, "forms")
+        })
+      })
+    )
+
     it.effect("API keys: create one (shown once, copied), revoke it; without the keys API the envelope's error shows", () =>
       Effect.gen(function* () {
         const h = yield* Harness

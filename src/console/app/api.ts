@@ -11,7 +11,9 @@ export class ApiFailure extends Error {
     message: string,
     readonly status: number,
     readonly code: string,
-    readonly requestId: string | undefined
+    readonly requestId: string | undefined,
+    /** A validation failure's `error.field_errors`. */
+    readonly fieldErrors?: ReadonlyArray<{ readonly field: string; readonly message: string }>
   ) {
     super(message)
   }
@@ -35,7 +37,8 @@ const failureOf = async (response: Response): Promise<ApiFailure> => {
     typeof error?.message === "string" ? error.message : `The service answered ${response.status}`,
     response.status,
     typeof error?.code === "string" ? error.code : "unknown",
-    body?.meta?.request_id ?? response.headers.get("request-id") ?? undefined
+    body?.meta?.request_id ?? response.headers.get("request-id") ?? undefined,
+    Array.isArray(error?.field_errors) ? error.field_errors : undefined
   )
 }
 

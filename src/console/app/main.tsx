@@ -9,6 +9,7 @@ import { type Client, type Environment, environmentOfKey, makeClient } from "./a
 import { AgentPage, AgentsPage } from "./pages/Agents.js"
 import { ConversationPage, ConversationsPage, LeadsPage } from "./pages/Conversations.js"
 import { KeysPage } from "./pages/Keys.js"
+import { FormPage, FormsPage } from "./pages/Forms.js"
 import { GlossaryPage } from "./pages/Glossary.js"
 import { KnowledgePage } from "./pages/Knowledge.js"
 import { OverviewPage } from "./pages/Overview.js"
@@ -88,6 +89,7 @@ const nav: ReadonlyArray<readonly [string, string]> = [
   ["tickets", "Tickets"],
   ["conversations", "Conversations"],
   ["leads", "Leads"],
+  ["forms", "Forms"],
   ["webhooks", "Webhooks"],
   ["keys", "API keys"]
 ]
@@ -110,6 +112,8 @@ const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
       return id === undefined ? <ConversationsPage client={client} /> : <ConversationPage client={client} conversationId={id} />
     case "leads":
       return <LeadsPage client={client} />
+    case "forms":
+      return id === undefined ? <FormsPage client={client} /> : <FormPage client={client} formId={id} />
     case "keys":
       return <KeysPage client={client} />
     case "overview":
