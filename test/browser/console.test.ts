@@ -477,6 +477,37 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
+    it.effect("a training agent's course: a module, a lesson, a text source reaching indexed, then the module deleted with all it holds", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "training", name: "Onboarding" } })
+        const agentId = agent.body.data.id as string
+        yield* Effect.promise(async () => {
+          const opened = await open(h, `#/agents/${agentId}/course`)
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByText("No modules yet.").waitFor()
+          await page.getByLabel("Module title").fill("Basics")
+          await page.getByRole("button", { name: "Add module" }).click()
+          await page.getByRole("button", { name: "Module: Basics", exact: true }).click()
+          await page.getByText("No lessons in this module.").waitFor()
+          await page.getByLabel("Lesson title").fill("Welcome")
+          await page.getByRole("button", { name: "Add lesson" }).click()
+          await page.getByRole("button", { name: "Lesson: Welcome", exact: true }).click()
+          await page.getByText("No sources in this lesson.").waitFor()
+          await page.getByLabel("Source title").fill("First day")
+          await page.getByLabel("Source text").fill("On the first day you meet your team and receive your laptop and badge.")
+          await page.getByRole("button", { name: "Add text source" }).click()
+          await page.locator("li.source-indexed", { hasText: "First day" }).waitFor({ timeout: 60_000 })
+          await check(opened, "course")
+          await page.getByRole("button", { name: "Delete module: Basics" }).click()
+          await page.getByRole("button", { name: "Yes, delete module" }).click()
+          await page.getByText("No modules yet.").waitFor()
+        })
+      })
+    )
+
     it.effect("API keys: create one (shown once, copied), revoke it; without the keys API the envelope's error shows", () =>
       Effect.gen(function* () {
         const h = yield* Harness

@@ -9,6 +9,7 @@ import { type Client, type Environment, environmentOfKey, makeClient } from "./a
 import { AgentPage, AgentsPage } from "./pages/Agents.js"
 import { ConversationPage, ConversationsPage, LeadsPage } from "./pages/Conversations.js"
 import { KeysPage } from "./pages/Keys.js"
+import { CoursePage } from "./pages/Course.js"
 import { FormPage, FormsPage } from "./pages/Forms.js"
 import { GlossaryPage } from "./pages/Glossary.js"
 import { KnowledgePage } from "./pages/Knowledge.js"
@@ -103,6 +104,7 @@ const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
       if (sub === "playground") return <PlaygroundPage client={client} agentId={id} />
       if (sub === "qa") return <QaPage client={client} agentId={id} />
       if (sub === "glossary") return <GlossaryPage client={client} agentId={id} />
+      if (sub === "course") return <CoursePage client={client} agentId={id} />
       return <AgentPage client={client} agentId={id} />
     case "tickets":
       return id === undefined ? <TicketsPage client={client} /> : <TicketPage client={client} publicId={id} />

@@ -4,7 +4,7 @@ import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, useAction, useResource, when } from "../ui.js"
 
-type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary"
+type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary" | "course"
 
 const AgentTabs = ({ agentId, current }: { agentId: string; current: Tab }) => (
   <nav class="tabs" aria-label="Agent">
@@ -14,7 +14,8 @@ const AgentTabs = ({ agentId, current }: { agentId: string; current: Tab }) => (
         ["knowledge", "Knowledge", `#/agents/${agentId}/knowledge`],
         ["playground", "Playground", `#/agents/${agentId}/playground`],
         ["qa", "Q&A", `#/agents/${agentId}/qa`],
-        ["glossary", "Glossary", `#/agents/${agentId}/glossary`]
+        ["glossary", "Glossary", `#/agents/${agentId}/glossary`],
+        ["course", "Course", `#/agents/${agentId}/course`]
       ] as const
     ).map(([tab, label, href]) => (
       <a href={href} key={tab} aria-current={tab === current ? "page" : undefined}>
@@ -35,7 +36,7 @@ export const AgentHeader = ({
   current: Tab
 }) => {
   const agent = useResource<Agent>(() => client.call("GET", `/v1/agents/${agentId}`), [agentId])
-  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground", qa: "Q&A", glossary: "Glossary" }[current]
+  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground", qa: "Q&A", glossary: "Glossary", course: "Course" }[current]
   return (
     <>
       <p class="crumbs">
