@@ -1,9 +1,27 @@
 /** An agent's glossary: terms with definition and synonyms, enabled or not; add, toggle, delete. */
 import type { Glossary } from "../../../../schema/Glossary.js"
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, useAction, useResource } from "../ui.js"
 import { AgentHeader } from "./Agents.js"
+
+/** A checkbox that shows the change at once, while it is saved (the reload then confirms or restores it). */
+const Toggle = ({ label, checked, onChange }: { label: string; checked: boolean; onChange: (value: boolean) => void }) => {
+  const [value, setValue] = useState(checked)
+  useEffect(() => setValue(checked), [checked])
+  return (
+    <input
+      type="checkbox"
+      checked={value}
+      aria-label={label}
+      onChange={(e) => {
+        const next = (e.currentTarget as HTMLInputElement).checked
+        setValue(next)
+        onChange(next)
+      }}
+    />
+  )
+}
 
 export const GlossaryPage = ({ client, agentId }: { client: Client; agentId: string }) => {
   const glossary = useResource<Glossary>(() => client.call("GET", `/v1/agents/${agentId}/glossary`), [agentId])
@@ -62,17 +80,12 @@ export const GlossaryPage = ({ client, agentId }: { client: Client; agentId: str
                     <td>{t.definition ?? "—"}</td>
                     <td>{t.synonyms.join(", ") || "—"}</td>
                     <td>
-                      <input
-                        type="checkbox"
+                      <Toggle
+                        label={`${t.term} enabled`}
                         checked={t.enabled}
-                        aria-label={`${t.term} enabled`}
-                        onChange={(e) =>
+                        onChange={(enabled) =>
                           action
-                            .run(() =>
-                              client.call("PATCH", `${base}/${encodeURIComponent(t.term)}`, {
-                                body: { enabled: (e.currentTarget as HTMLInputElement).checked }
-                              })
-                            )
+                            .run(() => client.call("PATCH", `${base}/${encodeURIComponent(t.term)}`, { body: { enabled } }))
                             .then(glossary.reload)
                         }
                       />
