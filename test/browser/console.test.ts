@@ -125,7 +125,9 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("heading", { name: "Sign in to the live environment" }).waitFor()
           await signIn(page, ws.secretLive)
           await page.getByText("live ·", { exact: false }).first().waitFor()
-          await page.getByRole("button", { name: /Sandbox/ }).click()
+          // each environment's button tells whether it has a key
+          expect(await page.getByRole("button", { name: "Live (signed in)", exact: true }).count()).toBe(1)
+          await page.getByRole("button", { name: "Sandbox (signed in)", exact: true }).click()
           await page.getByRole("navigation", { name: "Main" }).waitFor()
           expect(opened.errors).toEqual([])
         })

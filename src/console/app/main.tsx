@@ -181,7 +181,12 @@ const App = () => {
               onClick={() => switchTo(env)}
             >
               {label}
-              {keys[env] === undefined ? "" : " ●"}
+              {keys[env] === undefined ? null : (
+                <>
+                  <span aria-hidden="true"> ●</span>
+                  <span class="sr-only"> (signed in)</span>
+                </>
+              )}
             </button>
           ))}
         </div>
