@@ -85,6 +85,11 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Desk" } })
+        for (const subject of ["First", "Second"]) {
+          const ticket = yield* h.call("POST", "/v1/tickets", { key: ws.secretTest, body: { agent_id: agent.body.data.id, subject } })
+          expect(ticket.status, ticket.text).toBe(201)
+        }
         yield* Effect.promise(async () => {
           const response = await fetch(`${h.url}/console`)
           expect(response.status).toBe(200)
@@ -117,6 +122,9 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           expect((await authorization).headers()["authorization"]).toBe(`Bearer ${ws.secretTest}`)
           await page.getByRole("heading", { name: "Overview" }).waitFor()
           await page.getByText("Tickets this month").waitFor()
+          // the two tickets: in the meter and in the day's bar
+          await page.getByRole("img", { name: "Tickets per day: 2 in all, at most 2 a day" }).waitFor()
+          expect(await page.getByRole("progressbar", { name: "Tickets this month: 2 of 20" }).count()).toBe(1)
           await check(opened, "overview")
 
           // live has its own key
@@ -310,6 +318,10 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           expect(await page.getByLabel("Status").inputValue()).toBe("pending_user")
           await page.getByLabel("Status").selectOption("resolved")
           await page.locator("li.event", { hasText: "pending_user → resolved by member mem_ana" }).waitFor()
+          await page.getByLabel("Tags").fill("orders, shipping")
+          const patched = page.waitForResponse((r) => r.request().method() === "PATCH")
+          await page.getByRole("button", { name: "Save tags" }).click()
+          expect((await (await patched).json()).data.tags).toEqual(["orders", "shipping"])
           await check(opened, "ticket")
         })
       })

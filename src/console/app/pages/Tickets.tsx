@@ -182,6 +182,7 @@ export const TicketPage = ({ client, publicId }: { client: Client; publicId: str
   const ticket = useResource<TicketWithThread>(() => client.call("GET", `/v1/tickets/${publicId}`), [publicId])
   const [member, setMember] = useMember()
   const [reply, setReply] = useState("")
+  const [tags, setTags] = useState<string | undefined>(undefined)
   const send = useAction()
   const update = useAction()
   const headers: Record<string, string> = member.trim() === "" ? {} : { "service-member-id": member.trim() }
@@ -228,6 +229,24 @@ export const TicketPage = ({ client, publicId }: { client: Client; publicId: str
                 onChange={(priority) => patch({ priority })}
                 options={priorities.map((p) => [p, p] as const)}
               />
+              <form
+                class="inline-form"
+                onSubmit={async (e) => {
+                  e.preventDefault()
+                  const list = (tags ?? t.tags.join(", ")).split(",").map((s) => s.trim()).filter((s) => s !== "")
+                  await patch({ tags: list })
+                  setTags(undefined)
+                }}
+              >
+                <Field
+                  label="Tags"
+                  value={tags ?? t.tags.join(", ")}
+                  onInput={setTags}
+                  hint="Separated by commas; saving replaces the list."
+                  name="tags"
+                />
+                <button type="submit">Save tags</button>
+              </form>
               {update.error === undefined ? null : <ErrorBox error={update.error} />}
             </div>
             <h2>Thread</h2>
