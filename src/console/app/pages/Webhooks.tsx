@@ -122,7 +122,7 @@ const DeliveryRow = ({ client, webhookId, delivery, onChanged }: { client: Clien
   return (
     <li class="delivery">
       <p>
-        <code>{delivery.event_type}</code> <Status value={delivery.status} /> · {delivery.attempt_count} attempts · last{" "}
+        <code>{delivery.event_type}</code> <Status value={delivery.status} /> · {delivery.attempt_count} attempt{delivery.attempt_count === 1 ? "" : "s"} · last{" "}
         {when(delivery.last_attempted_at)}
         {delivery.response_status === null ? "" : ` · HTTP ${delivery.response_status}`}
         {delivery.next_attempt_at === null ? "" : ` · next ${when(delivery.next_attempt_at)}`}
