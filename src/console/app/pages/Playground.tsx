@@ -121,8 +121,26 @@ export const PlaygroundPage = ({ client, agentId }: { client: Client; agentId: s
       <p class="sr-only" role="status">
         {pending ? "The agent is replying" : turns.length > 0 ? "Reply complete" : ""}
       </p>
-      <form class="card chat-form" onSubmit={send}>
-        <Field label="Message" value={message} onInput={setMessage} multiline={2} required name="message" />
+      <form
+        class="card chat-form"
+        onSubmit={send}
+        onKeyDown={(e) => {
+          // Enter sends, Shift+Enter starts a new line
+          if (e.key === "Enter" && !e.shiftKey && (e.target as HTMLElement).tagName === "TEXTAREA") {
+            e.preventDefault()
+            ;(e.currentTarget as HTMLFormElement).requestSubmit()
+          }
+        }}
+      >
+        <Field
+          label="Message"
+          value={message}
+          onInput={setMessage}
+          multiline={2}
+          required
+          name="message"
+          hint="Enter sends; Shift+Enter starts a new line."
+        />
         <button type="submit" class="primary" disabled={pending}>
           {pending ? "Replying…" : "Send"}
         </button>
