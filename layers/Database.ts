@@ -14,6 +14,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import { acquirePglite, openPglite, pgliteClient } from "./pglite/Client.js"
 import type { PgliteSession } from "./pglite/Thread.js"
 
@@ -24,6 +25,12 @@ export class Database extends Context.Tag("Layers/Database")<
     readonly ping: Effect.Effect<void, SqlError>
     /** pgvector is installed in this database: retrieval may cast `real[]` embeddings to `vector`. */
     readonly vector: boolean
+    /**
+     * The payloads any session sends with `pg_notify(channel, ...)`. PostgreSQL: through one LISTEN connection
+     * (it goes quiet if that connection is lost, so a listener keeps a bound of its own). PGlite: nothing, ever:
+     * one process owns the database, so no other process sends any.
+     */
+    readonly notifications: (channel: string) => Stream.Stream<string, SqlError>
   }
 >() {}
 
@@ -54,8 +61,9 @@ const postgresInfo = Layer.effect(
   Database,
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* PgClient.PgClient
     const vector = yield* enableVector(sql)
-    return { kind: "postgres" as const, ping: Effect.asVoid(sql`select 1`), vector }
+    return { kind: "postgres" as const, ping: Effect.asVoid(sql`select 1`), vector, notifications: pg.listen }
   })
 )
 
@@ -80,7 +88,12 @@ export const layerPglite = (options: {
   // known without a statement (which would wait for the open): PGlite always has pgvector (see `openPglite`)
   const info = Layer.effect(
     Database,
-    Effect.map(SqlClient.SqlClient, (sql) => ({ kind: "pglite" as const, ping: Effect.asVoid(sql`select 1`), vector: true }))
+    Effect.map(SqlClient.SqlClient, (sql) => ({
+      kind: "pglite" as const,
+      ping: Effect.asVoid(sql`select 1`),
+      vector: true,
+      notifications: () => Stream.never
+    }))
   )
   return info.pipe(Layer.provideMerge(client))
 }

@@ -105,12 +105,26 @@ export type UpdateAgent = typeof UpdateAgent.Type
 
 const idPath = HttpApiSchema.param("id", AgentId)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const agentsReference = [
+  "An agent: `id` (`agt_…`), `object: \"agent\"`, `type`, `name`, `slug`, `instructions`, `welcome_message`,",
+  "`allowed_origins` (the origins its widget may be embedded on; see the Widget group),",
+  "`created_at`, `updated_at`. The slug is derived from the name (lower-case ASCII words joined by `-`,",
+  "accents folded: \"Ayuda Técnica\" → `ayuda-tecnica`), unique per workspace and environment (`sales`, `sales-2`,",
+  "…), and follows the name when it changes."
+].join("\n")
+
 export class AgentsGroup extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("create", "/v1/agents")
       .setPayload(CreateAgent)
       .addSuccess(Envelope(Agent), { status: 201 })
       .annotate(RequiredScope, "write:agents")
+      .annotate(
+        OpenApi.Description,
+        "Body `type` (`support` or `training`), `name`, optional `instructions`, `welcome_message`, " +
+          "`allowed_origins`; `201`; event `agent.created`"
+      )
       .annotate(OpenApi.Summary, "Create an agent")
   )
   .add(
@@ -135,6 +149,11 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .addSuccess(Envelope(Agent))
       .addError(ApiError(ResourceMissing))
       .annotate(RequiredScope, "write:agents")
+      .annotate(
+        OpenApi.Description,
+        "`name`, `instructions`, `welcome_message` (null clears), `allowed_origins` (replaces the list); " +
+          "event `agent.updated` with `changes` = `{field: {from, to}}`; no event when nothing changed"
+      )
       .annotate(OpenApi.Summary, "Update an agent; the slug follows the name")
   )
   .add(
@@ -142,7 +161,9 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .addSuccess(Envelope(Deleted(AgentId, "agent")))
       .addError(ApiError(ResourceMissing))
       .annotate(RequiredScope, "write:agents")
+      .annotate(OpenApi.Description, "Soft delete; event `agent.deleted` with `agent_id`")
       .annotate(OpenApi.Summary, "Delete an agent (soft delete)")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, agentsReference)
   .annotate(OpenApi.Title, "Agents") {}

@@ -23,7 +23,7 @@ export type Plan = typeof Plan.Type
 export const KeyKind = Schema.Literal("secret", "widget", "forms")
 export type KeyKind = typeof KeyKind.Type
 
-const resources = ["agents", "knowledge", "conversations", "leads", "tickets", "webhooks", "files", "forms"] as const
+const resources = ["agents", "knowledge", "conversations", "leads", "tickets", "webhooks", "files", "forms", "keys"] as const
 
 export const SecretScopes = [
   ...resources.flatMap((r) => [`read:${r}`, `write:${r}`] as const),

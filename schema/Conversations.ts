@@ -10,7 +10,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
-import { ApiError, InvalidCursor, InvalidLimit, LimitReached, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
+import { AiUnavailable, ApiError, InvalidCursor, InvalidLimit, LimitReached, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
 import { AgentId, ConversationId, LessonId, MessageId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
 
@@ -45,8 +45,8 @@ export const Message = Schema.Struct({
   id: MessageId,
   object: Schema.Literal("message"),
   conversation_id: ConversationId,
-  role: MessageRole,
-  content: Schema.String,
+  role: MessageRole.annotations({ description: "`user` (the question) or `assistant` (the reply)" }),
+  content: Schema.String.annotations({ description: "The text; for a reply, the concatenation of its `token` events" }),
   sources: Schema.Array(MessageSource).annotations({ description: "What an assistant reply drew on; empty for user messages" }),
   created_at: Timestamp
 }).annotations({ identifier: "Message" })
@@ -58,8 +58,10 @@ export const Conversation = Schema.Struct({
   id: ConversationId,
   object: Schema.Literal("conversation"),
   agent_id: AgentId,
-  channel: Channel,
-  status: ConversationStatus,
+  channel: Channel.annotations({ description: "`api` (a secret key) or `widget` (a widget key)" }),
+  status: ConversationStatus.annotations({
+    description: "`ended` after `CONVERSATION_IDLE_MINUTES` without a message, or the widget's `end`"
+  }),
   lead_id: Schema.NullOr(Schema.String).annotations({ description: "The lead captured in it (`ldx_...`), if any" }),
   message_count: Schema.Int.annotations({ description: "Final messages: user messages and completed replies" }),
   started_at: Timestamp,
@@ -125,7 +127,9 @@ export const DoneEvent = Schema.Struct({
 })
 export const ErrorEvent = Schema.Struct({
   type: Schema.Literal("error"),
-  code: Schema.String.annotations({ description: "`service_unavailable` (retry) or `internal_error`" }),
+  code: Schema.String.annotations({
+    description: "`ai_unavailable` or `service_unavailable` (retry) or `internal_error`"
+  }),
   message: Schema.String
 })
 export const StreamEvent = Schema.Union(ConversationEvent, TokenEvent, SourcesEvent, EscalationEvent, DoneEvent, ErrorEvent).annotations({
@@ -149,6 +153,123 @@ const conversationPath = HttpApiSchema.param("id", ConversationId)
 const messagePath = HttpApiSchema.param("message_id", MessageId)
 const missing = ApiError(ResourceMissing)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const conversationsReference = [
+  "A message to an agent gets a reply grounded in the agent's knowledge, streamed as server-sent events (or as JSON",
+  "with `stream: false`); messages group into conversations that end after an idle time.",
+  "",
+  "Widget and forms keys are refused on these (`403 key_scope_mismatch`); the widget chat surface reaches the",
+  "same programs with its own routes (see the Widget group).",
+  "",
+  "A message without `conversation_id` opens a conversation (`channel: \"api\"` for secret keys) and emits",
+  "`conversation.started` with `conversation`. A message naming an `ended` conversation opens a new one, whose id",
+  "the `conversation` event (and the JSON reply's `conversation_id`) gives. A conversation with no message for",
+  "`CONVERSATION_IDLE_MINUTES` (30) is ended and `conversation.ended` is emitted, once. A widget conversation can be",
+  "opened before its first message; `conversation.started` is then emitted by that message.",
+  "",
+  "A conversation: `id` (`cnv_…`), `object: \"conversation\"`, `agent_id`, `channel` (`api`, `widget`), `status`",
+  "(`open`, `ended`), `lead_id` (null until a lead is captured, and again once that lead is deleted), `message_count` (user messages and completed",
+  "replies), `started_at`, `ended_at`, `metadata`. A message: `id` (`msg_…`), `object: \"message\"`,",
+  "`conversation_id`, `role` (`user`, `assistant`), `content`, `sources`, `created_at`. A source: `type` (`qa` or",
+  "`chunk`), `id` (the `qa_…` id, or the knowledge source's `src_…` id), `title` (the question, or the source's",
+  "title), `url` (a `url` source's page, else null), and, for a passage of a training agent's lesson source,",
+  "`lesson` (`{id, title}`: the lesson it belongs to; absent otherwise).",
+  "",
+  "### The event stream",
+  "",
+  "Each event is `id: n` (1, 2, 3, … within the reply) and `data:` one line of JSON with a `type`, in this order:",
+  "",
+  "| `type` | Fields | When |",
+  "|---|---|---|",
+  "| `conversation` | `conversation_id`, `message_id` | first; `message_id` is the reply's id, for a resume |",
+  "| `token` | `content` | one or more: the reply in pieces; their concatenation is the message's `content` |",
+  "| `sources` | `sources` | what the reply drew on (empty when nothing relevant was found) |",
+  "| `escalation` | `message` | only when nothing relevant was found: the reply is a fallback offering a person (create a ticket with origin `ai_escalation`) |",
+  "| `done` | `message_id`, `conversation_id`, `usage` (`input_tokens`, `output_tokens`, `credits`) | last, once the reply is stored; `credits` is 1 on a live key, 0 on a sandbox key |",
+  "| `error` | `code`, `message` | last, instead of `done`: `service_unavailable` (the AI provider failed or the reply was stopped: send the message again) or `internal_error` |",
+  "",
+  "```",
+  "id: 1",
+  "data: {\"type\":\"conversation\",\"conversation_id\":\"cnv_…\",\"message_id\":\"msg_…\"}",
+  "",
+  "id: 2",
+  "data: {\"type\":\"token\",\"content\":\"Orders\"}",
+  "",
+  "id: 3",
+  "data: {\"type\":\"token\",\"content\":\" arrive within five business days.\"}",
+  "",
+  "id: 4",
+  "data: {\"type\":\"sources\",\"sources\":[{\"type\":\"qa\",\"id\":\"qa_…\",\"title\":\"How long does delivery take?\",\"url\":null}]}",
+  "",
+  "id: 5",
+  "data: {\"type\":\"done\",\"message_id\":\"msg_…\",\"conversation_id\":\"cnv_…\",\"usage\":{\"input_tokens\":23,\"output_tokens\":6,\"credits\":0}}",
+  "```",
+  "",
+  "Responses carry `Cache-Control: no-cache` and `X-Accel-Buffering: no` (so nginx does not buffer them), and",
+  "`Conversation-Id` / `Message-Id` headers. While the model is silent for 15 seconds a comment line `: ping` is",
+  "sent. Failures found before the stream starts (unknown agent `404`, a `conversation_id` that is not this",
+  "agent's `400 parameter_invalid`, a bad body `400`) are the usual error envelope with their status; after it",
+  "started they are an `error` event.",
+  "",
+  "```sh",
+  "curl -N http://127.0.0.1:3000/v1/agents/$AGENT/messages \\",
+  "  -H \"Authorization: Bearer $KEY\" -H \"Content-Type: application/json\" \\",
+  "  -d '{\"message\":\"How long does delivery take?\"}'",
+  "",
+  "curl -s http://127.0.0.1:3000/v1/agents/$AGENT/messages \\",
+  "  -H \"Authorization: Bearer $KEY\" -H \"Content-Type: application/json\" \\",
+  "  -d '{\"message\":\"How long does delivery take?\",\"stream\":false}' | jq .data.content",
+  "```",
+  "",
+  "**Resume.** The reply is generated apart from the request that asked for it. A client that lost the",
+  "connection asks for `GET /v1/conversations/{conversation_id}/messages/{message_id}/stream` with the",
+  "`Last-Event-ID` of the last event it received (any standard `EventSource` does this by itself) and gets the",
+  "events after it, with no repeat and no gap, following the reply while it is still being written, to `done` or",
+  "`error`. Events are kept in the database, so the resume may reach any instance (another instance's reply in",
+  "progress is followed by polling every 250 ms). Without `Last-Event-ID` every event is sent. A reply's events",
+  "are kept for 7 days after it ends (an hourly pass drops older ones, on every instance); after that the",
+  "reply is still in its conversation, and resuming its stream answers `404 resource_missing` (`param:",
+  "\"message_id\"`) saying the stream is no longer kept.",
+  "",
+  "```sh",
+  "curl -N http://127.0.0.1:3000/v1/conversations/$CONVERSATION/messages/$MESSAGE/stream \\",
+  "  -H \"Authorization: Bearer $KEY\" -H \"Last-Event-ID: 3\"",
+  "```",
+  "",
+  "**Disconnects.** A reply with no reader keeps being generated for `REPLY_RESUME_GRACE_SECONDS` (30) so that a",
+  "resume can pick it up; if no reader comes back in that time, generation is interrupted, the half reply is",
+  "marked interrupted and never listed (the conversation holds only the user message), and a late resume ends",
+  "with an `error` event.",
+  "",
+  "**Grounding.** The question goes through retrieval (Q&A and chunks of the agent, glossary synonyms applied);",
+  "hits scoring at least 0.35 (70% embedding cosine, 30% relative text rank) are relevant (with the local",
+  "embedder, paraphrases of a Q&A score about 0.5 to 0.65, unrelated items below 0.25). With none, the reply is",
+  "a fixed fallback offering a person and an `escalation` event, and the model is not asked. Otherwise the `Ai`",
+  "layer answers from the relevant hits, the agent's `instructions` and the conversation's last ten messages:",
+  "the `local` provider composes an extractive answer (the best Q&A answer, plus an excerpt of the best chunk",
+  "when it scores close) and streams it word by word; the `openai` provider streams the chat model's tokens",
+  "(`/chat/completions` with `stream: true`).",
+  "",
+  "**Idempotency.** `Idempotency-Key` works on messages as on every `POST` (24 hours, per workspace and",
+  "environment), on the API and the widget surface alike. With `stream: false` the JSON reply is stored and",
+  "replayed. A streamed reply is kept as the reply it streams, not as bytes: the same key and body again send no",
+  "second message and answer `200` with `Idempotent-Replayed: true`, the same `Conversation-Id` and `Message-Id`,",
+  "and the reply's events from the first (`id: 1`), exactly as a resume without `Last-Event-ID`; while the reply",
+  "is still being generated the replay follows it live to its end. So a client whose connection dropped before or",
+  "during the stream can simply send the request again. The key with another body (another message, or",
+  "`stream: false` instead of `true`) is `422 idempotency_key_mismatch`. A replay carries what the reply became:",
+  "a reply that failed, or was stopped for want of a reader, replays its events up to the `error` event, and the",
+  "message must then be sent again with a new key.",
+  "",
+  "**Choices** (where the spec leaves one open):",
+  "",
+  "- Replies: see the Conversations group — the `conversation` event also carries",
+  "  the reply's `message_id` (a client needs it to resume before `done`); the JSON reply answers `201` (a message",
+  "  was created); `escalation` comes after `sources`, before `done`; `Idempotency-Key` with `stream: true`",
+  "  replays the reply's events from the first (`Idempotent-Replayed: true`), live while it is generated; a reply interrupted for want of a reader is kept out of every list; only completed messages",
+  "  count in `message_count`. The relevance threshold is 0.35 of retrieval's score."
+].join("\n")
+
 export class ConversationsGroup extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.post("send")`/v1/agents/${agentPath}/messages`
@@ -158,8 +279,15 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .addError(missing)
       .addError(ApiError(ParameterInvalid))
       .addError(ApiError(ServiceUnavailable))
+      .addError(ApiError(AiUnavailable))
       .addError(ApiError(LimitReached))
       .annotate(RequiredScope, "write:conversations")
+      .annotate(
+        OpenApi.Description,
+        "Body `message` (1 to 4,000 characters, trimmed), `stream` (default `true`), optional " +
+          "`conversation_id`; `200 text/event-stream`, or with `stream: false` `201` and `data` = the assistant " +
+          "message"
+      )
       .annotate(
         OpenApi.Summary,
         "Send a message to an agent: the reply streamed as server-sent events, or as JSON with `stream: false`"
@@ -172,6 +300,10 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .addError(missing)
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "read:conversations")
+      .annotate(
+        OpenApi.Description,
+        "Header `Last-Event-ID`: the reply's events after it, following the reply to its end"
+      )
       .annotate(OpenApi.Summary, "Resume a reply's event stream after `Last-Event-ID`, following it to its end")
   )
   .add(
@@ -181,6 +313,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .addError(ApiError(InvalidLimit))
       .addError(ApiError(InvalidCursor))
       .annotate(RequiredScope, "read:conversations")
+      .annotate(OpenApi.Description, "Filters `agent_id`, `status` (`open`, `ended`); paginated, newest first")
       .annotate(OpenApi.Summary, "List conversations, newest first; filters `agent_id`, `status`")
   )
   .add(
@@ -188,7 +321,9 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .addSuccess(Envelope(ConversationWithMessages))
       .addError(missing)
       .annotate(RequiredScope, "read:conversations")
+      .annotate(OpenApi.Description, "The conversation with `messages`: its final messages, oldest first")
       .annotate(OpenApi.Summary, "A conversation with its final messages, oldest first")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, conversationsReference)
   .annotate(OpenApi.Title, "Conversations and replies") {}

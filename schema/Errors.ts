@@ -266,6 +266,13 @@ export class ServiceUnavailable extends catalog(Schema.TaggedError<ServiceUnavai
   type: "api_error",
   description: "A dependency (the database) is not reachable; retry with backoff."
 }) {}
+export class AiUnavailable extends catalog(Schema.TaggedError<AiUnavailable>()("AiUnavailable", fields), {
+  code: "ai_unavailable",
+  status: 503,
+  type: "api_error",
+  description:
+    "The AI provider did not answer (an outage, a timeout, its own rate limit), so no reply was generated; send the message again after `Retry-After` seconds."
+}) {}
 
 /** Every failure class, in the order the README and `/docs/errors` list them. */
 export const ErrorCatalog = [
@@ -302,7 +309,8 @@ export const ErrorCatalog = [
   IdempotencyKeyMismatch,
   RateLimited,
   InternalError,
-  ServiceUnavailable
+  ServiceUnavailable,
+  AiUnavailable
 ] as const
 
 export type ApiFailure = InstanceType<(typeof ErrorCatalog)[number]>

@@ -77,6 +77,17 @@ export type CreateFile = typeof CreateFile.Type
 const id = HttpApiSchema.param("id", FileId)
 const missing = ApiError(ResourceMissing)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const filesReference = [
+  "Files hold the bytes of documents, images and audio that knowledge and lesson sources read (`file_id`):",
+  "declare a file (`POST /v1/files`, at most 25 MB, else `413`), send its bytes to its `upload_url`",
+  "(`PUT /v1/files/{id}/content`, checked against the declared type by their magic bytes), confirm it, then name it",
+  "in a source (a file not confirmed is `409 file_not_uploaded` there). A file: `id`, `filename`, `content_type`,",
+  "`size_bytes`, `status` (`pending`, `uploaded`), `received`, `upload_url`, `created_at`, `uploaded_at`. Deleting",
+  "a file deletes its record and bytes; sources already indexed from it stay. Images are read through OCR",
+  "(tesseract.js; 4 MB or more downscaled first); MP3, WAV, M4A and OGG are transcribed (see the Training group)."
+].join("\n")
+
 export class FilesGroup extends HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.post("create", "/v1/files")
@@ -84,6 +95,12 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .addSuccess(Envelope(File), { status: 201 })
       .addError(ApiError(PayloadTooLarge))
       .annotate(RequiredScope, "write:files")
+      .annotate(
+        OpenApi.Description,
+        "Body `filename`, `content_type` (`image/png`, `image/jpeg`, `image/webp`, `application/pdf`, " +
+          "`text/plain`, `text/markdown`, `text/html`, `audio/mpeg`, `audio/wav`, `audio/mp4`, `audio/ogg`), " +
+          "`size_bytes` (at most 25 MB, else `413`); `201`; returns `upload_url`"
+      )
       .annotate(OpenApi.Summary, "Declare a file; returns the `upload_url` for its bytes")
   )
   .add(
@@ -97,8 +114,10 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .annotate(RequiredScope, "write:files")
       .annotate(
         OpenApi.Description,
-        "Raw bytes, any of `application/octet-stream`, `image/*`, `application/pdf`, `text/*`; at most 25 MB. " +
-          "The bytes must be of the declared type (checked by their magic bytes), else `415`."
+        "The raw bytes, `Content-Type` one of `application/octet-stream`, `image/png|jpeg|webp`, " +
+          "`audio/mpeg|wav|mp4|ogg`, `application/pdf`, `text/*` (else `415`); at most 25 MB, counted while they " +
+          "stream in (`413`; the 2 MB JSON cap does not apply here). The bytes must be of the declared type " +
+          "(checked by their magic bytes), else `415`. May be repeated until the file is confirmed."
       )
       .annotate(OpenApi.Summary, "Upload the file's bytes")
   )
@@ -108,6 +127,10 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .addError(missing)
       .addError(ApiError(FileNotUploaded))
       .annotate(RequiredScope, "write:files")
+      .annotate(
+        OpenApi.Description,
+        "Sets `status` `uploaded`; `409 file_not_uploaded` when no bytes arrived; idempotent"
+      )
       .annotate(OpenApi.Summary, "Mark the file `uploaded` once its bytes are in; idempotent")
   )
   .add(
@@ -115,6 +138,11 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .addSuccess(Envelope(File))
       .addError(missing)
       .annotate(RequiredScope, "read:files")
+      .annotate(
+        OpenApi.Description,
+        "`id`, `filename`, `content_type`, `size_bytes`, `status` (`pending`, `uploaded`), `received`, " +
+          "`upload_url`, `created_at`, `uploaded_at`"
+      )
       .annotate(OpenApi.Summary, "Retrieve a file")
   )
   .add(
@@ -122,7 +150,9 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .addSuccess(Envelope(Deleted(FileId, "file")))
       .addError(missing)
       .annotate(RequiredScope, "write:files")
+      .annotate(OpenApi.Description, "Deletes the record and the bytes; sources already indexed from it stay")
       .annotate(OpenApi.Summary, "Delete a file and its bytes (sources already indexed from it stay)")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, filesReference)
   .annotate(OpenApi.Title, "Files") {}

@@ -89,12 +89,33 @@ const termPath = HttpApiSchema.param(
 )
 const missing = ApiError(ResourceMissing)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const glossaryReference = [
+  "A glossary term: `object: \"glossary_term\"`, `term`, `definition`, `synonyms`, `case_sensitive`, `enabled`,",
+  "`created_at`, `updated_at`.",
+  "",
+  "**Which agent.** Every path names an agent of the key's environment; another environment's or workspace's",
+  "agent is `404 resource_missing` (`param: \"id\"`), and a term of another agent is `404 resource_missing`",
+  "(`param: \"term\"`).",
+  "",
+  "**Glossary.** Terms are unique per agent ignoring case (`term_exists` names the stored spelling), and",
+  "`{term}` in a path is the term percent-encoded (`Wi-Fi%20%2F%20Router`), matched ignoring case. Surrounding",
+  "spaces are trimmed. `PUT` checks the whole list first (a repeated term is `400 parameter_invalid` with",
+  "`param: \"terms[2].term\"`) and then swaps it in one transaction under the agent's glossary lock: a refused list",
+  "changes nothing, and concurrent replacements never mix. Enabled terms feed answers (definitions) and",
+  "retrieval (synonyms expand the query); disabled ones are kept but unused."
+].join("\n")
+
 export class GlossaryGroup extends HttpApiGroup.make("glossary")
   .add(
     HttpApiEndpoint.get("retrieve")`/v1/agents/${idPath}/glossary`
       .addSuccess(Envelope(Glossary))
       .addError(missing)
       .annotate(RequiredScope, "read:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "`{object: \"glossary\", agent_id, terms}`, terms in alphabetical order ignoring case"
+      )
       .annotate(OpenApi.Summary, "Read an agent's glossary")
   )
   .add(
@@ -104,6 +125,11 @@ export class GlossaryGroup extends HttpApiGroup.make("glossary")
       .addError(missing)
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `terms` (at most 1000 term objects as for `POST /terms`); replaces the whole list, all or " +
+          "nothing"
+      )
       .annotate(OpenApi.Summary, "Replace the whole glossary at once (all or nothing)")
   )
   .add(
@@ -114,6 +140,12 @@ export class GlossaryGroup extends HttpApiGroup.make("glossary")
       .addError(ApiError(TermExists))
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `term` (1–100), optional `definition` (null), `synonyms` (up to 50, default none), " +
+          "`case_sensitive` (false), `enabled` (true); `201`; `409 term_exists` when the glossary holds the " +
+          "term in any case"
+      )
       .annotate(OpenApi.Summary, "Add a term; 409 term_exists when the glossary holds it in any case")
   )
   .add(
@@ -122,6 +154,11 @@ export class GlossaryGroup extends HttpApiGroup.make("glossary")
       .addSuccess(Envelope(GlossaryTerm))
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "`definition` (null clears), `synonyms` (replaces the list), `case_sensitive`, `enabled`; the term " +
+          "itself cannot be renamed (delete and add)"
+      )
       .annotate(OpenApi.Summary, "Change a term's definition, synonyms, case_sensitive or enabled")
   )
   .add(
@@ -129,7 +166,9 @@ export class GlossaryGroup extends HttpApiGroup.make("glossary")
       .addSuccess(Envelope(DeletedTerm))
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(OpenApi.Description, "`{object: \"glossary_term\", term, deleted: true}`")
       .annotate(OpenApi.Summary, "Remove a term")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, glossaryReference)
   .annotate(OpenApi.Title, "Glossary") {}

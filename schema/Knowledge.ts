@@ -84,8 +84,10 @@ export const KnowledgeSource = Schema.Struct({
   agent_id: AgentId,
   type: SourceType,
   title: Schema.String.annotations({ description: "Given, or the page/file title once read" }),
-  status: SourceStatus,
-  phase: SourcePhase,
+  status: SourceStatus.annotations({ description: "`pending` → `processing` → `indexed` or `failed`" }),
+  phase: SourcePhase.annotations({
+    description: "The step running: `queued`, `fetching`, `extracting`, `categorizing`, `generating_qa`, `vectorizing`, `done`"
+  }),
   progress: Schema.Int.annotations({ description: "0 to 100" }),
   attempts: Schema.Int.annotations({
     description: "Processing attempts so far (transient failures retry, 3 in all; processing that breaks, 5)"
@@ -97,8 +99,8 @@ export const KnowledgeSource = Schema.Struct({
   error_code: Schema.NullOr(SourceErrorCode),
   source_ref: Schema.String.annotations({ description: "The URL, the file id, or `inline` for text and CSV" }),
   size_bytes: Schema.Int.annotations({ description: "Bytes read (the content, the page or the file)" }),
-  chunk_count: Schema.Int,
-  qa_count: Schema.Int,
+  chunk_count: Schema.Int.annotations({ description: "Passages of about 1,200 characters indexed for retrieval" }),
+  qa_count: Schema.Int.annotations({ description: "Q&A drawn from this source (generated, or imported from CSV)" }),
   created_at: Timestamp,
   updated_at: Timestamp
 }).annotations({ identifier: "KnowledgeSource" })
@@ -149,6 +151,83 @@ const agentPath = HttpApiSchema.param("agent_id", AgentId)
 const sourcePath = HttpApiSchema.param("source_id", SourceId)
 const missing = ApiError(ResourceMissing)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const knowledgeReference = [
+  "An agent answers from its knowledge: sources of four types, each read, split into chunks, organised into Q&A",
+  "under the agent's categories, and embedded for retrieval.",
+  "",
+  "**A source** (`src_`, `object: \"knowledge_source\"`): `agent_id`, `type`, `title` (given, else the page's or",
+  "file's own), `status` (`pending` → `processing` → `indexed` | `failed`), `phase` (`queued`, `fetching`,",
+  "`extracting`, `categorizing`, `generating_qa`, `vectorizing`, `done`), `progress` (0–100), `attempts`,",
+  "`next_attempt_at` (set while a transient failure waits for its retry), `error` (a string, as the spec says) with",
+  "`error_code` beside it, `source_ref` (the URL, the file id, or `inline`), `size_bytes` (bytes read),",
+  "`chunk_count`, `qa_count`, `created_at`, `updated_at`. `error_code` is one of `url_not_allowed`, `not_found`,",
+  "`http_error`, `fetch_failed`, `timeout`, `too_large`, `unsupported_type`, `empty_content`, `file_missing`,",
+  "`ocr_failed`, `ai_failed`, `csv_invalid`, `audio_too_long`, `transcription_failed` (the last two: audio files,",
+  "see the Training group), `internal_error` (processing itself broke at every attempt, see below).",
+  "",
+  "**Errors of the batch** (the eight variants the spec names, and the rest): `400 parameter_invalid` (`urls[3]`",
+  "is not an http(s) URL, or not a string; `urls` empty; an unknown body field), `400 parameter_missing` (`urls`),",
+  "`400 too_many_urls` (more than 500, `param: urls`), `400 url_not_allowed` (`urls[i]` loopback, private,",
+  "link-local, a local name, or plain `http` with a live key), `400 invalid_idempotency_key` (not a UUID),",
+  "`401 missing_authorization` / `invalid_api_key`, `403 key_scope_mismatch`, `404 resource_missing` (no such",
+  "agent in this environment), `409 idempotency_request_in_progress`, `413 payload_too_large`,",
+  "`415 unsupported_media_type`, `422 idempotency_key_mismatch`, `429 rate_limited`, `500 internal_error`.",
+  "",
+  "**The pipeline**, the same for single and batch URLs, runs on the job queue (queue `ingest`, key = agent id):",
+  "one source at a time per agent, in creation order, also across instances on one PostgreSQL; up to",
+  "`INGEST_CONCURRENCY` agents at once per instance. Per source: fetch (GET, `INGEST_FETCH_TIMEOUT_MS`,",
+  "`INGEST_MAX_PAGE_BYTES`, HTML, text, Markdown and PDF; every redirect is checked again like the first URL and",
+  "the resolved address at connect time, so a public page cannot bounce the fetch inward), or read the file",
+  "(PNG/JPEG/WEBP through OCR, images of 4 MB or more downscaled first; PDF, HTML, text and Markdown read",
+  "directly; MP3/WAV/M4A/OGG transcribed, see the Training group), extract readable text (Readability on linkedom; PDF through unpdf; pages nested more than 200 deep are read whole, without Readability), categorize (the agent's first",
+  "source creates its categories; later ones reuse them), generate Q&A placed in those categories, chunk (about",
+  "1,200 characters, by paragraph, each chunk led by its section heading), embed chunks and Q&A, then commit",
+  "chunks, Q&A, `indexed` and the event `knowledge.source.indexed` (`source`) in one transaction. Transient",
+  "failures (timeouts, connection errors, `429`, `5xx`, a transient AI error) are retried on the Clock after",
+  "10 s and 40 s, three attempts in all, with `next_attempt_at` shown while waiting; anything else (`404`, an",
+  "unsupported type, too large, a refused address, OCR failure) fails at once: `failed`, and",
+  "`knowledge.source.failed` with `source` and `error` = `{code, message}`. A job held by a crashed process is",
+  "taken over when its lease (`INGEST_LEASE_MS`) lapses, so no source stays `processing`.",
+  "What a source brings (HTML, PDF, text, a CSV's rows, an audio file's headers) is read off the main thread, on a",
+  "pool of `INGEST_CONCURRENCY` extraction threads, each document under a time limit (`INGEST_EXTRACT_TIMEOUT_MS`,",
+  "over it `timeout`) and a memory limit (`INGEST_EXTRACT_MEMORY_MB`, over it `too_large`); the thread is then",
+  "replaced, and the API of every workspace answers as usual while the worst page is read. An empty page fails with",
+  "`empty_content`, bytes that are not text with `unsupported_type`. Images are read by tesseract.js on its own",
+  "thread. Processing that breaks",
+  "(a bug, the database away) is retried by the queue (5 attempts in all, 5 s, 15 s, 45 s, 2 min 15 s apart): the",
+  "source shows `pending`, `error_code: internal_error` and `next_attempt_at` meanwhile, then fails with",
+  "`internal_error` and `error` \"the source could not be processed: an internal error occurred\", with its event,",
+  "and the agent's next source runs.",
+  "",
+  "**CSV Q&A** are parsed at once with csv-parse (quoted fields, commas and newlines inside quotes, a BOM, an",
+  "optional `question,answer[,category]` header row): any bad row refuses the request with",
+  "`400 parameter_invalid`, `param: content`, and a message naming every bad row's line (`line 5: …`). Accepted",
+  "rows are imported by the same queue without the AI steps: `origin: \"csv\"`, in the named category (created if",
+  "the agent lacks it).",
+  "",
+  "**Retrieval** (`src/knowledge/Retrieval.ts`, used by replies) ranks an agent's chunks and Q&A for a question:",
+  "PostgreSQL full-text search plus vector similarity (70% cosine, 30% text rank). With pgvector (always on",
+  "PGlite, through `@electric-sql/pglite-pgvector`; on a PostgreSQL server when its operator installed the",
+  "extension: the service enables it at start when it can) the nearest neighbours join the text matches;",
+  "without it, cosine is computed in SQL over the `real[]` embeddings of the text matches, topped up with the",
+  "agent's latest rows so a paraphrase sharing no word still has candidates. Enabled glossary terms expand the",
+  "question: a term or synonym found in it adds the others.",
+  "",
+  "**CLI.** `npm run cli -- ingest --agent agt_… --urls urls.txt` (one URL per line; `#` comments) sends one",
+  "batch with a secret key (`--key`, default `$API_KEY`; `--url` as for the admin commands) and follows every",
+  "source: on a terminal a live progress bar per source, redrawn in place; in a pipe, one line per change. It ends",
+  "with a summary and exits 1 if any source failed.",
+  "",
+  "**Choices** (where the spec leaves one open):",
+  "",
+  "- Knowledge: the batch answers `201` with `meta: null` as the spec shows (the request id stays in the",
+  "  `Request-Id` header). A CSV with a bad row is refused whole at creation (`400`, every bad line named) rather",
+  "  than half imported. A URL source's `title` is the page's own unless one was given. `error` stays a string",
+  "  (as the spec has it) and `error_code` gives the machine reason; the failed event's `error` is `{code, message}`.",
+  "  Source fields `chunk_count` and `qa_count` are added. A file may be uploaded again until it is confirmed."
+].join("\n")
+
 export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
   .add(
     HttpApiEndpoint.post("create")`/v1/agents/${agentPath}/knowledge`
@@ -161,6 +240,13 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
       .addError(ApiError(FileNotUploaded))
       .addError(ApiError(PayloadTooLarge))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `type` and, by type: `text`: `title`, `content` (1 MB); `url`: `url` (the URL policy of " +
+          "webhooks: `url_not_allowed`); `file_id`: `file_id` of an `uploaded` file (`409 file_not_uploaded` " +
+          "otherwise); `csv_qa`: `content`, CSV `question,answer[,category]`, at most 1 MB (`413`), checked at " +
+          "once (below). Optional `title` for the others. `201`, the source `pending`"
+      )
       .annotate(OpenApi.Summary, "Add a knowledge source (text, url, file_id or csv_qa); processed in the background")
   )
   .add(
@@ -173,6 +259,11 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
       .addError(ApiError(UrlNotAllowed))
       .addError(ApiError(InvalidIdempotencyKey))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `urls` (1 to 500); `201` with `data.count`, `data.sources` and `meta: null` (as the spec shows; the " +
+          "request id is in the `Request-Id` header); `Idempotency-Key`, when sent, must be a UUID"
+      )
       .annotate(OpenApi.Summary, "Add up to 500 URLs at once; processed one at a time per agent, in order")
   )
   .add(
@@ -183,6 +274,10 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
       .addError(ApiError(InvalidLimit))
       .addError(ApiError(InvalidCursor))
       .annotate(RequiredScope, "read:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Paginated, newest first; `status` filter (`pending`, `processing`, `indexed`, `failed`)"
+      )
       .annotate(OpenApi.Summary, "List an agent's sources, newest first, optionally by `status`")
   )
   .add(
@@ -190,6 +285,7 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
       .addSuccess(Envelope(KnowledgeSource))
       .addError(missing)
       .annotate(RequiredScope, "read:knowledge")
+      .annotate(OpenApi.Description, "The polling read")
       .annotate(OpenApi.Summary, "Retrieve a source (poll it to follow its phase and progress)")
   )
   .add(
@@ -197,7 +293,13 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
       .addSuccess(Envelope(Deleted(SourceId, "knowledge_source")))
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Removes the source, its chunks and its generated and CSV Q&A; a job still queued for it ends without " +
+          "effect"
+      )
       .annotate(OpenApi.Summary, "Delete a source with its chunks and its generated and CSV Q&A")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, knowledgeReference)
   .annotate(OpenApi.Title, "Knowledge") {}

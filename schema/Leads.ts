@@ -22,9 +22,9 @@ export const Lead = Schema.Struct({
   id: LeadId,
   object: Schema.Literal("lead"),
   agent_id: AgentId,
-  email: Schema.NullOr(Schema.String),
-  name: Schema.NullOr(Schema.String),
-  phone: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String).annotations({ description: "Personal data: cleared when the lead is deleted" }),
+  name: Schema.NullOr(Schema.String).annotations({ description: "Personal data: cleared when the lead is deleted" }),
+  phone: Schema.NullOr(Schema.String).annotations({ description: "Personal data: cleared when the lead is deleted" }),
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
     description: "Free keys; `source` is `widget` or `api` unless the caller set it, `page` the page it came from"
   }),
@@ -73,6 +73,44 @@ export type LeadListParams = typeof LeadListParams.Type
 
 const idPath = HttpApiSchema.param("id", LeadId)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const leadsReference = [
+  "A lead is a visitor's contact details, left in the widget (`POST /widget/v1/agents/{agent_id}/leads`, see",
+  "the Widget group) or recorded by an integration.",
+  "",
+  "A lead: `id` (`ldx_…`), `object: \"lead\"`, `agent_id`, `email`, `name`, `phone` (each a string or null),",
+  "`metadata` (free keys, at most 50; `source` is `api` or `widget` unless the caller set it, `page` is the page",
+  "it came from by convention), `conversation_id` (`cnv_…` or null), `created_at`.",
+  "",
+  "```sh",
+  "curl -s http://127.0.0.1:3000/v1/leads -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' \\",
+  "     -d '{\"agent_id\":\"agt_…\",\"email\":\"ada@example.com\",\"name\":\"Ada\",\"metadata\":{\"page\":\"/pricing\"}}'",
+  "```",
+  "",
+  "- **Which agent.** `agent_id` must be an agent of the key's environment, else `404 resource_missing`",
+  "  (`param: \"agent_id\"`).",
+  "- **Contact.** A lead needs an `email` or a `phone`: with neither, `400 parameter_missing` (`param: \"email\"`).",
+  "  `email` must look like `name@domain.tld` (trimmed, stored as given); `phone` is digits with an optional",
+  "  leading `+` and spaces, dots, dashes or parentheses, 5 digits at least, 40 characters at most. Anything else is",
+  "  `400 parameter_invalid` naming the field.",
+  "- **Conversation.** `conversation_id`, when given, must be a conversation id (`cnv_…`, else",
+  "  `400 parameter_invalid`); it is stored and sent as given.",
+  "- **Event.** `lead.captured` (`lead`, `conversation_id`) is written in the same transaction as the lead.",
+  "- **Delete.** A deleted lead leaves a tombstone: its id, agent and times stay, its `email`, `name`, `phone` and",
+  "  `metadata` are cleared at once. It no longer appears in reads and lists; deleting it again answers `200` with",
+  "  the same body; an id that never existed (or another workspace's or environment's) is `404 resource_missing`.",
+  "  In the same transaction the stored copies lose it too, as with ticket erasure: the bodies of its",
+  "  `lead.captured` events (so a pending webhook delivery sends the cleared lead) and the stored responses of",
+  "  idempotent requests (a replay shows the cleared lead). What receivers already got cannot be recalled.",
+  "",
+  "**Choices** (where the spec leaves one open):",
+  "",
+  "- Leads: a lead needs an `email` or a `phone` (a name alone reaches nobody); `DELETE` is idempotent (the",
+  "  second answers as the first, unlike other deletes, as the spec asks) and clears the personal data at once,",
+  "  keeping a tombstone; `metadata.source` defaults to `api` or `widget`. There is no `created` date filter on",
+  "  lists: no other list has one."
+].join("\n")
+
 export class LeadsGroup extends HttpApiGroup.make("leads")
   .add(
     HttpApiEndpoint.post("create", "/v1/leads")
@@ -81,6 +119,11 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
       .addError(ApiError(ResourceMissing))
       .addError(ApiError(ParameterMissing))
       .annotate(RequiredScope, "write:leads")
+      .annotate(
+        OpenApi.Description,
+        "Body `agent_id`, `email` and/or `phone` (at least one), optional `name`, `metadata`, " +
+          "`conversation_id`; `201`; event `lead.captured`"
+      )
       .annotate(OpenApi.Summary, "Record a lead for an agent; event `lead.captured`")
   )
   .add(
@@ -90,6 +133,10 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
       .addError(ApiError(InvalidLimit))
       .addError(ApiError(InvalidCursor))
       .annotate(RequiredScope, "read:leads")
+      .annotate(
+        OpenApi.Description,
+        "Paginated, newest first; filters `agent_id`, `email` (ignoring case), `conversation_id`"
+      )
       .annotate(OpenApi.Summary, "List leads, newest first; filters `agent_id`, `email`, `conversation_id`")
   )
   .add(
@@ -104,7 +151,13 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
       .addSuccess(Envelope(Deleted(LeadId, "lead")))
       .addError(ApiError(ResourceMissing))
       .annotate(RequiredScope, "write:leads")
+      .annotate(
+        OpenApi.Description,
+        "Removes the lead and its personal data; `{id, object: \"lead\", deleted: true}`, the same answer when " +
+          "deleted again"
+      )
       .annotate(OpenApi.Summary, "Delete a lead and its personal data; deleting again answers the same")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, leadsReference)
   .annotate(OpenApi.Title, "Leads") {}

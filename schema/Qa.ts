@@ -123,6 +123,48 @@ const qaPath = HttpApiSchema.param("qa_id", QaId)
 const categoryPath = HttpApiSchema.param("category_id", CategoryId)
 const missing = ApiError(ResourceMissing)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const qaReference = [
+  "A Q&A: `id` (`qa_…`), `object: \"qa\"`, `agent_id`, `question`, `answer`, `category_id` (or null), `origin`",
+  "(`manual`: written through the API; `generated`: drawn from a knowledge source by the AI pipeline; `csv`:",
+  "imported from a `csv_qa` source), `source_id` (the knowledge source it came from, or null), `created_at`,",
+  "`updated_at`. Each Q&A has an embedding (the AI provider's vector of its question and answer), computed when it",
+  "is written or its text changes; it serves retrieval and is never returned. A category: `id` (`cat_…`),",
+  "`object: \"category\"`, `agent_id`, `name`, `description`, `position` (the agent's categories are numbered",
+  "`0..n-1`), `created_at`, `updated_at`.",
+  "",
+  "**Which agent.** Every path names an agent of the key's environment; another environment's or workspace's",
+  "agent is `404 resource_missing` (`param: \"id\"`), and a Q&A or category of another agent is",
+  "`404 resource_missing` (`param` `qa_id` or `category_id`), as is a `category_id` in a body that is not",
+  "the same agent's.",
+  "",
+  "**Categories.** Names are unique per agent ignoring case (`409 category_exists`); an agent holds at most 100",
+  "categories (`400 parameter_invalid`). A `position` past the end puts the category last. Writes to one agent's",
+  "categories queue on a per-agent lock (on every instance), so positions stay dense under concurrency.",
+  "Deleting a category does not delete its Q&A: they become uncategorised, since an answer an integrator wrote",
+  "or kept should not disappear with a filing decision.",
+  "",
+  "**Editing generated Q&A.** Changing the `question` or `answer` of a `generated` Q&A makes it `manual` (its",
+  "`source_id` stays): it is now the integrator's text, so regeneration keeps it and deleting its source does",
+  "not remove it. Moving it to another category keeps it `generated`.",
+  "",
+  "**Regeneration.** `POST …/qa/regenerate` queues a job (queue `qa-regenerate`, one at a time per agent, in",
+  "order) and answers `202` at once. The job draws Q&A again from the extracted text of each of the agent's",
+  "indexed sources, with the `AI_PROVIDER` in use, files them under the agent's categories (an agent with no",
+  "categories gets them from its first source, as in ingestion), and in one transaction replaces the generated",
+  "Q&A and writes `qa.regenerated` with `qa_count` = the number of generated Q&A it wrote. Manual and CSV Q&A are",
+  "never touched. A source indexed while the job runs keeps the Q&A its ingestion wrote. A provider that fails",
+  "transiently (timeouts, 429, 5xx) is retried after 10 s, 40 s and 160 s; after that, or on a lasting",
+  "failure, the job stops without an event and the Q&A stay as they were.",
+  "",
+  "**Choices** (where the spec leaves one open):",
+  "",
+  "- Q&A and glossary: see the sections above — deleting a category",
+  "  leaves its Q&A uncategorised; editing a generated Q&A's text makes it `manual`; `qa_count` in",
+  "  `qa.regenerated` counts the generated Q&A written; the categories list is one page in position order;",
+  "  categories and glossary terms are unique per agent ignoring case."
+].join("\n")
+
 export class QaGroup extends HttpApiGroup.make("qa")
   .add(
     HttpApiEndpoint.post("create")`/v1/agents/${idPath}/qa`
@@ -130,6 +172,11 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addSuccess(Envelope(Qa), { status: 201 })
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `question` (1–1000 characters), `answer` (1–10000), optional `category_id` (a category of this " +
+          "agent, or null); `201`; origin `manual`"
+      )
       .annotate(OpenApi.Summary, "Add a Q&A (origin `manual`)")
   )
   .add(
@@ -140,6 +187,11 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addError(ApiError(InvalidLimit))
       .addError(ApiError(InvalidCursor))
       .annotate(RequiredScope, "read:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Paginated, newest first; `category_id` (`cat_…`, or `none` for uncategorised), `origin` (`manual`, " +
+          "`generated`, `csv`)"
+      )
       .annotate(OpenApi.Summary, "List an agent's Q&A, newest first; filters `category_id`, `origin`")
   )
   .add(
@@ -148,6 +200,7 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addSuccess(Envelope(Qa))
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(OpenApi.Description, "`question`, `answer`, `category_id` (null: uncategorised)")
       .annotate(OpenApi.Summary, "Change a Q&A's question, answer or category")
   )
   .add(
@@ -155,6 +208,7 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addSuccess(Envelope(Deleted(QaId, "qa")))
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(OpenApi.Description, "Removes it; a second `DELETE` is `404`")
       .annotate(OpenApi.Summary, "Delete a Q&A")
   )
   .add(
@@ -162,6 +216,11 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addSuccess(Envelope(QaRegeneration), { status: 202 })
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "No body; `202` with `{object: \"qa_regeneration\", agent_id, status: \"queued\"}`; the rebuild runs in " +
+          "the background and ends with the event `qa.regenerated` (`agent_id`, `qa_count`)"
+      )
       .annotate(
         OpenApi.Summary,
         "Rebuild the generated Q&A from the agent's indexed sources (manual and CSV ones are kept); then `qa.regenerated`"
@@ -175,6 +234,10 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addError(ApiError(CategoryExists))
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `name` (1–100), optional `description` (default empty), `position` (0–99; default last); `201`"
+      )
       .annotate(OpenApi.Summary, "Add a category, last or at `position`")
   )
   .add(
@@ -182,6 +245,7 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addSuccess(ListEnvelope(Category))
       .addError(missing)
       .annotate(RequiredScope, "read:knowledge")
+      .annotate(OpenApi.Description, "Every category of the agent in `position` order, in one page (`has_more: false`)")
       .annotate(OpenApi.Summary, "Every category of the agent, in position order (one page)")
   )
   .add(
@@ -191,6 +255,7 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addError(missing)
       .addError(ApiError(CategoryExists))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(OpenApi.Description, "`name`, `description`, `position` (moves it; the others close up around it)")
       .annotate(OpenApi.Summary, "Rename, describe or move a category")
   )
   .add(
@@ -198,7 +263,12 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .addSuccess(Envelope(Deleted(CategoryId, "category")))
       .addError(missing)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Its Q&A stay, uncategorised (`category_id: null`); later positions move up by one"
+      )
       .annotate(OpenApi.Summary, "Delete a category; its Q&A stay, uncategorised")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, qaReference)
   .annotate(OpenApi.Title, "Q&A and categories") {}

@@ -68,20 +68,24 @@ export const Ticket = Schema.Struct({
   public_id: TicketPublicId,
   object: Schema.Literal("ticket"),
   agent_id: AgentId,
-  status: TicketStatus,
-  priority: TicketPriority,
-  origin: TicketOrigin,
+  status: TicketStatus.annotations({
+    description: "`open`; `pending_user` after a member's message; `resolved` (a visitor's message reopens it)"
+  }),
+  priority: TicketPriority.annotations({ description: "`normal` unless set" }),
+  origin: TicketOrigin.annotations({
+    description: "Where it came from: `api`, `widget_button`, `ai_escalation` (a chat handed over) or `form`"
+  }),
   visitor_name: Schema.NullOr(Schema.String).annotations({ description: "Personal data: `[deleted]` after erasure" }),
   visitor_email: Schema.NullOr(Schema.String).annotations({ description: "Personal data: `[deleted]` after erasure" }),
   subject: Schema.String,
   assigned_to: Schema.NullOr(Schema.String).annotations({ description: "Member UID" }),
   tags: Schema.Array(Schema.String),
-  metadata: Metadata,
-  conversation_id: Schema.NullOr(Schema.String),
+  metadata: Metadata.annotations({ description: "Free keys; a `PATCH` merges them, a key set to null is removed" }),
+  conversation_id: Schema.NullOr(Schema.String).annotations({ description: "The conversation it was escalated from" }),
   created_at: Timestamp,
   updated_at: Timestamp,
-  resolved_at: Schema.NullOr(Timestamp),
-  first_response_at: Schema.NullOr(Timestamp)
+  resolved_at: Schema.NullOr(Timestamp).annotations({ description: "Set on entering `resolved`, cleared on leaving it" }),
+  first_response_at: Schema.NullOr(Timestamp).annotations({ description: "The first member message, set once" })
 }).annotations({ identifier: "Ticket" })
 export type Ticket = typeof Ticket.Type
 
@@ -113,9 +117,9 @@ export const TicketEvent = Schema.Struct({
   id: Schema.String.annotations({ description: "tev_..." }),
   object: Schema.Literal("ticket_event"),
   type: TicketEventType,
-  from: Schema.NullOr(Schema.String),
-  to: Schema.NullOr(Schema.String),
-  actor: Actor,
+  from: Schema.NullOr(Schema.String).annotations({ description: "The value before the change (a status, an assignee)" }),
+  to: Schema.NullOr(Schema.String).annotations({ description: "The value after the change" }),
+  actor: Actor.annotations({ description: "Who made the change" }),
   created_at: Timestamp
 }).annotations({ identifier: "TicketEvent" })
 export type TicketEvent = typeof TicketEvent.Type
@@ -241,6 +245,64 @@ export const ActingHeaders = Schema.Struct({
 const id = HttpApiSchema.param("public_id", TicketPublicId)
 const missing = ApiError(ResourceMissing)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const ticketsReference = [
+  "A ticket: `id` (UUID, internal), `public_id` (`tck_…`, used in paths), `object: \"ticket\"`, `agent_id`, `status`",
+  "(`open`, `pending_user`, `resolved`), `priority` (`low`, `normal` — the default —, `high`, `urgent`), `origin`",
+  "(`api`, `widget_button`, `ai_escalation`, `form`), `visitor_name`, `visitor_email` (both nullable), `subject`,",
+  "`assigned_to`, `tags`, `metadata`, `conversation_id`, `created_at`, `updated_at`, `resolved_at`,",
+  "`first_response_at`. A message: `id` (`tmsg_…`), `object: \"ticket_message\"`, `ticket_public_id`, `author_type`",
+  "(`visitor` or `member`), `author_id` (the `Service-Member-Id` of a member message, else null), `body`,",
+  "`created_at`. A thread event: `id` (`tev_…`), `object: \"ticket_event\"`, `type` (`created`, `status_changed`,",
+  "`resolved`, `reopened`, `message_added`, `assigned`, `erased`), `from`, `to`, `actor` `{type, id}`, `created_at`.",
+  "",
+  "**Who may create what.** The `agent_id` must be an agent of the key's environment (else `404 resource_missing`,",
+  "`param: \"agent_id\"`). Secret keys create origin `api` by default and may also set `widget_button` or",
+  "`ai_escalation` (an integration relaying the widget); widget keys create `widget_button` by default or",
+  "`ai_escalation`. Any other origin is `403 key_scope_mismatch` (`param: \"origin\"`): `api` from a widget key, and",
+  "`form` from every key — form tickets come only from form submissions. The first message, when given, is",
+  "always the visitor's.",
+  "",
+  "**Actors.** A change made with a secret key is by actor `api` (id = the key id), or by `member` (id = the value)",
+  "when the request carries `Service-Member-Id: <member UID>`; with a widget key it is by the `visitor`.",
+  "",
+  "**Status rules.**",
+  "",
+  "| From | Trigger | To | Also |",
+  "|---|---|---|---|",
+  "| any | `PATCH` with another `status` | the value given | `ticket.status.changed`; entering `resolved` sets `resolved_at` and writes `ticket.resolved` (`ticket`); leaving it clears `resolved_at` |",
+  "| not `resolved` | `POST …/resolve` | `resolved` | as above; already resolved: nothing |",
+  "| `resolved` | `POST …/reopen` | `open` | clears `resolved_at`; `ticket.status.changed` |",
+  "| `open` | member message | `pending_user` | actor `system` |",
+  "| `pending_user`, `resolved` | visitor message | `open` | actor `system`; clears `resolved_at` |",
+  "",
+  "The first member message sets `first_response_at` (once). Every message writes `ticket.message.created`",
+  "(`ticket_public_id`, `message`) before any status change it causes. `ticket.status.changed` carries",
+  "`ticket_public_id`, `from`, `to`, `actor` and `changed_at`. A change that changes nothing writes nothing.",
+  "",
+  "**Plan caps.** Tickets created per calendar month (UTC, by the service clock), per workspace and environment:",
+  "Free 20, Starter 200, Pro and Enterprise unlimited; over the cap `402 limit_reached`. Widget and API tickets",
+  "count alike; refused or failed creations do not count. The count is a row per workspace, environment and month,",
+  "incremented conditionally (`... on conflict do update ... where count < cap`) inside the creation's",
+  "transaction, so it is exact under any concurrency and with many instances.",
+  "",
+  "**Erasure.** `DELETE` replaces `visitor_name`, `visitor_email` (when set) and every message body with the",
+  "literal `[deleted]`, and removes the same values from every stored copy: the bodies of the ticket's events",
+  "(which pending webhook deliveries send, so their next attempt carries `[deleted]`) and the stored responses",
+  "of idempotent requests. The ticket, its messages (ids, authors, times), its thread events and its webhook",
+  "events stay; an `erased` thread event is added once. A second `DELETE` returns the same ticket. The owner's",
+  "notification e-mail never contains the visitor's name, e-mail or message, since a sent e-mail cannot be erased.",
+  "",
+  "**Choices** (where the spec leaves one open):",
+  "",
+  "- Tickets: `GET /v1/tickets/{public_id}/messages` lists oldest first (a thread is read in order); every other",
+  "  list is newest first. `reopen` on a ticket that is not resolved, and `resolve` on a resolved one, answer",
+  "  `200` with the ticket unchanged. `DELETE` of a ticket is an erasure, not a removal, and returns the ticket.",
+  "  Secret keys create tickets of origin `api` only, widget keys `widget_button` and `ai_escalation` (another",
+  "  origin: `403 key_scope_mismatch`, `param` `origin`); nobody creates `form` through the API. `PATCH` also",
+  "  accepts `priority`."
+].join("\n")
+
 export class TicketsGroup extends HttpApiGroup.make("tickets")
   .add(
     HttpApiEndpoint.post("create", "/v1/tickets")
@@ -252,6 +314,12 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addError(ApiError(KeyScopeMismatch))
       .annotate(RequiredScope, "write:tickets")
       .annotate(WidgetScope, "widget:tickets")
+      .annotate(
+        OpenApi.Description,
+        "Body `agent_id`, `subject`, optional `body` (first message), `origin`, `visitor_name`, " +
+          "`visitor_email`, `priority`, `tags`, `metadata`, `conversation_id`; `201`; event `ticket.created` " +
+          "(`ticket`, `first_message` or null); e-mails the owner; plan cap"
+      )
       .annotate(OpenApi.Summary, "Open a ticket; notifies the owner; capped per plan and month")
   )
   .add(
@@ -262,6 +330,11 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addError(ApiError(InvalidCursor))
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "read:tickets")
+      .annotate(
+        OpenApi.Description,
+        "Paginated, newest first; `status` and `priority` may repeat (OR); `assigned_to`, `agent_id`, " +
+          "`origin`, `tag`; `include=total_count` adds `meta.pagination.total_count`"
+      )
       .annotate(OpenApi.Summary, "List tickets, newest first, with filters")
   )
   .add(
@@ -269,6 +342,7 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addSuccess(Envelope(TicketWithThread))
       .addError(missing)
       .annotate(RequiredScope, "read:tickets")
+      .annotate(OpenApi.Description, "The ticket plus `thread`: its messages and ticket events, oldest first")
       .annotate(OpenApi.Summary, "Retrieve a ticket with its thread of messages and events")
   )
   .add(
@@ -279,6 +353,7 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addError(ApiError(InvalidLimit))
       .addError(ApiError(InvalidCursor))
       .annotate(RequiredScope, "read:tickets")
+      .annotate(OpenApi.Description, "Paginated, **oldest first** (reading order of a thread)")
       .annotate(OpenApi.Summary, "List a ticket's messages, oldest first")
   )
   .add(
@@ -288,6 +363,11 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addSuccess(Envelope(Ticket))
       .addError(missing)
       .annotate(RequiredScope, "write:tickets")
+      .annotate(
+        OpenApi.Description,
+        "`status`, `priority`, `assigned_to` (member UID or null), `tags` (replaces the list), `metadata` " +
+          "(shallow merge; a key set to null is removed)"
+      )
       .annotate(OpenApi.Summary, "Change status, priority, assignee, tags (replace) or metadata (merge)")
   )
   .add(
@@ -296,6 +376,10 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addSuccess(Envelope(Ticket))
       .addError(missing)
       .annotate(RequiredScope, "write:tickets")
+      .annotate(
+        OpenApi.Description,
+        "Status `resolved`; an already resolved ticket is returned unchanged, with no event"
+      )
       .annotate(OpenApi.Summary, "Resolve a ticket; a resolved ticket is left as it is")
   )
   .add(
@@ -304,6 +388,7 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addSuccess(Envelope(Ticket))
       .addError(missing)
       .annotate(RequiredScope, "write:tickets")
+      .annotate(OpenApi.Description, "`resolved` → `open`; any other ticket is returned unchanged (`200`, no event)")
       .annotate(OpenApi.Summary, "Reopen a resolved ticket; any other ticket is left as it is")
   )
   .add(
@@ -314,6 +399,11 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addError(missing)
       .annotate(RequiredScope, "write:tickets")
       .annotate(WidgetScope, "widget:tickets")
+      .annotate(
+        OpenApi.Description,
+        "Body `body`; `201`; a secret key writes as a `member`, a widget key as the `visitor`; event " +
+          "`ticket.message.created`"
+      )
       .annotate(OpenApi.Summary, "Add a message: from a member with a secret key, from the visitor with a widget key")
   )
   .add(
@@ -322,7 +412,9 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .addSuccess(Envelope(Ticket))
       .addError(missing)
       .annotate(RequiredScope, "write:tickets")
+      .annotate(OpenApi.Description, "Erasure (see the group's description); returns the erased ticket; idempotent")
       .annotate(OpenApi.Summary, "Erase the visitor's personal data (name, e-mail, message bodies); idempotent")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, ticketsReference)
   .annotate(OpenApi.Title, "Tickets") {}

@@ -112,8 +112,8 @@ export const LessonSource = Schema.Struct({
     description: "True on the first source ever added to the lesson; no operation changes it"
   }),
   position: Schema.Int.annotations({ description: "0-based, within its lesson" }),
-  status: SourceStatus,
-  phase: SourcePhase,
+  status: SourceStatus.annotations({ description: "`pending` → `processing` → `indexed` or `failed`, as knowledge sources" }),
+  phase: SourcePhase.annotations({ description: "The step running, as for knowledge sources" }),
   progress: Schema.Int.annotations({ description: "0 to 100" }),
   attempts: Schema.Int,
   next_attempt_at: Schema.NullOr(Timestamp),
@@ -175,6 +175,72 @@ const sourcePath = HttpApiSchema.param("source_id", LessonSourceId)
 const missing = ApiError(ResourceMissing)
 const mismatch = ApiError(AgentTypeMismatch)
 
+/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
+const trainingReference = [
+  "Agents of type `training` hold a course: modules (`mod_…`), each with lessons (`lsn_…`), each with lesson",
+  "sources (`lsrc_…`) that are indexed like knowledge sources and that the agent's replies draw on. Every",
+  "endpoint answers `400 agent_type_mismatch` (`param: id`) for an agent of another type, and `404",
+  "resource_missing` for an agent, module, lesson or source not of this agent in this environment (another",
+  "agent's ids included), naming the parameter (`id`, `module_id`, `lesson_id`, `source_id`).",
+  "",
+  "A module: `id`, `object: \"module\"`, `agent_id`, `title`, `description`, `position`, `created_at`,",
+  "`updated_at`. A lesson: `id`, `object: \"lesson\"`, `agent_id`, `module_id`, `title`, `content`, `position`,",
+  "`created_at`, `updated_at`. A lesson source: `id`, `object: \"lesson_source\"`, `agent_id`, `lesson_id`, `type`,",
+  "`title`, `is_primary`, `position`, and the knowledge pipeline's progress fields: `status`, `phase`, `progress`,",
+  "`attempts`, `next_attempt_at`, `error`, `error_code`, `source_ref` (the URL, the file id, or `inline`),",
+  "`size_bytes`, `chunk_count`. Positions are 0-based and dense within the parent.",
+  "",
+  "**Events.** A lesson source ends with `course.lesson.source.indexed` (`lesson`, `source`: the lesson and the",
+  "lesson source as above) or `course.lesson.source.failed` (`lesson`, `source`, `error` = `{code, message}`),",
+  "never with the `knowledge.source.*` events.",
+  "",
+  "**Audio.** MP3, WAV, M4A and OGG are recognised by their magic bytes (uploads of those types are accepted by",
+  "`/v1/files`). Their length is read from the headers (WAV `fmt `/`data`; MP3 Xing/Info or VBRI frame count,",
+  "else the constant bit rate over the size; OGG the last granule over the Vorbis or Opus rate; M4A `mvhd`): more",
+  "than 10 minutes is refused at creation (`400 parameter_invalid`, `param: file_id`, naming the length). The",
+  "pipeline then transcribes it: a `transcript` sent with the source is used as is; otherwise the AI provider",
+  "transcribes. `openai` posts the file as multipart to `{AI_BASE_URL}/audio/transcriptions` (model",
+  "`AI_TRANSCRIPTION_MODEL`, `response_format=verbose_json`, up to 10 minutes per request); a reported duration",
+  "over 10 minutes fails the source (`audio_too_long`). `local` cannot transcribe: the source fails with",
+  "`transcription_failed` and a message saying to send a `transcript` or use `openai`. While it runs the source",
+  "shows `status: processing`, `phase: extracting`, `progress: 20`, and the job's lease is extended every third",
+  "of `INGEST_LEASE_MS`, so a long transcription is never taken over by another worker. Audio files given to a",
+  "knowledge source as `file_id` are transcribed the same way.",
+  "",
+  "**Replies.** A training agent's replies draw on its lesson sources' chunks (and Q&A generated from them); each",
+  "`chunk` entry of the `sources` event and of the message's `sources` carries `lesson: {id, title}`.",
+  "",
+  "```sh",
+  "TRAINER=$(curl -s http://127.0.0.1:3000/v1/agents -H \"Authorization: Bearer $KEY\" \\",
+  "  -H 'Content-Type: application/json' -d '{\"type\":\"training\",\"name\":\"Studio course\"}' | jq -r .data.id)",
+  "MOD=$(curl -s http://127.0.0.1:3000/v1/agents/$TRAINER/modules -H \"Authorization: Bearer $KEY\" \\",
+  "  -H \"Content-Type: application/json\" -d '{\"title\":\"Basics\"}' | jq -r .data.id)",
+  "LSN=$(curl -s http://127.0.0.1:3000/v1/agents/$TRAINER/lessons -H \"Authorization: Bearer $KEY\" \\",
+  "  -H \"Content-Type: application/json\" -d \"{\\\"module_id\\\":\\\"$MOD\\\",\\\"title\\\":\\\"Getting started\\\"}\" | jq -r .data.id)",
+  "curl -s http://127.0.0.1:3000/v1/agents/$TRAINER/sources -H \"Authorization: Bearer $KEY\" \\",
+  "  -H \"Content-Type: application/json\" \\",
+  "  -d \"{\\\"lesson_id\\\":\\\"$LSN\\\",\\\"type\\\":\\\"text\\\",\\\"title\\\":\\\"Hours\\\",\\\"content\\\":\\\"The studio opens at nine.\\\"}\"",
+  "curl -s \"http://127.0.0.1:3000/v1/agents/$TRAINER/sources?lesson_id=$LSN\" -H \"Authorization: Bearer $KEY\"",
+  "```",
+  "",
+  "**Choices** (where the spec leaves one open):",
+  "",
+  "- A lesson source owns one knowledge source row (hidden from the knowledge endpoints) which the ingestion",
+  "  pipeline processes unchanged, on the same `ingest` queue keyed by the agent: knowledge and lesson sources of",
+  "  one agent run one at a time in creation order. The pipeline reports the end of such a row through a port",
+  "  (`knowledge/SourceOwner.ts`) that the training area implements, so the knowledge area never imports it.",
+  "  Replies name the lesson through the training repository.",
+  "- `is_primary` is true on the first source a lesson ever had (a counter on the lesson), so deleting it",
+  "  promotes none and a later source is never primary.",
+  "- Lists of modules, lessons and sources are one page each (the counts are capped); lessons and sources are",
+  "  listed per parent (`module_id`, `lesson_id` required), which keeps each list bounded.",
+  "- Every write to one agent's course takes one advisory lock (`course:<agent>`), so positions stay dense.",
+  "- The scopes are the knowledge ones (`read:knowledge`, `write:knowledge`): a course is the training agent's",
+  "  knowledge.",
+  "- An `audio` source is stored as a `file_id` row (the pipeline recognises audio by its bytes) with the",
+  "  `transcript` as its content; its `type` stays `audio` on the lesson source."
+].join("\n")
+
 export class TrainingGroup extends HttpApiGroup.make("training")
   .add(
     HttpApiEndpoint.post("createModule")`/v1/agents/${agentPath}/modules`
@@ -184,6 +250,11 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(mismatch)
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `title` (1–200), optional `description` (default empty), `position` (0–999; default last; past " +
+          "the end: last); `201`; at most 100 modules (`400 parameter_invalid`)"
+      )
       .annotate(OpenApi.Summary, "Add a module to a training agent, last or at `position`")
   )
   .add(
@@ -192,6 +263,7 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(missing)
       .addError(mismatch)
       .annotate(RequiredScope, "read:knowledge")
+      .annotate(OpenApi.Description, "Every module, in `position` order (one page)")
       .annotate(OpenApi.Summary, "Every module of the agent, in position order (one page)")
   )
   .add(
@@ -201,6 +273,7 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(missing)
       .addError(mismatch)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(OpenApi.Description, "`title`, `description`, `position` (moves it; the others close up)")
       .annotate(OpenApi.Summary, "Retitle, describe or move a module")
   )
   .add(
@@ -211,6 +284,11 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(mismatch)
       .addError(ApiError(HasChildren))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "`409 resource_has_children` while it has lessons, unless `?cascade=true`: then its lessons and their " +
+          "sources (with their chunks and Q&A) go too"
+      )
       .annotate(OpenApi.Summary, "Delete a module; one with lessons only with `?cascade=true` (its lessons and sources go too)")
   )
   .add(
@@ -221,6 +299,11 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(mismatch)
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `module_id`, `title` (1–200), optional `content` (the lesson's own text, up to 100,000 " +
+          "characters), `position`; `201`; at most 100 lessons per module"
+      )
       .annotate(OpenApi.Summary, "Add a lesson to a module, last or at `position`")
   )
   .add(
@@ -240,6 +323,11 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(mismatch)
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "`title`, `content`, `position`, `module_id` (moves it to another module of the agent: last, or at " +
+          "`position`)"
+      )
       .annotate(OpenApi.Summary, "Retitle, rewrite, move within its module or to another module")
   )
   .add(
@@ -250,6 +338,7 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(mismatch)
       .addError(ApiError(HasChildren))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(OpenApi.Description, "`409 resource_has_children` while it has sources, unless `?cascade=true`")
       .annotate(OpenApi.Summary, "Delete a lesson; one with sources only with `?cascade=true` (its sources go too)")
   )
   .add(
@@ -265,6 +354,14 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(ApiError(PayloadTooLarge))
       .annotate(RequiredScope, "write:knowledge")
       .annotate(
+        OpenApi.Description,
+        "Body `lesson_id`, `type` and, by type: `text`: `title`, `content` (1 MB); `url`: `url`; `file_id`: " +
+          "`file_id`; `audio`: `file_id` of an uploaded MP3, WAV, M4A or OGG file, optional `transcript`. " +
+          "Optional `title`, `position`. Checked like a knowledge source (`parameter_missing`, " +
+          "`url_not_allowed`, `409 file_not_uploaded`, `413`); `201`, the source `pending`; at most 20 per " +
+          "lesson"
+      )
+      .annotate(
         OpenApi.Summary,
         "Add a source to a lesson; indexed in the background, then `course.lesson.source.indexed` or `.failed`"
       )
@@ -276,6 +373,11 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(missing)
       .addError(mismatch)
       .annotate(RequiredScope, "read:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "The sources of one lesson (`lesson_id` required), in `position` order, with their progress (one " +
+          "page)"
+      )
       .annotate(OpenApi.Summary, "The sources of one lesson (`lesson_id`), in position order, with their progress (one page)")
   )
   .add(
@@ -286,6 +388,10 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(mismatch)
       .addError(ApiError(ParameterInvalid))
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "`title`, `position`; `is_primary` is refused (`400 parameter_invalid`, `param: is_primary`)"
+      )
       .annotate(OpenApi.Summary, "Retitle or move a lesson source (`is_primary` never changes)")
   )
   .add(
@@ -294,7 +400,12 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .addError(missing)
       .addError(mismatch)
       .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Removes it with its chunks and Q&A; the others close up; a primary source is not replaced"
+      )
       .annotate(OpenApi.Summary, "Delete a lesson source with its chunks (a primary one is not replaced)")
   )
   .middleware(Authentication)
+  .annotate(OpenApi.Description, trainingReference)
   .annotate(OpenApi.Title, "Training") {}

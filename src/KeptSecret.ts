@@ -1,6 +1,7 @@
 /**
  * A random secret generated once and kept in a file under `DATA_DIR` (mode 0600),
  * for an embedded service that was given none: the same secret after a restart.
+ * A `DATA_DIR` it cannot read or write is a broken installation: the start dies.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -20,4 +21,4 @@ export const keptSecret = (dataDir: string, fileName: string) =>
     yield* fs.makeDirectory(dataDir, { recursive: true })
     yield* fs.writeFileString(file, `${secret}\n`, { mode: 0o600 })
     return secret
-  }).pipe(Effect.provide(NodeFileSystem.layer))
+  }).pipe(Effect.provide(NodeFileSystem.layer), Effect.orDie)

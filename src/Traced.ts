@@ -5,7 +5,7 @@
  * turns tracing off (`Layer.setTracerEnabled(false)`), and `Effect.fn` still
  * builds a no-op span on every call: a stack capture, two copies of the fiber's
  * context and a dozen fiber steps, a few percent of a whole `GET` apiece
- * (README, Decisions). Here each call reads the setting once and runs the body
+ * (scripts/bench/results/performance-decisions.md). Here each call reads the setting once and runs the body
  * with the span or without it.
  */
 import * as Effect from "effect/Effect"

@@ -1,6 +1,5 @@
 /** SQL for agents. Every query is scoped to one workspace and environment; rows are decoded, not cast. */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -10,7 +9,7 @@ import type { PageRequest } from "../../schema/Envelope.js"
 import { AgentId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate, DbJson } from "../db/Columns.js"
-import { boundary, boundaryUnique, decodeOne } from "../db/Sql.js"
+import { decodeAll, decodeOne, decodeSingle, execute, unique } from "../db/Sql.js"
 import { iso } from "../Time.js"
 
 export const AgentRow = Schema.Struct({
@@ -47,8 +46,6 @@ export const toAgent = (row: AgentRow): Agent => ({
 const columns =
   "seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, created_at, updated_at"
 
-const Scoped = { workspaceId: Schema.String, environment: Schema.String }
-
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -56,24 +53,21 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
     // a jsonb column takes the JSON text as a parameter: the column's type decides how it is read
     const jsonb = (value: unknown) => JSON.stringify(value)
 
-    const slugsLike_ = SqlSchema.findAll({
-      Request: Schema.Struct({ ...Scoped, base: Schema.String }),
-      Result: Schema.Struct({ slug: Schema.String }),
-      execute: (r) => sql`
-        select slug from agents
-        where workspace_id = ${r.workspaceId} and environment = ${r.environment}
-          and deleted_at is null and (slug = ${r.base} or slug like ${`${r.base}-%`})`
-    })
+    const SlugRow = Schema.Struct({ slug: Schema.String })
     /** Slugs in use that could collide with `base` (itself or `base-N`). */
     const slugsLike = (tenant: Tenant, base: string): Effect.Effect<ReadonlySet<string>> =>
-      boundary(slugsLike_({ ...tenant, base })).pipe(Effect.map((rows) => new Set(rows.map((r) => r.slug))))
+      decodeAll(SlugRow, sql`
+        select slug from agents
+        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+          and deleted_at is null and (slug = ${base} or slug like ${`${base}-%`})`).pipe(
+        Effect.map((rows) => new Set(rows.map((r) => r.slug)))
+      )
 
     const insert = (row: Tenant & Omit<AgentRow, "seq">): Effect.Effect<AgentRow, SlugTaken> =>
-      boundaryUnique(
-        SqlSchema.single({
-          Request: Schema.Void,
-          Result: AgentRow,
-          execute: () => sql`
+      decodeSingle(
+        AgentRow,
+        unique(
+          sql`
             insert into agents ${sql.insert({
               id: row.id,
               workspace_id: row.workspaceId,
@@ -87,9 +81,9 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
               created_at: row.created_at,
               updated_at: row.updated_at
             })}
-            returning ${cols}`
-        })(undefined),
-        () => new SlugTaken()
+            returning ${cols}`,
+          () => new SlugTaken()
+        )
       )
 
     const find = (
@@ -104,43 +98,36 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
         ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`)
 
     const page = (tenant: Tenant, page: PageRequest): Effect.Effect<ReadonlyArray<AgentRow>> =>
-      boundary(
-        SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: AgentRow,
-          execute: () => sql`
-            select ${cols} from agents
-            where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-              and deleted_at is null
-              ${Option.isSome(page.after) ? sql`and agents.seq < ${page.after.value}::bigint` : sql.literal("")}
-            order by agents.seq desc
-            limit ${page.limit + 1}`
-        })(undefined)
-      )
+      decodeAll(AgentRow, sql`
+        select ${cols} from agents
+        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+          and deleted_at is null
+          ${Option.isSome(page.after) ? sql`and agents.seq < ${page.after.value}::bigint` : sql.literal("")}
+        order by agents.seq desc
+        limit ${page.limit + 1}`)
 
     const update = (
       id: AgentId,
       changes: Partial<Pick<AgentRow, "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins">>,
       updated_at: Date
     ): Effect.Effect<AgentRow, SlugTaken> =>
-      boundaryUnique(
-        SqlSchema.single({
-          Request: Schema.Void,
-          Result: AgentRow,
-          execute: () => sql`
+      decodeSingle(
+        AgentRow,
+        unique(
+          sql`
             update agents set ${sql.update({
               ...changes,
               ...(changes.allowed_origins === undefined ? {} : { allowed_origins: jsonb(changes.allowed_origins) }),
               updated_at
             })}
             where id = ${id}
-            returning ${cols}`
-        })(undefined),
-        () => new SlugTaken()
+            returning ${cols}`,
+          () => new SlugTaken()
+        )
       )
 
     const softDelete = (id: AgentId, at: Date): Effect.Effect<void> =>
-      boundary(sql`update agents set deleted_at = ${at}, updated_at = ${at} where id = ${id}`.pipe(Effect.asVoid))
+      execute(sql`update agents set deleted_at = ${at}, updated_at = ${at} where id = ${id}`)
 
     /**
      * The origins an agent's widget accepts, by id alone (whichever workspace it

@@ -6,18 +6,23 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import type { ApiKey, CreatedApiKey } from "../../schema/Admin.js"
 import { type CallerShape, Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
 import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
+import { Database } from "../../layers/Database.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { DbDate } from "../db/Columns.js"
-import { decodeAll, decodeOne, decodeSingle } from "../db/Sql.js"
+import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { AppConfig } from "../Config.js"
 import { iso, isoOrNull, now } from "../Time.js"
 import { traced } from "../Traced.js"
 
 const secretLength = 32
+
+/** Where a revocation is announced to the key caches of every instance on the same PostgreSQL. */
+const revokedChannel = "api_keys_revoked"
 
 /** Distinct active keys remembered at once (the oldest stored go first). */
 const cacheCapacity = 10_000
@@ -35,7 +40,7 @@ export const scopesFor = (kind: KeyKind): ReadonlyArray<Scope> =>
   kind === "secret" ? SecretScopes : kind === "widget" ? WidgetScopes : []
 
 /** Stored space-separated, so both database drivers read it the same way; each decoded as a known scope. */
-const ScopesColumn = Schema.compose(
+export const ScopesColumn = Schema.compose(
   Schema.transform(Schema.String, Schema.Array(Schema.String), {
     strict: true,
     decode: (s) => (s === "" ? [] : s.split(" ")),
@@ -83,8 +88,9 @@ const unknownKey: KeyLookup = { _tag: "Unknown" }
 const revokedKey: KeyLookup = { _tag: "Revoked" }
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const database = yield* Database
     const ids = yield* IdGenerator
     const config = yield* AppConfig
 
@@ -128,6 +134,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
       const row = yield* decodeOne(KeyRow, sql`
         update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id}
         returning ${sql.literal(keyColumns)}`)
+      if (Option.isSome(row)) yield* execute(sql`select pg_notify(${revokedChannel}, ${id})`)
       return Option.map(row, toApiKey)
     })
 
@@ -154,9 +161,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
     })
 
     // Active keys are remembered for `apiKeyCacheSeconds` (by the Clock); a revocation in this process
-    // empties the cache at once, one in another process takes effect within the bound. Every request asks
-    // this, so a hit is a plain map read: no fiber steps beyond reading the Clock (Effect's `Cache` took about
-    // twenty a hit, measured in README, Decisions).
+    // empties the cache at once, and so does one in another process on the same PostgreSQL when its
+    // notification arrives; one missed (the LISTEN connection lost) takes effect within the bound. Every
+    // request asks this, so a hit is a plain map read rather than Effect's `Cache`
+    // (scripts/bench/results/performance-decisions.md).
     const cacheMillis = (config.apiKeyCacheSeconds ?? 0) * 1000
     const remembered = new Map<string, { readonly found: KeyLookup; readonly until: number }>()
     /** Bumped by each revocation: a lookup that began before it must not store what it read. */
@@ -188,6 +196,19 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
       remembered.clear()
     })
     const revokeAndForget = (id: ApiKeyId) => (cacheMillis === 0 ? revoke(id) : Effect.zipLeft(revoke(id), forgetAll))
+
+    if (cacheMillis > 0) {
+      yield* database.notifications(revokedChannel).pipe(
+        Stream.runForEach(() => forgetAll),
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning(
+            "revocations by other instances are no longer heard here; they take effect within API_KEY_CACHE_SECONDS",
+            cause
+          )
+        ),
+        Effect.forkScoped
+      )
+    }
 
     return { create, list, revoke: revokeAndForget, lookup } as const
   })

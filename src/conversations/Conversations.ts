@@ -7,12 +7,13 @@
  * secret keys use `api`, the widget surface `widget`.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Channel, ConversationListParams, Message, StreamEvent } from "../../schema/Conversations.js"
 import { StreamEvent as StreamEventSchema } from "../../schema/Conversations.js"
-import { ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
+import { AiUnavailable, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
 import { type AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
@@ -228,6 +229,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       const last = yield* Stream.runLast(Stream.filter(events(sent), (e) => e.terminal))
       const event: StreamEvent | undefined = Option.isSome(last) ? decodeEvent(last.value.data) : undefined
       if (event?.type !== "done") {
+        if (event?.type === "error" && event.code === AiUnavailable.code) return yield* new AiUnavailable({ message: event.message })
         const message = event?.type === "error" ? event.message : "The reply ended without a result"
         return yield* new ServiceUnavailable({ message })
       }
@@ -306,7 +308,9 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     /** The idle job: ends the conversation if nothing happened for the idle time, else looks again then. */
     const handleIdle = (job: Job) =>
       Effect.gen(function* () {
-        const { conversation_id } = yield* Schema.decodeUnknown(IdlePayload)(job.payload).pipe(Effect.orDie)
+        const payload = Schema.decodeUnknownEither(IdlePayload)(job.payload)
+        if (Either.isLeft(payload)) return Outcome.failed("the job names no conversation")
+        const { conversation_id } = payload.right
         const row = yield* repo.conversationById(conversation_id)
         if (Option.isNone(row) || row.value.status === "ended") return Outcome.done
         const at = yield* now

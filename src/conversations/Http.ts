@@ -7,6 +7,7 @@ import * as Stream from "effect/Stream"
 import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
 import { ConversationId, MessageId } from "../../schema/Ids.js"
+import { boundary } from "../db/Sql.js"
 import { ok, okList } from "../http/Envelope.js"
 import { ReplayableStreams } from "../http/Idempotency.js"
 import { eventStream, frame } from "../http/Sse.js"
@@ -36,7 +37,8 @@ export const ReplayableStreamsLive = Layer.effect(
   Effect.map(Conversations, (conversations) => ({
     replay: (tenant, ref) =>
       Effect.gen(function* () {
-        const { conversation_id, message_id } = yield* Effect.orDie(decodeRef(ref))
+        // the reference is our own stored record: one that does not decode is a defect, as a row is
+        const { conversation_id, message_id } = yield* boundary(decodeRef(ref))
         const events = yield* conversations.resume(tenant, conversation_id, message_id, undefined)
         return eventStream(frames(events), pingInterval, replyHeaders(conversation_id, message_id))
       })

@@ -27,6 +27,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Ai, type AiError, type Grounding, wordTokens } from "../../layers/Ai.js"
 import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
+import { AiUnavailable } from "../../schema/Errors.js"
 import { type AgentId, type ConversationId, type MessageId, SourceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
@@ -273,9 +274,17 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           )
         })
 
-        const failed = (cause: Cause.Cause<AiError>) => {
+        const failed = (cause: Cause.Cause<AiError | AiUnavailable>) => {
           const failure = Cause.failureOption(cause)
-          const transient = Option.isSome(failure) && failure.value.transient
+          // retrieval's outage has its own code (a non-streamed reply answers it as that 503)
+          const code = Option.isNone(failure)
+            ? "internal_error"
+            : failure.value instanceof AiUnavailable
+              ? AiUnavailable.code
+              : failure.value.transient
+                ? "service_unavailable"
+                : "internal_error"
+          const transient = code !== "internal_error"
           return Effect.zipRight(
             Option.isSome(failure)
               ? Effect.logWarning("reply failed", failure.value.message)
@@ -283,7 +292,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
             finish(
               {
                 type: "error",
-                code: transient ? "service_unavailable" : "internal_error",
+                code,
                 message: transient
                   ? "The AI provider did not answer; send the message again later"
                   : "The reply failed; the request id of the message names it in our logs"

@@ -17,12 +17,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { type Job, JobQueue, Outcome as JobOutcome } from "../../layers/JobQueue.js"
 import { Mailer } from "../../layers/Mailer.js"
 import { AppConfig } from "../Config.js"
+import { decodeOne, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
 import { traced } from "../Traced.js"
 
@@ -74,14 +76,15 @@ const EmailJob = Schema.Struct({ emailId: Schema.String })
 
 const maxErrorLength = 1000
 
-interface PendingRow {
-  readonly id: string
-  readonly to_address: string
-  readonly subject: string
-  readonly body_text: string
-  readonly body_html: string | null
-  readonly attempts: number
-}
+const PendingRow = Schema.Struct({
+  id: Schema.String,
+  to_address: Schema.String,
+  subject: Schema.String,
+  body_text: Schema.String,
+  body_html: Schema.NullOr(Schema.String),
+  attempts: Schema.Int
+})
+type PendingRow = typeof PendingRow.Type
 
 type Outcome = "sent" | "retrying" | "failed" | "skipped"
 
@@ -97,7 +100,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
     const enqueue = traced("Emails.enqueue")(function* (input: EnqueueInput) {
       const at = yield* now
       const id = yield* ids.make("eml")
-      yield* sql`
+      yield* execute(sql`
         insert into emails ${sql.insert({
           id,
           workspace_id: input.workspaceId ?? null,
@@ -109,10 +112,10 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
           attempts: 0,
           next_attempt_at: at,
           created_at: at
-        })}`
+        })}`)
       yield* jobs.enqueue({ queue: emailQueue, payload: { emailId: id } })
       return id
-    }, Effect.orDie)
+    })
 
     // Sends one e-mail and records the attempt; the job follows the record.
     const send = (row: PendingRow) =>
@@ -126,26 +129,26 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
           })
         )
         const at = yield* now
-        const attempts = Number(row.attempts) + 1
+        const attempts = row.attempts + 1
         // `status = 'pending'`: never resurrect a row a duplicate sender already settled.
         if (Either.isRight(result)) {
-          yield* sql`
+          yield* execute(sql`
             update emails set status = 'sent', sent_at = ${at}, attempts = ${attempts}, locked_until = null
-            where id = ${row.id} and status = 'pending'`
+            where id = ${row.id} and status = 'pending'`)
           return ["sent", JobOutcome.done] as const
         }
         const error = result.left.reason.slice(0, maxErrorLength)
         if (attempts >= maxAttempts) {
-          yield* sql`
+          yield* execute(sql`
             update emails set status = 'failed', attempts = ${attempts}, last_error = ${error}, locked_until = null
-            where id = ${row.id} and status = 'pending'`
+            where id = ${row.id} and status = 'pending'`)
           yield* Effect.logError(`e-mail ${row.id} failed after ${attempts} attempts: ${error}`)
           return ["failed", JobOutcome.failed(error)] as const
         }
         const next = new Date(at.getTime() + retryDelaysMillis[attempts - 1]!)
-        yield* sql`
+        yield* execute(sql`
           update emails set attempts = ${attempts}, last_error = ${error}, next_attempt_at = ${next}, locked_until = null
-          where id = ${row.id} and status = 'pending'`
+          where id = ${row.id} and status = 'pending'`)
         yield* Effect.logWarning(`e-mail ${row.id} attempt ${attempts} failed, retrying at ${next.toISOString()}: ${error}`)
         return ["retrying", JobOutcome.retryAt(next, error)] as const
       })
@@ -154,13 +157,13 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
       Effect.gen(function* () {
         const payload = Schema.decodeUnknownEither(EmailJob)(job.payload)
         if (Either.isLeft(payload)) return ["skipped", JobOutcome.failed("not an e-mail job")] as const
-        const [row] = yield* sql<PendingRow>`
+        const row = yield* decodeOne(PendingRow, sql`
           select id, to_address, subject, body_text, body_html, attempts from emails
-          where id = ${payload.right.emailId} and status = 'pending'`
+          where id = ${payload.right.emailId} and status = 'pending'`)
         // already settled (a duplicate job, or a sender that died after recording)
-        if (row === undefined) return ["skipped", JobOutcome.done] as const
-        return yield* send(row)
-      }).pipe(Effect.orDie)
+        if (Option.isNone(row)) return ["skipped", JobOutcome.done] as const
+        return yield* send(row.value)
+      })
 
     const leaseMillisOf = leaseMillis
 
@@ -192,11 +195,11 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
       Effect.gen(function* () {
         const payload = Schema.decodeUnknownEither(EmailJob)(job.payload)
         if (Either.isLeft(payload)) return
-        yield* sql`
+        yield* execute(sql`
           update emails set status = 'failed', last_error = ${`could not be sent: an internal error occurred (${reason})`.slice(0, maxErrorLength)},
             locked_until = null
-          where id = ${payload.right.emailId} and status = 'pending'`
-      }).pipe(Effect.orDie)
+          where id = ${payload.right.emailId} and status = 'pending'`)
+      })
 
     /** The `email-sender` worker: supervised, never ends. */
     const run: Effect.Effect<never> = jobs.worker({

@@ -1,7 +1,7 @@
 /**
  * Where a submission of a form whose target is `lead` goes. The forms area
- * builds the lead's details; the leads area captures it (`Server.ts` provides
- * this port from `Leads`, so neither area imports the other).
+ * builds the lead's details; the leads area captures it (`leads/Area.ts` serves
+ * this port from `Leads`, so the forms area does not import the leads area).
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

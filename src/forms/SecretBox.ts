@@ -33,7 +33,7 @@ export class SecretBox extends Effect.Service<SecretBox>()("Forms/SecretBox", {
       Option.isSome(configured)
         ? Effect.succeed(derive(configured.value))
         : Option.isNone(config.databaseUrl)
-          ? Effect.map(Effect.orDie(kept(config.dataDir)), derive)
+          ? Effect.map(kept(config.dataDir), derive)
           : Effect.fail(new ServiceUnavailable({ message: "SECRET_KEY is not configured on this service" }))
     )
 

@@ -244,16 +244,18 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
           onSome: (i) => ({ verified: true, ...(Option.isSome(i.sub) ? { sub: i.sub.value } : {}) }),
           onNone: () => ({ verified: false })
         })
+        const agentId = row.definition.target.agent_id
+        // a lead or ticket target always names its agent (checked when the form was written)
+        if (agentId === null) {
+          return yield* Effect.dieMessage(`form ${row.id} targets ${row.definition.target.type}s without an agent`)
+        }
         if (row.definition.target.type === "lead") {
           const rest: Record<string, string | boolean> = {}
           for (const [k, v] of values) if (k !== "email" && k !== "name") rest[k] = v
-          const leadAgent = row.definition.target.agent_id
-          // a lead target always names its agent (checked when the form was written)
-          if (leadAgent === null) return yield* Effect.dieMessage(`form ${row.id} targets leads without an agent`)
           const lead = yield* leads.captureLeadFromForm({
             tenant: caller,
             formId: row.id,
-            agentId: leadAgent,
+            agentId,
             email: email ?? null,
             name: name?.slice(0, 200) ?? null,
             fields: rest,
@@ -273,9 +275,6 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
           lines.push(`${labelOf(f)}: ${typeof v === "boolean" ? (v ? "yes" : "no") : v}`)
         }
         const message = lines.join("\n").trim()
-        const agentId = row.definition.target.agent_id
-        // a ticket target always names its agent (checked when the form was written)
-        if (agentId === null) return yield* Effect.dieMessage(`form ${row.id} targets tickets without an agent`)
         const input: CreateTicket = {
           agent_id: agentId,
           subject: (str("subject") ?? textOf(row.definition.title)).slice(0, 500),

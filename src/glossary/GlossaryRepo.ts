@@ -1,18 +1,16 @@
 /**
- * SQL for glossary terms, rows decoded with Schema. Every query is scoped to one
- * workspace, environment and agent; a term is found regardless of case.
- * Database failures are defects from here on.
+ * SQL for glossary terms, through the `db/Sql.ts` helpers (rows decoded,
+ * database failures defects). Every query is scoped to one workspace,
+ * environment and agent; a term is found regardless of case.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { GlossaryTerm } from "../../schema/Glossary.js"
-import { Environment } from "../../schema/Auth.js"
-import { AgentId, WorkspaceId } from "../../schema/Ids.js"
+import type { AgentId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { lockWith, transactionWith } from "../db/Sql.js"
+import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import { iso } from "../Time.js"
 
 export const TermRow = Schema.Struct({
@@ -54,8 +52,8 @@ export const toTerm = (row: TermRow): GlossaryTerm => ({
   updated_at: iso(row.updated_at)
 })
 
-const Scope = Schema.Struct({ workspaceId: WorkspaceId, environment: Environment, agentId: AgentId })
-const ScopedTerm = Schema.Struct({ ...Scope.fields, term: Schema.String })
+const CountRow = Schema.Struct({ n: Schema.NumberFromString })
+const SpellingRow = Schema.Struct({ term: Schema.String })
 const columns = "term, definition, synonyms, case_sensitive, enabled, created_at, updated_at"
 
 export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo", {
@@ -63,67 +61,46 @@ export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo"
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
     const jsonb = (value: unknown) => sql`${JSON.stringify(value)}::text::jsonb`
-    const scoped = (s: typeof Scope.Encoded) =>
-      sql`workspace_id = ${s.workspaceId} and environment = ${s.environment} and agent_id = ${s.agentId}`
+    const scoped = (tenant: Tenant, agentId: AgentId) =>
+      sql`workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and agent_id = ${agentId}`
 
-    const all = SqlSchema.findAll({
-      Request: Scope,
-      Result: TermRow,
-      execute: (s) => sql`select ${cols} from glossary_terms where ${scoped(s)} order by lower(term), term`
-    })
-
-    const enabled = SqlSchema.findAll({
-      Request: Scope,
-      Result: TermRow,
-      execute: (s) => sql`select ${cols} from glossary_terms where ${scoped(s)} and enabled order by lower(term), term`
-    })
-
-    const findOne = SqlSchema.findOne({
-      Request: ScopedTerm,
-      Result: TermRow,
-      execute: (s) => sql`select ${cols} from glossary_terms where ${scoped(s)} and lower(term) = lower(${s.term})`
-    })
-
-    const count = SqlSchema.single({
-      Request: Scope,
-      Result: Schema.Struct({ n: Schema.NumberFromString }),
-      execute: (s) => sql`select count(*)::text as n from glossary_terms where ${scoped(s)}`
-    })
-
-    const scope = (tenant: Tenant, agentId: AgentId) => ({ ...tenant, agentId })
-    const transaction = transactionWith(sql)
+    const inTransaction = transaction(sql)
     /** Serialises writers of one agent's glossary, across instances; inside a transaction. */
     const lock = (agentId: AgentId) => lockWith(sql)(`glossary:${agentId}`)
 
-    const list = (tenant: Tenant, agentId: AgentId) => all(scope(tenant, agentId)).pipe(Effect.orDie)
+    const list = (tenant: Tenant, agentId: AgentId) =>
+      decodeAll(TermRow, sql`select ${cols} from glossary_terms where ${scoped(tenant, agentId)} order by lower(term), term`)
 
     const enabledTerms = (tenant: Tenant, agentId: AgentId): Effect.Effect<ReadonlyArray<EnabledTerm>> =>
-      enabled(scope(tenant, agentId)).pipe(
+      decodeAll(
+        TermRow,
+        sql`select ${cols} from glossary_terms where ${scoped(tenant, agentId)} and enabled order by lower(term), term`
+      ).pipe(
         Effect.map((rows) =>
           rows.map((r) => ({ term: r.term, definition: r.definition, synonyms: r.synonyms, case_sensitive: r.case_sensitive }))
-        ),
-        Effect.orDie
+        )
       )
 
     const find = (tenant: Tenant, agentId: AgentId, term: string) =>
-      findOne({ ...scope(tenant, agentId), term }).pipe(Effect.orDie)
+      decodeOne(
+        TermRow,
+        sql`select ${cols} from glossary_terms where ${scoped(tenant, agentId)} and lower(term) = lower(${term})`
+      )
 
     const size = (tenant: Tenant, agentId: AgentId) =>
-      count(scope(tenant, agentId)).pipe(Effect.map((r) => r.n), Effect.orDie)
+      decodeSingle(CountRow, sql`select count(*)::text as n from glossary_terms where ${scoped(tenant, agentId)}`).pipe(
+        Effect.map((r) => r.n)
+      )
 
     /** Inserts the term unless the glossary holds it in any case (then none). */
     const insert = (tenant: Tenant, agentId: AgentId, values: TermValues, at: Date) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: TermRow,
-        execute: () => sql`
-          insert into glossary_terms (workspace_id, environment, agent_id, term, definition, synonyms, case_sensitive,
-            enabled, created_at, updated_at)
-          values (${tenant.workspaceId}, ${tenant.environment}, ${agentId}, ${values.term}, ${values.definition},
-            ${jsonb(values.synonyms)}, ${values.case_sensitive}, ${values.enabled}, ${at}, ${at})
-          on conflict (agent_id, lower(term)) do nothing
-          returning ${cols}`
-      })(undefined).pipe(Effect.orDie)
+      decodeOne(TermRow, sql`
+        insert into glossary_terms (workspace_id, environment, agent_id, term, definition, synonyms, case_sensitive,
+          enabled, created_at, updated_at)
+        values (${tenant.workspaceId}, ${tenant.environment}, ${agentId}, ${values.term}, ${values.definition},
+          ${jsonb(values.synonyms)}, ${values.case_sensitive}, ${values.enabled}, ${at}, ${at})
+        on conflict (agent_id, lower(term)) do nothing
+        returning ${cols}`)
 
     /**
      * Deletes every term and inserts `terms` in one statement each; returns how
@@ -131,9 +108,9 @@ export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo"
      */
     const replaceAll = (tenant: Tenant, agentId: AgentId, terms: ReadonlyArray<TermValues>, at: Date) =>
       Effect.gen(function* () {
-        yield* sql`delete from glossary_terms where ${scoped(scope(tenant, agentId))}`
+        yield* execute(sql`delete from glossary_terms where ${scoped(tenant, agentId)}`)
         if (terms.length === 0) return 0
-        const rows = yield* sql<{ readonly term: string }>`
+        const rows = yield* decodeAll(SpellingRow, sql`
           insert into glossary_terms (workspace_id, environment, agent_id, term, definition, synonyms, case_sensitive,
             enabled, created_at, updated_at)
           select ${tenant.workspaceId}, ${tenant.environment}, ${agentId}, t.term, t.definition, t.synonyms,
@@ -141,9 +118,9 @@ export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo"
           from jsonb_to_recordset(${jsonb(terms)}) as t(term text, definition text, synonyms jsonb,
             case_sensitive boolean, enabled boolean)
           on conflict (agent_id, lower(term)) do nothing
-          returning term`
+          returning term`)
         return rows.length
-      }).pipe(Effect.orDie)
+      })
 
     const update = (
       tenant: Tenant,
@@ -152,31 +129,24 @@ export class GlossaryRepo extends Effect.Service<GlossaryRepo>()("Glossary/Repo"
       changes: Partial<Omit<TermValues, "term">>,
       at: Date
     ) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: TermRow,
-        execute: () => sql`
-          update glossary_terms set ${sql.update({
-            ...(changes.definition !== undefined ? { definition: changes.definition } : {}),
-            ...(changes.case_sensitive !== undefined ? { case_sensitive: changes.case_sensitive } : {}),
-            ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
-            updated_at: at
-          })}
-          ${changes.synonyms !== undefined ? sql`, synonyms = ${jsonb(changes.synonyms)}` : sql.literal("")}
-          where ${scoped(scope(tenant, agentId))} and lower(term) = lower(${term})
-          returning ${cols}`
-      })(undefined).pipe(Effect.orDie)
+      decodeOne(TermRow, sql`
+        update glossary_terms set ${sql.update({
+          ...(changes.definition !== undefined ? { definition: changes.definition } : {}),
+          ...(changes.case_sensitive !== undefined ? { case_sensitive: changes.case_sensitive } : {}),
+          ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+          updated_at: at
+        })}
+        ${changes.synonyms !== undefined ? sql`, synonyms = ${jsonb(changes.synonyms)}` : sql.literal("")}
+        where ${scoped(tenant, agentId)} and lower(term) = lower(${term})
+        returning ${cols}`)
 
     /** Removes the term; its stored spelling, or none when the glossary does not hold it. */
     const remove = (tenant: Tenant, agentId: AgentId, term: string) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ term: Schema.String }),
-        execute: () => sql`
-          delete from glossary_terms where ${scoped(scope(tenant, agentId))} and lower(term) = lower(${term})
-          returning term`
-      })(undefined).pipe(Effect.map(Option.map((row) => row.term)), Effect.orDie)
+      decodeOne(
+        SpellingRow,
+        sql`delete from glossary_terms where ${scoped(tenant, agentId)} and lower(term) = lower(${term}) returning term`
+      ).pipe(Effect.map(Option.map((row) => row.term)))
 
-    return { transaction, lock, list, enabledTerms, find, size, insert, replaceAll, update, remove } as const
+    return { transaction: inTransaction, lock, list, enabledTerms, find, size, insert, replaceAll, update, remove } as const
   })
 }) {}

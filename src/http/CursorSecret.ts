@@ -30,7 +30,7 @@ export const CursorKeyLive = Layer.effect(
       Option.flatMap(config.adminToken, (t) => nonEmpty(t))
     )
     if (Option.isSome(configured)) return derive(configured.value)
-    if (Option.isNone(config.databaseUrl)) return derive(yield* Effect.orDie(kept(config.dataDir)))
+    if (Option.isNone(config.databaseUrl)) return derive(yield* kept(config.dataDir))
     yield* Effect.logWarning(
       "Neither CURSOR_SECRET nor ADMIN_TOKEN is set: list cursors are valid only on the instance that issued them"
     )

@@ -1,6 +1,6 @@
 /**
- * Graceful shutdown of the HTTP listeners, as two finalizers that Server.ts
- * places around the background workers, so a stop runs in this order:
+ * Graceful shutdown of the HTTP listeners, as two finalizers placed around the
+ * background workers by `shutdownOrder` (src/Shutdown.ts), so a stop runs in this order:
  *
  * 1. `stopAccepting` (the first finalizer to run): `/readyz` turns 503, the
  *    listeners close (new connections are refused, idle keep-alive ones are

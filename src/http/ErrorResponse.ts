@@ -1,6 +1,16 @@
 /** Renders a catalog failure into the error envelope, with its status and headers. */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { type ApiFailure, failureClassOf, InternalError, MethodNotAllowed, RateLimited } from "../../schema/Errors.js"
+import {
+  AiUnavailable,
+  type ApiFailure,
+  failureClassOf,
+  InternalError,
+  MethodNotAllowed,
+  RateLimited
+} from "../../schema/Errors.js"
+
+/** How long a client waits after an AI provider outage: a provider's own retry advice is rarely shorter. */
+const aiRetryAfterSeconds = 5
 
 export const errorResponse = (
   failure: ApiFailure,
@@ -24,6 +34,9 @@ export const errorResponse = (
   }
   if (failure instanceof RateLimited) {
     response = HttpServerResponse.setHeader(response, "retry-after", String(failure.retry_after_seconds ?? 1))
+  }
+  if (failure instanceof AiUnavailable) {
+    response = HttpServerResponse.setHeader(response, "retry-after", String(aiRetryAfterSeconds))
   }
   return response
 }

@@ -29,6 +29,7 @@ import { JobQueue, withAfterCommit } from "../../layers/JobQueue.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { AppConfig } from "../Config.js"
+import * as Sql from "../db/Sql.js"
 import { Files } from "../files/Files.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { mint } from "../Mint.js"
@@ -58,7 +59,7 @@ const tooLarge = (param: string, max: number) =>
 
 export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* KnowledgeRepo
     const agents = yield* AgentsRepo
     const files = yield* Files
@@ -69,7 +70,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const extractor = yield* Extractor
 
     const agentExists = (tenant: Tenant, agentId: AgentId) =>
-      Effect.flatMap(Effect.orDie(agents.find(tenant, agentId)), (row) =>
+      Effect.flatMap(agents.find(tenant, agentId), (row) =>
         Option.isSome(row)
           ? Effect.void
           : Effect.fail(new ResourceMissing({ message: `No such agent: '${agentId}'`, param: "agent_id" }))
@@ -83,13 +84,11 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
           yield* queue.enqueue({ queue: INGEST_QUEUE, key: agentId, payload: { sourceId: row.id } })
         }
         return rows
-      }).pipe(Effect.orDie)
+      })
 
     /** Sources and their jobs, committed together; the worker is woken after the commit. */
     const store = (tenant: Tenant, agentId: AgentId, sources: ReadonlyArray<NewSource>) =>
-      sql
-        .withTransaction(insertWithJobs(tenant, agentId, sources))
-        .pipe(Effect.orDie, withAfterCommit, Effect.map((rows) => rows.map(toSource)))
+      transaction(insertWithJobs(tenant, agentId, sources)).pipe(withAfterCommit, Effect.map((rows) => rows.map(toSource)))
 
     const policy = (caller: CallerShape, param: string) => ({
       environment: caller.environment,
@@ -232,7 +231,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       const tenant = tenantOf(caller)
       yield* found(tenant, agentId, id)
       const at = yield* now
-      yield* sql.withTransaction(Effect.zipRight(repo.softDelete(id, at), qa.deleteBySource(tenant, id))).pipe(Effect.orDie)
+      yield* transaction(Effect.zipRight(repo.softDelete(id, at), qa.deleteBySource(tenant, id)))
       return { id, object: "knowledge_source" as const, deleted: true as const }
     })
 

@@ -16,6 +16,7 @@ import {
   SourceType
 } from "../../schema/Knowledge.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { decodeAll, decodeOne, execute } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
 
@@ -81,11 +82,8 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
   updated_at: iso(row.updated_at)
 })
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(SourceRow))
 const Input = Schema.Struct({ content: Schema.NullOr(Schema.String) })
-const decodeInput = Schema.decodeUnknown(Schema.Array(Input))
 const IndexedText = Schema.Struct({ id: SourceId, title: Schema.String, extracted_text: Schema.String })
-const decodeTexts = Schema.decodeUnknown(Schema.Array(IndexedText))
 
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
 const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
@@ -134,15 +132,11 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
-    const many = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-      Effect.orDie(Effect.flatMap(rows, decodeRows))
-    const first = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-      Effect.map(many(rows), (r) => Option.fromNullable(r[0]))
 
     const insert = (tenant: Tenant, sources: ReadonlyArray<NewSource>) =>
       sources.length === 0
         ? Effect.succeed([])
-        : many(sql`
+        : decodeAll(SourceRow, sql`
             insert into knowledge_sources ${sql.insert(
               sources.map((s) => ({
                 id: s.id,
@@ -167,7 +161,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           )
 
     const find = (tenant: Tenant, agentId: AgentId, id: SourceId) =>
-      first(sql`
+      decodeOne(SourceRow, sql`
         select ${cols} from knowledge_sources
         where id = ${id} and agent_id = ${agentId}
           and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and deleted_at is null
@@ -175,22 +169,22 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
 
     /** Like `find`, lesson-owned rows included (replies name what they drew on). */
     const findAny = (tenant: Tenant, agentId: AgentId, id: SourceId) =>
-      first(sql`
+      decodeOne(SourceRow, sql`
         select ${cols} from knowledge_sources
         where id = ${id} and agent_id = ${agentId}
           and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and deleted_at is null`)
 
     /** The pipeline's read, by id alone: a deleted source is none (its job just ends). */
     const byId = (id: SourceId) =>
-      first(sql`select ${cols} from knowledge_sources where id = ${id} and deleted_at is null`)
+      decodeOne(SourceRow, sql`select ${cols} from knowledge_sources where id = ${id} and deleted_at is null`)
 
     const inputOf = (id: SourceId) =>
-      Effect.orDie(
-        Effect.flatMap(sql`select content from knowledge_sources where id = ${id}`, decodeInput)
-      ).pipe(Effect.map((rows) => Option.fromNullable(rows[0]?.content ?? null)))
+      decodeOne(Input, sql`select content from knowledge_sources where id = ${id}`).pipe(
+        Effect.map(Option.flatMap((row) => Option.fromNullable(row.content)))
+      )
 
     const page = (tenant: Tenant, agentId: AgentId, status: Option.Option<string>, page: PageRequest) =>
-      many(sql`
+      decodeAll(SourceRow, sql`
         select ${cols} from knowledge_sources
         where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId}
           and environment = ${tenant.environment} and deleted_at is null and lesson_source_id is null
@@ -200,7 +194,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         limit ${page.limit + 1}`)
 
     const update = (id: SourceId, changes: SourceProgress, at: Date) =>
-      first(sql`
+      decodeOne(SourceRow, sql`
         update knowledge_sources set ${sql.update({ ...changes, updated_at: at })}
         where id = ${id} and deleted_at is null
         returning ${cols}`)
@@ -210,10 +204,10 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
      * still has the title the pipeline started from: a rename made meanwhile wins.
      */
     const adoptTitle = (id: SourceId, from: string, to: string) =>
-      Effect.orDie(sql`update knowledge_sources set title = ${to} where id = ${id} and title = ${from}`)
+      execute(sql`update knowledge_sources set title = ${to} where id = ${id} and title = ${from}`)
 
     const softDelete = (id: SourceId, at: Date) =>
-      Effect.orDie(
+      execute(
         Effect.zipRight(
           sql`delete from knowledge_chunks where source_id = ${id}`,
           sql`update knowledge_sources set deleted_at = ${at}, updated_at = ${at}, content = null, extracted_text = null
@@ -222,7 +216,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
       )
 
     const replaceChunks = (source: SourceRow, chunks: ReadonlyArray<NewChunk>) =>
-      Effect.orDie(
+      execute(
         Effect.gen(function* () {
           yield* sql`delete from knowledge_chunks where source_id = ${source.id}`
           // bounded statements: a long document has hundreds of chunks of 1000+ floats each
@@ -246,16 +240,11 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
 
     /** Each indexed source's extracted text, oldest first (Q&A regeneration reads them). */
     const indexedTexts = (tenant: Tenant, agentId: AgentId) =>
-      Effect.orDie(
-        Effect.flatMap(
-          sql`
-            select id, title, extracted_text from knowledge_sources
-            where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-              and deleted_at is null and status = 'indexed' and extracted_text is not null
-            order by knowledge_sources.seq`,
-          decodeTexts
-        )
-      ).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
+      decodeAll(IndexedText, sql`
+        select id, title, extracted_text from knowledge_sources
+        where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+          and deleted_at is null and status = 'indexed' and extracted_text is not null
+        order by knowledge_sources.seq`).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
 
     return { insert, find, findAny, byId, inputOf, page, update, adoptTitle, softDelete, replaceChunks, indexedTexts } as const
   })

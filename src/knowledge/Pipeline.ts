@@ -25,6 +25,7 @@ import { type Job, Outcome } from "../../layers/JobQueue.js"
 import { Ocr } from "../../layers/Ocr.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
+import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { Files } from "../files/Files.js"
 import { describeSeconds, MAX_AUDIO_SECONDS } from "../../layers/extractor/AudioDuration.js"
@@ -121,7 +122,7 @@ const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "
 
 export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* KnowledgeRepo
     const qa = yield* QaRepo
     const files = yield* Files
@@ -309,7 +310,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     /** Chunks, Q&A, the final state and the event: all or nothing, and nothing for a source deleted meanwhile. */
     const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>) =>
-      sql.withTransaction(
+      transaction(
         Effect.gen(function* () {
           const tenant = tenantOf(source)
           const at = yield* now
@@ -339,7 +340,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       )
 
     const fail = (source: SourceRow, failure: IngestFailure) =>
-      sql.withTransaction(
+      transaction(
         Effect.gen(function* () {
           const row = yield* step(source, {
             status: "failed",
@@ -392,7 +393,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       // not recorded (the database away): the handler dies and the queue runs it again, never leaving it `processing`
       yield* fail(found.value, failure).pipe(Effect.catchTag("SourceGone", () => Effect.void))
       return Outcome.done
-    }, Effect.orDie)
+    })
 
     /** The source of a job, while it still waits for an end (absent: deleted, settled, or no source named). */
     const unsettledOf = (job: Job) =>
@@ -419,7 +420,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           error: `${internalErrorMessage}; it will be tried again`,
           error_code: "internal_error"
         })
-      }).pipe(Effect.catchTag("SourceGone", () => Effect.void), Effect.orDie)
+      }).pipe(Effect.catchTag("SourceGone", () => Effect.void))
 
     /**
      * The queue's `onGiveUp`: processing died at the last attempt; the source fails as any other failure does
@@ -430,7 +431,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         const found = yield* unsettledOf(job)
         if (Option.isNone(found)) return
         yield* fail(found.value, permanent("internal_error", internalErrorMessage))
-      }).pipe(Effect.catchTag("SourceGone", () => Effect.void), Effect.orDie)
+      }).pipe(Effect.catchTag("SourceGone", () => Effect.void))
 
     return { handle, retrying, giveUp } as const
   }),

@@ -6,15 +6,20 @@
  * `real[]` embeddings of the text-search candidates (topped up with the
  * agent's latest rows when text search finds few, so a paraphrase with no
  * shared word still has candidates). Enabled glossary terms expand the query:
- * a term or any synonym found in it adds the others.
+ * a term or any synonym found in it adds the others. A provider outage while
+ * the question is embedded is `AiUnavailable` (503); any other provider
+ * failure is ours, a defect.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { AiUnavailable } from "../../schema/Errors.js"
 import type { AgentId } from "../../schema/Ids.js"
 import { Ai } from "../../layers/Ai.js"
+import { providerFailure } from "../AiFailure.js"
 import { Database } from "../../layers/Database.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { decodeAll } from "../db/Sql.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { traced } from "../Traced.js"
 
@@ -66,12 +71,13 @@ const Candidate = Schema.Struct({
   cosine: Schema.NullOr(Schema.Number),
   rank: Schema.NullOr(Schema.Number)
 })
-const decodeCandidates = Schema.decodeUnknown(Schema.Array(Candidate))
 type Candidate = typeof Candidate.Type
 
 const perSide = 20
 const fallbackCandidates = 50
 const topUp = 200
+
+const outage = providerFailure((message) => new AiUnavailable({ message }))
 
 export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval", {
   effect: Effect.gen(function* () {
@@ -126,17 +132,15 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const limit = options.limit ?? 5
       const terms = yield* glossary.enabledTerms(tenant, agentId)
       const expanded = expandQuery(query, terms)
-      const [embedding] = yield* Effect.orDie(ai.embed([expanded]))
+      const [embedding] = yield* Effect.catchTag(ai.embed([expanded]), "AiError", outage)
       const vector = (embedding ?? []).map((x) => (Number.isFinite(x) ? x : 0))
       const tsq = orQuery(expanded)
       const run = (kind: keyof typeof tables) =>
-        Effect.orDie(
-          Effect.flatMap(
-            database.vector
-              ? withVector(tables[kind](tenant, agentId), `[${vector.join(",")}]`, tsq)
-              : withArrays(tables[kind](tenant, agentId), `{${vector.join(",")}}`, tsq),
-            decodeCandidates
-          )
+        decodeAll(
+          Candidate,
+          database.vector
+            ? withVector(tables[kind](tenant, agentId), `[${vector.join(",")}]`, tsq)
+            : withArrays(tables[kind](tenant, agentId), `{${vector.join(",")}}`, tsq)
         ).pipe(Effect.map((rows) => rows.map((row) => ({ kind, row }))))
       const found = [...(yield* run("qa")), ...(yield* run("chunk"))]
       const maxRank = Math.max(0, ...found.map(({ row }) => row.rank ?? 0))

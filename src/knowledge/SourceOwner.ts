@@ -1,7 +1,7 @@
 /**
  * The port through which the pipeline reports the end of a source another area
  * owns (a training lesson's source): that area emits its own event in the same
- * transaction. The knowledge area names it; Server.ts wires the training one.
+ * transaction. The knowledge area names it; the training area serves it (its `Area.ts`).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -1,6 +1,6 @@
 /**
  * The conversation a lead was captured in learns its lead: the conversations
- * area implements this port (`Server.ts` provides it), so the leads area does
+ * area implements this port (its `Area.ts` exports the adapter), so the leads area does
  * not import the conversations area, which imports usage and agents.
  */
 import * as Context from "effect/Context"

@@ -8,7 +8,8 @@ import * as Option from "effect/Option"
 import { ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
 import type { AgentId, CategoryId, QaId } from "../../schema/Ids.js"
 import type { CreateQa, QaListParams, UpdateQa } from "../../schema/Qa.js"
-import { Ai, type AiError } from "../../layers/Ai.js"
+import { Ai } from "../../layers/Ai.js"
+import { providerFailure, vectorsFor } from "../AiFailure.js"
 import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { Paginator, toPage } from "../http/Pagination.js"
@@ -20,11 +21,7 @@ const missing = (id: QaId) => new ResourceMissing({ message: `No such Q&A: '${id
 const missingCategory = (id: CategoryId) =>
   new ResourceMissing({ message: `No such category: '${id}'`, param: "category_id" })
 
-/** A provider outage is worth a retry by the client; any other provider failure is ours. */
-const providerFailure = (error: AiError) =>
-  error.transient
-    ? new ServiceUnavailable({ message: `The AI provider did not answer; retry later (${error.message})` })
-    : Effect.die(error)
+const outage = providerFailure((message) => new ServiceUnavailable({ message }))
 
 export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
   effect: Effect.gen(function* () {
@@ -35,10 +32,9 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
 
     const embed = (question: string, answer: string) =>
       ai.embed([qaEmbeddingText(question, answer)]).pipe(
-        Effect.flatMap((vectors) =>
-          vectors.length === 1 ? Effect.succeed(vectors[0]!) : Effect.dieMessage("Ai.embed gave no vector for one text")
-        ),
-        Effect.catchTag("AiError", providerFailure)
+        Effect.flatMap((vectors) => vectorsFor(1, vectors)),
+        Effect.map((vectors) => vectors[0]!),
+        Effect.catchTag("AiError", outage)
       )
 
     const holdCategory = (tenant: Tenant, agentId: AgentId, id: CategoryId | null | undefined) =>

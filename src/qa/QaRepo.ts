@@ -1,20 +1,18 @@
 /**
- * SQL for Q&A and categories, rows decoded with Schema; database failures are
- * defects from here on. Every query is scoped to one workspace and environment.
+ * SQL for Q&A and categories, through the `db/Sql.ts` helpers (rows decoded,
+ * database failures defects). Every query is scoped to one workspace and environment.
  * Knowledge ingestion writes through `createCategories`, `insertQa` and
  * `deleteBySource`; retrieval reads `qa_items` itself (see 0007_qa.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Environment } from "../../schema/Auth.js"
-import { AgentId, CategoryId, QaId, SourceId, WorkspaceId } from "../../schema/Ids.js"
+import { AgentId, CategoryId, QaId, SourceId } from "../../schema/Ids.js"
 import { type Category, type Qa, QaOrigin } from "../../schema/Qa.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { lockWith, transactionWith } from "../db/Sql.js"
+import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, now } from "../Time.js"
 
@@ -103,7 +101,8 @@ const categoryColumns = "id, agent_id, name, description, position, created_at, 
 // rows go in batches so one statement stays well below any parameter or size limit
 const insertBatch = 200
 
-const Scope = Schema.Struct({ workspaceId: WorkspaceId, environment: Environment, agentId: AgentId })
+const IdRow = Schema.Struct({ id: QaId })
+const MarkRow = Schema.Struct({ mark: Schema.String })
 
 export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
   effect: Effect.gen(function* () {
@@ -113,23 +112,19 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
     const catCols = sql.literal(categoryColumns)
     const tenantIs = (t: { readonly workspaceId: string; readonly environment: string }, table: string) =>
       sql`${sql(table)}.workspace_id = ${t.workspaceId} and ${sql(table)}.environment = ${t.environment}`
-    const scoped = (s: typeof Scope.Encoded, table: string) =>
-      sql`${tenantIs(s, table)} and ${sql(table)}.agent_id = ${s.agentId}`
-    const scope = (tenant: Tenant, agentId: AgentId) => ({ ...tenant, agentId })
-    const transaction = transactionWith(sql)
+    const scoped = (tenant: Tenant, agentId: AgentId, table: string) =>
+      sql`${tenantIs(tenant, table)} and ${sql(table)}.agent_id = ${agentId}`
+    const inTransaction = transaction(sql)
     const lockFor = lockWith(sql)
 
     // categories
 
-    const allCategories = SqlSchema.findAll({
-      Request: Scope,
-      Result: CategoryRow,
-      execute: (s) =>
-        sql`select ${catCols} from categories where ${scoped(s, "categories")} order by position, seq`
-    })
-
     /** Every category of the agent, in position order. */
-    const categoryRows = (tenant: Tenant, agentId: AgentId) => allCategories(scope(tenant, agentId)).pipe(Effect.orDie)
+    const categoryRows = (tenant: Tenant, agentId: AgentId) =>
+      decodeAll(
+        CategoryRow,
+        sql`select ${catCols} from categories where ${scoped(tenant, agentId, "categories")} order by position, seq`
+      )
 
     const categoriesOf = (tenant: Tenant, agentId: AgentId): Effect.Effect<ReadonlyArray<Category>> =>
       Effect.map(categoryRows(tenant, agentId), (rows) => rows.map(toCategory))
@@ -141,37 +136,26 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       id: CategoryId,
       options: { readonly lock?: "share" } = {}
     ) =>
-      SqlSchema.findOne({
-        Request: CategoryId,
-        Result: CategoryRow,
-        execute: (categoryId) => sql`
-          select ${catCols} from categories
-          where ${scoped(scope(tenant, agentId), "categories")} and id = ${categoryId}
-          ${options.lock === "share" ? sql.literal("for share") : sql.literal("")}`
-      })(id).pipe(Effect.orDie)
+      decodeOne(CategoryRow, sql`
+        select ${catCols} from categories
+        where ${scoped(tenant, agentId, "categories")} and id = ${id}
+        ${options.lock === "share" ? sql.literal("for share") : sql.literal("")}`)
 
     /** The agent's category named `name` (ignoring case), other than `except`. */
     const categoryNamed = (tenant: Tenant, agentId: AgentId, name: string, except?: CategoryId) =>
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: CategoryRow,
-        execute: (n) => sql`
-          select ${catCols} from categories
-          where ${scoped(scope(tenant, agentId), "categories")} and lower(name) = lower(${n})
-          ${except === undefined ? sql.literal("") : sql`and id <> ${except}`}`
-      })(name).pipe(Effect.orDie)
+      decodeOne(CategoryRow, sql`
+        select ${catCols} from categories
+        where ${scoped(tenant, agentId, "categories")} and lower(name) = lower(${name})
+        ${except === undefined ? sql.literal("") : sql`and id <> ${except}`}`)
 
     /** Serialises writers of one agent's categories (positions), across instances; inside a transaction. */
     const lockCategories = (agentId: AgentId) => lockFor(`categories:${agentId}`)
 
     /** Makes room at `position`: every category at or after it moves down by one. */
     const shiftFrom = (tenant: Tenant, agentId: AgentId, position: number) =>
-      sql`
+      execute(sql`
         update categories set position = position + 1
-        where ${scoped(scope(tenant, agentId), "categories")} and position >= ${position}`.pipe(
-        Effect.orDie,
-        Effect.asVoid
-      )
+        where ${scoped(tenant, agentId, "categories")} and position >= ${position}`)
 
     const insertCategory = (
       tenant: Tenant,
@@ -181,38 +165,30 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       Effect.gen(function* () {
         const id = yield* ids.make("cat")
         const at = yield* now
-        return yield* SqlSchema.single({
-          Request: Schema.Void,
-          Result: CategoryRow,
-          execute: () => sql`
-            insert into categories ${sql.insert({
-              id,
-              workspace_id: tenant.workspaceId,
-              environment: tenant.environment,
-              agent_id: agentId,
-              name: input.name,
-              description: input.description,
-              position: input.position,
-              created_at: at,
-              updated_at: at
-            })}
-            returning ${catCols}`
-        })(undefined)
-      }).pipe(Effect.orDie)
+        return yield* decodeSingle(CategoryRow, sql`
+          insert into categories ${sql.insert({
+            id,
+            workspace_id: tenant.workspaceId,
+            environment: tenant.environment,
+            agent_id: agentId,
+            name: input.name,
+            description: input.description,
+            position: input.position,
+            created_at: at,
+            updated_at: at
+          })}
+          returning ${catCols}`)
+      })
 
     const updateCategory = (
       id: CategoryId,
       changes: { readonly name?: string; readonly description?: string; readonly position?: number },
       at: Date
     ) =>
-      SqlSchema.single({
-        Request: CategoryId,
-        Result: CategoryRow,
-        execute: (categoryId) => sql`
-          update categories set ${sql.update({ ...changes, updated_at: at })}
-          where id = ${categoryId}
-          returning ${catCols}`
-      })(id).pipe(Effect.orDie)
+      decodeSingle(CategoryRow, sql`
+        update categories set ${sql.update({ ...changes, updated_at: at })}
+        where id = ${id}
+        returning ${catCols}`)
 
     /** Writes each category's index in `order` as its position, where it changed. */
     const renumber = (order: ReadonlyArray<CategoryRow>, at: Date) =>
@@ -224,12 +200,12 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
 
     /** Deletes the category; its Q&A stay, uncategorised. */
     const deleteCategory = (tenant: Tenant, agentId: AgentId, id: CategoryId, at: Date) =>
-      Effect.gen(function* () {
-        yield* sql`
+      Effect.zipRight(
+        execute(sql`
           update qa_items set category_id = null, updated_at = ${at}
-          where ${scoped(scope(tenant, agentId), "qa_items")} and category_id = ${id}`
-        yield* sql`delete from categories where ${scoped(scope(tenant, agentId), "categories")} and id = ${id}`
-      }).pipe(Effect.orDie)
+          where ${scoped(tenant, agentId, "qa_items")} and category_id = ${id}`),
+        execute(sql`delete from categories where ${scoped(tenant, agentId, "categories")} and id = ${id}`)
+      )
 
     /**
      * One category per draft, in draft order: the agent's existing category of
@@ -240,7 +216,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       agentId: AgentId,
       drafts: ReadonlyArray<{ readonly name: string; readonly description: string }>
     ): Effect.Effect<ReadonlyArray<Category>> =>
-      transaction(
+      inTransaction(
         Effect.gen(function* () {
           yield* lockCategories(agentId)
           let count = (yield* categoryRows(tenant, agentId)).length
@@ -265,31 +241,23 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
     // Q&A
 
     const qaPage = (tenant: Tenant, agentId: AgentId, filters: QaFilters, page: PageRequest) =>
-      SqlSchema.findAll({
-        Request: Scope,
-        Result: QaRow,
-        execute: (s) => sql`
-          select ${qaCols} from qa_items
-          where ${scoped(s, "qa_items")}
-            ${Option.match(filters.category, {
-              onNone: () => sql.literal(""),
-              onSome: (c) => (c === "none" ? sql`and qa_items.category_id is null` : sql`and qa_items.category_id = ${c}`)
-            })}
-            ${Option.match(filters.origin, { onNone: () => sql.literal(""), onSome: (o) => sql`and qa_items.origin = ${o}` })}
-            ${Option.isSome(page.after) ? sql`and qa_items.seq < ${page.after.value}::bigint` : sql.literal("")}
-          order by qa_items.seq desc
-          limit ${page.limit + 1}`
-      })(scope(tenant, agentId)).pipe(Effect.orDie)
+      decodeAll(QaRow, sql`
+        select ${qaCols} from qa_items
+        where ${scoped(tenant, agentId, "qa_items")}
+          ${Option.match(filters.category, {
+            onNone: () => sql.literal(""),
+            onSome: (c) => (c === "none" ? sql`and qa_items.category_id is null` : sql`and qa_items.category_id = ${c}`)
+          })}
+          ${Option.match(filters.origin, { onNone: () => sql.literal(""), onSome: (o) => sql`and qa_items.origin = ${o}` })}
+          ${Option.isSome(page.after) ? sql`and qa_items.seq < ${page.after.value}::bigint` : sql.literal("")}
+        order by qa_items.seq desc
+        limit ${page.limit + 1}`)
 
     const findQa = (tenant: Tenant, agentId: AgentId, id: QaId, options: { readonly forUpdate?: boolean } = {}) =>
-      SqlSchema.findOne({
-        Request: QaId,
-        Result: QaRow,
-        execute: (qaId) => sql`
-          select ${qaCols} from qa_items
-          where ${scoped(scope(tenant, agentId), "qa_items")} and qa_items.id = ${qaId}
-          ${options.forUpdate ? sql.literal("for update") : sql.literal("")}`
-      })(id).pipe(Effect.orDie)
+      decodeOne(QaRow, sql`
+        select ${qaCols} from qa_items
+        where ${scoped(tenant, agentId, "qa_items")} and qa_items.id = ${id}
+        ${options.forUpdate ? sql.literal("for update") : sql.literal("")}`)
 
     /** Inserts the items (new ids, the Clock's time) and returns their rows. */
     const insertQaRows = (tenant: Tenant, agentId: AgentId, items: ReadonlyArray<QaInsert>) =>
@@ -309,70 +277,50 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
               embedding: realArray(item.embedding)
             }))
           )
-          const rows = yield* SqlSchema.findAll({
-            Request: Schema.Void,
-            Result: QaRow,
-            execute: () => sql`
-              insert into qa_items (id, workspace_id, environment, agent_id, question, answer, category_id, origin,
-                source_id, embedding, created_at, updated_at)
-              select r.id, ${tenant.workspaceId}, ${tenant.environment}, ${agentId}, r.question, r.answer,
-                r.category_id, r.origin, r.source_id, r.embedding::real[], ${at}, ${at}
-              from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb) as r(id text, question text,
-                answer text, category_id text, origin text, source_id text, embedding text)
-              returning ${qaCols}`
-          })(undefined)
+          const rows = yield* decodeAll(QaRow, sql`
+            insert into qa_items (id, workspace_id, environment, agent_id, question, answer, category_id, origin,
+              source_id, embedding, created_at, updated_at)
+            select r.id, ${tenant.workspaceId}, ${tenant.environment}, ${agentId}, r.question, r.answer,
+              r.category_id, r.origin, r.source_id, r.embedding::real[], ${at}, ${at}
+            from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb) as r(id text, question text,
+              answer text, category_id text, origin text, source_id text, embedding text)
+            returning ${qaCols}`)
           out.push(...rows)
         }
         return out
-      }).pipe(Effect.orDie)
+      })
 
     /** For writers such as ingestion: how many were inserted. */
     const insertQa = (tenant: Tenant, agentId: AgentId, items: ReadonlyArray<QaInsert>): Effect.Effect<number> =>
       Effect.map(insertQaRows(tenant, agentId, items), (rows) => rows.length)
 
-    const updateQa = (id: QaId, changes: QaChanges, at: Date) =>
-      SqlSchema.single({
-        Request: QaId,
-        Result: QaRow,
-        execute: (qaId) => {
-          const { embedding, ...columns } = changes
-          return sql`
-            update qa_items set ${sql.update({ ...columns, updated_at: at })}
-            ${embedding === undefined ? sql.literal("") : sql`, embedding = ${realArray(embedding)}::text::real[]`}
-            where id = ${qaId}
-            returning ${qaCols}`
-        }
-      })(id).pipe(Effect.orDie)
+    const updateQa = (id: QaId, changes: QaChanges, at: Date) => {
+      const { embedding, ...columns } = changes
+      return decodeSingle(QaRow, sql`
+        update qa_items set ${sql.update({ ...columns, updated_at: at })}
+        ${embedding === undefined ? sql.literal("") : sql`, embedding = ${realArray(embedding)}::text::real[]`}
+        where id = ${id}
+        returning ${qaCols}`)
+    }
 
     const deleteQa = (tenant: Tenant, agentId: AgentId, id: QaId) =>
-      SqlSchema.findOne({
-        Request: QaId,
-        Result: Schema.Struct({ id: QaId }),
-        execute: (qaId) => sql`
-          delete from qa_items where ${scoped(scope(tenant, agentId), "qa_items")} and id = ${qaId}
-          returning id`
-      })(id).pipe(Effect.orDie)
+      decodeOne(IdRow, sql`
+        delete from qa_items where ${scoped(tenant, agentId, "qa_items")} and id = ${id}
+        returning id`)
 
     /** Removes that source's generated and CSV Q&A (an edited, now manual, one stays). */
     const deleteBySource = (tenant: Tenant, sourceId: SourceId): Effect.Effect<number> =>
-      sql<{ readonly id: string }>`
+      decodeAll(IdRow, sql`
         delete from qa_items
         where ${tenantIs(tenant, "qa_items")} and source_id = ${sourceId} and origin in ('generated', 'csv')
-        returning id`.pipe(
-        Effect.map((rows) => rows.length),
-        Effect.orDie
-      )
+        returning id`).pipe(Effect.map((rows) => rows.length))
 
     /** The agent's latest Q&A sequence number ("0" when none): a point in its history. */
     const qaMark = (tenant: Tenant, agentId: AgentId) =>
-      SqlSchema.single({
-        Request: Scope,
-        Result: Schema.Struct({ mark: Schema.String }),
-        execute: (s) => sql`select coalesce(max(seq), 0)::text as mark from qa_items where ${scoped(s, "qa_items")}`
-      })(scope(tenant, agentId)).pipe(
-        Effect.map((row) => row.mark),
-        Effect.orDie
-      )
+      decodeSingle(
+        MarkRow,
+        sql`select coalesce(max(seq), 0)::text as mark from qa_items where ${scoped(tenant, agentId, "qa_items")}`
+      ).pipe(Effect.map((row) => row.mark))
 
     /**
      * Removes the agent's generated Q&A written up to `mark`, and any drawn from
@@ -384,18 +332,15 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       agentId: AgentId,
       options: { readonly upTo: string; readonly sourceIds: ReadonlyArray<SourceId> }
     ) =>
-      sql<{ readonly id: string }>`
+      decodeAll(IdRow, sql`
         delete from qa_items
-        where ${scoped(scope(tenant, agentId), "qa_items")} and origin = 'generated'
+        where ${scoped(tenant, agentId, "qa_items")} and origin = 'generated'
           and (seq <= ${options.upTo}::bigint
             ${options.sourceIds.length > 0 ? sql`or source_id in ${sql.in(options.sourceIds)}` : sql.literal("")})
-        returning id`.pipe(
-        Effect.map((rows) => rows.length),
-        Effect.orDie
-      )
+        returning id`).pipe(Effect.map((rows) => rows.length))
 
     return {
-      transaction,
+      transaction: inTransaction,
       categoriesOf,
       categoryRows,
       findCategory,

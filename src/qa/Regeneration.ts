@@ -17,6 +17,7 @@ import type { QaRegeneration } from "../../schema/Qa.js"
 import { Ai, type AiError } from "../../layers/Ai.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
+import { vectorsFor } from "../AiFailure.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { Outbox } from "../events/Outbox.js"
 import { now } from "../Time.js"
@@ -83,7 +84,7 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
           const slice = drafts.slice(i, i + embedBatch)
           vectors.push(...(yield* ai.embed(slice.map((d) => qaEmbeddingText(d.question, d.answer)))))
         }
-        if (vectors.length !== drafts.length) return yield* Effect.dieMessage("Ai.embed gave a vector count unlike its inputs")
+        yield* vectorsFor(drafts.length, vectors)
         const items: ReadonlyArray<QaInsert> = drafts.map((d, i) => ({
           question: d.question,
           answer: d.answer,

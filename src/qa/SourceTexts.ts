@@ -1,8 +1,8 @@
 /**
  * What regeneration reads: the extracted text of each indexed source of an
  * agent. A port owned by the Q&A area so it does not import the knowledge area
- * (which imports this one); the composition root wires the knowledge
- * repository into it. A memory implementation for tests sits beside it.
+ * (which imports this one); the knowledge area serves it from its repository
+ * (its `Area.ts`). A memory implementation for tests sits beside it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

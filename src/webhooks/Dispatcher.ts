@@ -25,7 +25,7 @@ import { type ClaimCall, type Job, JobQueue, Outcome } from "../../layers/JobQue
 import { WorkspaceId } from "../../schema/Ids.js"
 import { AppConfig } from "../Config.js"
 import { DbDate } from "../db/Columns.js"
-import { decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
+import { boundary, decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
 import { disableAfterFailures, disableAfterMillis, maxAttempts, nextAttemptAt } from "./Schedule.js"
@@ -131,7 +131,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         if (jobs.every((job) => job.alongside !== undefined)) {
           for (const job of jobs) {
             if (job.alongside === undefined || Option.isNone(job.alongside)) continue
-            const row = yield* Effect.orDie(decodeClaimed(job.alongside.value))
+            const row = yield* boundary(decodeClaimed(job.alongside.value))
             taken.set(row.id, row)
           }
           return taken
@@ -197,10 +197,10 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         const failures = sub.consecutive_failures + 1
         const since = sub.failing_since ?? at
         const disable = sub.is_active && failures >= disableAfterFailures && at.getTime() - since.getTime() >= disableAfterMillis
-        yield* sql`
+        yield* execute(sql`
           update webhook_subscriptions set consecutive_failures = ${failures}, failing_since = ${since},
             degraded = degraded or ${dropped}, is_active = is_active and not ${disable}, updated_at = ${at}
-          where id = ${subscriptionId}`
+          where id = ${subscriptionId}`)
         if (disable) {
           yield* emails.enqueue({
             to: sub.owner_email,

@@ -1,5 +1,5 @@
 import { expect, it } from "@effect/vitest"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { ErrorCatalog } from "../../schema/Errors.js"
 
 // doc_url points at these rows: the README must list every code with its status and type
@@ -49,4 +49,16 @@ it("the README's Admin CLI section names the --json field of each key kind", () 
   for (const [kind, prefix] of [["secret", "sk_test_…"], ["widget", "widget_pk_test_…"], ["forms", "pk_test_…"]]) {
     expect(section).toContain(`\`${kind}\` (\`${prefix}\``)
   }
+})
+
+// the README is the overview: the reference is the served contract, and its links and scripts must exist
+it("the README's links name files of the repository, its npm scripts exist, and it points at the served reference", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+  const links = [...readme.matchAll(/\]\(([^)#:]+)\)/g)].map((m) => m[1]!)
+  expect(links.length).toBeGreaterThan(0)
+  for (const link of links) expect(existsSync(new URL(`../../${link}`, import.meta.url)), link).toBe(true)
+  const scripts = Object.keys(JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).scripts)
+  for (const [, name] of readme.matchAll(/npm run (?:-s )?([\w-]+)/g)) expect(scripts, name).toContain(name)
+  expect(readme).toContain("/docs")
+  expect(readme).toContain("GET /v1/openapi.json")
 })

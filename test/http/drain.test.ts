@@ -4,17 +4,39 @@
  * (without an `id:`, so `Last-Event-ID` resumes where the reader was) before its
  * connection closes; a plain request still open is cut; a stream that ended
  * during the grace ends the wait at once.
+ *
+ * And the order of a stop of the whole server (`shutdownOrder` of src/Server.ts),
+ * as observed: listeners closed, then the workers stopped (a held ingestion job
+ * handed back), then the requests in flight finished, then the services and the
+ * database closed.
  */
 import { expect, it } from "@effect/vitest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
-import { createServer, get, type Server } from "node:http"
+import { createServer, get, request, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as Ai from "../../layers/Ai.js"
+import * as Fetcher from "../../layers/Fetcher.js"
+import * as FileStorage from "../../layers/FileStorage.js"
+import { layerLive as idsLive } from "../../layers/IdGenerator.js"
+import * as Mailer from "../../layers/Mailer.js"
+import * as Ocr from "../../layers/Ocr.js"
+import * as RateLimitStore from "../../layers/RateLimitStore.js"
+import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import { makeDrain, shutdownFrame } from "../../src/http/Drain.js"
+import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
+import { makeServer } from "../../src/Server.js"
+import { Workspaces } from "../../src/workspaces/Workspaces.js"
+import { testDatabaseLayer } from "../support/database.js"
+import { testConfig } from "../support/harness.js"
 
 const firstFrame = `id: 1\ndata: ${JSON.stringify({ type: "token", content: "Hel" })}\n\n`
 
@@ -111,3 +133,110 @@ it.scoped("a request that ends during the grace ends the wait, without the clock
     expect(yield* Effect.promise(() => answer.ended)).toEqual({ text: "done", how: "end" })
   })
 )
+
+/** A POST whose body is sent in two halves: in flight until `finish()`; its status and `Connection` header. */
+const slowPost = (url: string, key: string, body: unknown) => {
+  const bytes = Buffer.from(JSON.stringify(body))
+  const target = new URL(url)
+  const req = request({
+    host: target.hostname,
+    port: target.port,
+    path: target.pathname,
+    method: "POST",
+    agent: false,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": bytes.length }
+  })
+  const answered = new Promise<{ readonly status: number; readonly connection: string | undefined }>((resolve, reject) => {
+    req.on("response", (res) => {
+      res.resume()
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }))
+    })
+    req.on("error", reject)
+  })
+  req.write(bytes.subarray(0, 10))
+  return { answered, finish: () => req.end(bytes.subarray(10)) }
+}
+
+it.scoped("a stop closes the listeners, then stops the workers (their jobs handed back), then waits for requests in flight, then closes the services and the database", () => {
+  const events: Array<string> = []
+  const seen = (event: string) =>
+    Effect.promise(async () => {
+      while (!events.includes(event)) await new Promise((resolve) => setTimeout(resolve, 10))
+    })
+  // the two stages of http/Drain.ts say when they are done
+  const logged = Logger.make(({ message }) => {
+    const text = (Array.isArray(message) ? message : [message]).join(" ")
+    if (text.startsWith("shutting down: listeners closed")) events.push("listeners closed")
+    if (text.startsWith("shutting down: requests in flight ended")) events.push("requests finished")
+  })
+  return Effect.gen(function* () {
+    // every page is held until the worker fetching it is interrupted
+    const fetcher = Fetcher.layerTest(
+      () => Fetcher.response(200),
+      () =>
+        Effect.zipRight(
+          Effect.sync(() => events.push("page requested")),
+          Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => events.push("workers stopped"))))
+        )
+    )
+    // closes just before the database, after everything built on it: the held job's lease must be released by then
+    let ingestJobs: ReadonlyArray<unknown> = []
+    const database = Layer.scopedDiscard(
+      Effect.addFinalizer(() =>
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`select status, locked_until from jobs where queue = ${INGEST_QUEUE}`.pipe(
+            Effect.orDie,
+            Effect.map((rows) => {
+              ingestJobs = rows
+              events.push("services closed")
+            })
+          )
+        )
+      )
+    ).pipe(Layer.provideMerge(testDatabaseLayer))
+    const server = makeServer({
+      config: testConfig(),
+      database,
+      rateLimitStore: RateLimitStore.layerMemory,
+      ids: idsLive,
+      mailer: Mailer.layerMemory,
+      fetcher,
+      ai: Ai.layerLocal,
+      ocr: Ocr.layerFixed("text"),
+      fileStorage: FileStorage.layerMemory
+    })
+
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(server, scope)
+    const address = Context.get(context, HttpServer.HttpServer).address
+    const origin = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+    const workspace = yield* Context.get(context, Workspaces).create({ name: "Acme", owner_email: "owner@acme.test", plan: "free" })
+    const { secret } = yield* Context.get(context, ApiKeys).create({ workspaceId: workspace.id, environment: "test", kind: "secret" })
+    const post = (path: string, body: unknown) =>
+      Effect.promise(() =>
+        fetch(`${origin}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+          body: JSON.stringify(body)
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as { data: { id: string } } }))
+      )
+    const agent = yield* post("/v1/agents", { type: "support", name: "Support" })
+    expect(agent.status).toBe(201)
+    const source = yield* post(`/v1/agents/${agent.body.data.id}/knowledge`, { type: "url", url: "https://example.com/held" })
+    expect(source.status).toBe(201)
+    yield* seen("page requested")
+    const inFlight = slowPost(`${origin}/v1/agents`, secret, { type: "support", name: "Created during the stop" })
+    // the request reaches the handler, which waits for the rest of its body
+    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
+
+    const stopping = yield* Effect.fork(Scope.close(scope, Exit.void))
+    yield* seen("listeners closed")
+    inFlight.finish()
+    expect(yield* Effect.promise(() => inFlight.answered)).toEqual({ status: 201, connection: "close" })
+    yield* Fiber.join(stopping)
+
+    expect(events).toEqual(["page requested", "listeners closed", "workers stopped", "requests finished", "services closed"])
+    // handed back: pending again, no lease, for another instance to take at once
+    expect(ingestJobs).toEqual([{ status: "pending", locked_until: null }])
+  }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logged)))
+})

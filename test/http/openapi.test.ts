@@ -59,4 +59,24 @@ layer(testServer())("OpenAPI document", (it) => {
       expect(filters.include.enum).toEqual(["total_count"])
     })
   )
+
+  it.effect("carries the reference: the conventions, every group described, every operation summarised, on /docs too", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const spec = (yield* h.call("GET", "/v1/openapi.json")).body
+      for (const heading of ["Input policy", "Authentication", "Errors", "Pagination", "Idempotency", "Rate limits", "Events"]) {
+        expect(spec.info.description).toContain(`### ${heading}`)
+      }
+      for (const tag of spec.tags) expect(tag.description?.length ?? 0, tag.name).toBeGreaterThan(300)
+      for (const { path, method, op } of operations(spec)) expect(op.summary, `${method} ${path}`).toBeTruthy()
+      expect(spec.tags.find((t: any) => t.name === "Tickets").description).toContain("**Status rules.**")
+      expect(spec.tags.find((t: any) => t.name === "Conversations and replies").description).toContain("### The event stream")
+      // the docs page embeds the document as JSON (with `<` escaped) for Scalar, which renders the Markdown
+      const docs = yield* h.call("GET", "/docs")
+      expect(docs.status).toBe(200)
+      const embedded = (s: string) => JSON.stringify(s).slice(1, -1).replaceAll("<", "\\u003c")
+      expect(docs.text).toContain(embedded(spec.info.description))
+      for (const tag of spec.tags) expect(docs.text, tag.name).toContain(embedded(tag.description))
+    })
+  )
 })

@@ -5,7 +5,8 @@
  *
  * 1. SIGTERM while a request is in flight (its body still arriving): new
  *    connections are refused at once, the request completes with its answer,
- *    and the process exits 0 well within `SHUTDOWN_GRACE_MS`.
+ *    and the process exits 0 well within `SHUTDOWN_GRACE_MS`. (The order of
+ *    all the stages is held by test/http/drain.test.ts.)
  * 2. SIGTERM while a request never completes: it is cut when the grace is over
  *    and the process still exits 0, shortly after the grace.
  * 3. Two processes on one PostgreSQL (a throwaway database on the local server):
@@ -113,7 +114,10 @@ describe("graceful shutdown", () => {
     const exit = await exited
     expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null })
     expect(exit.at - signalledAt).toBeLessThan(8_000)
-    expect(child.output()).toMatch(/shutting down: listeners closed, 1 requests in flight/)
+    // the stop's stages in `shutdownOrder` (src/Server.ts): the listeners close first, the request is waited for after
+    const output = child.output()
+    expect(output).toMatch(/shutting down: listeners closed, 1 requests in flight/)
+    expect(output.indexOf("shutting down: requests in flight ended")).toBeGreaterThan(output.indexOf("shutting down: listeners closed"))
   }, 120_000)
 
   it("a request still open when the grace is over is cut, and the process exits 0 just after the grace", async () => {

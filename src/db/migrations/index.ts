@@ -19,6 +19,7 @@ import webhookClaimFunction from "./0017_webhook_claim_function.js"
 import leaseById from "./0018_lease_by_id.js"
 import claimPlans from "./0019_claim_plans.js"
 import flatWebhookClaim from "./0020_flat_webhook_claim.js"
+import apiKeyPages from "./0021_api_key_pages.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -40,5 +41,6 @@ export const migrations = {
   "0017_webhook_claim_function": webhookClaimFunction,
   "0018_lease_by_id": leaseById,
   "0019_claim_plans": claimPlans,
-  "0020_flat_webhook_claim": flatWebhookClaim
+  "0020_flat_webhook_claim": flatWebhookClaim,
+  "0021_api_key_pages": apiKeyPages
 }

@@ -1,0 +1,21 @@
+/** The agents area as the composition root uses it: its programs, its API group, the edge's widget CORS port. */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Authentication } from "../../schema/Auth.js"
+import { WidgetOrigins } from "../http/Cors.js"
+import { isolate } from "../Isolate.js"
+import { Agents } from "./Agents.js"
+import { AgentsRepo } from "./AgentsRepo.js"
+import { AgentsHttp } from "./Http.js"
+
+/** Keeps the repository in its output: other areas' programs read agents through it too. */
+export const Live = Agents.Default.pipe(Layer.provideMerge(AgentsRepo.Default))
+
+/** Built with only the services its handlers use (see `Isolate.ts`). */
+export const ApiGroups = isolate(Authentication, Agents)(AgentsHttp)
+
+/** The edge answers the widget surface's CORS from the agents' `allowed_origins`. */
+export const WidgetOriginsLive = Layer.effect(
+  WidgetOrigins,
+  Effect.map(AgentsRepo, (repo) => ({ allowedOrigins: repo.allowedOriginsOf }))
+).pipe(Layer.provide(AgentsRepo.Default))

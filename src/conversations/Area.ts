@@ -1,0 +1,64 @@
+/**
+ * The conversations area as the composition root uses it: its programs, its API group, its workers, and the
+ * adapters of the ports it serves (the leads area's `ConversationLink`, the edge's `ReplayableStreams`).
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Authentication } from "../../schema/Auth.js"
+import type { ConversationId, LeadId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import * as JobQueue from "../../layers/JobQueue.js"
+import { Agents } from "../agents/Agents.js"
+import { background, queueWorker } from "../Background.js"
+import { AppConfig } from "../Config.js"
+import { isolate } from "../Isolate.js"
+import { Retrieval } from "../knowledge/Retrieval.js"
+import { ConversationLink } from "../leads/ConversationLink.js"
+import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./Conversations.js"
+import { ConversationsRepo } from "./ConversationsRepo.js"
+import { ConversationsHttp, ReplayableStreamsLive as ReplayableStreamsOf } from "./Http.js"
+
+/** One instance: the widget's chat programs share its live replies. */
+export const Live = Conversations.Default.pipe(Layer.provide([Retrieval.Default, Agents.Default]))
+
+/** Built with only the services its handlers use (see `Isolate.ts`). */
+export const ApiGroups = isolate(Authentication, Conversations)(ConversationsHttp)
+
+/** The edge replays a message's stream kept for an Idempotency-Key through this area. */
+export const ReplayableStreamsLive = ReplayableStreamsOf.pipe(Layer.provide(Live))
+
+/** A lead captured in a conversation becomes its `lead_id`, and a deleted one stops being it. */
+export const ConversationLinkLive = Layer.effect(
+  ConversationLink,
+  Effect.map(ConversationsRepo, (repo) => ({
+    linkLead: (tenant: Tenant, conversationId: ConversationId, leadId: LeadId) => repo.setLead(tenant, conversationId, leadId),
+    unlinkLead: (tenant: Tenant, leadId: LeadId) => repo.clearLead(tenant, leadId)
+  }))
+).pipe(Layer.provide(ConversationsRepo.Default))
+
+/** The reply-events pruner and the idle timer; built with only what they use (see `Isolate.ts`). */
+export const Workers = isolate(AppConfig, JobQueue.JobQueue, Conversations)(
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const conversations = yield* Conversations
+      const config = yield* AppConfig
+      return Layer.mergeAll(
+        background(
+          JobQueue.supervise(
+            "reply-events-pruner",
+            Effect.forever(Effect.zipRight(conversations.pruneReplyEvents, Effect.sleep(replyEventPruneEveryMillis)))
+          )
+        ),
+        // one job per conversation (its key): ends it once idle
+        queueWorker({
+          queue: IDLE_QUEUE,
+          concurrency: 4,
+          // unset (test configs): only local enqueues wake it, so TestClock jumps do not spin it
+          pollMillis: config.conversationIdlePollMillis ?? 366 * 24 * 60 * 60 * 1000,
+          maxAttempts: IDLE_MAX_ATTEMPTS,
+          handle: conversations.handleIdle
+        })
+      )
+    })
+  )
+)

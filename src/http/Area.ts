@@ -1,0 +1,71 @@
+/**
+ * The HTTP plumbing as the composition root uses it: the edge's stores, the idempotency sweeper, and the
+ * listeners with their drain.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as JobQueue from "../../layers/JobQueue.js"
+import { background } from "../Background.js"
+import type { Server as NodeServer } from "node:http"
+import { AppConfig, type AppConfigShape } from "../Config.js"
+import { isolate } from "../Isolate.js"
+import { defaultGraceMillis, makeDrain } from "./Drain.js"
+import { IdempotencyStore } from "./Idempotency.js"
+import { listening, makeNodeServer } from "./NodeServer.js"
+import { Paginator } from "./Pagination.js"
+import { RequestRateLimiter } from "./RateLimit.js"
+
+export const Live = Layer.mergeAll(IdempotencyStore.Default, Paginator.Default, RequestRateLimiter.Default)
+
+/** Sweeps of idempotency records are batched at least this far apart. */
+const sweepMinGapMillis = 10 * 60_000
+
+/** Built with only what it uses (see `Isolate.ts`). */
+export const Workers = isolate(AppConfig, IdempotencyStore)(
+  Layer.unwrapEffect(
+    Effect.map(IdempotencyStore, (store) =>
+      background(
+        JobQueue.supervise(
+          "idempotency-sweeper",
+          // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
+          Effect.forever(
+            Effect.flatMap(store.sweep(), (next) =>
+              Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sleep(Math.max(sweepMinGapMillis, next - at)))
+            )
+          )
+        )
+      )
+    )
+  )
+)
+
+/**
+ * The API served on `config.port`, and on `config.formsPort` when set (the spec's `{forms_url}`; the main port
+ * serves it too), with the drain of those listeners for a stop.
+ */
+export const makeServing = (config: AppConfigShape) => {
+  // every listener this server opens, for the shutdown drain
+  const listeners: Array<NodeServer> = []
+  const makeListener = makeNodeServer({ docsUrl: `${config.publicUrl}/docs/errors` })
+  const nodeServer = () => {
+    const server = makeListener()
+    listeners.push(server)
+    return server
+  }
+  const drain = makeDrain({ servers: () => listeners, graceMillis: config.shutdownGraceMillis ?? defaultGraceMillis })
+  const FormsListener =
+    config.formsPort === undefined
+      ? Layer.empty
+      : HttpApiBuilder.serve().pipe(
+          HttpServer.withLogAddress,
+          Layer.provide(listening(nodeServer, { port: config.formsPort, host: config.host }))
+        )
+  const Serving = Layer.mergeAll(HttpApiBuilder.serve(), FormsListener).pipe(
+    HttpServer.withLogAddress,
+    Layer.provideMerge(listening(nodeServer, { port: config.port, host: config.host }))
+  )
+  return { Serving, drain }
+}

@@ -1,0 +1,57 @@
+/**
+ * The knowledge area as the composition root uses it: its programs (the pipeline over the `SourceOwner` port,
+ * which the training area serves), its API group, its ingestion workers, and the Q&A area's `SourceTexts` port.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Authentication } from "../../schema/Auth.js"
+import { IdGenerator } from "../../layers/IdGenerator.js"
+import * as JobQueue from "../../layers/JobQueue.js"
+import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { queueWorker } from "../Background.js"
+import { AppConfig } from "../Config.js"
+import { isolate } from "../Isolate.js"
+import { QaRepo } from "../qa/QaRepo.js"
+import { SourceTexts } from "../qa/SourceTexts.js"
+import { KnowledgeHttp } from "./Http.js"
+import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
+import { KnowledgeRepo } from "./KnowledgeRepo.js"
+import { JOB_MAX_ATTEMPTS, Pipeline } from "./Pipeline.js"
+import { Retrieval } from "./Retrieval.js"
+
+export const Live = Layer.mergeAll(Knowledge.Default, Pipeline.Default, Retrieval.Default).pipe(
+  Layer.provide([AgentsRepo.Default, QaRepo.Default])
+)
+
+/** Built with only the services its handlers use (see `Isolate.ts`). */
+export const ApiGroups = isolate(Authentication, IdGenerator, Knowledge)(KnowledgeHttp)
+
+/** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
+export const SourceTextsLive = Layer.effect(
+  SourceTexts,
+  Effect.map(KnowledgeRepo, (repo) => ({ indexedTexts: repo.indexedTexts }))
+).pipe(Layer.provide(KnowledgeRepo.Default))
+
+/**
+ * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once; built with only
+ * what it uses (see `Isolate.ts`).
+ */
+export const Workers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const pipeline = yield* Pipeline
+      const config = yield* AppConfig
+      return queueWorker({
+        queue: INGEST_QUEUE,
+        concurrency: config.ingest.concurrency,
+        leaseMillis: config.ingest.leaseMillis,
+        pollMillis: config.ingest.pollMillis,
+        // processing that dies shows on the source while it waits, and fails it (`internal_error`) at the last
+        maxAttempts: JOB_MAX_ATTEMPTS,
+        onRetry: pipeline.retrying,
+        onGiveUp: pipeline.giveUp,
+        handle: pipeline.handle
+      })
+    })
+  )
+)

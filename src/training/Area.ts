@@ -1,0 +1,25 @@
+/**
+ * The training area as the composition root uses it: its programs, its API group, and the knowledge
+ * pipeline's `SourceOwner` port (a lesson's source reports through this area).
+ */
+import * as Layer from "effect/Layer"
+import { Authentication } from "../../schema/Auth.js"
+import { IdGenerator } from "../../layers/IdGenerator.js"
+import { Agents } from "../agents/Agents.js"
+import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { isolate } from "../Isolate.js"
+import { Knowledge } from "../knowledge/Knowledge.js"
+import { QaRepo } from "../qa/QaRepo.js"
+import { Course } from "./Course.js"
+import { TrainingHttp } from "./Http.js"
+import { LessonSources } from "./LessonSources.js"
+import { LessonSourceOwner } from "./Outcome.js"
+
+export const Live = Layer.mergeAll(Course.Default, LessonSources.Default.pipe(Layer.provide(Knowledge.Default))).pipe(
+  Layer.provide([Agents.Default, AgentsRepo.Default, QaRepo.Default])
+)
+
+/** Built with only the services its handlers use (see `Isolate.ts`). */
+export const ApiGroups = isolate(Authentication, IdGenerator, Course, LessonSources)(TrainingHttp)
+
+export const SourceOwnerLive = LessonSourceOwner

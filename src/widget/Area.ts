@@ -1,0 +1,17 @@
+/** The widget area as the composition root uses it: its chat programs and its API group. */
+import * as Layer from "effect/Layer"
+import { Authentication } from "../../schema/Auth.js"
+import { Agents } from "../agents/Agents.js"
+import { Conversations } from "../conversations/Conversations.js"
+import * as ConversationsArea from "../conversations/Area.js"
+import { isolate } from "../Isolate.js"
+import { Leads } from "../leads/Leads.js"
+import { Tickets } from "../tickets/Tickets.js"
+import { WidgetChat } from "./Chat.js"
+import { WidgetHttp } from "./Http.js"
+
+/** Over the conversations area's one instance: the widget's chat shares its live replies. */
+export const Live = WidgetChat.Default.pipe(Layer.provide([ConversationsArea.Live, Tickets.Default, Agents.Default]))
+
+/** Built with only the services its handlers use (see `Isolate.ts`). */
+export const ApiGroups = isolate(Authentication, Conversations, Leads, WidgetChat)(WidgetHttp)
