@@ -4,20 +4,10 @@
  * with a copy button) and revoking one.
  */
 import type { KeyKind } from "../../../../schema/Auth.js"
+import type { Key as ApiKey } from "../../../../schema/Keys.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Select, useAction, useResource, when } from "../ui.js"
-
-/** An active key as the keys API lists it. */
-interface ApiKey {
-  readonly id: string
-  readonly kind: KeyKind
-  readonly livemode: boolean
-  readonly name: string | null
-  readonly scopes: ReadonlyArray<string>
-  readonly redacted: string
-  readonly created_at: string
-}
 
 const kinds: ReadonlyArray<readonly [KeyKind, string]> = [
   ["secret", "Secret (servers)"],
