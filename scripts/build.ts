@@ -12,6 +12,7 @@
  *   dist/chunks.json                 each chunk's source files (for the check that the bundle suite loads them all)
  *   dist/widget/v1/service-form-element.esm.js
  *                                    the `<service-form>` component, served as it is
+ *   dist/console/app.{js,css}        the admin console served at `/console` (its script's gzipped size printed)
  *
  * Each step is one entry of `steps`: a new asset is one more entry.
  */
@@ -24,6 +25,7 @@ import { fileURLToPath } from "node:url"
 import { writePgliteTemplate } from "../layers/pglite/Client.js"
 import { chunkInputs, lazyCommonJs } from "./bundleCheck.js"
 import { builtElementFile, writeElementBundle } from "../src/forms/ElementBundle.js"
+import { builtConsoleDir, writeConsoleBundle } from "../src/console/ConsoleBundle.js"
 import { runMigrations } from "../src/db/Migrator.js"
 import { migrations } from "../src/db/migrations/index.js"
 
@@ -132,7 +134,14 @@ export const steps: ReadonlyArray<{ readonly name: string; readonly run: () => P
   { name: "PGlite files", run: copyPgliteFiles },
   { name: "external packages", run: copyExternals },
   { name: "database template", run: writeTemplate },
-  { name: "form component", run: () => Effect.runPromise(Effect.asVoid(writeElementBundle(join(dist, builtElementFile)))) }
+  { name: "form component", run: () => Effect.runPromise(Effect.asVoid(writeElementBundle(join(dist, builtElementFile)))) },
+  {
+    name: "admin console",
+    run: async () => {
+      const { bytes, gzipped } = await Effect.runPromise(writeConsoleBundle(join(dist, builtConsoleDir)))
+      console.log(`build: console script ${(bytes / 1024).toFixed(1)} KB, ${(gzipped / 1024).toFixed(1)} KB gzipped (budget 150 KB)`)
+    }
+  }
 ]
 
 const main = async () => {

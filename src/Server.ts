@@ -29,6 +29,7 @@ import * as Agents from "./agents/Area.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
 import { AppConfig, type AppConfigShape } from "./Config.js"
+import { ConsoleRoutes } from "./console/ConsoleBundle.js"
 import * as Conversations from "./conversations/Area.js"
 import { migrations } from "./db/migrations/index.js"
 import { runMigrations } from "./db/Migrator.js"
@@ -109,7 +110,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 )
 
 /** The routes beside the API. */
-const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes)
+const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, ConsoleRoutes)
 
 /** Each area's background fibers, built with only what they use. */
 const Workers = Layer.mergeAll(

@@ -49,6 +49,7 @@ export const bootstrap = Effect.gen(function* () {
         `  secret key  ${b.secret.secret}`,
         `  widget key  ${b.widget.secret}`,
         `  forms key   ${b.forms.secret}`,
+        `Console: ${config.publicUrl}/console (sign in with the secret key)`,
         `Try: curl -H "Authorization: Bearer ${b.secret.secret}" ${config.publicUrl}/v1/agents`,
         ""
       ].join("\n")

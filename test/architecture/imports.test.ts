@@ -102,6 +102,20 @@ describe("import graph", () => {
     expect(show(edges.filter((e) => browser(e.from) !== browser(e.to)))).toBe("")
   })
 
+  it("the admin console (src/console/app/, browser code) imports only itself and schema/ (types), and nothing imports it", () => {
+    const browser = (path: string) => path.startsWith("src/console/app/")
+    expect(edges.some((e) => browser(e.from))).toBe(true)
+    expect(show(edges.filter((e) => browser(e.from) && !browser(e.to) && top(e.to) !== "schema"))).toBe("")
+    expect(show(edges.filter((e) => !browser(e.from) && browser(e.to)))).toBe("")
+    // schema/ gives types only: a value import would bundle Effect's Schema into the page
+    const valueImports = filesUnder(join(root, "src/console/app")).flatMap((file) =>
+      [...readFileSync(file, "utf8").matchAll(/(?:^|\n)\s*import\s+(?!type\s)(?:(?!\bfrom\b)[^;])*from\s*["']((?:\.\.\/)+schema\/[^"']+)["']/g)].map(
+        (m) => `${relative(root, file)} -> ${m[1]}`
+      )
+    )
+    expect(valueImports.join("\n")).toBe("")
+  })
+
   it("no cycle between layers/ files", () => {
     const graph = new Map<string, Set<string>>()
     for (const e of edges) {

@@ -1,0 +1,177 @@
+/**
+ * The admin console at `/console`: a single page (`src/console/app/`, Preact)
+ * that calls the public API with the secret key its user signs in with. Like
+ * the form component, the script `npm run build` writes into `dist/console/`
+ * is served when present; otherwise the first request bundles it in-process.
+ * The page runs under a strict Content-Security-Policy: its own script and
+ * stylesheet only, no inline code, requests to this origin only.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import { createHash } from "node:crypto"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { gzipSync } from "node:zlib"
+import { elementPath } from "../forms/ElementBundle.js"
+import { matchesEtag } from "../forms/Rules.js"
+
+export const consolePath = "/console"
+const scriptPath = "/console/app.js"
+const stylePath = "/console/app.css"
+/** The forms editor's live preview: a page of its own, framed by the console (the component writes `<style>` elements). */
+export const formPreviewPath = "/console/form-preview"
+
+const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url))
+export const consoleEntry = join(repositoryRoot, "src/console/app/main.tsx")
+const consoleStyles = join(repositoryRoot, "src/console/app/console.css")
+/** Where `npm run build` puts the console, relative to `dist/` (and so to the bundled server). */
+export const builtConsoleDir = "console"
+const prebuilt = (file: string) => fileURLToPath(new URL(`${builtConsoleDir}/${file}`, import.meta.url))
+
+/** The script's budget, gzipped. */
+export const maxScriptGzipBytes = 150 * 1024
+
+interface Assets {
+  readonly script: Uint8Array
+  readonly style: Uint8Array
+}
+
+/** The console's script and stylesheet. esbuild is loaded only when called. */
+export const bundleConsole: Effect.Effect<Assets> = Effect.tryPromise(async () => {
+  const esbuild = await import("esbuild")
+  const result = await esbuild.build({
+    entryPoints: [consoleEntry],
+    bundle: true,
+    minify: true,
+    format: "esm",
+    target: "es2020",
+    platform: "browser",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    legalComments: "none",
+    write: false,
+    logLevel: "silent"
+  })
+  const style = await readFile(consoleStyles)
+  return { script: result.outputFiles[0]!.contents, style: new Uint8Array(style) }
+}).pipe(Effect.orDieWith((cause) => new Error(`bundling the console failed: ${String(cause)}`)))
+
+/** Writes the console into `outDir`; for the build. Fails past the size budget. */
+export const writeConsoleBundle = (outDir: string) =>
+  Effect.flatMap(bundleConsole, ({ script, style }) =>
+    Effect.promise(async () => {
+      const gzipped = gzipSync(script, { level: 9 }).byteLength
+      if (gzipped > maxScriptGzipBytes) {
+        throw new Error(`the console's script is ${gzipped} bytes gzipped, over its ${maxScriptGzipBytes} budget`)
+      }
+      await mkdir(outDir, { recursive: true })
+      await writeFile(join(outDir, "app.js"), script)
+      await writeFile(join(outDir, "app.css"), style)
+      return { bytes: script.byteLength, gzipped }
+    })
+  )
+
+const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Console</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${stylePath}">
+<script type="module" src="${scriptPath}"></script>
+</head><body><div id="app"><p class="boot">Loading the console…</p></div></body></html>
+`
+
+const load: Effect.Effect<Assets> = Effect.tryPromise(async () => ({
+  script: new Uint8Array(await readFile(prebuilt("app.js"))),
+  style: new Uint8Array(await readFile(prebuilt("app.css")))
+})).pipe(Effect.orElse(() => bundleConsole))
+
+const etagOf = (bytes: Uint8Array) => `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`
+
+/** Nothing inline, nothing from elsewhere; the API is on this origin. */
+export const contentSecurityPolicy = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "frame-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'"
+].join("; ")
+
+const securityHeaders = {
+  "content-security-policy": contentSecurityPolicy,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "cross-origin-opener-policy": "same-origin"
+}
+
+const escape = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
+
+/**
+ * The `<service-form>` of `form_id` drawn with the public forms key `key`, as
+ * a site embeds it; nothing but the component's script runs on the page.
+ */
+const formPreview = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const params = new URL(request.url, "http://console").searchParams
+  const formId = params.get("form_id") ?? ""
+  const key = params.get("key") ?? ""
+  const locale = params.get("locale") === "es" ? "es" : "en"
+  const headers = {
+    ...securityHeaders,
+    "content-security-policy": [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self' 'unsafe-inline'",
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'self'"
+    ].join("; "),
+    "x-frame-options": "SAMEORIGIN",
+    "cache-control": "no-store"
+  }
+  if (!/^frm_[A-Za-z0-9]{8,64}$/.test(formId) || !/^pk_(test|live)_[A-Za-z0-9]{8,128}$/.test(key)) {
+    return HttpServerResponse.text("form_id (frm_...) and key (a forms key, pk_...) are required", { status: 400, headers })
+  }
+  return HttpServerResponse.text(
+    `<!doctype html>
+<html lang="${locale}"><head><meta charset="utf-8"><title>Form preview</title><link rel="icon" href="data:,">
+<script type="module" src="${elementPath}"></script></head>
+<body><service-form api-key="${escape(key)}" form-id="${escape(formId)}" locale="${locale}"></service-form></body></html>
+`,
+    { contentType: "text/html; charset=utf-8", headers }
+  )
+})
+
+const asset = (bytes: Uint8Array, contentType: string) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const etag = etagOf(bytes)
+    const headers = { ...securityHeaders, etag, "cache-control": "no-cache" }
+    if (matchesEtag(request.headers["if-none-match"], etag)) return HttpServerResponse.empty({ status: 304, headers })
+    return HttpServerResponse.uint8Array(bytes, { contentType, headers })
+  })
+
+export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function* () {
+    const assets = yield* Effect.cached(load)
+    const html = HttpServerResponse.text(page, {
+      contentType: "text/html; charset=utf-8",
+      headers: { ...securityHeaders, "cache-control": "no-store" }
+    })
+    yield* router.get(consolePath, Effect.succeed(html))
+    yield* router.get(formPreviewPath, formPreview)
+    yield* router.get(scriptPath, Effect.flatMap(assets, (a) => asset(a.script, "text/javascript; charset=utf-8")))
+    yield* router.get(stylePath, Effect.flatMap(assets, (a) => asset(a.style, "text/css; charset=utf-8")))
+  })
+)

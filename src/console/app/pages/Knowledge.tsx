@@ -1,0 +1,253 @@
+/**
+ * An agent's knowledge: adding text, a URL, a batch of URLs, a file or CSV
+ * Q&A, and each source's progress, polled while any is still moving.
+ */
+import type { KnowledgeSource } from "../../../../schema/Knowledge.js"
+import { useState } from "preact/hooks"
+import type { Client } from "../api.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
+import { AgentHeader } from "./Agents.js"
+
+type Kind = "text" | "url" | "batch" | "file" | "csv"
+const kinds: ReadonlyArray<readonly [Kind, string]> = [
+  ["text", "Text"],
+  ["url", "URL"],
+  ["batch", "Batch of URLs"],
+  ["file", "File"],
+  ["csv", "CSV Q&A"]
+]
+
+const fileTypes: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  webp: "image/webp",
+  pdf: "application/pdf",
+  txt: "text/plain",
+  md: "text/markdown",
+  html: "text/html",
+  htm: "text/html",
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  m4a: "audio/mp4",
+  ogg: "audio/ogg"
+}
+
+const contentTypeOf = (file: File): string =>
+  file.type !== "" && Object.values(fileTypes).includes(file.type)
+    ? file.type
+    : fileTypes[file.name.split(".").pop()?.toLowerCase() ?? ""] ?? file.type
+
+/** Declares the file, uploads its bytes, confirms it; returns its id. */
+const uploadFile = async (client: Client, file: File): Promise<string> => {
+  const declared = await client.call<{ id: string }>("POST", "/v1/files", {
+    body: { filename: file.name, content_type: contentTypeOf(file), size_bytes: file.size }
+  })
+  await client.fetch("PUT", `/v1/files/${declared.id}/content`, {
+    raw: file,
+    headers: { "content-type": contentTypeOf(file) }
+  })
+  await client.call("POST", `/v1/files/${declared.id}/confirm`)
+  return declared.id
+}
+
+const AddSource = ({ client, agentId, onAdded }: { client: Client; agentId: string; onAdded: () => void }) => {
+  const [kind, setKind] = useState<Kind>("text")
+  const [title, setTitle] = useState("")
+  const [content, setContent] = useState("")
+  const [url, setUrl] = useState("")
+  const [urls, setUrls] = useState("")
+  const [file, setFile] = useState<File | undefined>(undefined)
+  const [note, setNote] = useState("")
+  const action = useAction()
+  const base = `/v1/agents/${agentId}/knowledge`
+
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    setNote("")
+    const ok = await action.run(async () => {
+      switch (kind) {
+        case "text":
+          await client.call("POST", base, { body: { type: "text", title, content } })
+          return setNote(`Text "${title}" added.`)
+        case "url":
+          await client.call("POST", base, { body: { type: "url", url, ...(title === "" ? {} : { title }) } })
+          return setNote(`URL added.`)
+        case "batch": {
+          const list = urls.split(/\s+/).filter((u) => u !== "")
+          const batch = await client.call<{ count: number }>("POST", `${base}/batch`, {
+            body: { urls: list },
+            headers: { "idempotency-key": crypto.randomUUID() }
+          })
+          return setNote(`${batch.count} URLs added.`)
+        }
+        case "file": {
+          if (file === undefined) throw new Error("Choose a file first")
+          const fileId = await uploadFile(client, file)
+          await client.call("POST", base, { body: { type: "file_id", file_id: fileId, ...(title === "" ? {} : { title }) } })
+          return setNote(`File ${file.name} added.`)
+        }
+        case "csv": {
+          const text = file === undefined ? content : await file.text()
+          await client.call("POST", base, {
+            body: { type: "csv_qa", content: text, ...(title === "" ? {} : { title }) }
+          })
+          return setNote(`CSV Q&A added.`)
+        }
+      }
+    })
+    if (ok) {
+      setTitle("")
+      setContent("")
+      setUrl("")
+      setUrls("")
+      setFile(undefined)
+      onAdded()
+    }
+  }
+
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="add-source">
+      <h2 id="add-source">Add knowledge</h2>
+      <fieldset class="kinds">
+        <legend>Kind of source</legend>
+        {kinds.map(([value, label]) => (
+          <label key={value} class="radio">
+            <input
+              type="radio"
+              name="kind"
+              value={value}
+              checked={kind === value}
+              onChange={() => {
+                setKind(value)
+                setFile(undefined)
+                action.clear()
+              }}
+            />
+            {label}
+          </label>
+        ))}
+      </fieldset>
+      {kind === "batch" ? null : (
+        <Field
+          label={kind === "text" ? "Title" : "Title (optional)"}
+          value={title}
+          onInput={setTitle}
+          required={kind === "text"}
+          name="title"
+        />
+      )}
+      {kind === "text" ? <Field label="Content" value={content} onInput={setContent} multiline={6} required name="content" /> : null}
+      {kind === "url" ? <Field label="Page URL" type="url" value={url} onInput={setUrl} required name="url" /> : null}
+      {kind === "batch" ? (
+        <Field
+          label="URLs"
+          value={urls}
+          onInput={setUrls}
+          multiline={6}
+          required
+          hint="One per line, up to 500, processed in order."
+          name="urls"
+        />
+      ) : null}
+      {kind === "file" || kind === "csv" ? (
+        <div class="field">
+          <label for="source-file">{kind === "file" ? "File" : "CSV file (or paste below)"}</label>
+          <input
+            id="source-file"
+            type="file"
+            accept={kind === "file" ? Object.keys(fileTypes).map((ext) => `.${ext}`).join(",") : ".csv,text/csv"}
+            required={kind === "file"}
+            onChange={(e) => setFile((e.currentTarget as HTMLInputElement).files?.[0])}
+            aria-describedby="source-file-hint"
+          />
+          <small id="source-file-hint" class="hint">
+            {kind === "file"
+              ? "Images (read by OCR), PDF, text, Markdown, HTML or audio; up to 25 MB."
+              : "Columns question,answer[,category]; up to 1 MB."}
+          </small>
+        </div>
+      ) : null}
+      {kind === "csv" && file === undefined ? (
+        <Field label="CSV text" value={content} onInput={setContent} multiline={5} name="csv" placeholder="question,answer" />
+      ) : null}
+      <button type="submit" class="primary" disabled={action.pending}>
+        {action.pending ? "Adding…" : "Add source"}
+      </button>
+      <span role="status" class="saved">
+        {note}
+      </span>
+      {action.error === undefined ? null : <ErrorBox error={action.error} />}
+    </form>
+  )
+}
+
+const moving = (s: KnowledgeSource) => s.status === "pending" || s.status === "processing"
+
+const SourceRow = ({ client, source, onDeleted }: { client: Client; source: KnowledgeSource; onDeleted: () => void }) => {
+  const remove = useAction()
+  return (
+    <li class={`source source-${source.status}`} data-source-id={source.id}>
+      <div class="source-head">
+        <strong>{source.title || source.source_ref}</strong>
+        <Status value={source.status} />
+        <span class="muted">
+          {source.type} · {source.source_ref}
+        </span>
+      </div>
+      <div class="progress-line">
+        <label for={`progress-${source.id}`}>{source.phase.replace(/_/g, " ")}</label>
+        <progress id={`progress-${source.id}`} max={100} value={source.progress} aria-valuetext={`${source.progress}%, ${source.phase}`} />
+        <span class="pct">{source.progress}%</span>
+      </div>
+      <p class="muted small">
+        Attempts {source.attempts}
+        {source.next_attempt_at === null ? "" : ` · next attempt ${when(source.next_attempt_at)}`}
+        {source.status === "indexed" ? ` · ${source.chunk_count} passages, ${source.qa_count} Q&A` : ""}
+        {` · added ${when(source.created_at)}`}
+      </p>
+      {source.error === null ? null : (
+        <p class={source.status === "failed" ? "source-error" : "source-warning"}>
+          {source.status === "failed" ? "Failed: " : "Last attempt: "}
+          {source.error}
+          {source.error_code === null ? "" : ` (${source.error_code})`}
+        </p>
+      )}
+      <ConfirmButton
+        label="Delete source"
+        what={source.title || source.source_ref}
+        confirm={`Delete ${source.title || source.id}?`}
+        onConfirm={async () => {
+          if (await remove.run(() => client.call("DELETE", `/v1/agents/${source.agent_id}/knowledge/${source.id}`))) onDeleted()
+        }}
+      />
+      {remove.error === undefined ? null : <ErrorBox error={remove.error} />}
+    </li>
+  )
+}
+
+export const KnowledgePage = ({ client, agentId }: { client: Client; agentId: string }) => {
+  const sources = useResource(() => client.list<KnowledgeSource>(`/v1/agents/${agentId}/knowledge`, { limit: "100" }), [agentId])
+  const active = sources.data?.data.some(moving) ?? false
+  usePolling(active, 1000, () => sources.reload())
+  return (
+    <section>
+      <AgentHeader client={client} agentId={agentId} current="knowledge" />
+      <AddSource client={client} agentId={agentId} onAdded={sources.reload} />
+      <h2>Sources</h2>
+      <Loaded resource={sources} what="sources">
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>No knowledge yet: add text, a page or a file above.</Empty>
+          ) : (
+            <ul class="sources">
+              {page.data.map((source) => (
+                <SourceRow key={source.id} client={client} source={source} onDeleted={sources.reload} />
+              ))}
+            </ul>
+          )
+        }
+      </Loaded>
+    </section>
+  )
+}

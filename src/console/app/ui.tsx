@@ -1,0 +1,270 @@
+/** Shared pieces: data loading with its three states, form fields with labels, a two-step delete. */
+import type { ComponentChildren } from "preact"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import { ApiFailure } from "./api.js"
+
+export interface Resource<A> {
+  readonly data: A | undefined
+  readonly error: unknown
+  readonly loading: boolean
+  readonly reload: () => void
+}
+
+/** Loads with `load` when `deps` change; `reload` runs it again keeping the data shown meanwhile. */
+export const useResource = <A,>(load: () => Promise<A>, deps: ReadonlyArray<unknown>): Resource<A> => {
+  const [state, setState] = useState<{ data: A | undefined; error: unknown; loading: boolean }>({
+    data: undefined,
+    error: undefined,
+    loading: true
+  })
+  const [round, setRound] = useState(0)
+  useEffect(() => {
+    let live = true
+    setState((s) => ({ ...s, loading: true }))
+    load().then(
+      (data) => live && setState({ data, error: undefined, loading: false }),
+      (error) => live && setState((s) => ({ data: s.data, error, loading: false }))
+    )
+    return () => {
+      live = false
+    }
+  }, [...deps, round])
+  const reload = useCallback(() => setRound((r) => r + 1), [])
+  return { ...state, reload }
+}
+
+/** Runs `tick` every `millis` while `active`, without piling calls up. */
+export const usePolling = (active: boolean, millis: number, tick: () => Promise<unknown> | void) => {
+  const latest = useRef(tick)
+  latest.current = tick
+  useEffect(() => {
+    if (!active) return
+    let stopped = false
+    let timer: ReturnType<typeof setTimeout>
+    const loop = async () => {
+      try {
+        await latest.current()
+      } finally {
+        if (!stopped) timer = setTimeout(loop, millis)
+      }
+    }
+    timer = setTimeout(loop, millis)
+    return () => {
+      stopped = true
+      clearTimeout(timer)
+    }
+  }, [active, millis])
+}
+
+export const messageOf = (error: unknown): string =>
+  error instanceof ApiFailure ? error.message : error instanceof Error ? error.message : String(error)
+
+export const Loading = ({ what }: { what: string }) => (
+  <p class="loading" role="status">
+    Loading {what}…
+  </p>
+)
+
+export const ErrorBox = ({ error, retry }: { error: unknown; retry?: () => void }) => (
+  <div class="error" role="alert">
+    <p>
+      <strong>Error:</strong> {messageOf(error)}
+      {error instanceof ApiFailure && error.requestId !== undefined ? <span class="muted"> ({error.requestId})</span> : null}
+    </p>
+    {retry === undefined ? null : (
+      <button type="button" onClick={retry}>
+        Try again
+      </button>
+    )}
+  </div>
+)
+
+export const Empty = ({ children }: { children: ComponentChildren }) => <p class="empty">{children}</p>
+
+/** What a resource shows: loading at first, the error (with retry), or `children(data)`. */
+export const Loaded = <A,>({
+  resource,
+  what,
+  children
+}: {
+  resource: Resource<A>
+  what: string
+  children: (data: A) => ComponentChildren
+}) => {
+  if (resource.data === undefined && resource.error === undefined) return <Loading what={what} />
+  return (
+    <>
+      {resource.error === undefined ? null : <ErrorBox error={resource.error} retry={resource.reload} />}
+      {resource.data === undefined ? null : children(resource.data)}
+    </>
+  )
+}
+
+let fieldCount = 0
+const useId = (prefix: string) => {
+  const ref = useRef<string | undefined>(undefined)
+  if (ref.current === undefined) ref.current = `${prefix}-${++fieldCount}`
+  return ref.current
+}
+
+interface FieldProps {
+  readonly label: string
+  readonly value: string
+  readonly onInput: (value: string) => void
+  readonly hint?: string
+  readonly required?: boolean
+  readonly type?: string
+  readonly multiline?: number
+  readonly placeholder?: string
+  readonly name?: string
+}
+
+export const Field = (props: FieldProps) => {
+  const id = useId("f")
+  const hint = props.hint === undefined ? undefined : `${id}-hint`
+  const common = {
+    id,
+    name: props.name,
+    value: props.value,
+    required: props.required,
+    placeholder: props.placeholder,
+    "aria-describedby": hint,
+    onInput: (e: Event) => props.onInput((e.currentTarget as HTMLInputElement).value)
+  }
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {props.multiline === undefined ? (
+        <input type={(props.type ?? "text") as "text"} {...common} />
+      ) : (
+        <textarea rows={props.multiline} {...common} />
+      )}
+      {hint === undefined ? null : (
+        <small id={hint} class="hint">
+          {props.hint}
+        </small>
+      )}
+    </div>
+  )
+}
+
+export const Select = (props: {
+  label: string
+  value: string
+  options: ReadonlyArray<readonly [string, string]>
+  onChange: (value: string) => void
+}) => {
+  const id = useId("s")
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <select id={id} value={props.value} onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value)}>
+        {props.options.map(([value, text]) => (
+          <option value={value} key={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
+}
+
+/** A destructive action asks once more, inline (keyboard and screen readers reach both buttons). */
+export const ConfirmButton = ({
+  label,
+  confirm,
+  onConfirm,
+  what
+}: {
+  label: string
+  confirm: string
+  onConfirm: () => void
+  /** Added to the button's accessible name where several stand side by side (a list's rows). */
+  what?: string
+}) => {
+  const [asking, setAsking] = useState(false)
+  const yes = useRef<HTMLButtonElement>(null)
+  useEffect(() => {
+    if (asking) yes.current?.focus()
+  }, [asking])
+  if (!asking) {
+    return (
+      <button type="button" class="danger" onClick={() => setAsking(true)} aria-label={what === undefined ? undefined : `${label}: ${what}`}>
+        {label}
+      </button>
+    )
+  }
+  return (
+    <span class="confirm" role="group" aria-label={confirm}>
+      <span>{confirm}</span>
+      <button
+        type="button"
+        class="danger"
+        ref={yes}
+        onClick={() => {
+          setAsking(false)
+          onConfirm()
+        }}
+      >
+        Yes, {label.toLowerCase()}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  )
+}
+
+/** Runs an action, keeping its pending state and its error for display. */
+export const useAction = () => {
+  const [pending, setPending] = useState(false)
+  const [error, setError] = useState<unknown>(undefined)
+  const run = async (action: () => Promise<unknown>): Promise<boolean> => {
+    setPending(true)
+    setError(undefined)
+    try {
+      await action()
+      return true
+    } catch (e) {
+      setError(e)
+      return false
+    } finally {
+      setPending(false)
+    }
+  }
+  return { pending, error, run, clear: () => setError(undefined) }
+}
+
+export const when = (iso: string | null | undefined): string => {
+  if (iso === null || iso === undefined) return "—"
+  const date = new Date(iso)
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString("en-GB", { timeZone: "UTC" }) + " UTC"
+}
+
+export const Status = ({ value }: { value: string }) => <span class={`badge badge-${value}`}>{value.replace(/_/g, " ")}</span>
+
+/** A secret the service shows once: its value, a copy button, and a button to put it away. */
+export const CopySecret = ({ label, secret, onDone }: { label: string; secret: string; onDone: () => void }) => {
+  const [copied, setCopied] = useState<boolean | undefined>(undefined)
+  return (
+    <div class="card secret" role="region" aria-label={label}>
+      <p>
+        <strong>{label}:</strong> <code>{secret}</code>
+      </p>
+      <button
+        type="button"
+        onClick={() =>
+          navigator.clipboard === undefined
+            ? setCopied(false)
+            : navigator.clipboard.writeText(secret).then(() => setCopied(true), () => setCopied(false))
+        }
+      >
+        Copy
+      </button>{" "}
+      <button type="button" onClick={onDone}>
+        I saved it
+      </button>
+      <span role="status">{copied === undefined ? "" : copied ? " Copied." : " Copying was refused: select the text instead."}</span>
+    </div>
+  )
+}

@@ -1,0 +1,615 @@
+/**
+ * The admin console (`/console`) in Chromium against the real server: signing
+ * in, agents, knowledge with its progress, the playground's streamed reply,
+ * a member's reply to a ticket, a flow by keyboard only, axe on every page,
+ * no console error (a CSP violation is one), a screenshot of each page.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { mkdirSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join, resolve } from "node:path"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll } from "vitest"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
+import { haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
+
+const artifacts = resolve(import.meta.dirname, "../artifacts/console")
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+interface Opened {
+  readonly page: Page
+  /** Console errors and uncaught exceptions seen so far. */
+  readonly errors: Array<string>
+}
+
+describe.skipIf(!haveChromium)("admin console in Chromium", () => {
+  let browser: Browser
+  let site: PageServer
+  const contexts: Array<BrowserContext> = []
+
+  beforeAll(async () => {
+    browser = await launchChromium()
+    site = await startPageServer()
+    mkdirSync(artifacts, { recursive: true })
+  })
+  afterAll(async () => {
+    await Promise.all(contexts.map((c) => c.close()))
+    await browser?.close()
+    await site?.close()
+  })
+
+  const open = async (h: HarnessShape, hash = ""): Promise<Opened> => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: "en-GB" })
+    contexts.push(context)
+    const page = await context.newPage()
+    page.setDefaultTimeout(15_000)
+    const errors: Array<string> = []
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text())
+    })
+    page.on("pageerror", (error) => errors.push(String(error)))
+    await page.goto(`${h.url}/console${hash}`)
+    return { page, errors }
+  }
+
+  const signIn = async (page: Page, key: string) => {
+    await page.getByLabel("Secret key").fill(key)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("navigation", { name: "Main" }).waitFor()
+  }
+
+  /** axe-core on the page as it is: no serious or critical violation. */
+  const axe = async (page: Page, name: string) => {
+    const violations = await page.evaluate(`(async () => {
+      if (!window.axe) { ${axeSource} }
+      const result = await window.axe.run(document, { resultTypes: ["violations"] })
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }))
+    })()`)
+    const serious = (violations as Array<{ impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical")
+    expect(serious, `axe on ${name}`).toEqual([])
+  }
+
+  const shoot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true })
+
+  /** Each page: settled, accessible, photographed. */
+  const check = async (opened: Opened, name: string) => {
+    await opened.page.waitForFunction(() => document.querySelector(".loading") === null)
+    await axe(opened.page, name)
+    await shoot(opened.page, name)
+    expect(opened.errors, `console errors on ${name}`).toEqual([])
+  }
+
+  layer(testServer())("console", (it) => {
+    it.effect("is served with a strict CSP; signs in per environment, with the key kept in the tab, not a cookie", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Desk" } })
+        for (const subject of ["First", "Second"]) {
+          const ticket = yield* h.call("POST", "/v1/tickets", { key: ws.secretTest, body: { agent_id: agent.body.data.id, subject } })
+          expect(ticket.status, ticket.text).toBe(201)
+        }
+        yield* Effect.promise(async () => {
+          const response = await fetch(`${h.url}/console`)
+          expect(response.status).toBe(200)
+          const csp = response.headers.get("content-security-policy")!
+          expect(csp).toContain("script-src 'self'")
+          expect(csp).toContain("connect-src 'self'")
+          expect(csp).not.toContain("unsafe-inline")
+          expect(await response.text()).not.toMatch(/<script>|<style>| style=/)
+          const script = await fetch(`${h.url}/console/app.js`)
+          expect(script.headers.get("content-type")).toContain("javascript")
+
+          const opened = await open(h)
+          const { page } = opened
+          await page.getByRole("heading", { name: "Sign in to the sandbox environment" }).waitFor()
+          await check(opened, "sign-in")
+
+          // a wrong key: the envelope's message is shown
+          await page.getByLabel("Secret key").fill("sk_test_notakey0000000000000000")
+          await page.getByRole("button", { name: "Sign in" }).click()
+          await page.getByRole("alert").waitFor()
+          expect(await page.getByRole("alert").textContent()).toMatch(/key/i)
+          // the 401 of the wrong key is a console error of the browser's own: not ours
+          opened.errors.length = 0
+
+          await signIn(page, ws.secretTest)
+          expect(await page.evaluate(() => document.cookie)).toBe("")
+          expect(await page.evaluate(() => sessionStorage.getItem("console.key.test"))).toBe(ws.secretTest)
+          const authorization = page.waitForRequest((r) => r.url().includes("/v1/usage"))
+          await page.reload()
+          expect((await authorization).headers()["authorization"]).toBe(`Bearer ${ws.secretTest}`)
+          await page.getByRole("heading", { name: "Overview" }).waitFor()
+          await page.getByText("Tickets this month").waitFor()
+          // the two tickets: in the meter and in the day's bar
+          await page.getByRole("img", { name: "Tickets per day: 2 in all, at most 2 a day" }).waitFor()
+          expect(await page.getByRole("progressbar", { name: "Tickets this month: 2 of 20" }).count()).toBe(1)
+          await check(opened, "overview")
+
+          // live has its own key
+          await page.getByRole("button", { name: "Live" }).click()
+          expect(await page.getByRole("button", { name: "Live" }).getAttribute("aria-pressed")).toBe("true")
+          await page.getByRole("heading", { name: "Sign in to the live environment" }).waitFor()
+          await signIn(page, ws.secretLive)
+          await page.getByText("live ·", { exact: false }).first().waitFor()
+          // each environment's button tells whether it has a key
+          expect(await page.getByRole("button", { name: "Live (signed in)", exact: true }).count()).toBe(1)
+          await page.getByRole("button", { name: "Sandbox (signed in)", exact: true }).click()
+          await page.getByRole("navigation", { name: "Main" }).waitFor()
+          expect(opened.errors).toEqual([])
+        })
+      })
+    )
+
+    it.effect("agents: create, edit, delete; knowledge: a text source's progress bar reaches indexed; the playground streams a reply with its sources", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/agents")
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByRole("heading", { name: "Agents" }).waitFor()
+          await page.getByText("No agents yet").waitFor()
+          await check(opened, "agents-empty")
+
+          await page.getByLabel("Name").fill("Help desk")
+          await page.getByRole("button", { name: "Create agent" }).click()
+          await page.getByRole("heading", { name: "Knowledge: Help desk" }).waitFor()
+          await page.getByText("No knowledge yet").waitFor()
+
+          // a text source, watched until indexed without reloading the page
+          await page.getByLabel("Title", { exact: true }).fill("Refunds")
+          await page.getByLabel("Content", { exact: true }).fill(
+            "Refund policy. Customers may ask for a refund within 30 days of purchase. Refunds are paid to the original card within five working days."
+          )
+          await page.getByRole("button", { name: "Add source" }).click()
+          const source = page.locator("li.source").first()
+          await source.waitFor()
+          const bar = source.locator("progress")
+          expect(Number(await bar.getAttribute("max"))).toBe(100)
+          await page.locator("li.source-indexed").waitFor({ timeout: 60_000 })
+          expect(await bar.getAttribute("value")).toBe("100")
+          expect(await source.textContent()).toContain("indexed")
+          expect(await source.textContent()).toContain("Attempts 1")
+
+          // a failing source shows its error text: an invalid CSV
+          await page.getByLabel("CSV Q&A").check()
+          await page.getByLabel("CSV text").fill("not,a,valid,csv,file,with,too,many,columns\n\"unterminated")
+          await page.getByRole("button", { name: "Add source" }).click()
+          const failure = page.locator("li.source-failed .source-error").or(page.getByRole("alert")).first()
+          await failure.waitFor({ timeout: 60_000 })
+          expect((await failure.textContent())!.length).toBeGreaterThan(8)
+          // the 400 the test provoked is logged by the browser itself
+          opened.errors.splice(0, opened.errors.length, ...opened.errors.filter((e) => !e.includes("status of 400")))
+          await check(opened, "knowledge")
+
+          // a page, a batch and a file: each reaches indexed; a missing page fails with its error text
+          const page1 = site.put("/shipping", "<html><head><title>Shipping</title></head><body><main><h1>Shipping</h1><p>Orders ship within two days from our warehouse. Tracking numbers are e-mailed when the parcel leaves.</p></main></body></html>")
+          const page2 = site.put("/returns", "<html><head><title>Returns</title></head><body><main><h1>Returns</h1><p>Returns are accepted for unused items in their original box. Print the label from your account page.</p></main></body></html>")
+          await page.getByLabel("URL", { exact: true }).check()
+          await page.getByLabel("Page URL").fill(page1)
+          await page.getByRole("button", { name: "Add source" }).click()
+          await page.getByText("URL added.").waitFor()
+          await page.getByLabel("Batch of URLs").check()
+          await page.getByLabel("URLs", { exact: true }).fill(`${page2}\n${site.origin}/missing`)
+          await page.getByRole("button", { name: "Add source" }).click()
+          await page.getByText("2 URLs added.").waitFor()
+          await page.getByLabel("File", { exact: true }).check()
+          await page.locator("input[type=file]").setInputFiles({
+            name: "warranty.txt",
+            mimeType: "text/plain",
+            buffer: Buffer.from("Warranty. Every device carries a two year warranty covering manufacturing defects.")
+          })
+          await page.getByRole("button", { name: "Add source" }).click()
+          await page.getByText("File warranty.txt added.").waitFor()
+          await page.waitForFunction(() => document.querySelectorAll("li.source-indexed").length === 4, undefined, { timeout: 60_000 })
+          const missing = page.locator("li.source-failed")
+          await missing.waitFor({ timeout: 60_000 })
+          expect(await missing.textContent()).toContain("/missing")
+          expect(await missing.locator(".source-error").textContent()).toMatch(/Failed: .*404|not found/i)
+          await check(opened, "knowledge-sources")
+          // deleting a source
+          await missing.getByRole("button", { name: "Delete source" }).click()
+          await missing.getByRole("button", { name: "Yes, delete source" }).click()
+          await missing.waitFor({ state: "detached" })
+
+          // the playground
+          await page.getByRole("link", { name: "Playground" }).click()
+          await page.getByRole("heading", { name: "Playground: Help desk" }).waitFor()
+          await check(opened, "playground-empty")
+          await page.evaluate(() => {
+            const w = window as any
+            w.replyTexts = []
+            new MutationObserver(() => {
+              const bubble = document.querySelector(".turn-assistant .bubble")
+              const text = bubble?.textContent ?? ""
+              if (text !== "" && text !== "…" && w.replyTexts[w.replyTexts.length - 1] !== text) w.replyTexts.push(text)
+            }).observe(document.body, { subtree: true, childList: true, characterData: true })
+          })
+          await page.getByLabel("Message").fill("How many days do I have to ask for a refund?")
+          const streamed = page.waitForResponse((r) => r.url().endsWith("/messages") && r.request().method() === "POST")
+          await page.getByLabel("Message").press("Enter")
+          await page.getByText("Reply complete").waitFor({ timeout: 30_000 })
+          // the reply came as server-sent token events (the local model sends them in one burst, so the page may
+          // draw them in one frame); what was drawn grew by prefixes and ends as the tokens joined
+          const response = await streamed
+          expect(response.headers()["content-type"]).toContain("text/event-stream")
+          const events = (await response.text())
+            .split("\n")
+            .filter((line) => line.startsWith("data:"))
+            .map((line) => JSON.parse(line.slice(5)))
+          const tokens = events.filter((e) => e.type === "token").map((e) => e.content as string)
+          expect(tokens.length).toBeGreaterThan(2)
+          const texts = (await page.evaluate(() => (window as any).replyTexts)) as Array<string>
+          for (let i = 1; i < texts.length; i++) expect(texts[i]!.startsWith(texts[i - 1]!)).toBe(true)
+          expect(await page.locator(".turn-assistant .bubble").textContent()).toBe(tokens.join(""))
+          const sources = page.locator(".turn-assistant .reply-sources li")
+          expect(await sources.count()).toBeGreaterThan(0)
+          expect(await sources.first().textContent()).toContain("Refunds")
+          await check(opened, "playground")
+
+          // settings: edit, then delete
+          await page.getByRole("link", { name: "Settings" }).click()
+          await page.getByLabel("Instructions").fill("Answer briefly.")
+          await page.getByLabel("Welcome message").fill("Hello! How can I help?")
+          await page.getByLabel("Allowed origins").fill("https://shop.example.com")
+          await page.getByRole("button", { name: "Save changes" }).click()
+          await page.getByText("Saved.").waitFor()
+          await check(opened, "agent-settings")
+          // an invalid origin: the service's message
+          await page.getByLabel("Allowed origins").fill("https://shop.example.com/path")
+          await page.getByRole("button", { name: "Save changes" }).click()
+          expect(await page.getByRole("alert").textContent()).toContain("not an origin")
+          await page.getByRole("button", { name: "Delete agent" }).click()
+          await page.getByRole("button", { name: "Yes, delete agent" }).click()
+          await page.getByRole("heading", { name: "Agents" }).waitFor()
+          await page.getByText("No agents yet").waitFor()
+          expect(opened.errors.filter((e) => !e.includes("status of 400"))).toEqual([])
+        })
+        const agents = yield* h.call("GET", "/v1/agents", { key: ws.secretTest })
+        expect(agents.body.data).toEqual([])
+      })
+    )
+
+    it.effect("tickets: the inbox filters; a member's reply appears in the thread as member; the status changes", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Desk" } })
+        for (const [subject, priority] of [["Where is my order?", "high"], ["Invoice copy", "low"]] as const) {
+          const created = yield* h.call("POST", "/v1/tickets", {
+            key: ws.secretTest,
+            body: {
+              agent_id: agent.body.data.id,
+              subject,
+              body: "Hello, I need help.",
+              visitor_email: "ana@example.com",
+              priority,
+              tags: ["orders"]
+            }
+          })
+          expect(created.status, created.text).toBe(201)
+        }
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/tickets")
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByRole("link", { name: "Where is my order?" }).waitFor()
+          await check(opened, "tickets")
+          await page.getByLabel("Priority").selectOption("low")
+          await page.getByRole("link", { name: "Where is my order?" }).waitFor({ state: "detached" })
+          await page.getByRole("link", { name: "Invoice copy" }).waitFor()
+          await page.getByLabel("Priority").selectOption("")
+          await page.getByLabel("Tag").fill("nothing-tagged")
+          await page.getByText("No tickets match.").waitFor()
+          await page.getByLabel("Tag").fill("")
+          await page.getByRole("link", { name: "Where is my order?" }).click()
+          await page.getByRole("heading", { name: "Where is my order?" }).waitFor()
+          await page.getByLabel("Acting as member").fill("mem_ana")
+          await page.getByLabel("Reply").fill("It ships tomorrow.")
+          await page.getByRole("button", { name: "Send reply" }).click()
+          const reply = page.locator("li.message-member")
+          await reply.waitFor()
+          expect(await reply.locator(".author").textContent()).toBe("member")
+          expect(await reply.textContent()).toContain("It ships tomorrow.")
+          // the member's reply moved it to pending_user; now resolve it
+          expect(await page.getByLabel("Status").inputValue()).toBe("pending_user")
+          await page.getByLabel("Status").selectOption("resolved")
+          await page.locator("li.event", { hasText: "pending_user → resolved by member mem_ana" }).waitFor()
+          await page.getByLabel("Tags").fill("orders, shipping")
+          const patched = page.waitForResponse((r) => r.request().method() === "PATCH")
+          await page.getByRole("button", { name: "Save tags" }).click()
+          expect((await (await patched).json()).data.tags).toEqual(["orders", "shipping"])
+          await check(opened, "ticket")
+        })
+      })
+    )
+
+    it.effect("webhooks: create (secret shown once), send a test, see its delivery, deactivate and reactivate", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/webhooks")
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByText("No subscriptions yet.").waitFor()
+          await page.getByLabel("Receiver URL").fill("https://hooks.example.com/receive")
+          await page.getByRole("button", { name: "Create subscription" }).click()
+          const secret = page.getByRole("region", { name: "Signing secret, shown this once" })
+          await secret.waitFor()
+          expect(await secret.textContent()).toContain("whsec_")
+          await check(opened, "webhooks")
+          await page.getByRole("button", { name: "I saved it" }).click()
+          await page.getByRole("link", { name: "https://hooks.example.com/receive" }).click()
+          await page.getByText("No deliveries yet").waitFor()
+          await page.getByRole("button", { name: "Send a test event" }).click()
+          await page.locator("li.delivery", { hasText: "webhook.test" }).waitFor()
+          // a receiver that answers: the delivery succeeds (the page polls while one is pending) and shows its attempt
+          await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click()
+          await page.getByLabel("Receiver URL").fill(site.put("/hook", "ok"))
+          await page.getByRole("button", { name: "Create subscription" }).click()
+          await page.getByRole("button", { name: "I saved it" }).click()
+          await page.getByRole("link", { name: `${site.origin}/hook` }).click()
+          await page.getByRole("button", { name: "Send a test event" }).click()
+          const delivered = page.locator("li.delivery", { hasText: "succeeded" })
+          await delivered.waitFor({ timeout: 30_000 })
+          await delivered.getByRole("button", { name: "Show attempts" }).click()
+          await delivered.locator("ol.attempts li", { hasText: "HTTP 200" }).waitFor()
+          await check(opened, "webhook-delivered")
+          await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click()
+          await page.getByRole("link", { name: "https://hooks.example.com/receive" }).click()
+          await page.getByRole("button", { name: "Deactivate" }).click()
+          await page.getByRole("button", { name: "Reactivate" }).click()
+          await page.getByRole("button", { name: "Deactivate" }).waitFor()
+          await check(opened, "webhook")
+        })
+      })
+    )
+
+    it.effect("conversations with their messages; leads, filtered and deleted", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Sales" } })
+        const agentId = agent.body.data.id as string
+        const sent = yield* h.call("POST", `/v1/agents/${agentId}/messages`, {
+          key: ws.secretTest,
+          body: { message: "Do you ship to Canada?", stream: false }
+        })
+        expect(sent.status, sent.text).toBe(201)
+        const lead = yield* h.call("POST", "/v1/leads", {
+          key: ws.secretTest,
+          body: { agent_id: agentId, email: "lee@example.com", name: "Lee", conversation_id: sent.body.data.conversation_id }
+        })
+        expect(lead.status, lead.text).toBe(201)
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/conversations")
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByRole("cell", { name: "Sales" }).waitFor()
+          await check(opened, "conversations")
+          await page.getByRole("table").getByRole("link").first().click()
+          await page.getByText("Do you ship to Canada?").waitFor()
+          await check(opened, "conversation")
+          await page.getByRole("link", { name: "Leads" }).click()
+          const row = page.getByRole("row", { name: /lee@example.com/ })
+          await row.waitFor()
+          await page.getByLabel("E-mail").fill("nobody@example.com")
+          await page.getByText("No leads match.").waitFor()
+          await page.getByLabel("E-mail").fill("")
+          await row.waitFor()
+          await check(opened, "leads")
+          await row.getByRole("button", { name: /Delete/ }).click()
+          await row.getByRole("button", { name: "Yes, delete" }).click()
+          await page.getByText("No leads match.").waitFor()
+        })
+      })
+    )
+
+    it.effect("Q&A with categories (add, filter, edit, delete) and the glossary (add, disable, delete)", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Shop" } })
+        const agentId = agent.body.data.id as string
+        yield* Effect.promise(async () => {
+          const opened = await open(h, `#/agents/${agentId}/qa`)
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByRole("heading", { name: "Q&A: Shop" }).waitFor()
+          await page.getByText("No Q&A here.").waitFor()
+          await page.getByLabel("New category").fill("Billing")
+          await page.getByRole("button", { name: "Add category" }).click()
+          await page.locator("ol.categories li", { hasText: "Billing" }).waitFor()
+          const form = page.locator("form", { has: page.getByRole("heading", { name: "New Q&A" }) })
+          await form.getByLabel("Question").fill("Can I pay by invoice?")
+          await form.getByLabel("Answer").fill("Yes, on annual plans.")
+          await form.getByLabel("Category").selectOption({ label: "Billing" })
+          await form.getByRole("button", { name: "Add Q&A" }).click()
+          const item = page.locator("li.qa", { hasText: "Can I pay by invoice?" })
+          await item.waitFor()
+          await page.getByLabel("Show").selectOption("none")
+          await page.getByText("No Q&A here.").waitFor()
+          await page.getByLabel("Show").selectOption({ label: "Billing" })
+          await item.waitFor()
+          await check(opened, "qa")
+          await item.getByRole("button", { name: "Edit: Can I pay by invoice?" }).click()
+          const editing = page.locator("li.qa").first()
+          await editing.getByLabel("Answer").fill("Yes, on annual plans, net 30.")
+          await editing.getByRole("button", { name: "Save Q&A" }).click()
+          await page.getByText("Yes, on annual plans, net 30.").waitFor()
+          await page.locator("li.qa").getByRole("button", { name: /Delete/ }).click()
+          await page.getByRole("button", { name: "Yes, delete" }).click()
+          await page.getByText("No Q&A here.").waitFor()
+
+          await page.getByRole("link", { name: "Glossary" }).click()
+          await page.getByText("No terms yet.").waitFor()
+          await page.getByLabel("Term", { exact: true }).fill("SKU")
+          await page.getByLabel("Definition").fill("Stock keeping unit")
+          await page.getByLabel("Synonyms").fill("item code, article number")
+          await page.getByRole("button", { name: "Add term" }).click()
+          const row = page.getByRole("row", { name: /SKU/ })
+          await row.waitFor()
+          expect(await row.textContent()).toContain("item code, article number")
+          await row.getByLabel("SKU enabled").uncheck()
+          await page.waitForFunction(() => !(document.querySelector("input[aria-label='SKU enabled']") as HTMLInputElement)?.checked)
+          await check(opened, "glossary")
+          await row.getByRole("button", { name: /Delete/ }).click()
+          await row.getByRole("button", { name: "Yes, delete" }).click()
+          await page.getByText("No terms yet.").waitFor()
+        })
+        const glossary = yield* h.call("GET", `/v1/agents/${agentId}/glossary`, { key: ws.secretTest })
+        expect(glossary.body.data.terms).toEqual([])
+      })
+    )
+
+    it.effect("forms: create from the template, edit the definition, see the live <service-form> preview follow; a refused edit shows the service's message", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Front desk" } })
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/forms")
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByText("No forms yet.").waitFor()
+          await page.getByRole("button", { name: "Create form" }).click()
+          await page.getByRole("heading", { name: "Contact us" }).waitFor()
+          await page.getByLabel("Forms public key").fill(ws.formsTest)
+          const preview = page.frameLocator("iframe[title='Form preview']")
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Contact us" }).waitFor()
+          expect(await preview.getByLabel("E-mail", { exact: true }).count()).toBe(1)
+          const definition = page.getByLabel("Definition (JSON)")
+          const edited = JSON.parse(await definition.inputValue())
+          edited.title = { en: "Write to us", es: "Escríbenos" }
+          await definition.fill(JSON.stringify(edited, null, 2))
+          await page.getByRole("button", { name: "Save form" }).click()
+          await page.getByText("Saved.").or(page.getByRole("alert")).waitFor()
+          expect(await page.getByRole("alert").count(), await page.locator(".editor").textContent() ?? "").toBe(0)
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Write to us" }).waitFor()
+          await page.getByLabel("Preview locale").selectOption("es")
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Escríbenos" }).waitFor()
+          await check(opened, "form-editor")
+          await definition.fill(JSON.stringify({ ...edited, fields: [] }))
+          await page.getByRole("button", { name: "Save form" }).click()
+          await page.getByRole("alert").waitFor()
+          expect((await page.getByRole("alert").textContent())!.length).toBeGreaterThan(10)
+          opened.errors.splice(0, opened.errors.length, ...opened.errors.filter((e) => !e.includes("status of 400")))
+          await page.getByRole("link", { name: "Forms" }).first().click()
+          await page.getByRole("link", { name: "Write to us" }).waitFor()
+          await check(opened, "forms")
+        })
+      })
+    )
+
+    it.effect("a training agent's course: a module, a lesson, a text source reaching indexed, then the module deleted with all it holds", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "training", name: "Onboarding" } })
+        const agentId = agent.body.data.id as string
+        yield* Effect.promise(async () => {
+          const opened = await open(h, `#/agents/${agentId}/course`)
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByText("No modules yet.").waitFor()
+          await page.getByLabel("Module title").fill("Basics")
+          await page.getByRole("button", { name: "Add module" }).click()
+          await page.getByRole("button", { name: "Module: Basics", exact: true }).click()
+          await page.getByText("No lessons in this module.").waitFor()
+          await page.getByLabel("Lesson title").fill("Welcome")
+          await page.getByRole("button", { name: "Add lesson" }).click()
+          await page.getByRole("button", { name: "Lesson: Welcome", exact: true }).click()
+          await page.getByText("No sources in this lesson.").waitFor()
+          await page.getByLabel("Source title").fill("First day")
+          await page.getByLabel("Source text").fill("On the first day you meet your team and receive your laptop and badge.")
+          await page.getByRole("button", { name: "Add text source" }).click()
+          await page.locator("li.source-indexed", { hasText: "First day" }).waitFor({ timeout: 60_000 })
+          await check(opened, "course")
+          await page.getByRole("button", { name: "Delete module: Basics" }).click()
+          await page.getByRole("button", { name: "Yes, delete module" }).click()
+          await page.getByText("No modules yet.").waitFor()
+        })
+      })
+    )
+
+    it.effect("API keys: the list, one created (shown once, copied) and revoked", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        yield* Effect.promise(async () => {
+          const opened = await open(h, "#/keys")
+          const { page } = opened
+          await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: h.url })
+          await signIn(page, ws.secretTest)
+          await page.getByRole("heading", { name: "API keys" }).waitFor()
+          await page.getByRole("cell", { name: ws.secretTest.slice(0, 8), exact: false }).first().waitFor()
+          await page.getByLabel("Kind").selectOption("widget")
+          await page.getByLabel("Key name").fill("Shop widget")
+          await page.getByRole("button", { name: "Create key" }).click()
+          const shown = page.getByRole("region", { name: "New key, shown this once" })
+          await shown.waitFor()
+          const value = (await shown.locator("code").textContent())!
+          expect(value).toMatch(/^widget_pk_/)
+          await shown.getByRole("button", { name: "Copy" }).click()
+          await shown.getByText("Copied.").waitFor()
+          expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(value)
+          const row = page.getByRole("row", { name: /Shop widget/ })
+          await row.waitFor()
+          await check(opened, "keys")
+          await row.getByRole("button", { name: /Revoke/ }).click()
+          await row.getByRole("button", { name: "Yes, revoke" }).click()
+          await row.waitFor({ state: "detached" })
+        })
+      })
+    )
+
+    it.effect("keyboard only: sign in, reach Agents, create an agent, open its knowledge, with focus always visible", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        yield* Effect.promise(async () => {
+          const { page, errors } = await open(h)
+          await page.getByRole("heading", { name: "Sign in to the sandbox environment" }).waitFor()
+          /** Presses Tab until the focused element matches `selector`; each stop shows a focus outline. */
+          const tabTo = async (selector: string) => {
+            for (let i = 0; i < 40; i++) {
+              await page.keyboard.press("Tab")
+              const state = await page.evaluate((sel) => {
+                const e = document.activeElement!
+                const style = getComputedStyle(e)
+                return { hit: e.matches(sel), outlined: style.outlineStyle !== "none" && style.outlineWidth !== "0px", what: e.outerHTML.slice(0, 120) }
+              }, selector)
+              // past the last control focus leaves the page for the browser's own (the body is then "focused")
+              if (state.what.startsWith("<body")) continue
+              expect(state.outlined, `focus visible while tabbing to ${selector}: ${state.what}`).toBe(true)
+              if (state.hit) return
+            }
+            throw new Error(`Tab never reached ${selector}`)
+          }
+          await tabTo("input[name=secret-key]")
+          await page.keyboard.type(ws.secretTest)
+          await page.keyboard.press("Enter")
+          await page.getByRole("navigation", { name: "Main" }).waitFor()
+          // signing in moves focus to the page's content
+          await page.waitForFunction(() => document.activeElement?.id === "main")
+          await tabTo('nav.side a[href="#/agents"]')
+          await page.keyboard.press("Enter")
+          await page.getByRole("heading", { name: "Agents" }).waitFor()
+          await tabTo("input[name=agent-name]")
+          await page.keyboard.type("Keyboard agent")
+          await page.keyboard.press("Enter")
+          await page.getByRole("heading", { name: "Knowledge: Keyboard agent" }).waitFor()
+          await tabTo("input[name=kind][value=text]")
+          await page.keyboard.press("ArrowRight")
+          expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).value)).toBe("url")
+          expect(await page.getByLabel("Page URL").isVisible()).toBe(true)
+          expect(errors).toEqual([])
+        })
+      })
+    )
+  })
+})
