@@ -599,10 +599,13 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await tabTo('nav.side a[href="#/agents"]')
           await page.keyboard.press("Enter")
           await page.getByRole("heading", { name: "Agents" }).waitFor()
+          // a page change moves focus to the content (the next Tab starts there): wait for it, as a person would see it
+          await page.waitForFunction(() => document.activeElement?.id === "main")
           await tabTo("input[name=agent-name]")
           await page.keyboard.type("Keyboard agent")
           await page.keyboard.press("Enter")
           await page.getByRole("heading", { name: "Knowledge: Keyboard agent" }).waitFor()
+          await page.waitForFunction(() => document.activeElement?.id === "main")
           await tabTo("input[name=kind][value=text]")
           await page.keyboard.press("ArrowRight")
           expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).value)).toBe("url")

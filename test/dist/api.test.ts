@@ -7,6 +7,7 @@
  * the SDK; the Scalar page at /docs (its lazy chunk); the bundled admin CLI. E-mail
  * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
  */
+import { readFileSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -200,6 +201,22 @@ describe(`the API through the bundle (${databaseName})`, () => {
     const errors = await fetch(`${service.base}/docs/errors`)
     expect(errors.status).toBe(200)
     expect(await errors.text()).toContain("invalid_api_key")
+  })
+
+  it("/console serves the admin console built into dist/console, under a strict Content-Security-Policy", async () => {
+    const page = await fetch(`${service.base}/console`)
+    expect(page.status).toBe(200)
+    const csp = page.headers.get("content-security-policy") ?? ""
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("connect-src 'self'")
+    expect(csp).not.toContain("unsafe-inline")
+    const html = await page.text()
+    expect(html).toContain("/console/app.js")
+    const script = await fetch(`${service.base}/console/app.js`)
+    expect(script.status).toBe(200)
+    expect(script.headers.get("content-type")).toMatch(/javascript/)
+    // the file the build wrote, not a bundle made by the first request
+    expect(Buffer.from(await script.arrayBuffer()).equals(readFileSync(new URL("../../dist/console/app.js", import.meta.url)))).toBe(true)
   })
 
   it("dist/cli.mjs: help, workspaces and keys (create, list, revoke), ingest of a URL list", async () => {
