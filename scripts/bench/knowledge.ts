@@ -382,6 +382,14 @@ const profileLines = (profiles: Map<Db, { profile: Profile; run: Run }>): Array<
   }
   lines.push(`| in no span | ${dbs.map(rest).join(" | ")} |`)
   lines.push(`| **wall time** | ${dbs.map((db) => `**${fmt(profiles.get(db)!.run.ms / 1000, 2)}** | 100 % | ${fmt(profiles.get(db)!.run.ms / pages, 2)} | `).join(" | ")} |`)
+  for (const db of dbs) {
+    const { profile: p } = profiles.get(db)!
+    lines.push("", `${db}, the costliest statements (text's start; time per statement includes any wait for a connection):`, "")
+    lines.push("| phase | statement | n | total s | ms each |", "|---|---|---:|---:|---:|")
+    for (const st of p.statements.slice(0, 10)) {
+      lines.push(`| ${st.row} | \`${st.text.replace(/\|/g, "\\|")}…\` | ${st.n} | ${fmt(st.ms / 1000, 2)} | ${fmt(st.ms / st.n, 2)} |`)
+    }
+  }
   lines.push("")
   lines.push(
     `Per source: ${dbs.map((db) => `${db} ${fmt(profiles.get(db)!.profile.count.progress / pages, 1)} progress writes, ${fmt(profiles.get(db)!.profile.count.claim / pages, 2)} claims`).join("; ")}.`

@@ -129,6 +129,8 @@ export interface Profile {
   readonly otherQueues: { readonly n: number; readonly ms: number }
   /** The ingestion queue's claims while a handler ran (a free slot claims, the key's next job waits): their time out of the handler's. */
   readonly claimsBeside: { readonly n: number; readonly ms: number }
+  /** The SQL of the rows by statement (its text's start), the costliest first. */
+  readonly statements: ReadonlyArray<{ readonly row: PhaseRow; readonly text: string; readonly n: number; readonly ms: number }>
   /** SQL in no row, request or queue span (lease extensions, other workers' reads), and its time. */
   readonly looseSql: { readonly n: number; readonly ms: number }
 }
@@ -182,6 +184,14 @@ export const profile = (spans: ReadonlyArray<SpanRecord>): Profile => {
     return Math.max(0, span.ms - overlap)
   }
   const claimsBeside = { n: 0, ms: 0 }
+  const statements = new Map<string, { row: PhaseRow; text: string; n: number; ms: number }>()
+  const statement = (row: PhaseRow, span: SpanRecord, ms: number) => {
+    const text = (span.detail ?? "").slice(0, 60)
+    const entry = statements.get(`${row}\u0000${text}`) ?? { row, text, n: 0, ms: 0 }
+    entry.n++
+    entry.ms += ms
+    statements.set(`${row}\u0000${text}`, entry)
+  }
   for (const span of spans) {
     const row = rowOf(span)
     const up = containerOf(span)
@@ -211,8 +221,11 @@ export const profile = (spans: ReadonlyArray<SpanRecord>): Profile => {
       otherQueues.n++
       otherQueues.ms += span.ms
     } else if (span.name === "sql.execute") {
-      if (upRow === "claim") sqlMs.claim += outsideHandlers(span)
-      else if (upRow !== undefined) sqlMs[upRow] += span.ms
+      if (upRow !== undefined) {
+        const ms = upRow === "claim" ? outsideHandlers(span) : span.ms
+        sqlMs[upRow] += ms
+        statement(upRow, span, ms)
+      }
       else if (up?.detail?.endsWith("/knowledge/batch")) sqlMs["batch request"] += span.ms
       else if (up === undefined) {
         looseSql.n++
@@ -220,5 +233,16 @@ export const profile = (spans: ReadonlyArray<SpanRecord>): Profile => {
       }
     }
   }
-  return { ms, sqlMs, count, handlers, spans: spans.length, polls, otherQueues, claimsBeside, looseSql }
+  return {
+    ms,
+    sqlMs,
+    count,
+    handlers,
+    spans: spans.length,
+    polls,
+    otherQueues,
+    claimsBeside,
+    statements: [...statements.values()].sort((a, b) => b.ms - a.ms),
+    looseSql
+  }
 }
