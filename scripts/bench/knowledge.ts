@@ -294,7 +294,8 @@ export const knowledge = async (): Promise<Section> => {
     site.close()
   }
 
-  const lines = [
+  // BENCH_KNOWLEDGE_ROUNDS=0: the profile alone
+  const throughput = measured.length === 0 ? [] : [
     `${pages} pages of ${fmt(Math.min(...kb), 1)}–${fmt(Math.max(...kb), 1)} KB (mean ${fmt(kb.reduce((a, b) => a + b, 0) / kb.length, 1)} KB), ` +
       `\`local\` AI provider, default \`INGEST_CONCURRENCY\` (2 agents at once), ${rounds} interleaved rounds per database ` +
       `(service with 1 agent, bare loop, service with ${agentCount} agents × ${Math.ceil(pages / agentCount)} pages; order reversed every other round). ` +
@@ -320,7 +321,10 @@ export const knowledge = async (): Promise<Section> => {
     }),
     "",
     `Every run: ${measured.every((m) => m.one.failed === 0 && m.many.failed === 0 && m.one.indexed === pages && m.many.indexed === pages) ? `all ${pages} sources indexed, none failed` : measured.map((m) => `${m.db} round ${m.round + 1}: ${m.one.indexed}/${m.one.failed} and ${m.many.indexed}/${m.many.failed} indexed/failed`).join("; ")}.`,
-    "",
+    ""
+  ]
+  const lines = [
+    ...throughput,
     ...profileLines(profiles)
   ]
   for (const line of lines) console.log(line)
