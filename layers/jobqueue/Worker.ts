@@ -43,6 +43,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -109,6 +110,20 @@ const realSleep = (millis: number): Effect.Effect<void> =>
 
 /** Most real time a claim pass waits for the jobs still running (milliseconds). */
 const claimMomentMillis = 3
+
+/**
+ * `JobQueue.<name>` span with the queue's name, only while tracing is on (a trace then tells one queue's claims and
+ * settles from another's; scripts/bench/knowledge.ts sums the ingestion queue's): the claim is a hot path, and a
+ * disabled tracer's no-op span still costs a context copy per call.
+ */
+const queueSpan =
+  (name: "claim" | "settle", queue: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withFiberRuntime((fiber) =>
+      fiber.getFiberRef(FiberRef.currentTracerEnabled)
+        ? Effect.withSpan(self, `JobQueue.${name}`, { attributes: { queue }, captureStackTrace: false })
+        : self
+    )
 
 /** A job that ended well, its item waiting for the claim that writes it; `written` tells its job how that went. */
 interface Carrying<F> {
@@ -233,7 +248,7 @@ const make = (primitives: Primitives) =>
         if (result._tag === "Success") {
           const outcome = result.value
           if (outcome._tag === "Failed") yield* recordJobFailed(job.queue)
-          if (outcome._tag !== "Finish") return yield* primitives.settle(job, outcome)
+          if (outcome._tag !== "Finish") return yield* queueSpan("settle", job.queue)(primitives.settle(job, outcome))
           if (options.finish === undefined) return yield* Effect.dieMessage("Outcome.finish needs WorkerOptions.finish")
           const item = outcome.item
           // its work is done: it waits for the record, interrupted or not (a worker restarting after the claim that
@@ -436,7 +451,7 @@ const make = (primitives: Primitives) =>
                   call:
                     options.claimCall &&
                     ((call) => options.claimCall!({ ...call, items: carried === undefined ? [] : items.map((c) => c.item) }))
-                })
+                }).pipe(queueSpan("claim", options.queue))
                 const exit = yield* Effect.exit(carried === undefined ? restore(claim) : claim)
                 if (carried !== undefined) {
                   slotsOf(Exit.isSuccess(exit))

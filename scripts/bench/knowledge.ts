@@ -1,16 +1,27 @@
 /**
- * Knowledge ingestion on PGlite with the `local` AI provider: `pages` local
- * HTML pages of 5–20 KB (served by this process on 127.0.0.1) sent as one
- * batch to one agent, timed from the batch request until every source is
- * indexed or failed (the newest source polled every 250 ms). Against a bare loop in this
- * process doing the same fetch + extract (Readability on linkedom, the same
- * code) + insert of the chunks into an in-memory PGlite, one page at a time
- * as the service does for one agent. Reported: total time, pages/s, the ratio,
- * and the service's peak RSS (sampled every 200 ms from /proc).
+ * Knowledge ingestion with the `local` AI provider, on PGlite and on PostgreSQL
+ * (a throwaway database per service run): `pages` local HTML pages of 5–20 KB
+ * (served by this process on 127.0.0.1) sent as one batch to one agent, timed
+ * from the batch request until every source is indexed or failed (each agent's
+ * newest source polled every 250 ms). Beside it, in the same rounds (the order
+ * reversed every other round, as in reads.ts): a bare loop in this process doing
+ * the same fetch + extract (Readability on linkedom, the same code) + chunk +
+ * insert of the chunks (into an in-memory PGlite, or the PostgreSQL server), one
+ * page at a time as the service does for one agent; and the same pages as
+ * `agents` agents of `pages / agents` each (pages/s against one agent's).
+ * Before the rounds, one run of one agent with tracing on, its spans sent to a
+ * collector in this process (spans.ts) and summed by phase (`knowledge.<phase>`
+ * spans of the pipeline, the queue's claims and settles, the batch request). Reported: times, pages/s,
+ * the service's peak RSS (sampled every 200 ms from /proc), the 1-minute load
+ * average at each run's start, and the profile.
+ *
+ * `BENCH_PAGES` (default 500), `BENCH_KNOWLEDGE_ROUNDS` (default 2), `BENCH_KNOWLEDGE_AGENTS` (default 5),
+ * `BENCH_PGLITE=0` or `BENCH_POSTGRES=0` to leave one database out.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { loadavg } from "node:os"
 import { chunk } from "../../src/knowledge/Chunk.js"
 import { fromHtml } from "../../layers/extractor/Documents.js"
 import {
@@ -19,8 +30,9 @@ import {
   fmt,
   freePort,
   host,
+  median,
   noRateLimit,
-  ratio,
+  pg,
   rssMb,
   type Section,
   serviceEnv,
@@ -28,11 +40,14 @@ import {
   spawnService,
   startTimed,
   stop,
-  tempDir
+  tempDir,
+  throwawayDatabase
 } from "./lib.js"
+import { type Collector, type PhaseRow, phaseRows, type Profile, profile, startCollector } from "./spans.js"
 
-// BENCH_PAGES shortens runs while working on the script
 const pages = Number(process.env["BENCH_PAGES"] ?? 500)
+const rounds = Number(process.env["BENCH_KNOWLEDGE_ROUNDS"] ?? 2)
+const agentCount = Number(process.env["BENCH_KNOWLEDGE_AGENTS"] ?? 5)
 
 const words = "delivery order return refund payment account password invoice warranty shipping parcel customer support store price discount size colour stock exchange tracking".split(" ")
 
@@ -79,98 +94,309 @@ const serveSite = () =>
     )
   })
 
-const bareLoop = async (urls: ReadonlyArray<string>) => {
-  const db = await PGlite.create()
-  await db.exec("create table chunks (id serial primary key, url text not null, position int not null, content text not null)")
+
+type Db = "PGlite" | "PostgreSQL"
+
+const load1 = () => loadavg()[0]!
+
+/** Where the bare loop inserts: one query at a time, as PGlite and `pg` both take them. */
+interface Sink {
+  readonly query: (text: string, values?: ReadonlyArray<unknown>) => Promise<unknown>
+  readonly close: () => Promise<void>
+}
+
+const sinkOf = async (db: Db): Promise<Sink> => {
+  if (db === "PGlite") {
+    const lite = await PGlite.create()
+    return { query: (text, values) => lite.query(text, values as Array<unknown>), close: () => lite.close() }
+  }
+  const client = new pg.Client({ connectionString: await throwawayDatabase({ prefix: "bench_knowledge" }) })
+  await client.connect()
+  return { query: (text, values) => client.query(text, values), close: () => client.end() }
+}
+
+const bareLoop = async (db: Db, urls: ReadonlyArray<string>) => {
+  const sink = await sinkOf(db)
+  await sink.query("create table chunks (id serial primary key, url text not null, position int not null, content text not null)")
   const started = performance.now()
   for (const url of urls) {
     const html = await (await fetch(url)).text()
     const doc = fromHtml(html, url)
     const pieces = chunk(`${doc.title}\n\n${doc.text}`)
-    await db.transaction(async (tx) => {
-      for (const [position, content] of pieces.entries()) {
-        await tx.query("insert into chunks (url, position, content) values ($1, $2, $3)", [url, position, content])
-      }
-    })
+    await sink.query("begin")
+    for (const [position, content] of pieces.entries()) {
+      await sink.query("insert into chunks (url, position, content) values ($1, $2, $3)", [url, position, content])
+    }
+    await sink.query("commit")
   }
   const ms = performance.now() - started
-  await db.close()
+  await sink.close()
   return ms
 }
+
+interface Run {
+  readonly ms: number
+  readonly indexed: number
+  readonly failed: number
+  readonly peakMb: number
+  readonly loadAtStart: number
+}
+
+/**
+ * One service from an empty database: `agents` agents, each sent its share of `urls` as one batch, timed until
+ * every agent's newest source has settled (one agent's sources run in creation order). Polling only the newest
+ * keeps the poll's own load off the database the service is working on.
+ */
+const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, collector?: Collector): Promise<Run> => {
+  const port = await freePort()
+  const database: Record<string, string> =
+    db === "PGlite" ? { DATA_DIR: await tempDir("knowledge") } : { DATABASE_URL: await throwawayDatabase({ prefix: "bench_knowledge" }) }
+  const tracing: Record<string, string> =
+    collector === undefined
+      ? {}
+      : // a queue big enough for a whole run: spans dropped would be time missing from the profile
+        { OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin, OTEL_BSP_MAX_QUEUE_SIZE: "1000000", OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2048" }
+  const env = serviceEnv({ PORT: String(port), ALLOW_PRIVATE_URLS: "true", ...noRateLimit, ...database, ...tracing })
+  if (collector === undefined) delete env["OTEL_EXPORTER_OTLP_ENDPOINT"]
+  const { child } = await startTimed(() => spawnService(env), port)
+  const base = `http://${host}:${port}`
+  let peakMb = 0
+  const sampler = setInterval(() => {
+    try {
+      peakMb = Math.max(peakMb, rssMb(child.pid))
+    } catch {
+      // the process may be gone at the very end
+    }
+  }, 200)
+  try {
+    const key = bootstrapSecret(child)
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" }
+    const agentIds: Array<string> = []
+    for (let a = 0; a < agents; a++) agentIds.push(await createAgent(base, key, `Bench agent ${a + 1}`))
+    const share = Math.ceil(urls.length / agents)
+    const loadAtStart = load1()
+    const started = performance.now()
+    for (const [a, agentId] of agentIds.entries()) {
+      const batch = await fetch(`${base}/v1/agents/${agentId}/knowledge/batch`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ urls: urls.slice(a * share, (a + 1) * share) })
+      })
+      if (batch.status !== 201) throw new Error(`batch: ${batch.status} ${(await batch.text()).slice(0, 300)}`)
+    }
+    const settled = async (agentId: string) => {
+      const body = (await (await fetch(`${base}/v1/agents/${agentId}/knowledge?limit=1`, { headers })).json()) as any
+      const status = body.data[0]?.status
+      return status === "indexed" || status === "failed"
+    }
+    const waiting = new Set(agentIds)
+    const deadline = started + 30 * 60_000
+    while (waiting.size > 0 && performance.now() < deadline) {
+      for (const agentId of [...waiting]) if (await settled(agentId)) waiting.delete(agentId)
+      if (waiting.size > 0) await sleep(250)
+    }
+    const ms = performance.now() - started
+    if (waiting.size > 0) throw new Error(`${waiting.size} agents still ingesting after 30 minutes`)
+    let indexed = 0
+    let failed = 0
+    for (const agentId of agentIds) {
+      for (const status of ["indexed", "failed"] as const) {
+        let after: string | null = null
+        for (let page = 0; page < 10; page++) {
+          const q: string = `?limit=100&status=${status}${after === null ? "" : `&starting_after=${after}`}`
+          const body = (await (await fetch(`${base}/v1/agents/${agentId}/knowledge${q}`, { headers })).json()) as any
+          if (status === "indexed") indexed += body.data.length
+          else failed += body.data.length
+          if (!body.meta.pagination.has_more) break
+          after = body.meta.pagination.next_cursor
+        }
+      }
+    }
+    if (collector !== undefined) {
+      // the last spans leave within the exporter's delay (1 s); wait for every handler's
+      const until = performance.now() + 15_000
+      while (collector.spans.filter((s) => s.name === "Pipeline.handle").length < urls.length && performance.now() < until) {
+        await sleep(200)
+      }
+    }
+    return { ms, indexed, failed, peakMb, loadAtStart }
+  } finally {
+    clearInterval(sampler)
+    await stop(child)
+  }
+}
+
+interface Measured {
+  readonly db: Db
+  readonly round: number
+  readonly one: Run
+  readonly bareMs: number
+  readonly bareLoad: number
+  readonly many: Run
+}
+
+const pagesPerSecond = (ms: number) => (pages / ms) * 1000
+
+const runLine = (label: string, run: Run) =>
+  `    ${label}: ${fmt(run.ms / 1000, 1)} s, ${fmt(pagesPerSecond(run.ms), 2)} pages/s, ${run.indexed} indexed, ` +
+  `${run.failed} failed, peak RSS ${fmt(run.peakMb)} MB, load ${fmt(run.loadAtStart, 2)}`
 
 export const knowledge = async (): Promise<Section> => {
   const site = await serveSite()
   const urls = Array.from({ length: pages }, (_, i) => `${site.origin}/p/${i}`)
   const kb = urls.map((_, i) => pageHtml(i).length / 1024)
+  const dbs: Array<Db> = [
+    ...(process.env["BENCH_PGLITE"] === "0" ? [] : (["PGlite"] as const)),
+    ...(process.env["BENCH_POSTGRES"] === "0" ? [] : (["PostgreSQL"] as const))
+  ]
+  const measured: Array<Measured> = []
+  const profiles = new Map<Db, { profile: Profile; run: Run }>()
   try {
-    const port = await freePort()
-    const env = serviceEnv({ PORT: String(port), DATA_DIR: await tempDir("knowledge"), ALLOW_PRIVATE_URLS: "true", ...noRateLimit })
-    const { child } = await startTimed(() => spawnService(env), port)
-    const base = `http://${host}:${port}`
-    let peak = 0
-    const sampler = setInterval(() => {
+    for (const db of dbs) {
+      // the profile first: it is what a shortened run must not lose
+      console.log(`  ${db}, traced run (1 agent)`)
+      const collector = await startCollector()
       try {
-        peak = Math.max(peak, rssMb(child.pid))
-      } catch {
-        // the process may be gone at the very end
+        const run = await ingest(db, urls, 1, collector)
+        console.log(runLine("service, 1 agent, traced", run))
+        profiles.set(db, { profile: profile(collector.spans), run })
+        for (const line of profileLines(new Map([[db, profiles.get(db)!]]))) console.log(line)
+      } finally {
+        collector.close()
       }
-    }, 200)
-    let serviceMs = 0
-    let indexed = 0
-    let failed = 0
-    try {
-      const key = bootstrapSecret(child)
-      const agentId = await createAgent(base, key)
-      const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" }
-      const started = performance.now()
-      const batch = await fetch(`${base}/v1/agents/${agentId}/knowledge/batch`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ urls })
-      })
-      if (batch.status !== 201) throw new Error(`batch: ${batch.status} ${(await batch.text()).slice(0, 300)}`)
-      // one agent's sources run in creation order: when the newest has settled, all have. Polling only it
-      // keeps the poll's own load off the database the service is working on.
-      const newest = async () =>
-        ((await (await fetch(`${base}/v1/agents/${agentId}/knowledge?limit=1`, { headers })).json()) as any).data[0]
-      const deadline = started + 30 * 60_000
-      while (performance.now() < deadline) {
-        const last = await newest()
-        if (last.status === "indexed" || last.status === "failed") break
-        await sleep(250)
+      for (let round = 0; round < rounds; round++) {
+        console.log(`  ${db}, round ${round + 1}`)
+        let one: Run | undefined
+        let many: Run | undefined
+        let bareMs = 0
+        let bareLoad = 0
+        const steps = [
+          async () => {
+            one = await ingest(db, urls, 1)
+            console.log(runLine("service, 1 agent", one))
+          },
+          async () => {
+            bareLoad = load1()
+            bareMs = await bareLoop(db, urls)
+            console.log(`    bare loop: ${fmt(bareMs / 1000, 1)} s, ${fmt(pagesPerSecond(bareMs), 2)} pages/s, load ${fmt(bareLoad, 2)}`)
+          },
+          async () => {
+            many = await ingest(db, urls, agentCount)
+            console.log(runLine(`service, ${agentCount} agents`, many))
+          }
+        ]
+        // the machine's pace drifts over minutes: neighbours in alternating order compare better
+        for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step()
+        measured.push({ db, round, one: one!, bareMs, bareLoad, many: many! })
       }
-      serviceMs = performance.now() - started
-      for (const status of ["indexed", "failed"] as const) {
-        let n = 0
-        let after: string | null = null
-        for (let page = 0; page < 10; page++) {
-          const q: string = `?limit=100&status=${status}${after === null ? "" : `&starting_after=${after}`}`
-          const body = (await (await fetch(`${base}/v1/agents/${agentId}/knowledge${q}`, { headers })).json()) as any
-          n += body.data.length
-          if (!body.meta.pagination.has_more) break
-          after = body.meta.pagination.next_cursor
-        }
-        if (status === "indexed") indexed = n
-        else failed = n
-      }
-    } finally {
-      clearInterval(sampler)
-      await stop(child)
     }
-    const bareMs = await bareLoop(urls)
-    const lines = [
-      `${pages} pages of ${fmt(Math.min(...kb), 1)}–${fmt(Math.max(...kb), 1)} KB (mean ${fmt(kb.reduce((a, b) => a + b, 0) / kb.length, 1)} KB), one agent, PGlite, \`local\` AI provider`,
-      "",
-      "| | time | pages/s | peak RSS |",
-      "|---|---:|---:|---:|",
-      `| service (batch → all settled; ${indexed} indexed, ${failed} failed) | ${fmt(serviceMs / 1000, 1)} s | ${fmt((pages / serviceMs) * 1000, 1)} | ${fmt(peak)} MB |`,
-      `| bare loop (fetch + extract + chunk + insert, one process) | ${fmt(bareMs / 1000, 1)} s | ${fmt((pages / bareMs) * 1000, 1)} | |`,
-      "",
-      `Ratio service / bare loop: ${ratio(serviceMs, bareMs)} the time. The service also categorizes, generates Q&A, embeds chunks and Q&A, writes progress at each phase and an event per source.`
-    ]
-    for (const line of lines) console.log(line)
-    return { title: "Knowledge ingestion", lines }
   } finally {
     site.close()
   }
+
+  // BENCH_KNOWLEDGE_ROUNDS=0: the profile alone
+  const throughput = measured.length === 0 ? [] : [
+    `${pages} pages of ${fmt(Math.min(...kb), 1)}–${fmt(Math.max(...kb), 1)} KB (mean ${fmt(kb.reduce((a, b) => a + b, 0) / kb.length, 1)} KB), ` +
+      `\`local\` AI provider, default \`INGEST_CONCURRENCY\` (2 agents at once), ${rounds} interleaved rounds per database ` +
+      `(service with 1 agent, bare loop, service with ${agentCount} agents × ${Math.ceil(pages / agentCount)} pages; order reversed every other round). ` +
+      "Load: the 1-minute load average at the start of each run (2 cores).",
+    "",
+    "| database | round | service, 1 agent | bare loop | service / bare | service, " +
+      `${agentCount} agents | ${agentCount} agents vs 1 (pages/s) | peak RSS 1 agent / ${agentCount} agents |`,
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ...measured.map(
+      (m) =>
+        `| ${m.db} | ${m.round + 1} | ${fmt(m.one.ms / 1000, 1)} s, ${fmt(pagesPerSecond(m.one.ms), 2)}/s (load ${fmt(m.one.loadAtStart, 2)}) | ` +
+        `${fmt(m.bareMs / 1000, 1)} s, ${fmt(pagesPerSecond(m.bareMs), 1)}/s (load ${fmt(m.bareLoad, 2)}) | ${fmt(m.one.ms / m.bareMs, 2)}× | ` +
+        `${fmt(m.many.ms / 1000, 1)} s, ${fmt(pagesPerSecond(m.many.ms), 2)}/s (load ${fmt(m.many.loadAtStart, 2)}) | ` +
+        `${fmt(m.one.ms / m.many.ms, 2)}× | ${fmt(m.one.peakMb)} / ${fmt(m.many.peakMb)} MB |`
+    ),
+    ...dbs.map((db) => {
+      const mine = measured.filter((m) => m.db === db)
+      return (
+        `| ${db} | median | ${fmt(pagesPerSecond(median(mine.map((m) => m.one.ms))), 2)}/s | ${fmt(pagesPerSecond(median(mine.map((m) => m.bareMs))), 1)}/s | ` +
+        `${fmt(median(mine.map((m) => m.one.ms / m.bareMs)), 2)}× | ${fmt(pagesPerSecond(median(mine.map((m) => m.many.ms))), 2)}/s | ` +
+        `${fmt(median(mine.map((m) => m.one.ms / m.many.ms)), 2)}× | ${fmt(Math.max(...mine.map((m) => m.one.peakMb)))} / ${fmt(Math.max(...mine.map((m) => m.many.peakMb)))} MB (max) |`
+      )
+    }),
+    "",
+    `Every run: ${measured.every((m) => m.one.failed === 0 && m.many.failed === 0 && m.one.indexed === pages && m.many.indexed === pages) ? `all ${pages} sources indexed, none failed` : measured.map((m) => `${m.db} round ${m.round + 1}: ${m.one.indexed}/${m.one.failed} and ${m.many.indexed}/${m.many.failed} indexed/failed`).join("; ")}.`,
+    ""
+  ]
+  const lines = [
+    ...throughput,
+    ...profileLines(profiles)
+  ]
+  for (const line of lines) console.log(line)
+  return { title: "Knowledge ingestion: throughput and per-phase profile", lines }
+}
+
+const rowLabels: Record<PhaseRow, string> = {
+  "batch request": "batch request (`POST …/knowledge/batch`: the sources and their jobs)",
+  claim: "claim (`JobQueue.claim` of the ingestion queue, while no handler ran)",
+  "handler (load source, rest)": "handler, rest (load the source row, the attempt's bookkeeping)",
+  fetch: "fetch (`knowledge.fetch`)",
+  extract: "extract (`knowledge.extract`: on an extraction thread)",
+  categorize: "categorize (`knowledge.categorize`)",
+  qa: "Q&A (`knowledge.qa`)",
+  chunk: "chunk (`knowledge.chunk`)",
+  embed: "embed (`knowledge.embed`: chunks and Q&A)",
+  write: "write (`knowledge.write`: chunks, Q&A, title; transaction)",
+  progress: "progress writes (`knowledge.progress`, the final `indexed` state included)",
+  event: "event write (`Outbox.emit`)",
+  settle: "settle (`JobQueue.settle` of the ingestion queue)"
+}
+
+const profileLines = (profiles: Map<Db, { profile: Profile; run: Run }>): Array<string> => {
+  if (profiles.size === 0) return []
+  const dbs = [...profiles.keys()]
+  const columns = dbs.flatMap((db) => [`${db} s`, "share", "ms/source", "of which SQL s"])
+  const lines = [
+    `### Per-phase profile (1 agent, ${pages} pages, traced run)`,
+    "",
+    "The sum of each phase's spans, exclusive of the phases nested in it; the share is of the run's wall time " +
+      "(one agent's sources run one at a time, so the phases add up). The remainder is time in no span: the worker " +
+      "between jobs, the exporter, the last poll's wait (at most 250 ms).",
+    "",
+    ...dbs.map((db) => {
+      const { profile: p, run } = profiles.get(db)!
+      return (
+        `${db}: ${fmt(run.ms / 1000, 1)} s traced (${fmt(pagesPerSecond(run.ms), 2)} pages/s, load ${fmt(run.loadAtStart, 2)} at start, ` +
+        `peak RSS ${fmt(run.peakMb)} MB), ${p.handlers} handler spans for ${pages} pages, ${p.spans} spans in all. ` +
+        `Concurrent, outside the sum: the poller's ${p.polls.n} requests ${fmt(p.polls.ms / 1000, 1)} s, ` +
+        `other queues' ${p.otherQueues.n} claims and settles ${fmt(p.otherQueues.ms / 1000, 1)} s, ` +
+        `the ingestion queue's ${p.claimsBeside.n} claims while a handler ran ${fmt(p.claimsBeside.ms / 1000, 1)} s, ` +
+        `${p.looseSql.n} other statements (lease extensions, other workers) ${fmt(p.looseSql.ms / 1000, 1)} s.`
+      )
+    }),
+    "",
+    `| phase | ${columns.join(" | ")} |`,
+    `|---|${columns.map(() => "---:").join("|")}|`
+  ]
+  const cell = (db: Db, row: PhaseRow) => {
+    const { profile: p, run } = profiles.get(db)!
+    const ms = p.ms[row]
+    return `${fmt(ms / 1000, 2)} | ${fmt((ms / run.ms) * 100, 1)} % | ${fmt(ms / pages, 2)} | ${fmt(p.sqlMs[row] / 1000, 2)}`
+  }
+  for (const row of phaseRows) lines.push(`| ${rowLabels[row]} | ${dbs.map((db) => cell(db, row)).join(" | ")} |`)
+  const rest = (db: Db) => {
+    const { profile: p, run } = profiles.get(db)!
+    const spanned = phaseRows.reduce((sum, row) => sum + p.ms[row], 0)
+    return `${fmt((run.ms - spanned) / 1000, 2)} | ${fmt(((run.ms - spanned) / run.ms) * 100, 1)} % | ${fmt((run.ms - spanned) / pages, 2)} | `
+  }
+  lines.push(`| in no span | ${dbs.map(rest).join(" | ")} |`)
+  lines.push(`| **wall time** | ${dbs.map((db) => `**${fmt(profiles.get(db)!.run.ms / 1000, 2)}** | 100 % | ${fmt(profiles.get(db)!.run.ms / pages, 2)} | `).join(" | ")} |`)
+  for (const db of dbs) {
+    const { profile: p } = profiles.get(db)!
+    lines.push("", `${db}, the costliest statements (text's start; time per statement includes any wait for a connection):`, "")
+    lines.push("| phase | statement | n | total s | ms each |", "|---|---|---:|---:|---:|")
+    for (const st of p.statements.slice(0, 10)) {
+      lines.push(`| ${st.row} | \`${st.text.replace(/\|/g, "\\|")}…\` | ${st.n} | ${fmt(st.ms / 1000, 2)} | ${fmt(st.ms / st.n, 2)} |`)
+    }
+  }
+  lines.push("")
+  lines.push(
+    `Per source: ${dbs.map((db) => `${db} ${fmt(profiles.get(db)!.profile.count.progress / pages, 1)} progress writes, ${fmt(profiles.get(db)!.profile.count.claim / pages, 2)} claims`).join("; ")}.`
+  )
+  return lines
 }

@@ -81,6 +81,13 @@ const fromText = (text: string, fallbackTitle: string): Document => {
   return { title: heading?.[1]?.trim() || fallbackTitle, text: clean }
 }
 
+/**
+ * A phase of one source's processing as its own span (`knowledge.<phase>`), so a trace shows where a source's
+ * time goes (scripts/bench/knowledge.ts sums them); a no-op span while tracing is off.
+ */
+const phaseSpan = (name: "fetch" | "extract" | "categorize" | "qa" | "chunk" | "embed" | "write" | "progress") =>
+  Effect.withSpan(`knowledge.${name}`, { captureStackTrace: false })
+
 /** What a fetched page is, by its declared type, else by its bytes. */
 const pageKind = (contentType: string, body: Uint8Array): "html" | "text" | "pdf" | undefined => {
   if (contentType === "text/html" || contentType === "application/xhtml+xml") return "html"
@@ -137,14 +144,15 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
-        Effect.flatMap((row) => (Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(new SourceGone())))
+        Effect.flatMap((row) => (Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(new SourceGone()))),
+        phaseSpan("progress")
       )
 
     const phase = (source: SourceRow, name: SourcePhase, progress: number) => step(source, { phase: name, progress })
 
     /** Bytes to text on an extraction thread, never here: the document is untrusted. */
     const extract = (kind: DocumentKind, bytes: Uint8Array, fallbackTitle: string) =>
-      Effect.mapError(extractor.extract({ kind, bytes, fallbackTitle }), fromExtract)
+      Effect.mapError(extractor.extract({ kind, bytes, fallbackTitle }), fromExtract).pipe(phaseSpan("extract"))
 
     const readDocument = (source: SourceRow, tenant: Tenant): Effect.Effect<Document, IngestFailure | SourceGone> =>
       Effect.gen(function* () {
@@ -161,7 +169,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
               maxBytes: config.ingest.maxPageBytes,
               allowPrivate: config.allowPrivateUrls,
               httpsOnly: source.environment === "live"
-            })
+            }).pipe(phaseSpan("fetch"))
             const page = yield* fromFetch(result)
             yield* step(source, { phase: "extracting", progress: 20, size_bytes: page.body.length })
             const doc = yield* extract(page.kind, page.body, source.title)
@@ -282,15 +290,16 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           doc = yield* readDocument(source, tenant)
           if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
           yield* phase(source, "categorizing", 40)
-          categories = yield* categoriesFor(source, tenant, doc)
+          categories = yield* categoriesFor(source, tenant, doc).pipe(phaseSpan("categorize"))
           yield* phase(source, "generating_qa", 60)
           const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
-          items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi)
+          items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi).pipe(phaseSpan("qa"))
           origin = "generated"
         }
         yield* phase(source, "vectorizing", 80)
-        const chunks = doc === null ? [] : chunk(`${doc.title}\n\n${doc.text}`)
-        const vectors = yield* embed([...chunks, ...items.map((i) => `${i.question}\n${i.answer}`)])
+        const text = doc === null ? null : `${doc.title}\n\n${doc.text}`
+        const chunks = text === null ? [] : yield* Effect.sync(() => chunk(text)).pipe(phaseSpan("chunk"))
+        const vectors = yield* embed([...chunks, ...items.map((i) => `${i.question}\n${i.answer}`)]).pipe(phaseSpan("embed"))
         return {
           title: doc?.title ?? source.title,
           text: doc?.text ?? null,
@@ -337,7 +346,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           if (row.lesson_source_id !== null) yield* owner.indexed(row)
           else yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
         })
-      )
+      ).pipe(phaseSpan("write"))
 
     const fail = (source: SourceRow, failure: IngestFailure) =>
       transaction(
