@@ -327,10 +327,11 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("webhooks: create (secret shown once), send a test, see its delivery, deactivate and reactivate", () =>
+    it.effect("webhooks: create (secret shown once), send a test, see its delivery, deactivate and reactivate, edit the URL and events", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
+        let webhookId = ""
         yield* Effect.promise(async () => {
           const opened = await open(h, "#/webhooks")
           const { page } = opened
@@ -364,8 +365,19 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("button", { name: "Deactivate" }).click()
           await page.getByRole("button", { name: "Reactivate" }).click()
           await page.getByRole("button", { name: "Deactivate" }).waitFor()
+          // the subscription edited in place: its URL and events
+          const edit = page.locator("form", { has: page.getByRole("heading", { name: "Edit subscription" }) })
+          await edit.getByLabel("Receiver URL").fill("https://hooks.example.com/moved")
+          await edit.getByLabel("lead.captured").check()
+          await edit.getByLabel("ticket.created").uncheck()
+          await edit.getByRole("button", { name: "Save subscription" }).click()
+          await page.getByRole("heading", { name: "https://hooks.example.com/moved" }).waitFor()
           await check(opened, "webhook")
+          webhookId = page.url().split("#/webhooks/")[1]!
         })
+        const edited = yield* h.call("GET", `/v1/webhooks/${webhookId}`, { key: ws.secretTest })
+        expect(edited.body.data.url).toBe("https://hooks.example.com/moved")
+        expect(edited.body.data.events).toEqual(["lead.captured"])
       })
     )
 
