@@ -583,10 +583,11 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("API keys: the list, one created (shown once, copied) and revoked", () =>
+    it.effect("API keys: the list, one created (shown once, copied) and revoked; a list longer than a page loaded with Load more", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
+        let shownKeys = 0
         yield* Effect.promise(async () => {
           const opened = await open(h, "#/keys")
           const { page } = opened
@@ -610,7 +611,25 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await row.getByRole("button", { name: /Revoke/ }).click()
           await row.getByRole("button", { name: "Yes, revoke" }).click()
           await row.waitFor({ state: "detached" })
+          // a list longer than a page: "Load more" follows the cursor until the last page
+          await page.evaluate(() => sessionStorage.setItem("console.page-size", "2"))
+          await page.reload()
+          const rows = page.locator("table tbody tr")
+          await rows.first().waitFor()
+          expect(await rows.count()).toBe(2)
+          const more = page.getByRole("button", { name: "Load more keys" })
+          await page.getByText("2 keys shown").waitFor()
+          await check(opened, "keys-paged")
+          while (await more.isVisible()) {
+            const before = await rows.count()
+            await more.click()
+            await expect.poll(() => rows.count()).toBeGreaterThan(before)
+          }
+          shownKeys = await rows.count()
         })
+        const all = yield* h.call("GET", "/v1/keys?limit=100", { key: ws.secretTest })
+        expect(shownKeys).toBe(all.body.data.length)
+        expect(shownKeys).toBeGreaterThan(2)
       })
     )
 
