@@ -7,7 +7,7 @@ import type { KeyKind } from "../../../../schema/Auth.js"
 import type { Key as ApiKey } from "../../../../schema/Keys.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Select, LoadMore, useAction, usePagedList, when } from "../ui.js"
+import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, LoadMore, Select, useAction, usePagedList, when } from "../ui.js"
 
 const kinds: ReadonlyArray<readonly [KeyKind, string]> = [
   ["secret", "Secret (servers)"],

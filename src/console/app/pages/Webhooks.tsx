@@ -6,7 +6,7 @@ import type { Delivery, Subscription } from "../../../../schema/Webhooks.js"
 import type { EventType } from "../../../../schema/Events.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
+import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, LoadMore, Status, useAction, usePagedList, usePolling, useResource, when } from "../ui.js"
 
 /** The event types (SPEC §6); typed against the schema's list so a new type fails the typecheck here. */
 const eventTypes: ReadonlyArray<EventType> = [
@@ -76,7 +76,7 @@ const EditSubscription = ({ client, subscription, onSaved }: { client: Client; s
 }
 
 export const WebhooksPage = ({ client }: { client: Client }) => {
-  const subscriptions = useResource(() => client.list<Subscription>("/v1/webhooks", { limit: "100" }), [client])
+  const subscriptions = usePagedList((limit, after) => client.list<Subscription>("/v1/webhooks", { limit, starting_after: after }), [client])
   const [url, setUrl] = useState("")
   const [events, setEvents] = useState<Array<string>>(["ticket.created"])
   const [secret, setSecret] = useState<string | undefined>(undefined)
@@ -136,6 +136,7 @@ export const WebhooksPage = ({ client }: { client: Client }) => {
           )
         }
       </Loaded>
+      <LoadMore list={subscriptions} what="subscriptions" />
     </section>
   )
 }
@@ -197,7 +198,10 @@ const DeliveryRow = ({ client, webhookId, delivery, onChanged }: { client: Clien
 
 export const WebhookPage = ({ client, webhookId }: { client: Client; webhookId: string }) => {
   const subscription = useResource<Subscription>(() => client.call("GET", `/v1/webhooks/${webhookId}`), [webhookId])
-  const deliveries = useResource(() => client.list<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, { limit: "50" }), [webhookId])
+  const deliveries = usePagedList(
+    (limit, after) => client.list<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, { limit, starting_after: after }),
+    [webhookId]
+  )
   const [secret, setSecret] = useState<string | undefined>(undefined)
   const [note, setNote] = useState("")
   const action = useAction()
@@ -282,6 +286,7 @@ export const WebhookPage = ({ client, webhookId }: { client: Client; webhookId: 
           )
         }
       </Loaded>
+      <LoadMore list={deliveries} what="deliveries" />
     </section>
   )
 }
