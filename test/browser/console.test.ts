@@ -501,6 +501,10 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await preview.getByLabel("Full name").waitFor()
           await page.getByLabel("Title (en)").fill("Write to us")
           await preview.locator("service-form h2[part=title]").filter({ hasText: "Write to us" }).waitFor()
+          await page.getByLabel("Button colour").fill("#e11d48")
+          await expect
+            .poll(() => preview.locator("service-form").evaluate((el) => getComputedStyle(el.shadowRoot!.querySelector("[part~=submit]")!).backgroundColor))
+            .toBe("rgb(225, 29, 72)")
           await page.getByRole("button", { name: "Add field" }).click()
           await fieldset(3).getByLabel("Type").selectOption("select")
           await fieldset(3).getByLabel("Option 1 label (en)").fill("Sales")

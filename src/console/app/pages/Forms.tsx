@@ -344,11 +344,11 @@ const textKeys = [
 ] as const
 
 const brandingKeys = [
-  ["--service-accent", "Accent colour"],
-  ["--service-button-bg", "Button colour"],
-  ["--service-text", "Text colour"],
-  ["--service-bg", "Background"],
-  ["--service-radius", "Corner radius"]
+  ["--service-accent", "Accent colour", "#2563eb"],
+  ["--service-button-bg", "Button colour", "#2563eb"],
+  ["--service-text", "Text colour", "#1f2937"],
+  ["--service-bg", "Background", "#ffffff"],
+  ["--service-radius", "Corner radius", "8px"]
 ] as const
 
 const FieldsEditor = ({ draft, setDraft, locale, error }: { draft: Draft; setDraft: (d: Draft) => void; locale: Locale; error: unknown }) => {
@@ -398,12 +398,12 @@ const FieldsEditor = ({ draft, setDraft, locale, error }: { draft: Draft; setDra
       </button>
       <h2>Branding</h2>
       <div class="field-grid">
-        {brandingKeys.map(([key, label]) => (
+        {brandingKeys.map(([key, label, example]) => (
           <Field
             key={key}
             label={label}
             value={draft.branding?.[key] ?? ""}
-            placeholder={key === "--service-radius" ? "8px" : "#2563eb"}
+            placeholder={example}
             hint={key}
             onInput={(v) => {
               const { [key]: _, ...rest } = draft.branding ?? {}
@@ -545,7 +545,7 @@ const Editor = ({ client, form, onSaved }: { client: Client; form: Form; onSaved
         {save.error === undefined ? null : <ErrorBox error={save.error} />}
         {save.error === undefined || !advanced ? null : <FieldErrors error={save.error} />}
       </form>
-      <div class="side">
+      <div class="editor-side">
         <div class="card preview">
           <h2>Preview</h2>
           <Field
