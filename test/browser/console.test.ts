@@ -327,10 +327,11 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("webhooks: create (secret shown once), send a test, see its delivery, deactivate and reactivate", () =>
+    it.effect("webhooks: create (secret shown once), send a test, see its delivery, deactivate and reactivate, edit the URL and events", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
+        let webhookId = ""
         yield* Effect.promise(async () => {
           const opened = await open(h, "#/webhooks")
           const { page } = opened
@@ -364,8 +365,19 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("button", { name: "Deactivate" }).click()
           await page.getByRole("button", { name: "Reactivate" }).click()
           await page.getByRole("button", { name: "Deactivate" }).waitFor()
+          // the subscription edited in place: its URL and events
+          const edit = page.locator("form", { has: page.getByRole("heading", { name: "Edit subscription" }) })
+          await edit.getByLabel("Receiver URL").fill("https://hooks.example.com/moved")
+          await edit.getByLabel("lead.captured").check()
+          await edit.getByLabel("ticket.created").uncheck()
+          await edit.getByRole("button", { name: "Save subscription" }).click()
+          await page.getByRole("heading", { name: "https://hooks.example.com/moved" }).waitFor()
           await check(opened, "webhook")
+          webhookId = page.url().split("#/webhooks/")[1]!
         })
+        const edited = yield* h.call("GET", `/v1/webhooks/${webhookId}`, { key: ws.secretTest })
+        expect(edited.body.data.url).toBe("https://hooks.example.com/moved")
+        expect(edited.body.data.events).toEqual(["lead.captured"])
       })
     )
 
@@ -466,11 +478,12 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("forms: create from the template, edit the definition, see the live <service-form> preview follow; a refused edit shows the service's message", () =>
+    it.effect("forms: create from the template, edit fields, texts and branding field by field with the <service-form> preview following the draft; a field error from the service shows beside the field; the identity secret rotated; the JSON editor behind a toggle", () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        const ws = yield* h.seed()
+        const ws = yield* h.seed({ plan: "pro" })
         yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Front desk" } })
+        let formId = ""
         yield* Effect.promise(async () => {
           const opened = await open(h, "#/forms")
           const { page } = opened
@@ -482,17 +495,53 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           const preview = page.frameLocator("iframe[title='Form preview']")
           await preview.locator("service-form h2[part=title]").filter({ hasText: "Contact us" }).waitFor()
           expect(await preview.getByLabel("E-mail", { exact: true }).count()).toBe(1)
-          const definition = page.getByLabel("Definition (JSON)")
-          const edited = JSON.parse(await definition.inputValue())
-          edited.title = { en: "Write to us", es: "Escríbenos" }
-          await definition.fill(JSON.stringify(edited, null, 2))
+          // the field-by-field editor: the preview follows the unsaved draft
+          const fieldset = (n: number) => page.locator("fieldset.form-field").nth(n)
+          await fieldset(0).getByLabel("Label (en)").fill("Full name")
+          await preview.getByLabel("Full name").waitFor()
+          await page.getByLabel("Title (en)").fill("Write to us")
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Write to us" }).waitFor()
+          await page.getByLabel("Button colour").fill("#e11d48")
+          await expect
+            .poll(() => preview.locator("service-form").evaluate((el) => getComputedStyle(el.shadowRoot!.querySelector("[part~=submit]")!).backgroundColor))
+            .toBe("rgb(225, 29, 72)")
+          await page.getByRole("button", { name: "Add field" }).click()
+          await fieldset(3).getByLabel("Type").selectOption("select")
+          await fieldset(3).getByLabel("Option 1 label (en)").fill("Sales")
+          await fieldset(3).getByRole("button", { name: /Move .* up/ }).click()
+          await expect.poll(() => fieldset(2).getByLabel("Option 1 label (en)").inputValue()).toBe("Sales")
+          await preview.getByRole("option", { name: "Sales" }).or(preview.locator("option", { hasText: "Sales" })).first().waitFor({ state: "attached" })
+          await fieldset(2).getByRole("button", { name: /Remove Field 4/ }).click()
+          expect(await page.locator("fieldset.form-field").count()).toBe(3)
           await page.getByRole("button", { name: "Save form" }).click()
           await page.getByText("Saved.").or(page.getByRole("alert")).waitFor()
           expect(await page.getByRole("alert").count(), await page.locator(".editor").textContent() ?? "").toBe(0)
           await preview.locator("service-form h2[part=title]").filter({ hasText: "Write to us" }).waitFor()
-          await page.getByLabel("Preview locale").selectOption("es")
-          await preview.locator("service-form h2[part=title]").filter({ hasText: "Escríbenos" }).waitFor()
+          formId = page.url().split("#/forms/")[1]!
+          await page.getByLabel("Language").selectOption("es")
+          await preview.locator("service-form h2[part=title]").filter({ hasText: "Contáctanos" }).waitFor()
+          await page.getByLabel("Language").selectOption("en")
+          expect(await page.getByLabel("Embed snippet").inputValue()).toContain(`form-id="${formId}"`)
+          // the identity secret, shown once
+          await page.getByRole("button", { name: "Rotate identity secret" }).click()
+          await page.getByRole("button", { name: "Yes, rotate identity secret" }).click()
+          await page.getByRole("region", { name: "New identity secret" }).waitFor()
+          await page.getByRole("button", { name: "I saved it" }).click()
           await check(opened, "form-editor")
+          // a field error from the service shows beside the field it names
+          await fieldset(1).getByLabel("Field id").fill("Bad Id")
+          await page.getByRole("button", { name: "Save form" }).click()
+          await page.getByRole("alert").waitFor()
+          await fieldset(1).locator(".field-problems").waitFor()
+          expect(await fieldset(0).locator(".field-problems").count()).toBe(0)
+          opened.errors.splice(0, opened.errors.length, ...opened.errors.filter((e) => !e.includes("status of 400")))
+          await check(opened, "form-editor-error")
+          await fieldset(1).getByLabel("Field id").fill("email")
+          // the JSON editor, behind the advanced toggle
+          await page.getByRole("button", { name: "Advanced (JSON)" }).click()
+          const definition = page.getByLabel("Definition (JSON)")
+          const edited = JSON.parse(await definition.inputValue())
+          expect(edited.title.en).toBe("Write to us")
           await definition.fill(JSON.stringify({ ...edited, fields: [] }))
           await page.getByRole("button", { name: "Save form" }).click()
           await page.getByRole("alert").waitFor()
@@ -502,6 +551,8 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("link", { name: "Write to us" }).waitFor()
           await check(opened, "forms")
         })
+        const saved = yield* h.call("GET", `/v1/forms/${formId}`, { key: ws.secretTest })
+        expect(saved.body.data.fields.map((f: { label: { en: string } }) => f.label.en)).toEqual(["Full name", "E-mail", "Message"])
       })
     )
 
@@ -536,10 +587,11 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("API keys: the list, one created (shown once, copied) and revoked", () =>
+    it.effect("API keys: the list, one created (shown once, copied) and revoked; a list longer than a page loaded with Load more", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
+        let shownKeys = 0
         yield* Effect.promise(async () => {
           const opened = await open(h, "#/keys")
           const { page } = opened
@@ -563,7 +615,25 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await row.getByRole("button", { name: /Revoke/ }).click()
           await row.getByRole("button", { name: "Yes, revoke" }).click()
           await row.waitFor({ state: "detached" })
+          // a list longer than a page: "Load more" follows the cursor until the last page
+          await page.evaluate(() => sessionStorage.setItem("console.page-size", "2"))
+          await page.reload()
+          const rows = page.locator("table tbody tr")
+          await rows.first().waitFor()
+          expect(await rows.count()).toBe(2)
+          const more = page.getByRole("button", { name: "Load more keys" })
+          await page.getByText("2 keys shown").waitFor()
+          await check(opened, "keys-paged")
+          while (await more.isVisible()) {
+            const before = await rows.count()
+            await more.click()
+            await expect.poll(() => rows.count()).toBeGreaterThan(before)
+          }
+          shownKeys = await rows.count()
         })
+        const all = yield* h.call("GET", "/v1/keys?limit=100", { key: ws.secretTest })
+        expect(shownKeys).toBe(all.body.data.length)
+        expect(shownKeys).toBeGreaterThan(2)
       })
     )
 

@@ -13,7 +13,9 @@ export class ApiFailure extends Error {
     readonly code: string,
     readonly requestId: string | undefined,
     /** A validation failure's `error.field_errors`. */
-    readonly fieldErrors?: ReadonlyArray<{ readonly field: string; readonly message: string }>
+    readonly fieldErrors?: ReadonlyArray<{ readonly field: string; readonly message: string }>,
+    /** `error.param`: the path of the parameter refused (`fields[1].id`). */
+    readonly param?: string
   ) {
     super(message)
   }
@@ -38,7 +40,8 @@ const failureOf = async (response: Response): Promise<ApiFailure> => {
     response.status,
     typeof error?.code === "string" ? error.code : "unknown",
     body?.meta?.request_id ?? response.headers.get("request-id") ?? undefined,
-    Array.isArray(error?.field_errors) ? error.field_errors : undefined
+    Array.isArray(error?.field_errors) ? error.field_errors : undefined,
+    typeof error?.param === "string" ? error.param : undefined
   )
 }
 

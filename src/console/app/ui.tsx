@@ -1,7 +1,7 @@
 /** Shared pieces: data loading with its three states, form fields with labels, a two-step delete. */
 import type { ComponentChildren } from "preact"
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
-import { ApiFailure } from "./api.js"
+import { ApiFailure, type Page } from "./api.js"
 
 export interface Resource<A> {
   readonly data: A | undefined
@@ -268,3 +268,66 @@ export const CopySecret = ({ label, secret, onDone }: { label: string; secret: s
     </div>
   )
 }
+
+/**
+ * Rows per page of the console's lists: the contract's largest page unless the
+ * tab sets `console.page-size` in session storage (a smaller page for tests).
+ */
+export const pageSize = (): string => {
+  const set = Number(sessionStorage.getItem("console.page-size"))
+  return Number.isInteger(set) && set >= 1 && set <= 100 ? String(set) : "100"
+}
+
+export interface PagedResource<A> extends Resource<Page<A>> {
+  /** Fetches the page after the last one shown (`starting_after` the cursor) and appends its rows. */
+  readonly more: () => void
+  readonly loadingMore: boolean
+  readonly moreError: unknown
+}
+
+/**
+ * A cursor-paginated list: `load(limit, startingAfter)` fetches one page; the
+ * first loads when `deps` change, the next ones on `more()`. A reload starts
+ * again from the first page.
+ */
+export const usePagedList = <A,>(
+  load: (limit: string, startingAfter: string | undefined) => Promise<Page<A>>,
+  deps: ReadonlyArray<unknown>
+): PagedResource<A> => {
+  const first = useResource(() => load(pageSize(), undefined), deps)
+  const [extra, setExtra] = useState<{ after: Page<A> | undefined; pages: ReadonlyArray<Page<A>> }>({ after: undefined, pages: [] })
+  const action = useAction()
+  // pages fetched after an older first page (before a reload) are dropped
+  const pages = extra.after !== undefined && extra.after === first.data ? extra.pages : []
+  const last = pages.at(-1) ?? first.data
+  const more = () => {
+    const cursor = last?.hasMore === true ? last.nextCursor : null
+    if (cursor === null || action.pending) return
+    const base = first.data
+    void action.run(async () => {
+      const next = await load(pageSize(), cursor)
+      setExtra({ after: base, pages: [...pages, next] })
+    })
+  }
+  const data =
+    first.data === undefined || last === undefined
+      ? undefined
+      : { data: [first.data.data, ...pages.map((p) => p.data)].flat(), hasMore: last.hasMore, nextCursor: last.nextCursor }
+  return { ...first, data, more, loadingMore: action.pending, moreError: action.error }
+}
+
+/** The "Load more" button under a paged list, shown while the service says more rows follow. */
+export const LoadMore = ({ list, what }: { list: PagedResource<unknown>; what: string }) =>
+  list.data === undefined || (!list.data.hasMore && list.moreError === undefined) ? null : (
+    <div class="load-more">
+      {list.data.hasMore ? (
+        <button type="button" onClick={list.more} disabled={list.loadingMore} aria-label={`Load more ${what}`}>
+          {list.loadingMore ? "Loading…" : "Load more"}
+        </button>
+      ) : null}
+      <span role="status" class="muted small">
+        {list.data.data.length} {what} shown
+      </span>
+      {list.moreError === undefined ? null : <ErrorBox error={list.moreError} retry={list.more} />}
+    </div>
+  )

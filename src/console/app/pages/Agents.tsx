@@ -2,7 +2,7 @@
 import type { Agent } from "../../../../schema/Agents.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, useAction, useResource, when } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, useAction, usePagedList, useResource, when } from "../ui.js"
 
 type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary" | "course"
 
@@ -88,7 +88,7 @@ const CreateAgent = ({ client, onCreated }: { client: Client; onCreated: (agent:
 }
 
 export const AgentsPage = ({ client }: { client: Client }) => {
-  const agents = useResource(() => client.list<Agent>("/v1/agents", { limit: "100" }), [client])
+  const agents = usePagedList((limit, after) => client.list<Agent>("/v1/agents", { limit, starting_after: after }), [client])
   return (
     <section>
       <h1>Agents</h1>
@@ -135,6 +135,7 @@ export const AgentsPage = ({ client }: { client: Client }) => {
           )
         }
       </Loaded>
+      <LoadMore list={agents} what="agents" />
     </section>
   )
 }

@@ -4,7 +4,7 @@ import type { Conversation, ConversationWithMessages } from "../../../../schema/
 import type { Lead } from "../../../../schema/Leads.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, Status, useAction, useResource, when } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, Status, useAction, usePagedList, useResource, when } from "../ui.js"
 
 const useAgents = (client: Client) => useResource(() => client.list<Agent>("/v1/agents", { limit: "100" }), [client])
 
@@ -17,8 +17,8 @@ export const ConversationsPage = ({ client }: { client: Client }) => {
   const agents = useAgents(client)
   const [agentId, setAgentId] = useState("")
   const [status, setStatus] = useState("")
-  const conversations = useResource(
-    () => client.list<Conversation>("/v1/conversations", { limit: "50", agent_id: agentId, status }),
+  const conversations = usePagedList(
+    (limit, after) => client.list<Conversation>("/v1/conversations", { limit, starting_after: after, agent_id: agentId, status }),
     [agentId, status]
   )
   const name = (id: string) => agents.data?.data.find((a) => a.id === id)?.name ?? id
@@ -75,6 +75,7 @@ export const ConversationsPage = ({ client }: { client: Client }) => {
           )
         }
       </Loaded>
+      <LoadMore list={conversations} what="conversations" />
     </section>
   )
 }
@@ -122,8 +123,8 @@ export const LeadsPage = ({ client }: { client: Client }) => {
   const agents = useAgents(client)
   const [agentId, setAgentId] = useState("")
   const [email, setEmail] = useState("")
-  const leads = useResource(
-    () => client.list<Lead>("/v1/leads", { limit: "50", agent_id: agentId, email: email.trim() }),
+  const leads = usePagedList(
+    (limit, after) => client.list<Lead>("/v1/leads", { limit, starting_after: after, agent_id: agentId, email: email.trim() }),
     [agentId, email]
   )
   const remove = useAction()
@@ -177,6 +178,7 @@ export const LeadsPage = ({ client }: { client: Client }) => {
           )
         }
       </Loaded>
+      <LoadMore list={leads} what="leads" />
     </section>
   )
 }

@@ -7,7 +7,7 @@ import type { KeyKind } from "../../../../schema/Auth.js"
 import type { Key as ApiKey } from "../../../../schema/Keys.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Select, useAction, useResource, when } from "../ui.js"
+import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, LoadMore, Select, useAction, usePagedList, when } from "../ui.js"
 
 const kinds: ReadonlyArray<readonly [KeyKind, string]> = [
   ["secret", "Secret (servers)"],
@@ -16,7 +16,7 @@ const kinds: ReadonlyArray<readonly [KeyKind, string]> = [
 ]
 
 export const KeysPage = ({ client }: { client: Client }) => {
-  const keys = useResource(() => client.list<ApiKey>("/v1/keys", { limit: "100" }), [client])
+  const keys = usePagedList((limit, after) => client.list<ApiKey>("/v1/keys", { limit, starting_after: after }), [client])
   const [kind, setKind] = useState<KeyKind>("secret")
   const [name, setName] = useState("")
   const [secret, setSecret] = useState<string | undefined>(undefined)
@@ -96,6 +96,7 @@ export const KeysPage = ({ client }: { client: Client }) => {
           )
         }
       </Loaded>
+      <LoadMore list={keys} what="keys" />
     </section>
   )
 }

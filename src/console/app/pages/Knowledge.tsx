@@ -5,7 +5,7 @@
 import type { KnowledgeSource } from "../../../../schema/Knowledge.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Status, useAction, usePagedList, usePolling, when } from "../ui.js"
 import { AgentHeader } from "./Agents.js"
 
 type Kind = "text" | "url" | "batch" | "file" | "csv"
@@ -227,7 +227,10 @@ const SourceRow = ({ client, source, onDeleted }: { client: Client; source: Know
 }
 
 export const KnowledgePage = ({ client, agentId }: { client: Client; agentId: string }) => {
-  const sources = useResource(() => client.list<KnowledgeSource>(`/v1/agents/${agentId}/knowledge`, { limit: "100" }), [agentId])
+  const sources = usePagedList(
+    (limit, after) => client.list<KnowledgeSource>(`/v1/agents/${agentId}/knowledge`, { limit, starting_after: after }),
+    [agentId]
+  )
   const active = sources.data?.data.some(moving) ?? false
   usePolling(active, 1000, () => sources.reload())
   return (
@@ -248,6 +251,7 @@ export const KnowledgePage = ({ client, agentId }: { client: Client; agentId: st
           )
         }
       </Loaded>
+      <LoadMore list={sources} what="sources" />
     </section>
   )
 }

@@ -2,7 +2,7 @@
 import type { Category, Qa } from "../../../../schema/Qa.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, useAction, useResource } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, useAction, usePagedList, useResource } from "../ui.js"
 import { AgentHeader } from "./Agents.js"
 
 const QaEditor = ({
@@ -116,8 +116,8 @@ const Categories = ({ client, agentId, categories, onChanged }: { client: Client
 export const QaPage = ({ client, agentId }: { client: Client; agentId: string }) => {
   const [filter, setFilter] = useState("")
   const categories = useResource(() => client.list<Category>(`/v1/agents/${agentId}/categories`, { limit: "100" }), [agentId])
-  const items = useResource(
-    () => client.list<Qa>(`/v1/agents/${agentId}/qa`, { limit: "100", category_id: filter }),
+  const items = usePagedList(
+    (limit, after) => client.list<Qa>(`/v1/agents/${agentId}/qa`, { limit, starting_after: after, category_id: filter }),
     [agentId, filter]
   )
   const [question, setQuestion] = useState("")
@@ -187,6 +187,7 @@ export const QaPage = ({ client, agentId }: { client: Client; agentId: string })
           )
         }
       </Loaded>
+      <LoadMore list={items} what="Q&A pairs" />
     </section>
   )
 }

@@ -6,7 +6,7 @@ import type { Delivery, Subscription } from "../../../../schema/Webhooks.js"
 import type { EventType } from "../../../../schema/Events.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
+import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, LoadMore, Status, useAction, usePagedList, usePolling, useResource, when } from "../ui.js"
 
 /** The event types (SPEC §6); typed against the schema's list so a new type fails the typecheck here. */
 const eventTypes: ReadonlyArray<EventType> = [
@@ -28,8 +28,55 @@ const eventTypes: ReadonlyArray<EventType> = [
   "webhook.test"
 ]
 
+const EventsPicker = ({ events, onChange }: { events: ReadonlyArray<string>; onChange: (events: Array<string>) => void }) => (
+  <fieldset class="events">
+    <legend>Events</legend>
+    {eventTypes.map((type) => (
+      <label key={type} class="check">
+        <input
+          type="checkbox"
+          checked={events.includes(type)}
+          onChange={(e) => onChange((e.currentTarget as HTMLInputElement).checked ? [...events, type] : events.filter((x) => x !== type))}
+        />
+        <code>{type}</code>
+      </label>
+    ))}
+  </fieldset>
+)
+
+/** A subscription's URL and events, changed in place. */
+const EditSubscription = ({ client, subscription, onSaved }: { client: Client; subscription: Subscription; onSaved: () => void }) => {
+  const [url, setUrl] = useState(subscription.url)
+  const [events, setEvents] = useState<Array<string>>([...subscription.events])
+  const [saved, setSaved] = useState(false)
+  const save = useAction()
+  return (
+    <form
+      class="card"
+      aria-labelledby="edit-webhook"
+      onSubmit={async (e) => {
+        e.preventDefault()
+        setSaved(false)
+        if (await save.run(() => client.call("PATCH", `/v1/webhooks/${subscription.id}`, { body: { url, events } }))) {
+          setSaved(true)
+          onSaved()
+        }
+      }}
+    >
+      <h2 id="edit-webhook">Edit subscription</h2>
+      <Field label="Receiver URL" type="url" value={url} onInput={setUrl} required name="url" />
+      <EventsPicker events={events} onChange={setEvents} />
+      <button type="submit" class="primary" disabled={save.pending}>
+        Save subscription
+      </button>{" "}
+      <span role="status">{saved ? "Saved." : ""}</span>
+      {save.error === undefined ? null : <ErrorBox error={save.error} />}
+    </form>
+  )
+}
+
 export const WebhooksPage = ({ client }: { client: Client }) => {
-  const subscriptions = useResource(() => client.list<Subscription>("/v1/webhooks", { limit: "100" }), [client])
+  const subscriptions = usePagedList((limit, after) => client.list<Subscription>("/v1/webhooks", { limit, starting_after: after }), [client])
   const [url, setUrl] = useState("")
   const [events, setEvents] = useState<Array<string>>(["ticket.created"])
   const [secret, setSecret] = useState<string | undefined>(undefined)
@@ -50,21 +97,7 @@ export const WebhooksPage = ({ client }: { client: Client }) => {
       <form class="card" onSubmit={submit} aria-labelledby="new-webhook">
         <h2 id="new-webhook">New subscription</h2>
         <Field label="Receiver URL" type="url" value={url} onInput={setUrl} required name="url" />
-        <fieldset class="events">
-          <legend>Events</legend>
-          {eventTypes.map((type) => (
-            <label key={type} class="check">
-              <input
-                type="checkbox"
-                checked={events.includes(type)}
-                onChange={(e) =>
-                  setEvents((e.currentTarget as HTMLInputElement).checked ? [...events, type] : events.filter((x) => x !== type))
-                }
-              />
-              <code>{type}</code>
-            </label>
-          ))}
-        </fieldset>
+        <EventsPicker events={events} onChange={setEvents} />
         <button type="submit" class="primary" disabled={create.pending}>
           Create subscription
         </button>
@@ -103,6 +136,7 @@ export const WebhooksPage = ({ client }: { client: Client }) => {
           )
         }
       </Loaded>
+      <LoadMore list={subscriptions} what="subscriptions" />
     </section>
   )
 }
@@ -164,7 +198,10 @@ const DeliveryRow = ({ client, webhookId, delivery, onChanged }: { client: Clien
 
 export const WebhookPage = ({ client, webhookId }: { client: Client; webhookId: string }) => {
   const subscription = useResource<Subscription>(() => client.call("GET", `/v1/webhooks/${webhookId}`), [webhookId])
-  const deliveries = useResource(() => client.list<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, { limit: "50" }), [webhookId])
+  const deliveries = usePagedList(
+    (limit, after) => client.list<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, { limit, starting_after: after }),
+    [webhookId]
+  )
   const [secret, setSecret] = useState<string | undefined>(undefined)
   const [note, setNote] = useState("")
   const action = useAction()
@@ -231,6 +268,7 @@ export const WebhookPage = ({ client, webhookId }: { client: Client; webhookId: 
               <span role="status">{note}</span>
               {action.error === undefined ? null : <ErrorBox error={action.error} />}
             </div>
+            <EditSubscription client={client} subscription={s} onSaved={subscription.reload} key={s.id} />
           </>
         )}
       </Loaded>
@@ -248,6 +286,7 @@ export const WebhookPage = ({ client, webhookId }: { client: Client; webhookId: 
           )
         }
       </Loaded>
+      <LoadMore list={deliveries} what="deliveries" />
     </section>
   )
 }
