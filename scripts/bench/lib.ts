@@ -27,6 +27,12 @@ export const median = (xs: ReadonlyArray<number>): number => {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
 
+/** The `p`-th percentile (0–100) of `xs`, nearest rank. */
+export const percentile = (xs: ReadonlyArray<number>, p: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!
+}
+
 // Cleanup
 
 const cleanups: Array<() => Promise<void>> = []
@@ -337,4 +343,37 @@ export const createAgent = async (base: string, token: string, name = "Bench age
   })
   if (res.status !== 201) throw new Error(`POST /v1/agents: ${res.status} ${(await res.text()).slice(0, 300)}`)
   return ((await res.json()) as { readonly data: { readonly id: string } }).data.id
+}
+
+// The admin CLI
+
+const cliTimeoutMs = 60_000
+
+/** Runs the admin CLI against the service at `base` and parses its `--json` output. */
+export const cliJson = async <A>(base: string, adminToken: string, args: ReadonlyArray<string>): Promise<A> => {
+  const child = spawnTracked(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args, "--json"], {
+    ...process.env,
+    SERVICE_URL: base,
+    ADMIN_TOKEN: adminToken
+  })
+  // `close`: after the exit and the end of its output
+  const closed = new Promise<number | null>((resolve) => child.process.once("close", (code) => resolve(code)))
+  const timer = setTimeout(() => void stop(child), cliTimeoutMs)
+  const code = await closed
+  clearTimeout(timer)
+  if (code !== 0) throw new Error(`cli ${args.slice(0, 2).join(" ")}: exit ${code}\n${child.output().slice(-2000)}`)
+  // the CLI writes only its JSON to stdout, and nothing to stderr on success
+  return JSON.parse(child.output()) as A
+}
+
+/** A `pro` workspace (no monthly caps) and a sandbox secret key of it, through the admin CLI. */
+export const proWorkspace = async (base: string, adminToken: string, name: string) => {
+  const workspace = await cliJson<{ readonly id: string; readonly plan: string }>(base, adminToken, [
+    "workspaces", "create", "--name", name, "--owner-email", "owner@example.com", "--plan", "pro"
+  ])
+  if (workspace.plan !== "pro") throw new Error(`workspace ${workspace.id} has plan ${workspace.plan}`)
+  const key = await cliJson<{ readonly secret: string }>(base, adminToken, [
+    "keys", "create", "--workspace", workspace.id, "--kind", "secret", "--environment", "test", "--name", name
+  ])
+  return { workspaceId: workspace.id, token: key.secret }
 }

@@ -1,23 +1,27 @@
 /**
  * Replies: (1) the service's overhead to the first token with the `local`
  * model, against a bare node:http handler writing the same events
- * (scripts/bench/baseline-sse.ts), as a ratio of median times; (2) open
+ * (scripts/bench/baseline-sse.ts), as a ratio of median times, one message at a
+ * time and `REPLIES_CONCURRENT` at once (p50 and p95 of the first and the last
+ * token), on a `pro` workspace (no monthly reply cap); (2) open
  * streams held at once, with the server's RSS: the service (on PGlite) with an
  * `openai` provider pointed at a fake model in this process that sends one
  * token and then stays silent, against the baseline holding as many streams.
  */
+import { randomBytes } from "node:crypto"
 import { writeFile } from "node:fs/promises"
 import { createServer, request, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import {
-  bootstrapSecret,
   type Child,
   createAgent,
   fmt,
   host,
   median,
   noRateLimit,
+  percentile,
+  proWorkspace,
   ratio,
   rssMb,
   type Section,
@@ -31,11 +35,15 @@ import {
 
 const samples = Number(process.env["REPLIES_SAMPLES"] ?? 100)
 const openStreams = Number(process.env["REPLIES_STREAMS"] ?? 500)
+const concurrent = Number(process.env["REPLIES_CONCURRENT"] ?? 100)
+const concurrentRounds = 3
 const question = "How long does delivery take?"
 
 interface Timed {
   /** ms from sending the request to the first `token` event. */
   readonly firstToken: number
+  /** ms from sending the request to the end of the body (the first token's when held). */
+  readonly lastToken: number
   readonly body: string
 }
 
@@ -58,10 +66,10 @@ const post = (url: string, token: string, body: string, hold = false): Promise<T
           text += chunk
           if (firstToken < 0 && text.includes('"type":"token"')) {
             firstToken = performance.now() - started
-            if (hold) resolve({ firstToken, body: text })
+            if (hold) resolve({ firstToken, lastToken: firstToken, body: text })
           }
         })
-        res.on("end", () => resolve({ firstToken, body: text }))
+        res.on("end", () => resolve({ firstToken, lastToken: performance.now() - started, body: text }))
         res.on("error", reject)
       }
     )
@@ -85,6 +93,18 @@ const firstTokens = async (url: string, token: string) => {
   const times: Array<number> = []
   for (let i = 0; i < samples; i++) times.push((await post(url, token, body)).firstToken)
   return median(times)
+}
+
+/** `concurrent` messages sent at once, `concurrentRounds` times after a warm-up round: p50 and p95 of both times. */
+const concurrentTokens = async (url: string, token: string) => {
+  const body = JSON.stringify({ message: question })
+  const round = () => Promise.all(Array.from({ length: concurrent }, () => post(url, token, body)))
+  await round()
+  const timed: Array<Timed> = []
+  for (let i = 0; i < concurrentRounds; i++) timed.push(...(await round()))
+  const first = timed.map((t) => t.firstToken)
+  const last = timed.map((t) => t.lastToken)
+  return { firstP50: percentile(first, 50), firstP95: percentile(first, 95), lastP50: percentile(last, 50), lastP95: percentile(last, 95) }
 }
 
 /** An OpenAI-compatible fake: constant embeddings, and chat streams that send one token and hold. */
@@ -138,30 +158,38 @@ const holdStreams = async (url: string, token: string, child: Child) => {
 
 export const replies = async (): Promise<Section> => {
   const dir = await tempDir("replies")
+  const adminToken = randomBytes(24).toString("hex")
   const framesFile = join(dir, "frames.json")
 
   console.log("  first token: service (PGlite, local model)")
   const service = await withServer(
-    (port) => spawnService(serviceEnv({ PORT: String(port), DATA_DIR: join(dir, "local"), ...noRateLimit })),
-    async (base, child) => {
-      const token = bootstrapSecret(child)
+    (port) => spawnService(serviceEnv({ PORT: String(port), DATA_DIR: join(dir, "local"), ADMIN_TOKEN: adminToken, ...noRateLimit })),
+    async (base) => {
+      // the Free plan caps replies at 100 a month, the sandbox too: a `pro` workspace has no cap
+      const { token } = await proWorkspace(base, adminToken, "Replies bench")
       const agentId = await createAgent(base, token)
       await addQa(base, token, agentId)
       const url = `${base}/v1/agents/${agentId}/messages`
       const sample = await post(url, token, JSON.stringify({ message: question }))
       const frames = sample.body.split("\n\n").filter((f) => f.startsWith("id:")).map((f) => `${f}\n\n`)
       await writeFile(framesFile, JSON.stringify(frames))
-      return { ms: await firstTokens(url, token), events: frames.length, token }
+      const ms = await firstTokens(url, token)
+      console.log(`    ${concurrent} at once, ${concurrentRounds} rounds`)
+      return { ms, events: frames.length, token, together: await concurrentTokens(url, token) }
     }
   )
   console.log(`    median ${fmt(service.ms, 2)} ms to the first token (${service.events} events a reply)`)
+  console.log(`    ${concurrent} at once: first token p50 ${fmt(service.together.firstP50, 1)} / p95 ${fmt(service.together.firstP95, 1)} ms`)
 
   console.log("  first token: baseline node:http")
   const baseline = await withServer(
     (port) => spawnTracked(process.execPath, ["--import", "tsx", "scripts/bench/baseline-sse.ts"], { ...process.env, PORT: String(port), REPLY_FRAMES_FILE: framesFile }),
-    async (base) => firstTokens(`${base}/v1/agents/agt_baseline/messages`, "none")
+    async (base) => {
+      const url = `${base}/v1/agents/agt_baseline/messages`
+      return { ms: await firstTokens(url, "none"), together: await concurrentTokens(url, "none") }
+    }
   )
-  console.log(`    median ${fmt(baseline, 2)} ms`)
+  console.log(`    median ${fmt(baseline.ms, 2)} ms`)
 
   console.log(`  ${openStreams} open streams: service (PGlite, fake openai model that falls silent)`)
   const model = await fakeModel()
@@ -176,11 +204,12 @@ export const replies = async (): Promise<Section> => {
             AI_PROVIDER: "openai",
             AI_BASE_URL: model.url,
             AI_API_KEY: "bench",
+            ADMIN_TOKEN: adminToken,
             ...noRateLimit
           })
         ),
       async (base, child) => {
-        const token = bootstrapSecret(child)
+        const { token } = await proWorkspace(base, adminToken, "Replies bench")
         const agentId = await createAgent(base, token)
         await addQa(base, token, agentId)
         const result = await holdStreams(`${base}/v1/agents/${agentId}/messages`, token, child)
@@ -206,11 +235,22 @@ export const replies = async (): Promise<Section> => {
   )
 
   return {
-    title: `Replies: first token (${samples} sequential streamed messages, median) and ${openStreams} streams held open at once`,
+    title: `Replies: first token (${samples} sequential streamed messages, median; ${concurrent} at once, p50/p95) and ${openStreams} streams held open at once`,
     lines: [
       "| measure | service | baseline node:http | service vs baseline |",
       "|---|---:|---:|---:|",
-      `| ms to first token (local model, PGlite) | ${fmt(service.ms, 2)} | ${fmt(baseline, 2)} | ${ratio(service.ms, baseline)} |`,
+      `| ms to first token (local model, PGlite) | ${fmt(service.ms, 2)} | ${fmt(baseline.ms, 2)} | ${ratio(service.ms, baseline.ms)} |`,
+      ...(
+        [
+          ["first token p50", "firstP50"],
+          ["first token p95", "firstP95"],
+          ["last token p50", "lastP50"],
+          ["last token p95", "lastP95"]
+        ] as const
+      ).map(
+        ([label, key]) =>
+          `| ms to ${label}, ${concurrent} at once | ${fmt(service.together[key], 1)} | ${fmt(baseline.together[key], 1)} | +${fmt(service.together[key] - baseline.together[key], 1)} ms |`
+      ),
       `| ms until ${openStreams} streams all had a token | ${fmt(serviceHeld.allOpenMs)} | ${fmt(baselineHeld.allOpenMs)} | ${ratio(serviceHeld.allOpenMs, baselineHeld.allOpenMs)} |`,
       `| RSS MB idle | ${fmt(serviceHeld.idle)} | ${fmt(baselineHeld.idle)} | |`,
       `| RSS MB holding ${openStreams} streams | ${fmt(serviceHeld.held)} | ${fmt(baselineHeld.held)} | |`,

@@ -37,6 +37,7 @@ import {
   fmt,
   noRateLimit,
   pg,
+  proWorkspace,
   ratio,
   seconds,
   type Section,
@@ -49,8 +50,6 @@ import {
   warmupSeconds,
   withServer
 } from "./lib.js"
-
-const cliTimeoutMs = 60_000
 
 // autocannon as used here: POST with a body; the result also counts 2xx and requests sent
 interface PostResult extends AutocannonResult {
@@ -149,23 +148,6 @@ const probe = async (base: string, token: string, agentId: string, timeoutMs = 5
   return { text, publicId: (JSON.parse(text) as { readonly data: { readonly public_id: string } }).data.public_id }
 }
 
-/** Runs the admin CLI against the service at `base` and parses its `--json` output. */
-const cliJson = async <A>(base: string, adminToken: string, args: ReadonlyArray<string>): Promise<A> => {
-  const child = spawnTracked(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args, "--json"], {
-    ...process.env,
-    SERVICE_URL: base,
-    ADMIN_TOKEN: adminToken
-  })
-  // `close`: after the exit and the end of its output
-  const closed = new Promise<number | null>((resolve) => child.process.once("close", (code) => resolve(code)))
-  const timer = setTimeout(() => void stop(child), cliTimeoutMs)
-  const code = await closed
-  clearTimeout(timer)
-  if (code !== 0) throw new Error(`cli ${args.slice(0, 2).join(" ")}: exit ${code}\n${child.output().slice(-2000)}`)
-  // the CLI writes only its JSON to stdout, and nothing to stderr on success
-  return JSON.parse(child.output()) as A
-}
-
 interface Tenant {
   readonly workspaceId: string
   readonly token: string
@@ -174,30 +156,8 @@ interface Tenant {
 
 /** A `pro` workspace and a secret key through the admin CLI, then an agent through the API. */
 const setUp = async (base: string, adminToken: string): Promise<Tenant> => {
-  const workspace = await cliJson<{ readonly id: string; readonly plan: string }>(base, adminToken, [
-    "workspaces",
-    "create",
-    "--name",
-    "Tickets bench",
-    "--owner-email",
-    "owner@example.com",
-    "--plan",
-    "pro"
-  ])
-  if (workspace.plan !== "pro") throw new Error(`workspace ${workspace.id} has plan ${workspace.plan}`)
-  const key = await cliJson<{ readonly secret: string }>(base, adminToken, [
-    "keys",
-    "create",
-    "--workspace",
-    workspace.id,
-    "--kind",
-    "secret",
-    "--environment",
-    "test",
-    "--name",
-    "tickets bench"
-  ])
-  return { workspaceId: workspace.id, token: key.secret, agentId: await createAgent(base, key.secret) }
+  const { workspaceId, token } = await proWorkspace(base, adminToken, "Tickets bench")
+  return { workspaceId, token, agentId: await createAgent(base, token) }
 }
 
 // Comparing answers and rows: ids and times differ between any two tickets
