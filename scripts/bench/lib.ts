@@ -362,8 +362,9 @@ export const cliJson = async <A>(base: string, adminToken: string, args: Readonl
   const code = await closed
   clearTimeout(timer)
   if (code !== 0) throw new Error(`cli ${args.slice(0, 2).join(" ")}: exit ${code}\n${child.output().slice(-2000)}`)
-  // the CLI writes only its JSON to stdout, and nothing to stderr on success
-  return JSON.parse(child.output()) as A
+  // the output holds stdout and stderr: the JSON, and for a new key the warning to copy it (on stderr)
+  const json = child.output().split("\n").filter((line) => !line.startsWith("Copy this key now"))
+  return JSON.parse(json.join("\n")) as A
 }
 
 /** A `pro` workspace (no monthly caps) and a sandbox secret key of it, through the admin CLI. */
