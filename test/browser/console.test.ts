@@ -290,7 +290,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("tickets: the inbox filters; a member's reply appears in the thread as member; the status changes", () =>
+    it.effect("tickets: the inbox filters; a member's reply appears in the thread as member; the status changes; erasure after a confirm", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -340,6 +340,19 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("button", { name: "Save tags" }).click()
           expect((await (await patched).json()).data.tags).toEqual(["orders", "shipping"])
           await check(opened, "ticket")
+          // erasure, after a confirm step: the visitor's data leaves the thread and the inbox; the ticket stays
+          await page.getByRole("button", { name: "Erase personal data" }).click()
+          const erased = page.waitForResponse((r) => r.request().method() === "DELETE")
+          await page.getByRole("button", { name: "Yes, erase personal data" }).click()
+          expect((await erased).status()).toBe(200)
+          await page.locator("li.event", { hasText: "erased by member mem_ana" }).waitFor()
+          expect(await page.locator("li.message .body").allTextContents()).toEqual(["[deleted]", "[deleted]"])
+          await page.locator(".crumbs").getByRole("link", { name: "Tickets" }).click()
+          const row = page.getByRole("row", { name: /Where is my order\?/ })
+          await row.waitFor()
+          expect(await row.textContent()).toContain("[deleted]")
+          expect(await page.locator("table").textContent()).toContain("ana@example.com")
+          expect(await row.textContent()).not.toContain("ana@example.com")
         })
       })
     )
