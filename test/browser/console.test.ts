@@ -123,7 +123,12 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("heading", { name: "Overview" }).waitFor()
           await page.getByText("Tickets this month").waitFor()
           // the two tickets: in the meter and in the day's bar
-          await page.getByRole("img", { name: "Tickets per day: 2 in all, at most 2 a day" }).waitFor()
+          const ticketsChart = page.getByRole("img", { name: "Tickets per day: 2 in all, at most 2 a day" })
+          await ticketsChart.waitFor()
+          // drawn by uPlot on a canvas, its rules from the console's own stylesheet; the figures stay in a table
+          await ticketsChart.locator(".uplot canvas").waitFor()
+          expect(await page.evaluate(() => getComputedStyle(document.querySelector(".uplot .u-wrap")!).position)).toBe("relative")
+          expect(await page.locator("figure.chart table.sr-only", { hasText: "Tickets per day" }).locator("tbody tr td").last().textContent()).toBe("2")
           expect(await page.getByRole("progressbar", { name: "Tickets this month: 2 of 20" }).count()).toBe(1)
           await check(opened, "overview")
 
