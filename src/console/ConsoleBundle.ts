@@ -12,6 +12,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { createRequire } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
@@ -27,6 +28,8 @@ export const formPreviewPath = "/console/form-preview"
 const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url))
 export const consoleEntry = join(repositoryRoot, "src/console/app/main.tsx")
 const consoleStyles = join(repositoryRoot, "src/console/app/console.css")
+/** The chart library's own rules, bundled into the console's stylesheet (the CSP allows no injected `<style>`). */
+const chartStyles = () => createRequire(import.meta.url).resolve("uplot/dist/uPlot.min.css")
 /** Where `npm run build` puts the console, relative to `dist/` (and so to the bundled server). */
 export const builtConsoleDir = "console"
 const prebuilt = (file: string) => fileURLToPath(new URL(`${builtConsoleDir}/${file}`, import.meta.url))
@@ -55,8 +58,8 @@ export const bundleConsole: Effect.Effect<Assets> = Effect.tryPromise(async () =
     write: false,
     logLevel: "silent"
   })
-  const style = await readFile(consoleStyles)
-  return { script: result.outputFiles[0]!.contents, style: new Uint8Array(style) }
+  const style = `${await readFile(chartStyles(), "utf8")}\n${await readFile(consoleStyles, "utf8")}`
+  return { script: result.outputFiles[0]!.contents, style: new TextEncoder().encode(style) }
 }).pipe(Effect.orDieWith((cause) => new Error(`bundling the console failed: ${String(cause)}`)))
 
 /** Writes the console into `outDir`; for the build. Fails past the size budget. */

@@ -123,7 +123,12 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("heading", { name: "Overview" }).waitFor()
           await page.getByText("Tickets this month").waitFor()
           // the two tickets: in the meter and in the day's bar
-          await page.getByRole("img", { name: "Tickets per day: 2 in all, at most 2 a day" }).waitFor()
+          const ticketsChart = page.getByRole("img", { name: "Tickets per day: 2 in all, at most 2 a day" })
+          await ticketsChart.waitFor()
+          // drawn by uPlot on a canvas, its rules from the console's own stylesheet; the figures stay in a table
+          await ticketsChart.locator(".uplot canvas").waitFor()
+          expect(await page.evaluate(() => getComputedStyle(document.querySelector(".uplot .u-wrap")!).position)).toBe("relative")
+          expect(await page.locator("figure.chart table.sr-only", { hasText: "Tickets per day" }).locator("tbody tr td").last().textContent()).toBe("2")
           expect(await page.getByRole("progressbar", { name: "Tickets this month: 2 of 20" }).count()).toBe(1)
           await check(opened, "overview")
 
@@ -142,7 +147,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("agents: create, edit, delete; knowledge: a text source's progress bar reaches indexed; the playground streams a reply with its sources", () =>
+    it.effect("agents: create, edit, delete; knowledge: a text source's progress bar reaches indexed; the playground streams a reply with its sources, resumed after a dropped connection", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -229,14 +234,31 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
             }).observe(document.body, { subtree: true, childList: true, characterData: true })
           })
           await page.getByLabel("Message").fill("How many days do I have to ask for a refund?")
-          const streamed = page.waitForResponse((r) => r.url().endsWith("/messages") && r.request().method() === "POST")
+          // the connection drops after the first token: the page gets the stream cut there, then resumes
+          let fullStream = ""
+          let streamType = ""
+          await page.route(
+            (url) => url.pathname.endsWith("/messages"),
+            async (route) => {
+              const original = await route.fetch()
+              fullStream = await original.text()
+              streamType = original.headers()["content-type"] ?? ""
+              const blocks = fullStream.split("\n\n")
+              const firstToken = blocks.findIndex((b) => b.includes('"type":"token"'))
+              await route.fulfill({ response: original, body: blocks.slice(0, firstToken + 1).join("\n\n") + "\n\n" })
+            },
+            { times: 1 }
+          )
+          const resume = page.waitForRequest((r) => r.url().endsWith("/stream") && r.method() === "GET")
           await page.getByLabel("Message").press("Enter")
           await page.getByText("Reply complete").waitFor({ timeout: 30_000 })
+          const resumed = await resume
+          expect(Number(resumed.headers()["last-event-id"])).toBeGreaterThan(0)
           // the reply came as server-sent token events (the local model sends them in one burst, so the page may
           // draw them in one frame); what was drawn grew by prefixes and ends as the tokens joined
-          const response = await streamed
-          expect(response.headers()["content-type"]).toContain("text/event-stream")
-          const events = (await response.text())
+          expect(streamType).toContain("text/event-stream")
+          expect(fullStream).toMatch(/^id: ?\d+$/m)
+          const events = fullStream
             .split("\n")
             .filter((line) => line.startsWith("data:"))
             .map((line) => JSON.parse(line.slice(5)))
@@ -273,7 +295,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("tickets: the inbox filters; a member's reply appears in the thread as member; the status changes", () =>
+    it.effect("tickets: the inbox filters; a member's reply appears in the thread as member; the status changes; erasure after a confirm", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -323,11 +345,24 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("button", { name: "Save tags" }).click()
           expect((await (await patched).json()).data.tags).toEqual(["orders", "shipping"])
           await check(opened, "ticket")
+          // erasure, after a confirm step: the visitor's data leaves the thread and the inbox; the ticket stays
+          await page.getByRole("button", { name: "Erase personal data" }).click()
+          const erased = page.waitForResponse((r) => r.request().method() === "DELETE")
+          await page.getByRole("button", { name: "Yes, erase personal data" }).click()
+          expect((await erased).status()).toBe(200)
+          await page.locator("li.event", { hasText: "erased by member mem_ana" }).waitFor()
+          expect(await page.locator("li.message .body").allTextContents()).toEqual(["[deleted]", "[deleted]"])
+          await page.locator(".crumbs").getByRole("link", { name: "Tickets" }).click()
+          const row = page.getByRole("row", { name: /Where is my order\?/ })
+          await row.waitFor()
+          expect(await row.textContent()).toContain("[deleted]")
+          expect(await page.locator("table").textContent()).toContain("ana@example.com")
+          expect(await row.textContent()).not.toContain("ana@example.com")
         })
       })
     )
 
-    it.effect("webhooks: create (secret shown once), send a test, see its delivery, deactivate and reactivate, edit the URL and events", () =>
+    it.effect("webhooks: create (secret shown once), send a test, see its delivery, retry a failed one, deactivate and reactivate, edit the URL and events", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -360,6 +395,23 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await delivered.getByRole("button", { name: "Show attempts" }).click()
           await delivered.locator("ol.attempts li", { hasText: "HTTP 200" }).waitFor()
           await check(opened, "webhook-delivered")
+          // a receiver not there yet fails the first attempt; once it answers, Retry now adds an attempt that succeeds
+          await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click()
+          await page.getByLabel("Receiver URL").fill(`${site.origin}/hook-later`)
+          await page.getByRole("button", { name: "Create subscription" }).click()
+          await page.getByRole("button", { name: "I saved it" }).click()
+          await page.getByRole("link", { name: `${site.origin}/hook-later` }).click()
+          await page.getByRole("button", { name: "Send a test event" }).click()
+          const failed = page.locator("li.delivery", { hasText: "HTTP 404" })
+          await failed.waitFor({ timeout: 30_000 })
+          expect(await failed.textContent()).toContain("1 attempt ")
+          site.put("/hook-later", "ok")
+          await failed.getByRole("button", { name: "Retry now" }).click()
+          const retried = page.locator("li.delivery", { hasText: "2 attempts" })
+          await retried.waitFor({ timeout: 30_000 })
+          await retried.getByRole("button", { name: "Show attempts" }).click()
+          await retried.locator("ol.attempts li", { hasText: "HTTP 200" }).waitFor()
+          expect(await retried.locator("ol.attempts li", { hasText: "HTTP 404" }).count()).toBe(1)
           await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click()
           await page.getByRole("link", { name: "https://hooks.example.com/receive" }).click()
           await page.getByRole("button", { name: "Deactivate" }).click()
@@ -587,7 +639,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("API keys: the list, one created (shown once, copied) and revoked; a list longer than a page loaded with Load more", () =>
+    it.effect("API keys: the list, one created (shown once, copied) and revoked, a revoked secret key refused with 401; a list longer than a page loaded with Load more", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -615,6 +667,23 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await row.getByRole("button", { name: /Revoke/ }).click()
           await row.getByRole("button", { name: "Yes, revoke" }).click()
           await row.waitFor({ state: "detached" })
+          // a secret key revoked in the console stops working at once
+          await shown.getByRole("button", { name: "I saved it" }).click()
+          await page.getByLabel("Kind").selectOption("secret")
+          await page.getByLabel("Key name").fill("Nightly job")
+          await page.getByRole("button", { name: "Create key" }).click()
+          await shown.waitFor()
+          const secretKey = (await shown.locator("code").textContent())!
+          expect(secretKey).toMatch(/^sk_test_/)
+          const withKey = () => fetch(`${h.url}/v1/agents`, { headers: { authorization: `Bearer ${secretKey}` } })
+          expect((await withKey()).status).toBe(200)
+          const jobRow = page.getByRole("row", { name: /Nightly job/ })
+          await jobRow.getByRole("button", { name: /Revoke/ }).click()
+          await jobRow.getByRole("button", { name: "Yes, revoke" }).click()
+          await jobRow.waitFor({ state: "detached" })
+          const refused = await withKey()
+          expect(refused.status).toBe(401)
+          expect(((await refused.json()) as any).error.code).toBe("invalid_api_key")
           // a list longer than a page: "Load more" follows the cursor until the last page
           await page.evaluate(() => sessionStorage.setItem("console.page-size", "2"))
           await page.reload()

@@ -114,20 +114,23 @@ export const environmentOfKey = (key: string): Environment | undefined =>
 
 /**
  * Server-sent events read from a fetch body: each event's `data:` lines
- * joined, parsed as JSON and handed to `onEvent` as they arrive.
+ * joined, parsed as JSON and handed to `onEvent` as they arrive, with the
+ * event's `id:` when it has one (a resume sends it back as `Last-Event-ID`).
  */
-export const readEvents = async (body: ReadableStream<Uint8Array>, onEvent: (event: any) => void): Promise<void> => {
+export const readEvents = async (
+  body: ReadableStream<Uint8Array>,
+  onEvent: (event: any, id: string | undefined) => void
+): Promise<void> => {
   const reader = body.getReader()
   const decoder = new TextDecoder()
   let buffer = ""
   const flush = (block: string) => {
-    const data = block
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith("data:"))
-      .map((line) => line.slice(5).replace(/^ /, ""))
+    const lines = block.split(/\r?\n/)
+    const data = lines.filter((line) => line.startsWith("data:")).map((line) => line.slice(5).replace(/^ /, ""))
     if (data.length === 0) return
+    const idLine = lines.find((line) => line.startsWith("id:"))
     try {
-      onEvent(JSON.parse(data.join("\n")))
+      onEvent(JSON.parse(data.join("\n")), idLine?.slice(3).trim())
     } catch {
       // a malformed event is skipped; the stream goes on
     }

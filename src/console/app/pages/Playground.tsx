@@ -40,35 +40,66 @@ export const PlaygroundPage = ({ client, agentId }: { client: Client; agentId: s
     setTurns((list) => [...list, { id: reply.id - 1, role: "user", content: text, sources: [], done: true }, reply])
     const update = () => setTurns((list) => list.map((t) => (t.id === reply.id ? { ...reply } : t)))
     abort.current = new AbortController()
+    const signal = abort.current.signal
+    // what a resume needs: the reply's place and the last event drawn
+    let resumeFrom: { conversation: string; message: string } | undefined
+    let lastId: string | undefined
+    let ended = false
+    const onEvent = (event: any, id: string | undefined) => {
+      if (id !== undefined) lastId = id
+      switch (event.type) {
+        case "conversation":
+          setConversationId(event.conversation_id)
+          resumeFrom = { conversation: event.conversation_id, message: event.message_id }
+          break
+        case "token":
+          reply.content += event.content
+          break
+        case "sources":
+          reply.sources = event.sources
+          break
+        case "escalation":
+          reply.escalation = event.message
+          break
+        case "error":
+          reply.error = event.message
+          ended = true
+          break
+        case "done":
+          reply.done = true
+          ended = true
+          break
+      }
+      update()
+    }
     try {
       const response = await client.fetch("POST", `/v1/agents/${agentId}/messages`, {
         body: { message: text, stream: true, ...(conversationId === undefined ? {} : { conversation_id: conversationId }) },
         headers: { accept: "text/event-stream" },
-        signal: abort.current.signal
+        signal
       })
-      await readEvents(response.body!, (event) => {
-        switch (event.type) {
-          case "conversation":
-            setConversationId(event.conversation_id)
-            break
-          case "token":
-            reply.content += event.content
-            break
-          case "sources":
-            reply.sources = event.sources
-            break
-          case "escalation":
-            reply.escalation = event.message
-            break
-          case "error":
-            reply.error = event.message
-            break
-          case "done":
-            reply.done = true
-            break
+      let dropped: unknown = undefined
+      try {
+        await readEvents(response.body!, onEvent)
+      } catch (failure) {
+        if ((failure as Error)?.name === "AbortError" && signal.aborted) throw failure
+        dropped = failure
+      }
+      // the connection dropped before the reply ended: resume after the last event received
+      for (let attempt = 0; !ended && !signal.aborted; attempt++) {
+        if (resumeFrom === undefined || attempt >= 3) throw dropped ?? new Error("The reply's connection dropped.")
+        try {
+          const resumed = await client.fetch(
+            "GET",
+            `/v1/conversations/${resumeFrom.conversation}/messages/${resumeFrom.message}/stream`,
+            { headers: { accept: "text/event-stream", ...(lastId === undefined ? {} : { "last-event-id": lastId }) }, signal }
+          )
+          await readEvents(resumed.body!, onEvent)
+        } catch (failure) {
+          if ((failure as Error)?.name === "AbortError" && signal.aborted) throw failure
+          dropped = failure
         }
-        update()
-      })
+      }
     } catch (failure) {
       if ((failure as Error)?.name !== "AbortError") {
         reply.error = messageOf(failure)

@@ -6,7 +6,7 @@
 import type { Ticket, TicketWithThread } from "../../../../schema/Tickets.js"
 import { useState } from "preact/hooks"
 import { type Client, query } from "../api.js"
-import { Empty, ErrorBox, Field, Loaded, Select, Status, useAction, useResource, when } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, Status, useAction, useResource, when } from "../ui.js"
 
 const statuses = ["open", "pending_user", "resolved"] as const
 const priorities = ["low", "normal", "high", "urgent"] as const
@@ -185,6 +185,7 @@ export const TicketPage = ({ client, publicId }: { client: Client; publicId: str
   const [tags, setTags] = useState<string | undefined>(undefined)
   const send = useAction()
   const update = useAction()
+  const erase = useAction()
   const headers: Record<string, string> = member.trim() === "" ? {} : { "service-member-id": member.trim() }
   const submit = async (e: Event) => {
     e.preventDefault()
@@ -248,6 +249,16 @@ export const TicketPage = ({ client, publicId }: { client: Client; publicId: str
                 <button type="submit">Save tags</button>
               </form>
               {update.error === undefined ? null : <ErrorBox error={update.error} />}
+            </div>
+            <div class="actions card">
+              <ConfirmButton
+                label="Erase personal data"
+                confirm="Replace the visitor's name, e-mail and every message with [deleted]? This cannot be undone."
+                onConfirm={async () => {
+                  if (await erase.run(() => client.call("DELETE", `/v1/tickets/${publicId}`, { headers }))) ticket.reload()
+                }}
+              />
+              {erase.error === undefined ? null : <ErrorBox error={erase.error} />}
             </div>
             <h2>Thread</h2>
             {t.thread.length === 0 ? <Empty>No messages yet.</Empty> : null}
