@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process"
 import { mkdir, writeFile } from "node:fs/promises"
 import { cpus, loadavg } from "node:os"
 import { claimCall } from "./claim-call.js"
+import { consolePages } from "./console.js"
 import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
 import { reads } from "./reads.js"
@@ -25,7 +26,8 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   tickets,
   knowledge,
   replies,
-  "form-element": formElement
+  "form-element": formElement,
+  console: consolePages
 }
 
 const requested = process.argv.slice(2)
