@@ -17,6 +17,7 @@ import { WebhookId } from "../../schema/Webhooks.js"
 import * as Fetcher from "../../layers/Fetcher.js"
 import type { Client } from "../../src/sdk/index.js"
 import { contactForm } from "../forms/support.js"
+import { eventually } from "../support/eventually.js"
 import { type ContractEndpoint, contractEndpoints, fillPath } from "../support/endpoints.js"
 import { Harness, type HarnessShape, type Reply, type SeededWorkspace, testServer } from "../support/harness.js"
 
@@ -288,6 +289,18 @@ const eventCount = (ws: SeededWorkspace) =>
     sql<{ n: number }>`select count(*)::int as n from events where workspace_id = ${ws.workspace.id}`
   ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie)
 
+/** Until the workspace's sources are processed: their `indexed` events are written in the background. */
+const sourcesSettled = (ws: SeededWorkspace) =>
+  eventually(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ n: number }>`
+        select count(*)::int as n from knowledge_sources
+        where workspace_id = ${ws.workspace.id} and status in ('pending', 'processing')`
+    ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie),
+    (n) => n === 0,
+    { label: "the fixtures' sources processed" }
+  ).pipe(Effect.orDie)
+
 const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
   Effect.gen(function* () {
     const ws = yield* h.seed()
@@ -332,6 +345,7 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
     for (const p of e.params) if (fixtures[p.kind] !== undefined) yield* own.id(p.kind)
     if (sample.body !== undefined) yield* sample.body(own)
     if (sample.query !== undefined) yield* sample.query(own)
+    yield* sourcesSettled(ws)
     const eventsBefore = yield* eventCount(ws)
     const refused = (headers: Record<string, string>, status: number, code: string, label: string) =>
       Effect.map(callOn(own, headers), (reply) => expectRefused(reply, status, code, label))
