@@ -385,6 +385,8 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.locator("li.delivery", { hasText: "webhook.test" }).waitFor()
           // a receiver that answers: the delivery succeeds (the page polls while one is pending) and shows its attempt
           await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click()
+          // the list loaded first: a form filled while it loads is drawn anew, empty
+          await page.getByRole("link", { name: "https://hooks.example.com/receive", exact: true }).waitFor()
           await page.getByLabel("Receiver URL").fill(site.put("/hook", "ok"))
           await page.getByRole("button", { name: "Create subscription" }).click()
           await page.getByRole("button", { name: "I saved it" }).click()
@@ -397,6 +399,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await check(opened, "webhook-delivered")
           // a receiver not there yet fails the first attempt; once it answers, Retry now adds an attempt that succeeds
           await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Webhooks" }).click()
+          await page.getByRole("link", { name: `${site.origin}/hook`, exact: true }).waitFor()
           await page.getByLabel("Receiver URL").fill(`${site.origin}/hook-later`)
           await page.getByRole("button", { name: "Create subscription" }).click()
           await page.getByRole("button", { name: "I saved it" }).click()
