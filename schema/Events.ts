@@ -3,26 +3,10 @@
  * `created` is Unix seconds; the body of an event is fixed when it is written.
  */
 import * as Schema from "effect/Schema"
+import { EventTypes } from "./EventTypes.js"
 import { EventId, WorkspaceId } from "./Ids.js"
 
-export const EventTypes = [
-  "agent.created",
-  "agent.updated",
-  "agent.deleted",
-  "conversation.started",
-  "conversation.ended",
-  "lead.captured",
-  "knowledge.source.indexed",
-  "knowledge.source.failed",
-  "qa.regenerated",
-  "course.lesson.source.indexed",
-  "course.lesson.source.failed",
-  "ticket.created",
-  "ticket.message.created",
-  "ticket.status.changed",
-  "ticket.resolved",
-  "webhook.test"
-] as const
+export { EventTypes }
 export const EventType = Schema.Literal(...EventTypes)
 export type EventType = typeof EventType.Type
 

@@ -3,30 +3,11 @@
  * a subscription's deliveries with their attempts, retry, test, reactivate.
  */
 import type { Delivery, Subscription } from "../../../../schema/Webhooks.js"
-import type { EventType } from "../../../../schema/Events.js"
+import { EventTypes as eventTypes } from "../../../../schema/EventTypes.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, LoadMore, Status, useAction, usePagedList, usePolling, useResource, when } from "../ui.js"
 
-/** The event types (SPEC §6); typed against the schema's list so a new type fails the typecheck here. */
-const eventTypes: ReadonlyArray<EventType> = [
-  "agent.created",
-  "agent.updated",
-  "agent.deleted",
-  "conversation.started",
-  "conversation.ended",
-  "lead.captured",
-  "knowledge.source.indexed",
-  "knowledge.source.failed",
-  "qa.regenerated",
-  "course.lesson.source.indexed",
-  "course.lesson.source.failed",
-  "ticket.created",
-  "ticket.message.created",
-  "ticket.status.changed",
-  "ticket.resolved",
-  "webhook.test"
-]
 
 const EventsPicker = ({ events, onChange }: { events: ReadonlyArray<string>; onChange: (events: Array<string>) => void }) => (
   <fieldset class="events">

@@ -1,0 +1,22 @@
+/**
+ * The event types, as plain data: `Events.ts` builds the Schema from it, and the
+ * console (browser code, which must not bundle Effect) lists them from it too.
+ */
+export const EventTypes = [
+  "agent.created",
+  "agent.updated",
+  "agent.deleted",
+  "conversation.started",
+  "conversation.ended",
+  "lead.captured",
+  "knowledge.source.indexed",
+  "knowledge.source.failed",
+  "qa.regenerated",
+  "course.lesson.source.indexed",
+  "course.lesson.source.failed",
+  "ticket.created",
+  "ticket.message.created",
+  "ticket.status.changed",
+  "ticket.resolved",
+  "webhook.test"
+] as const
