@@ -203,6 +203,20 @@ describe(`the API through the bundle (${databaseName})`, () => {
     expect(await errors.text()).toContain("invalid_api_key")
   })
 
+  it("the keys API: a key created (value shown once), listed without its value, revoked and refused next", async () => {
+    const created = await expectCall(service, "POST", "/v1/keys", 201, { key: ws.secret, body: { kind: "secret", name: "nightly" } })
+    const value: string = created.data.secret
+    expect(value).toMatch(/^sk_test_/)
+    await expectCall(service, "GET", "/v1/agents", 200, { key: value })
+    const listed = await expectCall(service, "GET", "/v1/keys?limit=100", 200, { key: ws.secret })
+    const row = listed.data.find((k: any) => k.id === created.data.id)
+    expect(row.redacted).toBe(`sk_test_…${value.slice(-4)}`)
+    expect(JSON.stringify(listed)).not.toContain(value)
+    await expectCall(service, "DELETE", `/v1/keys/${created.data.id}`, 200, { key: ws.secret })
+    const refused = await expectCall(service, "GET", "/v1/agents", 401, { key: value })
+    expect(refused.error.code).toBe("invalid_api_key")
+  })
+
   it("/console serves the admin console built into dist/console, under a strict Content-Security-Policy", async () => {
     const page = await fetch(`${service.base}/console`)
     expect(page.status).toBe(200)
