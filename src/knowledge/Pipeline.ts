@@ -3,7 +3,8 @@
  * inline content), extract readable text, categorize (an agent's first source
  * sets its categories; later ones put their Q&A into them), generate Q&A,
  * chunk, vectorize, then commit chunks, Q&A, the `indexed` state and the event
- * in one transaction. Phase and progress are written as it goes. Transient
+ * in one transaction. A phase is written once it has lasted a moment
+ * (`PhaseWriter.ts`): a poller sees the slow ones, the fast ones cost nothing. Transient
  * failures (timeouts, 5xx, 429, connection trouble, a transient AI error) are
  * retried on the Clock, 3 attempts in all; anything else fails at once.
  * `csv_qa` skips the AI steps: its rows are the Q&A.
@@ -34,6 +35,7 @@ import { QaRepo } from "../qa/QaRepo.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
+import { makePhaseWriter, type PhaseWriter } from "./PhaseWriter.js"
 import { SourceOwner } from "./SourceOwner.js"
 import { traced } from "../Performance.js"
 
@@ -148,18 +150,18 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         phaseSpan("progress")
       )
 
-    const phase = (source: SourceRow, name: SourcePhase, progress: number) => step(source, { phase: name, progress })
+    const phase = (phases: PhaseWriter, name: SourcePhase, progress: number) => phases.enter({ phase: name, progress })
 
     /** Bytes to text on an extraction thread, never here: the document is untrusted. */
     const extract = (kind: DocumentKind, bytes: Uint8Array, fallbackTitle: string) =>
       Effect.mapError(extractor.extract({ kind, bytes, fallbackTitle }), fromExtract).pipe(phaseSpan("extract"))
 
-    const readDocument = (source: SourceRow, tenant: Tenant): Effect.Effect<Document, IngestFailure | SourceGone> =>
+    const readDocument = (source: SourceRow, tenant: Tenant, phases: PhaseWriter): Effect.Effect<Document, IngestFailure> =>
       Effect.gen(function* () {
         switch (source.type) {
           case "text": {
             const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
-            yield* phase(source, "extracting", 20)
+            yield* phase(phases, "extracting", 20)
             return { title: source.title, text: fromText(content, source.title).text }
           }
           case "url": {
@@ -171,7 +173,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
               httpsOnly: source.environment === "live"
             }).pipe(phaseSpan("fetch"))
             const page = yield* fromFetch(result)
-            yield* step(source, { phase: "extracting", progress: 20, size_bytes: page.body.length })
+            yield* phases.enter({ phase: "extracting", progress: 20, size_bytes: page.body.length })
             const doc = yield* extract(page.kind, page.body, source.title)
             // a title given at creation wins over the page's own
             return source.title !== source.source_ref ? { ...doc, title: source.title } : doc
@@ -183,7 +185,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             const file = yield* files.bytesOf(tenant, fileId)
             if (Option.isNone(file)) return yield* permanent("file_missing", `file ${fileId} is gone or not uploaded`)
             const { bytes, row } = file.value
-            yield* step(source, { phase: "extracting", progress: 20, size_bytes: bytes.length })
+            yield* phases.enter({ phase: "extracting", progress: 20, size_bytes: bytes.length })
             const kind = detect(bytes)
             if (isAudio(kind)) return { title: source.title, text: yield* transcribed(source, bytes, kind, row.filename) }
             switch (kind) {
@@ -262,7 +264,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     }
 
     /** Everything up to the commit: the document (if any), chunks with vectors, Q&A with vectors. */
-    const build = (source: SourceRow, tenant: Tenant) =>
+    const build = (source: SourceRow, tenant: Tenant, phases: PhaseWriter) =>
       Effect.gen(function* () {
         let doc: Document | null = null
         let items: ReadonlyArray<Item>
@@ -270,14 +272,14 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         let origin: "generated" | "csv"
         if (source.type === "csv_qa") {
           const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
-          yield* phase(source, "extracting", 20)
+          yield* phase(phases, "extracting", 20)
           const parsed = yield* Effect.mapError(extractor.csvQa(content), fromExtract)
           if (Either.isLeft(parsed)) {
             return yield* permanent("csv_invalid", parsed.left.map((e) => `line ${e.line}: ${e.message}`).join("; "))
           }
           items = parsed.right
           origin = "csv"
-          yield* phase(source, "categorizing", 40)
+          yield* phase(phases, "categorizing", 40)
           const named = [...new Set(items.flatMap((i) => (i.category === null ? [] : [i.category])))]
           const existing = yield* qa.categoriesOf(tenant, source.agent_id)
           const missing = named.filter((n) => placeIn(existing, n) === null)
@@ -285,18 +287,18 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             missing.length === 0
               ? existing
               : yield* qa.createCategories(tenant, source.agent_id, missing.map((name) => ({ name, description: "" })))
-          yield* phase(source, "generating_qa", 60)
+          yield* phase(phases, "generating_qa", 60)
         } else {
-          doc = yield* readDocument(source, tenant)
+          doc = yield* readDocument(source, tenant, phases)
           if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
-          yield* phase(source, "categorizing", 40)
+          yield* phase(phases, "categorizing", 40)
           categories = yield* categoriesFor(source, tenant, doc).pipe(phaseSpan("categorize"))
-          yield* phase(source, "generating_qa", 60)
+          yield* phase(phases, "generating_qa", 60)
           const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
           items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi).pipe(phaseSpan("qa"))
           origin = "generated"
         }
-        yield* phase(source, "vectorizing", 80)
+        yield* phase(phases, "vectorizing", 80)
         const text = doc === null ? null : `${doc.title}\n\n${doc.text}`
         const chunks = text === null ? [] : yield* Effect.sync(() => chunk(text)).pipe(phaseSpan("chunk"))
         const vectors = yield* embed([...chunks, ...items.map((i) => `${i.question}\n${i.answer}`)]).pipe(phaseSpan("embed"))
@@ -317,8 +319,11 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     const tenantOf = (source: SourceRow): Tenant => ({ workspaceId: source.workspace_id, environment: source.environment })
 
-    /** Chunks, Q&A, the final state and the event: all or nothing, and nothing for a source deleted meanwhile. */
-    const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>) =>
+    /**
+     * Chunks, Q&A, the final state (with what the phases left `unwritten`) and the event: all or nothing, and
+     * nothing for a source deleted meanwhile.
+     */
+    const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>, unwritten: SourceProgress) =>
       transaction(
         Effect.gen(function* () {
           const tenant = tenantOf(source)
@@ -328,6 +333,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           )
           if (built.title !== source.title) yield* repo.adoptTitle(source.id, source.title, built.title)
           const row = yield* step(source, {
+            ...unwritten,
             status: "indexed",
             phase: "done",
             progress: 100,
@@ -348,10 +354,12 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         })
       ).pipe(phaseSpan("write"))
 
-    const fail = (source: SourceRow, failure: IngestFailure) =>
+    /** The failed state (in the phase it failed in, with what the phases left `unwritten`) and the event. */
+    const fail = (source: SourceRow, failure: IngestFailure, unwritten: SourceProgress = {}) =>
       transaction(
         Effect.gen(function* () {
           const row = yield* step(source, {
+            ...unwritten,
             status: "failed",
             error: failure.message,
             error_code: failure.code,
@@ -370,6 +378,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       const found = yield* repo.byId(payload.right.sourceId)
       if (Option.isNone(found) || found.value.status === "indexed" || found.value.status === "failed") return Outcome.done
       const attempt = found.value.attempts + 1
+      const phases = yield* makePhaseWriter((changes) => step(found.value, changes))
       const result = yield* Effect.gen(function* () {
         const source = yield* step(found.value, {
           status: "processing",
@@ -379,9 +388,12 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           next_attempt_at: null,
           started_at: yield* now
         })
-        yield* commit(source, yield* build(source, tenantOf(source)))
+        const built = yield* build(source, tenantOf(source), phases)
+        yield* commit(source, built, yield* phases.take)
       }).pipe(Effect.either)
       if (Either.isRight(result)) return Outcome.done
+      // a retry starts over from `queued`; a failure keeps the phase it failed in
+      const unwritten = yield* phases.take
       const failure = result.left
       if (failure._tag === "SourceGone") return Outcome.done
       if (failure._tag !== "IngestFailure") return yield* Effect.die(failure)
@@ -400,9 +412,9 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         return Outcome.retryAt(at, failure.message)
       }
       // not recorded (the database away): the handler dies and the queue runs it again, never leaving it `processing`
-      yield* fail(found.value, failure).pipe(Effect.catchTag("SourceGone", () => Effect.void))
+      yield* fail(found.value, failure, unwritten).pipe(Effect.catchTag("SourceGone", () => Effect.void))
       return Outcome.done
-    })
+    }, Effect.scoped)
 
     /** The source of a job, while it still waits for an end (absent: deleted, settled, or no source named). */
     const unsettledOf = (job: Job) =>

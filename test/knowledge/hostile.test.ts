@@ -7,8 +7,10 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
 import type { ServerResponse } from "node:http"
 import { eventually } from "../support/eventually.js"
+import { PHASE_WRITE_DELAY } from "../../src/knowledge/PhaseWriter.js"
 import { Harness, testServer } from "../support/harness.js"
 import { createAgent, html, page, serveSite, source, waitSettled } from "./support.js"
 
@@ -86,7 +88,9 @@ layer(testServer())("hostile documents", (it) => {
       const otherAgent = yield* createAgent(h, other.secretTest)
       const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, { key: reader.secretTest, body: { type: "url", url: `${site.origin}/deep` } })
       const read = source(h, reader.secretTest, agentId, created.body.data.id)
-      yield* eventually(read, (s) => s.phase === "extracting", { tries: 2000, label: "extracting" })
+      // a phase is shown once it has lasted PHASE_WRITE_DELAY of the (test) clock
+      const waited = Effect.zipRight(TestClock.adjust(PHASE_WRITE_DELAY), read)
+      yield* eventually(waited, (s) => s.phase === "extracting", { tries: 2000, label: "extracting" })
       const answered = yield* h.call("GET", `/v1/agents/${otherAgent}`, { key: other.secretTest })
       expect(answered.status).toBe(200)
       // answered while the page was still being read: the parse did not hold the API up
