@@ -200,6 +200,17 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         returning ${cols}`)
 
     /**
+     * The pipeline's first write of an attempt: the source, unless deleted or settled, is `processing` from its
+     * first phase with one more attempt counted; none when there is nothing to process (its job just ends).
+     */
+    const start = (id: SourceId, at: Date) =>
+      decodeOne(SourceRow, sql`
+        update knowledge_sources set status = 'processing', phase = 'fetching', progress = 5, attempts = attempts + 1,
+          next_attempt_at = null, started_at = ${at}, updated_at = ${at}
+        where id = ${id} and deleted_at is null and status not in ('indexed', 'failed')
+        returning ${cols}`)
+
+    /**
      * The document's own title (a page's `<title>`), kept only while the source
      * still has the title the pipeline started from: a rename made meanwhile wins.
      */
@@ -246,6 +257,6 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           and deleted_at is null and status = 'indexed' and extracted_text is not null
         order by knowledge_sources.seq`).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
 
-    return { insert, find, findAny, byId, inputOf, page, update, adoptTitle, softDelete, replaceChunks, indexedTexts } as const
+    return { insert, find, findAny, byId, inputOf, page, update, start, adoptTitle, softDelete, replaceChunks, indexedTexts } as const
   })
 }) {}

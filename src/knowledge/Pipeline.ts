@@ -375,19 +375,12 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const handle = traced("Pipeline.handle")(function* (job: Job) {
       const payload = decodePayload(job.payload)
       if (Either.isLeft(payload)) return Outcome.failed("the job names no source")
-      const found = yield* repo.byId(payload.right.sourceId)
-      if (Option.isNone(found) || found.value.status === "indexed" || found.value.status === "failed") return Outcome.done
-      const attempt = found.value.attempts + 1
-      const phases = yield* makePhaseWriter((changes) => step(found.value, changes))
+      const started = yield* Effect.flatMap(now, (at) => repo.start(payload.right.sourceId, at)).pipe(phaseSpan("progress"))
+      if (Option.isNone(started)) return Outcome.done
+      const source = started.value
+      const attempt = source.attempts
+      const phases = yield* makePhaseWriter((changes) => step(source, changes))
       const result = yield* Effect.gen(function* () {
-        const source = yield* step(found.value, {
-          status: "processing",
-          phase: "fetching",
-          progress: 5,
-          attempts: attempt,
-          next_attempt_at: null,
-          started_at: yield* now
-        })
         const built = yield* build(source, tenantOf(source), phases)
         yield* commit(source, built, yield* phases.take)
       }).pipe(Effect.either)
@@ -400,7 +393,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       if (failure.transient && attempt < MAX_ATTEMPTS) {
         const at = new Date((yield* now).getTime() + retryDelayMillis(attempt))
         yield* Effect.ignore(
-          step(found.value, {
+          step(source, {
             status: "pending",
             phase: "queued",
             progress: 0,
@@ -412,7 +405,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         return Outcome.retryAt(at, failure.message)
       }
       // not recorded (the database away): the handler dies and the queue runs it again, never leaving it `processing`
-      yield* fail(found.value, failure, unwritten).pipe(Effect.catchTag("SourceGone", () => Effect.void))
+      yield* fail(source, failure, unwritten).pipe(Effect.catchTag("SourceGone", () => Effect.void))
       return Outcome.done
     }, Effect.scoped)
 

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { Ai, makeLocal } from "../../layers/Ai.js"
+import { PHASE_WRITE_DELAY } from "../../src/knowledge/PhaseWriter.js"
 import { eventsOfType } from "../knowledge/support.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
@@ -132,7 +133,11 @@ layer(testServer({}, { ai: slowAi }))("audio lesson sources", (it) => {
         (n) => n === 1,
         { label: "transcription started" }
       )
-      const [running] = yield* listSources(h, key, agentId, lessonId)
+      // a phase is shown once it has lasted PHASE_WRITE_DELAY
+      yield* TestClock.adjust(PHASE_WRITE_DELAY)
+      const [running] = yield* eventually(listSources(h, key, agentId, lessonId), ([s]) => s?.phase === "extracting", {
+        label: "extracting shown"
+      })
       expect(running).toMatchObject({ status: "processing", phase: "extracting", attempts: 1 })
       const knowledgeId = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql<{ id: string }>`select knowledge_source_id as id from lesson_sources where id = ${created.id}`
