@@ -22,7 +22,10 @@ const float4Oid = 700
 /** PostgreSQL's timestamp epoch, 2000-01-01T00:00:00Z, in Unix milliseconds. */
 const postgresEpochMs = 946_684_800_000
 
-/** A byte buffer that grows as it is written. */
+/**
+ * A byte buffer that grows as it is written. Each write reserves its bytes
+ * before it reads `bytes` or `view`, which a growth replaces.
+ */
 class Writer {
   private bytes = new Uint8Array(64 * 1024)
   private view = new DataView(this.bytes.buffer)
@@ -41,13 +44,16 @@ class Writer {
   }
 
   int16(value: number) {
-    this.view.setInt16(this.reserve(2), value)
+    const at = this.reserve(2)
+    this.view.setInt16(at, value)
   }
   int32(value: number) {
-    this.view.setInt32(this.reserve(4), value)
+    const at = this.reserve(4)
+    this.view.setInt32(at, value)
   }
   int64(value: bigint) {
-    this.view.setBigInt64(this.reserve(8), value)
+    const at = this.reserve(8)
+    this.view.setBigInt64(at, value)
   }
   /** Array elements: each a length (4) and the float. */
   float4Elements(values: ReadonlyArray<number>) {
@@ -59,7 +65,8 @@ class Writer {
     }
   }
   raw(bytes: ArrayLike<number>) {
-    this.bytes.set(bytes, this.reserve(bytes.length))
+    const at = this.reserve(bytes.length)
+    this.bytes.set(bytes, at)
   }
   done(): Uint8Array {
     return this.bytes.slice(0, this.length)

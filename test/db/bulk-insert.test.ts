@@ -53,6 +53,17 @@ describe("binary COPY on PGlite", () => {
           select array_lower(reals, 1) as lower, array_length(reals, 1) as length from copied where n = 1`
         expect(dims).toEqual({ lower: 1, length: 384 })
       }))
+
+    it.effect("text and numbers alone fill the buffer past its first size", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`create table texts (n int4, body text)`
+        const rows = Array.from({ length: 300 }, (_, n) => [n, `${n} ${"é".repeat(500 + n)}`] as const)
+        const bytes = encodeBinaryCopy(["int4", "text"], rows)
+        yield* sql.unsafe("copy texts (n, body) from '/dev/blob' with (format binary)", [bytes])
+        const back = yield* sql<{ n: number; body: string }>`select n, body from texts order by n`
+        expect(back.map((r) => [r.n, r.body])).toEqual(rows)
+      }))
   })
 })
 
