@@ -3,7 +3,8 @@
  * thread: per source, one transaction replacing its chunks and its Q&A as
  * `Pipeline.commit` does (`replaceChunks`, `deleteBySource`, `insertQa`), with
  * 22 chunks and 21 Q&A whose 384-float embeddings come from `hashEmbed`.
- * Prints the median and mean ms per source over `sources` (after a warm-up).
+ * Prints the median and mean ms per source over `sources` (after a warm-up),
+ * and the medians of its two bulk writes.
  * Not part of `npm run bench`: `npx tsx scripts/bench/pipeline-write.ts [sources]`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -50,6 +51,8 @@ const program = Effect.gen(function* () {
   const [category] = yield* qa.createCategories(tenant, agentId, [{ name: "Shipping", description: "" }])
 
   const times: Array<number> = []
+  const chunkTimes: Array<number> = []
+  const qaTimes: Array<number> = []
   for (let n = 0; n < warmUp + sources; n++) {
     const [source] = yield* knowledge.insert(tenant, [{
       id: SourceId.make(`src_benchmark${n}`), agentId, type: "text", title: `Page ${n}`, sourceRef: "text", sizeBytes: 1, content: null, at
@@ -68,21 +71,30 @@ const program = Effect.gen(function* () {
       }
     })
     const started = performance.now()
-    yield* transaction(sql)(
+    const [chunkMs, qaMs] = yield* transaction(sql)(
       Effect.gen(function* () {
+        const chunksStarted = performance.now()
         yield* knowledge.replaceChunks(source!, chunks)
+        const chunksEnded = performance.now()
         yield* qa.deleteBySource(tenant, source!.id)
+        const qaStarted = performance.now()
         yield* qa.insertQa(tenant, agentId, items)
+        return [chunksEnded - chunksStarted, performance.now() - qaStarted] as const
       })
     )
-    if (n >= warmUp) times.push(performance.now() - started)
+    if (n >= warmUp) {
+      times.push(performance.now() - started)
+      chunkTimes.push(chunkMs)
+      qaTimes.push(qaMs)
+    }
   }
   const [counts] = yield* sql<{ chunks: string; qa: string }>`
     select (select count(*) from knowledge_chunks)::text as chunks, (select count(*) from qa_items)::text as qa`
   const mean = times.reduce((a, b) => a + b, 0) / times.length
   console.log(
     `${sources} sources (${chunksPerSource} chunks + ${qaPerSource} Q&A each): ` +
-      `median ${median(times).toFixed(2)} ms, mean ${mean.toFixed(2)} ms per source; rows ${counts!.chunks} chunks, ${counts!.qa} Q&A`
+      `median ${median(times).toFixed(2)} ms, mean ${mean.toFixed(2)} ms per source ` +
+      `(medians: replaceChunks ${median(chunkTimes).toFixed(2)} ms, insertQa ${median(qaTimes).toFixed(2)} ms); rows ${counts!.chunks} chunks, ${counts!.qa} Q&A`
   )
 })
 
