@@ -68,8 +68,9 @@ class Writer {
     const at = this.reserve(bytes.length)
     this.bytes.set(bytes, at)
   }
+  /** What was written (a view: the writer is not used after). */
   done(): Uint8Array {
-    return this.bytes.slice(0, this.length)
+    return this.bytes.subarray(0, this.length)
   }
 }
 
