@@ -12,19 +12,38 @@ import { SqlError } from "@effect/sql/SqlError"
 import type { Results, RowMode } from "@electric-sql/pglite"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { PgliteSession } from "./Thread.js"
+import type { PgliteSession, QueryOptions } from "./Thread.js"
 
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+
+/** `copy <table> (<columns>) from '/dev/blob' ...`: a COPY reading the bytes given with the statement. */
+const copyFromBlob = /^\s*copy\s[^;]*\sfrom\s+'\/dev\/blob'[^;]*;?\s*$/i
+
+/**
+ * The bytes of a COPY from `/dev/blob`, by this client's convention: such a
+ * statement with one parameter, a `Uint8Array`, reads that parameter, e.g.
+ * `sql.unsafe("copy t (a, b) from '/dev/blob' with (format binary)", [bytes])`.
+ * It runs like any statement, so inside `sql.withTransaction` too.
+ */
+const copyBytes = (sql: string, params: ReadonlyArray<unknown>): Uint8Array | undefined =>
+  params.length === 1 && params[0] instanceof Uint8Array && copyFromBlob.test(sql) ? params[0] : undefined
 
 const makePgliteConnection = (db: PgliteSession): Connection => {
   // Like node-postgres: no parameters -> simple protocol (multi-statement SQL
   // works, e.g. in migrations); with parameters -> one prepared statement.
+  const statement = (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode): Promise<Array<Results>> => {
+    const bytes = copyBytes(sql, params)
+    if (bytes !== undefined) {
+      return db.query<Record<string, unknown>>(sql, [], { rowMode, blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) })
+        .then((result) => [result])
+    }
+    return params.length === 0
+      ? db.exec(sql, { rowMode })
+      : db.query<Record<string, unknown>>(sql, params as Array<unknown>, { rowMode }).then((result) => [result])
+  }
   const run = (sql: string, params: ReadonlyArray<unknown>, rowMode: RowMode) =>
     Effect.tryPromise({
-      try: (): Promise<Array<Results>> =>
-        params.length === 0
-          ? db.exec(sql, { rowMode })
-          : db.query<Record<string, unknown>>(sql, params as Array<unknown>, { rowMode }).then((result) => [result]),
+      try: () => statement(sql, params, rowMode),
       catch: (cause) =>
         cause instanceof NotOpened
           ? new SqlError({ cause: cause.cause, message: cause.message })
@@ -74,7 +93,7 @@ const whenOpen = (opening: Promise<PgliteSession>): PgliteSession => {
   opened.catch(() => undefined)
   return {
     exec: (sql, options) => opened.then((db) => db.exec(sql, options)),
-    query: <T>(sql: string, params: Array<unknown>, options: { readonly rowMode: RowMode }) =>
+    query: <T>(sql: string, params: Array<unknown>, options: QueryOptions) =>
       opened.then((db) => db.query<T>(sql, params, options)),
     close: () => opened.then((db) => db.close(), () => undefined)
   }

@@ -13,7 +13,14 @@ export interface WorkerInput {
 /** What the main thread asks of the worker. */
 export type Call =
   | { readonly op: "exec"; readonly sql: string; readonly rowMode: RowMode }
-  | { readonly op: "query"; readonly sql: string; readonly params: ReadonlyArray<unknown>; readonly rowMode: RowMode }
+  | {
+      readonly op: "query"
+      readonly sql: string
+      readonly params: ReadonlyArray<unknown>
+      readonly rowMode: RowMode
+      /** What a `copy ... from '/dev/blob'` reads. */
+      readonly blob?: Blob | undefined
+    }
   | { readonly op: "close" }
 
 /** A call as posted, with the id its reply carries. */

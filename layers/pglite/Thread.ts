@@ -12,10 +12,16 @@ import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import { type Call, deserializeError, type Reply, type WorkerInput } from "./Protocol.js"
 
+/** A query's options: `blob`, the bytes a `copy ... from '/dev/blob'` reads. */
+export interface QueryOptions {
+  readonly rowMode: RowMode
+  readonly blob?: Blob | undefined
+}
+
 /** What the SQL client uses of a PGlite session; PGlite itself is one, so is the thread's proxy. */
 export interface PgliteSession {
   readonly exec: (sql: string, options: { readonly rowMode: RowMode }) => Promise<Array<Results>>
-  readonly query: <T>(sql: string, params: Array<unknown>, options: { readonly rowMode: RowMode }) => Promise<Results<T>>
+  readonly query: <T>(sql: string, params: Array<unknown>, options: QueryOptions) => Promise<Results<T>>
   readonly close: () => Promise<void>
 }
 
@@ -57,8 +63,9 @@ export const openPgliteThread = (dataDir: string, template: string | undefined):
 
     const session: PgliteSession = {
       exec: (sql, options) => call({ op: "exec", sql, rowMode: options.rowMode }) as Promise<Array<Results>>,
-      query: <T>(sql: string, params: Array<unknown>, options: { readonly rowMode: RowMode }) =>
-        call({ op: "query", sql, params, rowMode: options.rowMode }) as Promise<Results<T>>,
+      // a Blob crosses to the thread without its bytes being copied
+      query: <T>(sql: string, params: Array<unknown>, options: QueryOptions) =>
+        call({ op: "query", sql, params, rowMode: options.rowMode, blob: options.blob }) as Promise<Results<T>>,
       close: () => (ended === undefined ? (call({ op: "close" }) as Promise<void>) : Promise.resolve())
     }
 

@@ -23,7 +23,10 @@ try {
         case "exec":
           return db.exec(request.sql, { rowMode: request.rowMode })
         case "query":
-          return db.query(request.sql, request.params as Array<unknown>, { rowMode: request.rowMode })
+          return db.query(request.sql, request.params as Array<unknown>, {
+            rowMode: request.rowMode,
+            ...(request.blob === undefined ? {} : { blob: request.blob })
+          })
         case "close":
           return db.close()
       }

@@ -16,6 +16,7 @@ import {
   SourceType
 } from "../../schema/Knowledge.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { makeBulkInsert } from "../db/BulkInsert.js"
 import { decodeAll, decodeOne, execute } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
@@ -128,10 +129,23 @@ export interface NewChunk {
   readonly embedding: ReadonlyArray<number>
 }
 
+/** What `replaceChunks` writes of a chunk (`tsv` is generated). */
+const chunkColumns = {
+  id: "text",
+  source_id: "text",
+  agent_id: "text",
+  workspace_id: "text",
+  environment: "text",
+  position: "int4",
+  content: "text",
+  embedding: "float4[]"
+} as const
+
 export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Repo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
+    const bulkInsert = yield* makeBulkInsert
 
     const insert = (tenant: Tenant, sources: ReadonlyArray<NewSource>) =>
       sources.length === 0
@@ -228,25 +242,23 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
 
     const replaceChunks = (source: SourceRow, chunks: ReadonlyArray<NewChunk>) =>
       execute(
-        Effect.gen(function* () {
-          yield* sql`delete from knowledge_chunks where source_id = ${source.id}`
-          // bounded statements: a long document has hundreds of chunks of 1000+ floats each
-          for (let i = 0; i < chunks.length; i += 50) {
-            yield* sql`insert into knowledge_chunks ${sql.insert(
-              chunks.slice(i, i + 50).map((c) => ({
-                id: c.id,
-                source_id: source.id,
-                agent_id: source.agent_id,
-                workspace_id: source.workspace_id,
-                environment: source.environment,
-                position: c.position,
-                content: c.content,
-                // an array literal; the column's type (real[]) types the parameter on both drivers
-                embedding: `{${c.embedding.map((x) => (Number.isFinite(x) ? x : 0)).join(",")}}`
-              }))
-            )}`
-          }
-        })
+        Effect.zipRight(
+          sql`delete from knowledge_chunks where source_id = ${source.id}`,
+          bulkInsert(
+            "knowledge_chunks",
+            chunkColumns,
+            chunks.map((c) => ({
+              id: c.id,
+              source_id: source.id,
+              agent_id: source.agent_id,
+              workspace_id: source.workspace_id,
+              environment: source.environment,
+              position: c.position,
+              content: c.content,
+              embedding: c.embedding.map((x) => (Number.isFinite(x) ? x : 0))
+            }))
+          )
+        )
       )
 
     /** Each indexed source's extracted text, oldest first (Q&A regeneration reads them). */

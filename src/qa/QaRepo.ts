@@ -12,6 +12,7 @@ import { AgentId, CategoryId, QaId, SourceId } from "../../schema/Ids.js"
 import { type Category, type Qa, QaOrigin } from "../../schema/Qa.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { makeBulkInsert } from "../db/BulkInsert.js"
 import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, now } from "../Time.js"
@@ -101,6 +102,22 @@ const categoryColumns = "id, agent_id, name, description, position, created_at, 
 // rows go in batches so one statement stays well below any parameter or size limit
 const insertBatch = 200
 
+/** What `insertQa` writes of a Q&A (`seq` is generated). */
+const qaInsertColumns = {
+  id: "text",
+  workspace_id: "text",
+  environment: "text",
+  agent_id: "text",
+  question: "text",
+  answer: "text",
+  category_id: "text",
+  origin: "text",
+  source_id: "text",
+  embedding: "float4[]",
+  created_at: "timestamptz",
+  updated_at: "timestamptz"
+} as const
+
 const IdRow = Schema.Struct({ id: QaId })
 const MarkRow = Schema.Struct({ mark: Schema.String })
 
@@ -115,6 +132,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
     const scoped = (tenant: Tenant, agentId: AgentId, table: string) =>
       sql`${tenantIs(tenant, table)} and ${sql(table)}.agent_id = ${agentId}`
     const inTransaction = transaction(sql)
+    const bulkInsert = yield* makeBulkInsert
     const lockFor = lockWith(sql)
 
     // categories
@@ -290,9 +308,29 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
         return out
       })
 
-    /** For writers such as ingestion: how many were inserted. */
+    /** For writers such as ingestion, which need no rows back: how many were inserted. */
     const insertQa = (tenant: Tenant, agentId: AgentId, items: ReadonlyArray<QaInsert>): Effect.Effect<number> =>
-      Effect.map(insertQaRows(tenant, agentId, items), (rows) => rows.length)
+      Effect.gen(function* () {
+        const at = yield* now
+        const rows = yield* Effect.forEach(items, (item) =>
+          Effect.map(ids.make("qa"), (id) => ({
+            id,
+            workspace_id: tenant.workspaceId,
+            environment: tenant.environment,
+            agent_id: agentId,
+            question: item.question,
+            answer: item.answer,
+            category_id: item.categoryId,
+            origin: item.origin,
+            source_id: item.sourceId,
+            embedding: item.embedding,
+            created_at: at,
+            updated_at: at
+          }))
+        )
+        yield* execute(bulkInsert("qa_items", qaInsertColumns, rows))
+        return rows.length
+      })
 
     const updateQa = (id: QaId, changes: QaChanges, at: Date) => {
       const { embedding, ...columns } = changes

@@ -1,7 +1,7 @@
 /**
  * The embedded database on its own thread (`layers/pglite/Thread.ts`), as
  * `npm start` opens it: values cross the thread unchanged (dates, bytes, int8
- * as text, JSON, arrays, NULL), a database error keeps its SQLSTATE (what
+ * as text, JSON, arrays, NULL), so do a binary COPY's bytes, a database error keeps its SQLSTATE (what
  * `isUniqueViolation` and the migrator read), transactions roll back, pgvector
  * is there, statements sent before the open finishes wait for it, a failed
  * open fails the first statement with "Failed to start PGlite", and once the
@@ -18,6 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Database, layerPglite } from "../../layers/Database.js"
 import { openPgliteThread, type PgliteSession } from "../../layers/pglite/Thread.js"
+import { encodeBinaryCopy } from "../../src/db/BinaryCopy.js"
 import { isUniqueViolation } from "../../src/db/Sql.js"
 
 const tempDir = Effect.acquireRelease(
@@ -69,6 +70,22 @@ it.scopedLive(
         )
         expect(rolledBack).toEqual(Either.left("undo"))
         expect(yield* sql<{ n: string }>`select count(*) as n from t`).toEqual([{ n: "1" }])
+
+        // a binary COPY's bytes cross to the thread, inside a transaction (rolled back with it)
+        const copy = "copy t (id, reals, note) from '/dev/blob' with (format binary)"
+        const bytes = encodeBinaryCopy(["int4", "float4[]", "text"], [[10, [0.25, -2], "copied"], [11, [], null]])
+        yield* sql.withTransaction(sql.unsafe(copy, [bytes]))
+        expect(yield* sql<Record<string, unknown>>`select id, reals, note from t where id >= 10 order by id`).toEqual([
+          { id: 10, reals: [0.25, -2], note: "copied" },
+          { id: 11, reals: [], note: null }
+        ])
+        const bytes12 = encodeBinaryCopy(["int4", "float4[]", "text"], [[12, [1], null]])
+        const undone = yield* Effect.either(
+          sql.withTransaction(Effect.zipRight(sql.unsafe(copy, [bytes12]), Effect.fail("undo" as const)))
+        )
+        expect(undone).toEqual(Either.left("undo"))
+        expect(yield* sql<{ n: string }>`select count(*) as n from t where id = 12`).toEqual([{ n: "0" }])
+        yield* sql`delete from t where id >= 10`
 
         // several statements in one call (the simple protocol, as migrations use it)
         yield* sql.unsafe("insert into t (id) values (3); insert into t (id) values (4)")

@@ -3,7 +3,8 @@
  * top 3, on both database paths: pgvector (PGlite; a PostgreSQL that has it)
  * and `real[]` cosine over the text-search candidates (a PostgreSQL without
  * it, like the local one; on PGlite the same code is run by switching the
- * capability off). Glossary synonyms expand the query.
+ * capability off). Glossary synonyms expand the query. A text source's chunks
+ * and generated Q&A, as the pipeline writes them (binary COPY on PGlite), are found.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -24,6 +25,14 @@ How do I reset my password?,Use the link on the sign-in page to choose a new pas
 Do you have a physical store?,No: we sell online only.,General
 Is gift wrapping available?,Yes: tick the gift box at checkout.,General
 `
+
+const faq = `# Shipping and returns
+
+## Shipping
+We ship every order within two business days. Delivery takes five days in Europe.
+
+## Returns
+You can return any item within 30 days of delivery for a full refund.`
 
 const paraphrases: ReadonlyArray<readonly [string, string]> = [
   ["how many days until my order arrives", "How long does delivery take?"],
@@ -71,6 +80,36 @@ layer(testServer())("retrieval", (it) => {
       }).pipe(Effect.provide(onPath(vector)))
     )
   }
+
+  it.effect("a text source's chunks and generated Q&A, written by the pipeline, are found", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = (yield* createAgent(h, ws.secretTest)) as AgentId
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "text", title: "Shop FAQ", content: faq }
+      })
+      const sourceId: string = created.body.data.id
+      const [source] = yield* waitSettled(h, ws.secretTest, agentId, [sourceId])
+      expect(source).toMatchObject({ status: "indexed" })
+      const tenant = { workspaceId: ws.workspace.id as WorkspaceId, environment: "test" as const }
+      const search = (query: string) => Effect.flatMap(Retrieval, (r) => r.search(tenant, agentId, query, { limit: 10 }))
+
+      const chunkHits = (yield* search("how many days does delivery take in Europe")).filter((hit) => hit.kind === "chunk")
+      expect(chunkHits.map((hit) => hit.sourceId)).toContain(sourceId)
+      expect(chunkHits.find((hit) => hit.sourceId === sourceId)?.text).toContain("Delivery takes five days in Europe")
+
+      const generated = yield* h.call("GET", `/v1/agents/${agentId}/qa?origin=generated`, { key: ws.secretTest })
+      const items: ReadonlyArray<{ id: string; question: string; source_id: string }> = generated.body.data
+      expect(items.length).toBeGreaterThan(0)
+      for (const item of items) {
+        expect(item.source_id).toBe(sourceId)
+        const hits = yield* search(item.question)
+        expect(hits.some((hit) => hit.kind === "qa" && hit.id === item.id), item.question).toBe(true)
+      }
+    }).pipe(Effect.provide(onPath(databaseKind === "pglite")))
+  )
 
   it.effect("the server's own capability matches the database (pgvector on PGlite)", () =>
     Effect.gen(function* () {

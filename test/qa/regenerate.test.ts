@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { type AgentId, SourceId } from "../../schema/Ids.js"
 import { Ai, AiError, makeLocal } from "../../layers/Ai.js"
+import type { Database } from "../../layers/Database.js"
 import type { IdGenerator } from "../../layers/IdGenerator.js"
 import { JobQueue } from "../../layers/JobQueue.js"
 import { regenerateQueue, retryDelayMillis } from "../../src/qa/Regeneration.js"
@@ -172,7 +173,7 @@ layer(testServer({}, { sourceTexts }))("Q&A regeneration", (it) => {
       const ws = yield* h.seed()
       const agent = yield* createAgent(h, ws.secretTest)
       texts.set(agent, [shippingDoc])
-      const context = yield* Effect.context<SqlClient.SqlClient | IdGenerator>()
+      const context = yield* Effect.context<SqlClient.SqlClient | Database | IdGenerator>()
       // ingestion of another source commits after the job took its mark and before it read the texts
       duringRead = seedQa(ws, agent, [{ question: "Freshly ingested?", origin: "generated", sourceId: srcNew }]).pipe(
         Effect.asVoid,
