@@ -37,7 +37,7 @@ const samples = Number(process.env["REPLIES_SAMPLES"] ?? 100)
 const openStreams = Number(process.env["REPLIES_STREAMS"] ?? 500)
 const concurrent = Number(process.env["REPLIES_CONCURRENT"] ?? 100)
 const concurrentRounds = 3
-const question = "How long does delivery take?"
+export const question = "How long does delivery take?"
 
 interface Timed {
   /** ms from sending the request to the first `token` event. */
@@ -48,7 +48,7 @@ interface Timed {
 }
 
 /** One streamed POST over node:http without keep-alive; resolves at the end of the body (or at the first token when `hold`). */
-const post = (url: string, token: string, body: string, hold = false): Promise<Timed> =>
+export const post = (url: string, token: string, body: string, hold = false): Promise<Timed> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
     let firstToken = -1
@@ -77,7 +77,7 @@ const post = (url: string, token: string, body: string, hold = false): Promise<T
     req.end(body)
   })
 
-const addQa = async (base: string, token: string, agentId: string) => {
+export const addQa = async (base: string, token: string, agentId: string) => {
   const res = await fetch(`${base}/v1/agents/${agentId}/qa`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
