@@ -12,6 +12,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import type { Results, RowMode } from "@electric-sql/pglite"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { makeSessionLock } from "./SessionLock.js"
 import type { PgliteSession } from "./Thread.js"
 
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
@@ -92,10 +93,11 @@ export const pgliteClient = (db: PgliteSession) =>
     // runs; a transaction holds it from BEGIN to COMMIT/ROLLBACK (the
     // permit lives in the acquirer's Scope), so no other fiber's statement
     // can land inside someone else's transaction.
-    const session = yield* Effect.makeSemaphore(1)
+    // first come first served (`SessionLock.ts`)
+    const session = makeSessionLock()
     const exclusive: Connection.Acquirer = Effect.uninterruptibleMask((restore) =>
-      restore(session.take(1)).pipe(
-        Effect.zipRight(Effect.addFinalizer(() => session.release(1))),
+      restore(session.take).pipe(
+        Effect.zipRight(Effect.addFinalizer(() => session.release)),
         Effect.as(connection)
       )
     )

@@ -18,6 +18,7 @@ import { type AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
+import { withNewTurn } from "../../layers/SessionTurn.js"
 import { Agents } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
@@ -215,7 +216,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
           created_at: at.toISOString()
         }
       } satisfies Sent
-    }, Effect.uninterruptible)
+    }, (effect) => withNewTurn(Effect.uninterruptible(effect)))
 
     /** The reply's events from the first, to its end. */
     const events = (sent: Sent): Stream.Stream<Numbered> => replies.follow(sent.messageId, 0)

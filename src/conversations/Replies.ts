@@ -32,6 +32,7 @@ import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
 import { AiUnavailable } from "../../schema/Errors.js"
 import { type AgentId, type ConversationId, type MessageId, SourceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { takeLaterTurn } from "../../layers/SessionTurn.js"
 import { AppConfig } from "../Config.js"
 import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
 import { TrainingRepo } from "../training/TrainingRepo.js"
@@ -193,7 +194,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         const flusher = yield* FiberSet.run(
           fibers,
           Effect.interruptible(
-            Effect.zipRight(Deferred.await(firstToken), Effect.forever(
+            Effect.zipRight(Effect.zipRight(Deferred.await(firstToken), takeLaterTurn), Effect.forever(
               Effect.gen(function* () {
                 const batch = yield* Queue.takeBetween(pending, 1, 64)
                 const rows = Array.from(batch, (e): EventRow => ({ seq: e.id, data: e.data }))
@@ -264,7 +265,9 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           yield* Stream.runForEach(tokens, (piece) => {
             content += piece
             output++
-            return Effect.zipRight(emit({ type: "token", content: piece }), Deferred.succeed(firstToken, undefined))
+            if (output > 1) return emit({ type: "token", content: piece })
+            // past its first token the reply's statements (events, its end) wait behind the first tokens queued now
+            return Effect.zipRight(emit({ type: "token", content: piece }), Effect.zipRight(Deferred.succeed(firstToken, undefined), takeLaterTurn))
           })
           yield* emit({ type: "sources", sources: described.sources })
           if (hits.length === 0) yield* emit({ type: "escalation", message: escalationOffer })
