@@ -43,7 +43,9 @@ const main = async () => {
   const collector = await startCollector()
   const dir = await tempDir("replies-profile")
   const adminToken = randomBytes(24).toString("hex")
-  const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin, OTEL_BSP_MAX_QUEUE_SIZE: "1000000", OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2048" }
+  // PROFILE_TRACE=0: no spans (with BENCH_CPU_PROF_DIR, a CPU profile without the exporter's own work)
+  const traceOn = process.env["PROFILE_TRACE"] !== "0"
+  const tracing: Record<string, string> = !traceOn ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin, OTEL_BSP_MAX_QUEUE_SIZE: "1000000", OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2048" }
   try {
     await withServer(
       (port) => spawnService(serviceEnv({ PORT: String(port), DATA_DIR: join(dir, "db"), ADMIN_TOKEN: adminToken, ...noRateLimit, ...tracing })),
