@@ -149,6 +149,17 @@ const make = (primitives: Primitives) =>
         )
       })
     const wake = (queue: string) => Effect.flatMap(bell(queue), (b) => Effect.asVoid(Queue.offer(b, undefined)))
+    // per queue: until when (Clock millis) a worker of this process sleeps between passes, while it sleeps
+    const sleepingUntil = new Map<string, number>()
+    /**
+     * A job due at or after the sleeping worker's own wake-up needs no wake-up: that pass reads the due times
+     * again. So enqueuing a job due later (a conversation's idle timeout) costs no claim pass.
+     */
+    const wakeFor = (queue: string, runAt: Date | undefined) =>
+      Effect.suspend(() => {
+        const until = sleepingUntil.get(queue)
+        return runAt !== undefined && until !== undefined && runAt.getTime() >= until ? Effect.void : wake(queue)
+      })
 
     // per queue: jobs in flight here, workers running here, and a tick bumped on every change (for awaitIdle)
     const inFlight = new Map<string, number>()
@@ -176,7 +187,7 @@ const make = (primitives: Primitives) =>
       Effect.sync(() => map.set(queue, (map.get(queue) ?? 0) + delta))
 
     const enqueue = (input: EnqueueInput) =>
-      Effect.tap(primitives.enqueue(input), () => afterCommit(wake(input.queue)))
+      Effect.tap(primitives.enqueue(input), () => afterCommit(wakeFor(input.queue, input.runAt)))
 
     /** Hands a claimed job back on shutdown: what its claim took for it first (`handBack`), then its lease. */
     const handBack = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, prepared: P | undefined) =>
@@ -495,7 +506,10 @@ const make = (primitives: Primitives) =>
                   })
             // items that arrived during this pass are the next pass's at once
             if (carrying.length === 0) {
-              yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed), Queue.take(itemArrived)])
+              sleepingUntil.set(options.queue, (yield* nowMillis) + wait)
+              yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed), Queue.take(itemArrived)]).pipe(
+                Effect.ensuring(Effect.sync(() => sleepingUntil.delete(options.queue)))
+              )
             }
             // a moment for the jobs still running, so that one claim serves them all
             yield* moment

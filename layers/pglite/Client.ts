@@ -12,6 +12,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import type { Results, RowMode } from "@electric-sql/pglite"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { makeSessionLock } from "./SessionLock.js"
 import type { PgliteSession, QueryOptions } from "./Thread.js"
 
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
@@ -107,20 +108,21 @@ export const acquirePglite = (open: () => Promise<PgliteSession>) =>
 export const pgliteClient = (db: PgliteSession) =>
   Effect.gen(function*() {
     const connection = makePgliteConnection(db)
-    // PGlite is a single session. A statement holds the permit while it
-    // runs; a transaction holds it from BEGIN to COMMIT/ROLLBACK (the
-    // permit lives in the acquirer's Scope), so no other fiber's statement
-    // can land inside someone else's transaction.
-    const session = yield* Effect.makeSemaphore(1)
-    const exclusive: Connection.Acquirer = Effect.uninterruptibleMask((restore) =>
-      restore(session.take(1)).pipe(
-        Effect.zipRight(Effect.addFinalizer(() => session.release(1))),
-        Effect.as(connection)
+    // PGlite is a single session. A statement on its own holds the lock shared while it runs (statements are
+    // posted to the session's thread as they come, it runs them in order); a transaction holds it exclusive
+    // from BEGIN to COMMIT/ROLLBACK (the lock lives in the acquirer's Scope), so no other fiber's statement
+    // can land inside someone else's transaction (`SessionLock.ts`).
+    const session = makeSessionLock()
+    const acquire = (exclusive: boolean): Connection.Acquirer =>
+      Effect.uninterruptibleMask((restore) =>
+        restore(session.take(exclusive)).pipe(
+          Effect.zipRight(Effect.addFinalizer(() => session.release(exclusive))),
+          Effect.as(connection)
+        )
       )
-    )
     return yield* SqlClient.make({
-      acquirer: exclusive,
-      transactionAcquirer: exclusive,
+      acquirer: acquire(false),
+      transactionAcquirer: acquire(true),
       compiler: PgClient.makeCompiler(),
       spanAttributes: [
         ["db.system.name", "postgresql"],

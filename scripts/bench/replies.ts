@@ -15,6 +15,7 @@ import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import {
   type Child,
+  cpuMs,
   createAgent,
   fmt,
   host,
@@ -37,7 +38,7 @@ const samples = Number(process.env["REPLIES_SAMPLES"] ?? 100)
 const openStreams = Number(process.env["REPLIES_STREAMS"] ?? 500)
 const concurrent = Number(process.env["REPLIES_CONCURRENT"] ?? 100)
 const concurrentRounds = 3
-const question = "How long does delivery take?"
+export const question = "How long does delivery take?"
 
 interface Timed {
   /** ms from sending the request to the first `token` event. */
@@ -48,7 +49,7 @@ interface Timed {
 }
 
 /** One streamed POST over node:http without keep-alive; resolves at the end of the body (or at the first token when `hold`). */
-const post = (url: string, token: string, body: string, hold = false): Promise<Timed> =>
+export const post = (url: string, token: string, body: string, hold = false): Promise<Timed> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
     let firstToken = -1
@@ -77,7 +78,7 @@ const post = (url: string, token: string, body: string, hold = false): Promise<T
     req.end(body)
   })
 
-const addQa = async (base: string, token: string, agentId: string) => {
+export const addQa = async (base: string, token: string, agentId: string) => {
   const res = await fetch(`${base}/v1/agents/${agentId}/qa`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -96,15 +97,25 @@ const firstTokens = async (url: string, token: string) => {
 }
 
 /** `concurrent` messages sent at once, `concurrentRounds` times after a warm-up round: p50 and p95 of both times. */
-const concurrentTokens = async (url: string, token: string) => {
+const concurrentTokens = async (url: string, token: string, pid: number) => {
   const body = JSON.stringify({ message: question })
   const round = () => Promise.all(Array.from({ length: concurrent }, () => post(url, token, body)))
   await round()
   const timed: Array<Timed> = []
+  // the server's CPU time (all its threads: PGlite's too) a reply: other work on the machine stretches the
+  // times above, much less this
+  const cpuBefore = cpuMs(pid)
   for (let i = 0; i < concurrentRounds; i++) timed.push(...(await round()))
+  const cpuPerReply = (cpuMs(pid) - cpuBefore) / (concurrentRounds * concurrent)
   const first = timed.map((t) => t.firstToken)
   const last = timed.map((t) => t.lastToken)
-  return { firstP50: percentile(first, 50), firstP95: percentile(first, 95), lastP50: percentile(last, 50), lastP95: percentile(last, 95) }
+  return {
+    firstP50: percentile(first, 50),
+    firstP95: percentile(first, 95),
+    lastP50: percentile(last, 50),
+    lastP95: percentile(last, 95),
+    cpuPerReply
+  }
 }
 
 /** An OpenAI-compatible fake: constant embeddings, and chat streams that send one token and hold. */
@@ -164,7 +175,7 @@ export const replies = async (): Promise<Section> => {
   console.log("  first token: service (PGlite, local model)")
   const service = await withServer(
     (port) => spawnService(serviceEnv({ PORT: String(port), DATA_DIR: join(dir, "local"), ADMIN_TOKEN: adminToken, ...noRateLimit })),
-    async (base) => {
+    async (base, child) => {
       // the Free plan caps replies at 100 a month, the sandbox too: a `pro` workspace has no cap
       const { token } = await proWorkspace(base, adminToken, "Replies bench")
       const agentId = await createAgent(base, token)
@@ -175,7 +186,7 @@ export const replies = async (): Promise<Section> => {
       await writeFile(framesFile, JSON.stringify(frames))
       const ms = await firstTokens(url, token)
       console.log(`    ${concurrent} at once, ${concurrentRounds} rounds`)
-      return { ms, events: frames.length, token, together: await concurrentTokens(url, token) }
+      return { ms, events: frames.length, token, together: await concurrentTokens(url, token, child.pid) }
     }
   )
   console.log(`    median ${fmt(service.ms, 2)} ms to the first token (${service.events} events a reply)`)
@@ -184,9 +195,9 @@ export const replies = async (): Promise<Section> => {
   console.log("  first token: baseline node:http")
   const baseline = await withServer(
     (port) => spawnTracked(process.execPath, ["--import", "tsx", "scripts/bench/baseline-sse.ts"], { ...process.env, PORT: String(port), REPLY_FRAMES_FILE: framesFile }),
-    async (base) => {
+    async (base, child) => {
       const url = `${base}/v1/agents/agt_baseline/messages`
-      return { ms: await firstTokens(url, "none"), together: await concurrentTokens(url, "none") }
+      return { ms: await firstTokens(url, "none"), together: await concurrentTokens(url, "none", child.pid) }
     }
   )
   console.log(`    median ${fmt(baseline.ms, 2)} ms`)
@@ -251,6 +262,7 @@ export const replies = async (): Promise<Section> => {
         ([label, key]) =>
           `| ms to ${label}, ${concurrent} at once | ${fmt(service.together[key], 1)} | ${fmt(baseline.together[key], 1)} | +${fmt(service.together[key] - baseline.together[key], 1)} ms |`
       ),
+      `| server CPU ms a reply, ${concurrent} at once | ${fmt(service.together.cpuPerReply, 2)} | ${fmt(baseline.together.cpuPerReply, 2)} | ${ratio(service.together.cpuPerReply, baseline.together.cpuPerReply)} |`,
       `| ms until ${openStreams} streams all had a token | ${fmt(serviceHeld.allOpenMs)} | ${fmt(baselineHeld.allOpenMs)} | ${ratio(serviceHeld.allOpenMs, baselineHeld.allOpenMs)} |`,
       `| RSS MB idle | ${fmt(serviceHeld.idle)} | ${fmt(baselineHeld.idle)} | |`,
       `| RSS MB holding ${openStreams} streams | ${fmt(serviceHeld.held)} | ${fmt(baselineHeld.held)} | |`,

@@ -3,7 +3,9 @@
  * with the visible prefix and last four characters for people to recognise it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -186,14 +188,38 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
         const at = clock.unsafeCurrentTimeMillis()
         const hit = remembered.get(token)
         if (hit !== undefined && hit.until > at) return Effect.succeed(hit.found)
-        const began = generation
-        return Effect.tap(lookupStored(token), (found) => Effect.sync(() => remember(token, found, at, began)))
+        return lookupOnce(token, at)
       })
     }
+
+    // the lookups running now, by token: requests with the same key that miss the cache at once (its entry just
+    // ran out) share one query instead of each queueing its own on the database
+    const running = new Map<string, Deferred.Deferred<KeyLookup>>()
+    const lookupOnce = (token: string, at: number): Effect.Effect<KeyLookup> =>
+      Effect.suspend(() => {
+        const shared = running.get(token)
+        if (shared !== undefined) return Deferred.await(shared)
+        const done = Deferred.unsafeMake<KeyLookup>(FiberId.none)
+        running.set(token, done)
+        const began = generation
+        // uninterruptible: the other requests waiting on it must not see one client's disconnect
+        return lookupStored(token).pipe(
+          Effect.tap((found) => Effect.sync(() => remember(token, found, at, began))),
+          Effect.onExit((exit) =>
+          Effect.zipRight(
+            Effect.sync(() => running.get(token) === done && running.delete(token)),
+            Deferred.done(done, exit)
+          )
+        ),
+          Effect.uninterruptible
+        )
+      })
 
     const forgetAll = Effect.sync(() => {
       generation += 1
       remembered.clear()
+      // a lookup that began before the revocation is not shared with requests that come after it
+      running.clear()
     })
     const revokeAndForget = (id: ApiKeyId) => (cacheMillis === 0 ? revoke(id) : Effect.zipLeft(revoke(id), forgetAll))
 

@@ -18,6 +18,7 @@ import { type AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
+import { withNewTurn } from "../../layers/SessionTurn.js"
 import { Agents } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
@@ -154,7 +155,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       const replyId = MessageId.make(yield* ids.make("msg"))
       // counted before anything is stored (402 when the month's replies are used up), given back if storing fails
       const reservation = yield* usage.reserveReply(tenant)
-      const conversationId = yield* repo.transaction(
+      const { conversationId, opened } = yield* repo.transaction(
         Effect.gen(function* () {
           let open: ConversationId | undefined
           if (input.conversation_id !== undefined) {
@@ -172,29 +173,24 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
               if (found.value.message_count === 0) yield* started(tenant, found.value)
             }
           }
+          const opened = open === undefined
           if (open === undefined) {
             const row = yield* insertOpen(tenant, channel, agentId, input.metadata ?? {}, at)
             yield* started(tenant, row)
             open = row.id
           }
-          yield* repo.insertMessage(tenant, {
-            id: userId,
-            conversationId: open,
-            role: "user",
-            status: "complete",
-            content: input.message,
+          // the question and its reply (generating), and the conversation's count, in one statement
+          yield* repo.addMessages(
+            tenant,
+            open,
+            [
+              { id: userId, conversationId: open, role: "user", status: "complete", content: input.message, at },
+              { id: replyId, conversationId: open, role: "assistant", status: "generating", content: "", at }
+            ],
+            1,
             at
-          })
-          yield* repo.insertMessage(tenant, {
-            id: replyId,
-            conversationId: open,
-            role: "assistant",
-            status: "generating",
-            content: "",
-            at
-          })
-          yield* repo.touch(open, 1, at)
-          return open
+          )
+          return { conversationId: open, opened }
         })
       ).pipe(Effect.tapErrorCause(() => usage.releaseReply(tenant, reservation)))
       yield* replies.start({
@@ -203,6 +199,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         conversationId,
         messageId: replyId,
         question: input.message,
+        opened,
         instructions: agent.instructions,
         reservation
       })
@@ -219,7 +216,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
           created_at: at.toISOString()
         }
       } satisfies Sent
-    }, Effect.uninterruptible)
+    }, (effect) => withNewTurn(Effect.uninterruptible(effect)))
 
     /** The reply's events from the first, to its end. */
     const events = (sent: Sent): Stream.Stream<Numbered> => replies.follow(sent.messageId, 0)

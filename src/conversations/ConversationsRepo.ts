@@ -185,21 +185,31 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
           returning ${cCols}`
       )
 
-    const insertMessage = (tenant: Tenant, m: NewMessage) =>
-      decodeSingle(
-        MessageRow,
-        sql`insert into messages ${sql.insert({
-          id: m.id,
-          workspace_id: tenant.workspaceId,
-          environment: tenant.environment,
-          conversation_id: m.conversationId,
-          role: m.role,
-          status: m.status,
-          content: m.content,
-          sources: "[]",
-          created_at: m.at,
-          completed_at: m.status === "complete" ? m.at : null
-        })} returning ${mCols}`
+    /**
+     * The messages, in this order, and the conversation's count raised by `counted` (its last activity `at`):
+     * one statement, so a transaction holds the session one round trip less.
+     */
+    const addMessages = (tenant: Tenant, conversationId: ConversationId, messages: ReadonlyArray<NewMessage>, counted: number, at: Date) =>
+      execute(
+        sql`with inserted as (
+          insert into messages ${sql.insert(
+            messages.map((m) => ({
+              id: m.id,
+              workspace_id: tenant.workspaceId,
+              environment: tenant.environment,
+              conversation_id: m.conversationId,
+              role: m.role,
+              status: m.status,
+              content: m.content,
+              sources: "[]",
+              created_at: m.at,
+              completed_at: m.status === "complete" ? m.at : null
+            }))
+          )} returning id
+        )
+        update conversations set message_count = message_count + ${counted},
+          last_activity_at = greatest(last_activity_at, ${at})
+        where id = ${conversationId} and exists (select 1 from inserted)`
       )
 
     const findMessage = (tenant: Tenant, conversationId: ConversationId, id: MessageId) =>
@@ -222,27 +232,60 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       )
 
     /** Marks a generating reply final; false when it was no longer generating. */
-    const completeMessage = (id: MessageId, content: string, sources: ReadonlyArray<MessageSource>, at: Date) =>
+    const eventValues = (messageId: MessageId, events: ReadonlyArray<EventRow>) =>
+      sql.insert(events.map((e) => ({ message_id: messageId, seq: e.seq, data: e.data })))
+
+    /**
+     * Completes a generating reply (its content and sources; its conversation counts one message more) and
+     * writes its last `events` (at least one), in one statement: atomic without a transaction, one round
+     * trip. True when this completed it (it was still generating).
+     */
+    const completeReply = (
+      id: MessageId,
+      content: string,
+      sources: ReadonlyArray<MessageSource>,
+      at: Date,
+      events: ReadonlyArray<EventRow>
+    ) =>
       Effect.map(
         decodeAll(
-          Schema.Struct({ id: MessageId }),
-          sql`update messages set status = 'complete', content = ${content}, sources = ${JSON.stringify(sources)},
-            completed_at = ${at} where id = ${id} and status = 'generating' returning id`
+          Schema.Struct({ completed: Schema.Number }),
+          sql`with completed as (
+            update messages set status = 'complete', content = ${content}, sources = ${JSON.stringify(sources)},
+              completed_at = ${at} where id = ${id} and status = 'generating' returning conversation_id
+          ), touched as (
+            update conversations set message_count = message_count + 1, last_activity_at = greatest(last_activity_at, ${at})
+            where id in (select conversation_id from completed)
+          ), written as (
+            insert into message_events ${eventValues(id, events)} on conflict do nothing
+          )
+          select count(*)::integer as completed from completed`
         ),
-        (rows) => rows.length === 1
+        (rows) => (rows[0]?.completed ?? 0) === 1
       )
 
-    /** Stops a generating reply short (`interrupted`, `failed`), keeping what it said out of every list. */
-    const stopMessage = (id: MessageId, status: "interrupted" | "failed", content: string, at: Date) =>
-      execute(sql`update messages set status = ${status}, content = ${content}, completed_at = ${at}
-        where id = ${id} and status = 'generating'`)
+    /**
+     * Stops a generating reply short (`interrupted`, `failed`), keeping what it said out of every list, and
+     * writes its last `events` (at least one), in one statement.
+     */
+    const stopReply = (
+      id: MessageId,
+      status: "interrupted" | "failed",
+      content: string,
+      at: Date,
+      events: ReadonlyArray<EventRow>
+    ) =>
+      execute(sql`with stopped as (
+          update messages set status = ${status}, content = ${content}, completed_at = ${at}
+          where id = ${id} and status = 'generating'
+        )
+        insert into message_events ${eventValues(id, events)} on conflict do nothing`)
 
     const insertEvents = (messageId: MessageId, events: ReadonlyArray<EventRow>) =>
       events.length === 0
         ? Effect.void
         : execute(
-            sql`insert into message_events ${sql.insert(events.map((e) => ({ message_id: messageId, seq: e.seq, data: e.data })))}
-              on conflict do nothing`
+            sql`insert into message_events ${eventValues(messageId, events)} on conflict do nothing`
           )
 
     const eventsAfter = (messageId: MessageId, after: number) =>
@@ -280,12 +323,12 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       clearLead,
       touch,
       end,
-      insertMessage,
+      addMessages,
       findMessage,
       messageStatus,
       finalMessages,
-      completeMessage,
-      stopMessage,
+      completeReply,
+      stopReply,
       insertEvents,
       eventsAfter,
       pruneEvents

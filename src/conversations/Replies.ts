@@ -3,11 +3,12 @@
  * (supervised by this service, so it lives as long as the server), apart from
  * any HTTP request: it numbers each event 1, 2, ..., keeps it in memory for
  * readers in this process, and writes it to `message_events` in small batches
- * (whatever accumulated while the previous batch was written), so a reader on
+ * (whatever accumulated while the previous batch was written; the first once
+ * the first token is out, so no write delays it), so a reader on
  * any instance can resume after its `Last-Event-ID`.
  *
  * The reply becomes final only at its end: the message's content and sources,
- * the conversation's count and the `done` event commit in one transaction,
+ * the conversation's count and the `done` event commit in one statement,
  * and only then does `done` reach readers, so a reader that saw it finds the
  * message listed. While no reader follows a reply in this process for
  * `REPLY_RESUME_GRACE_SECONDS` (on the Clock), its fiber is interrupted: the
@@ -15,6 +16,7 @@
  * `error` event.
  */
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Cause from "effect/Cause"
@@ -30,6 +32,7 @@ import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
 import { AiUnavailable } from "../../schema/Errors.js"
 import { type AgentId, type ConversationId, type MessageId, SourceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { takeLaterTurn } from "../../layers/SessionTurn.js"
 import { AppConfig } from "../Config.js"
 import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
 import { TrainingRepo } from "../training/TrainingRepo.js"
@@ -83,6 +86,8 @@ export interface ReplyPlan {
   readonly conversationId: ConversationId
   readonly messageId: MessageId
   readonly question: string
+  /** This message opened the conversation: it has no history. */
+  readonly opened: boolean
   readonly instructions: string | null
   /** The reply counted against the plan (`Usage.reserveReply`): its credits go in `done`, and it is given back if the reply does not complete. */
   readonly reservation: Reservation
@@ -182,18 +187,21 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         // events up to this number are in the database
         let persisted = 0
 
+        // the first token is sent before anything is written: the reply's statements before it wait their turn on
+        // the database's session (PGlite has one), and `finish` writes whatever the flusher did not
+        const firstToken = yield* Deferred.make<void>()
         // writes whatever queued up while the previous batch was being written
         const flusher = yield* FiberSet.run(
           fibers,
           Effect.interruptible(
-            Effect.forever(
+            Effect.zipRight(Effect.zipRight(Deferred.await(firstToken), takeLaterTurn), Effect.forever(
               Effect.gen(function* () {
                 const batch = yield* Queue.takeBetween(pending, 1, 64)
                 const rows = Array.from(batch, (e): EventRow => ({ seq: e.id, data: e.data }))
                 yield* repo.insertEvents(plan.messageId, rows)
                 persisted = Math.max(persisted, rows[rows.length - 1]!.seq)
               })
-            )
+            ))
           )
         )
 
@@ -211,14 +219,14 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
          * The flusher stopped (it does not outlive the reply, even at shutdown), then the events it had
          * not written, `store` and the terminal event in one transaction, then the terminal event published.
          */
-        const finish = (event: StreamEvent, store: (at: Date) => Effect.Effect<void>) =>
+        const finish = (event: StreamEvent, store: (at: Date, rest: ReadonlyArray<EventRow>) => Effect.Effect<unknown>) =>
           Effect.gen(function* () {
             yield* Fiber.interrupt(flusher)
             const at = yield* now
             const rest = entry.events.slice(persisted).map((e): EventRow => ({ seq: e.id, data: e.data }))
             rest.push({ seq: entry.events.length + 1, data: JSON.stringify(event) })
-            // a batch the flusher was writing when stopped may be in already: inserts skip what exists
-            yield* repo.transaction(Effect.zipRight(store(at), repo.insertEvents(plan.messageId, rest)))
+            // one statement (atomic): a batch the flusher was writing when stopped may be in already, inserts skip what exists
+            yield* store(at, rest)
             entry.finished = true
             yield* publish(event)
             yield* stopTimer(entry)
@@ -228,18 +236,21 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         let content = ""
         const generate = Effect.gen(function* () {
           yield* emit({ type: "conversation", conversation_id: plan.conversationId, message_id: plan.messageId })
-          const history = (yield* repo.finalMessages(plan.conversationId))
-            .filter((m) => m.id !== plan.messageId)
-            .slice(0, -1)
-            .slice(-historyLimit)
-            .map((m) => ({ role: m.role, content: m.content }))
-          const hits = (yield* retrieval.search(plan.tenant, plan.agentId, plan.question, { limit: 5 })).filter(
+          // a conversation this message opened has no history: no statement to learn that
+          const history = plan.opened
+            ? []
+            : (yield* repo.finalMessages(plan.conversationId))
+                .filter((m) => m.id !== plan.messageId)
+                .slice(0, -1)
+                .slice(-historyLimit)
+                .map((m) => ({ role: m.role, content: m.content }))
+          // read once: retrieval expands the query with them, and the model is told the synonyms too
+          const terms = yield* glossary.enabledTerms(plan.tenant, plan.agentId)
+          const hits = (yield* retrieval.search(plan.tenant, plan.agentId, plan.question, { limit: 5, terms })).filter(
             (hit) => hit.score >= relevanceThreshold
           )
           const described = yield* sources(plan.tenant, plan.agentId, hits)
-          // retrieval applied the glossary itself; the model is told the synonyms too
-          const expanded =
-            hits.length === 0 ? plan.question : expandQuery(plan.question, yield* glossary.enabledTerms(plan.tenant, plan.agentId))
+          const expanded = hits.length === 0 ? plan.question : expandQuery(plan.question, terms)
           const tokens: Stream.Stream<string, AiError> =
             hits.length === 0
               ? Stream.fromIterable(wordTokens(fallbackAnswer))
@@ -254,7 +265,9 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           yield* Stream.runForEach(tokens, (piece) => {
             content += piece
             output++
-            return emit({ type: "token", content: piece })
+            if (output > 1) return emit({ type: "token", content: piece })
+            // past its first token the reply's statements (events, its end) wait behind the first tokens queued now
+            return Effect.zipRight(emit({ type: "token", content: piece }), Effect.zipRight(Deferred.succeed(firstToken, undefined), takeLaterTurn))
           })
           yield* emit({ type: "sources", sources: described.sources })
           if (hits.length === 0) yield* emit({ type: "escalation", message: escalationOffer })
@@ -267,10 +280,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
               conversation_id: plan.conversationId,
               usage: { input_tokens: input, output_tokens: output, credits: plan.reservation.credits }
             },
-            (at) =>
-              Effect.flatMap(repo.completeMessage(plan.messageId, content, described.sources, at), (completed) =>
-                completed ? repo.touch(plan.conversationId, 1, at) : Effect.void
-              )
+            (at, rest) => repo.completeReply(plan.messageId, content, described.sources, at, rest)
           )
         })
 
@@ -297,7 +307,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
                   ? "The AI provider did not answer; send the message again later"
                   : "The reply failed; the request id of the message names it in our logs"
               },
-              (at) => repo.stopMessage(plan.messageId, "failed", content, at)
+              (at, rest) => repo.stopReply(plan.messageId, "failed", content, at, rest)
             ).pipe(Effect.zipRight(usage.releaseReply(plan.tenant, plan.reservation)))
           )
         }
@@ -317,7 +327,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
                     code: "service_unavailable",
                     message: "The reply was stopped: no client read it; send the message again"
                   },
-                  (at) => repo.stopMessage(plan.messageId, "interrupted", content, at)
+                  (at, rest) => repo.stopReply(plan.messageId, "interrupted", content, at, rest)
                 )
                 yield* usage.releaseReply(plan.tenant, plan.reservation)
               })

@@ -64,6 +64,7 @@ export const orQuery = (text: string): string =>
     .join(" | ")
 
 const Candidate = Schema.Struct({
+  kind: Schema.Literal("qa", "chunk"),
   id: Schema.String,
   source_id: Schema.NullOr(Schema.String),
   text: Schema.String,
@@ -123,29 +124,35 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         (select *, 0::real as rank from ${from} as t limit ${topUp})
       ) as candidates`
 
+    const candidates = (tenant: Tenant, agentId: AgentId, vector: ReadonlyArray<number>, tsq: string) => {
+      const of = (kind: keyof typeof tables) =>
+        database.vector
+          ? withVector(tables[kind](tenant, agentId), `[${vector.join(",")}]`, tsq)
+          : withArrays(tables[kind](tenant, agentId), `{${vector.join(",")}}`, tsq)
+      // both tables in one statement: on PGlite every statement waits its turn on the one session
+      return decodeAll(
+        Candidate,
+        sql`select 'qa' as kind, q.* from (${of("qa")}) as q union all select 'chunk' as kind, c.* from (${of("chunk")}) as c`
+      )
+    }
+
+    /** `terms`: the agent's enabled glossary terms when the caller has read them already (else read here). */
     const search = traced("Retrieval.search")(function* (
       tenant: Tenant,
       agentId: AgentId,
       query: string,
-      options: { readonly limit?: number } = {}
+      options: { readonly limit?: number; readonly terms?: ReadonlyArray<GlossaryTerm> } = {}
     ) {
       const limit = options.limit ?? 5
-      const terms = yield* glossary.enabledTerms(tenant, agentId)
+      const terms = options.terms ?? (yield* glossary.enabledTerms(tenant, agentId))
       const expanded = expandQuery(query, terms)
       const [embedding] = yield* Effect.catchTag(ai.embed([expanded]), "AiError", outage)
       const vector = (embedding ?? []).map((x) => (Number.isFinite(x) ? x : 0))
-      const tsq = orQuery(expanded)
-      const run = (kind: keyof typeof tables) =>
-        decodeAll(
-          Candidate,
-          database.vector
-            ? withVector(tables[kind](tenant, agentId), `[${vector.join(",")}]`, tsq)
-            : withArrays(tables[kind](tenant, agentId), `{${vector.join(",")}}`, tsq)
-        ).pipe(Effect.map((rows) => rows.map((row) => ({ kind, row }))))
-      const found = [...(yield* run("qa")), ...(yield* run("chunk"))]
-      const maxRank = Math.max(0, ...found.map(({ row }) => row.rank ?? 0))
+      const found = yield* candidates(tenant, agentId, vector, orQuery(expanded))
+      const maxRank = Math.max(0, ...found.map((row) => row.rank ?? 0))
       const best = new Map<string, Hit>()
-      for (const { kind, row } of found) {
+      for (const row of found) {
+        const kind = row.kind
         const score = 0.7 * (row.cosine ?? 0) + 0.3 * (maxRank > 0 ? (row.rank ?? 0) / maxRank : 0)
         const previous = best.get(row.id)
         if (previous === undefined || previous.score < score) best.set(row.id, toHit(kind, row, score))

@@ -36,11 +36,12 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
     const reserveReply = traced("Usage.reserveReply")(function* (tenant: Tenant) {
       const at = yield* now
       const month = monthOf(at)
-      const plan = yield* repo.plan(tenant)
-      const cap = monthlyReplyCap[plan]
       const credits = tenant.environment === "live" ? 1 : 0
-      const counted = yield* repo.reserve(tenant, month, credits, cap)
+      const counted = yield* repo.reserve(tenant, month, credits, monthlyReplyCap)
       if (counted._tag === "None") {
+        // refused: only now is the plan read, for the message
+        const plan = yield* repo.plan(tenant)
+        const cap = monthlyReplyCap[plan]
         return yield* new LimitReached({
           message: `The ${plan} plan allows ${cap} replies per month; this month's are used up.`
         })

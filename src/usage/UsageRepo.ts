@@ -21,17 +21,22 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/Repo", {
 
     /**
      * Counts one reply (and `credits`) in `month`, unless the month's replies
-     * already reached `cap` (then none). One statement: the upsert locks the
-     * counter row and re-checks the condition on its latest version, so
-     * concurrent reservations queue on it and the cap is exact, on every instance.
+     * already reached the cap of the workspace's plan (`caps`: the cap of each
+     * plan, `null` for none); then none. One statement, the plan read in it: the
+     * upsert locks the counter row and re-checks the condition on its latest
+     * version, so concurrent reservations queue on it and the cap is exact, on
+     * every instance.
      */
-    const reserve = (tenant: Tenant, month: string, credits: number, cap: number | null) =>
+    const reserve = (tenant: Tenant, month: string, credits: number, caps: Readonly<Record<Plan, number | null>>) =>
       decodeOne(CounterRow, sql`
+        with cap as (
+          select (${JSON.stringify(caps)}::jsonb ->> plan)::integer as replies from workspaces where id = ${tenant.workspaceId}
+        )
         insert into reply_usage (workspace_id, environment, month, replies, credits)
         values (${tenant.workspaceId}, ${tenant.environment}, ${month}, 1, ${credits})
         on conflict (workspace_id, environment, month) do update
           set replies = reply_usage.replies + 1, credits = reply_usage.credits + ${credits}
-        ${cap === null ? sql.literal("") : sql`where reply_usage.replies < ${cap}`}
+          where (select replies from cap) is null or reply_usage.replies < (select replies from cap)
         returning replies, credits`)
 
     /** Takes back one reservation of `month` (never below zero). */
