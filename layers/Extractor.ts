@@ -67,7 +67,9 @@ export interface ThreadOptions {
  * the thread itself (a worker does not inherit the main thread's loader).
  */
 const startThread = (memoryMb: number): Worker => {
-  const resourceLimits = { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(32, memoryMb) }
+  // what a document's reading leaves is garbage by its reply: a small young generation is collected often
+  // and cheaply, where a large one stays resident in each thread of the pool
+  const resourceLimits = { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(8, memoryMb) }
   if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./extract-worker.mjs", import.meta.url), { resourceLimits })
   const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json")
   const tsx = new URL("dist/esm/api/index.mjs", pathToFileURL(tsxPackage)).href

@@ -31,13 +31,15 @@ export interface PgliteSession {
  * the thread itself (a worker does not inherit the main thread's loader).
  */
 const startWorker = (input: WorkerInput): Worker => {
-  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./pglite-worker.mjs", import.meta.url), { workerData: input })
+  // the thread's own objects are a statement's messages, garbage once posted: a small young generation suffices
+  const resourceLimits = { maxYoungGenerationSizeMb: 8 }
+  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./pglite-worker.mjs", import.meta.url), { workerData: input, resourceLimits })
   // the ESM build of tsx's API (`require.resolve` would name its CommonJS one)
   const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json")
   const tsx = new URL("dist/esm/api/index.mjs", pathToFileURL(tsxPackage)).href
   const source = new URL("./Worker.ts", import.meta.url).href
   const boot = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source)}) })`
-  return new Worker(boot, { eval: true, workerData: input })
+  return new Worker(boot, { eval: true, workerData: input, resourceLimits })
 }
 
 /**

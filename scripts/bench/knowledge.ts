@@ -52,7 +52,7 @@ const agentCount = Number(process.env["BENCH_KNOWLEDGE_AGENTS"] ?? 5)
 const words = "delivery order return refund payment account password invoice warranty shipping parcel customer support store price discount size colour stock exchange tracking".split(" ")
 
 /** Page n: deterministic, 5–20 KB of sections and paragraphs. */
-const pageHtml = (n: number): string => {
+export const pageHtml = (n: number): string => {
   const target = 5_000 + ((n * 7919) % 15_000)
   const sections: Array<string> = []
   let size = 0
@@ -70,7 +70,7 @@ const pageHtml = (n: number): string => {
   return `<!doctype html><html><head><title>Help page ${n}</title></head><body><nav>Home About</nav><article><h1>Help page ${n}</h1>${sections.join("\n")}</article><footer>Example</footer></body></html>`
 }
 
-const serveSite = () =>
+export const serveSite = () =>
   new Promise<{ origin: string; close: () => void }>((resolve) => {
     const cache = new Map<number, string>()
     const server = createServer((req, res) => {
