@@ -225,11 +225,23 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         returning ${cols}`)
 
     /**
-     * The document's own title (a page's `<title>`), kept only while the source
-     * still has the title the pipeline started from: a rename made meanwhile wins.
+     * The last write of an attempt that succeeded, fenced by that attempt: none when the source was deleted
+     * meanwhile, or another attempt took it over (its job's lease lost), so its result is written once. The
+     * document's own title (a page's `<title>`) replaces `title.from` only while the source still has it: a
+     * rename made meanwhile wins.
      */
-    const adoptTitle = (id: SourceId, from: string, to: string) =>
-      execute(sql`update knowledge_sources set title = ${to} where id = ${id} and title = ${from}`)
+    const complete = (
+      id: SourceId,
+      attempt: number,
+      changes: SourceProgress,
+      title: { readonly from: string; readonly to: string } | undefined,
+      at: Date
+    ) =>
+      decodeOne(SourceRow, sql`
+        update knowledge_sources set ${sql.update({ ...changes, updated_at: at })}
+          ${title === undefined ? sql.literal("") : sql`, title = case when title = ${title.from} then ${title.to} else title end`}
+        where id = ${id} and deleted_at is null and status = 'processing' and attempts = ${attempt}
+        returning ${cols}`)
 
     const softDelete = (id: SourceId, at: Date) =>
       execute(
@@ -240,24 +252,22 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         )
       )
 
-    const replaceChunks = (source: SourceRow, chunks: ReadonlyArray<NewChunk>) =>
+    /** A source's chunks, written once with its `indexed` state (`complete`): it has none before. */
+    const insertChunks = (source: SourceRow, chunks: ReadonlyArray<NewChunk>) =>
       execute(
-        Effect.zipRight(
-          sql`delete from knowledge_chunks where source_id = ${source.id}`,
-          bulkInsert(
-            "knowledge_chunks",
-            chunkColumns,
-            chunks.map((c) => ({
-              id: c.id,
-              source_id: source.id,
-              agent_id: source.agent_id,
-              workspace_id: source.workspace_id,
-              environment: source.environment,
-              position: c.position,
-              content: c.content,
-              embedding: c.embedding.map((x) => (Number.isFinite(x) ? x : 0))
-            }))
-          )
+        bulkInsert(
+          "knowledge_chunks",
+          chunkColumns,
+          chunks.map((c) => ({
+            id: c.id,
+            source_id: source.id,
+            agent_id: source.agent_id,
+            workspace_id: source.workspace_id,
+            environment: source.environment,
+            position: c.position,
+            content: c.content,
+            embedding: c.embedding.map((x) => (Number.isFinite(x) ? x : 0))
+          }))
         )
       )
 
@@ -269,6 +279,6 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           and deleted_at is null and status = 'indexed' and extracted_text is not null
         order by knowledge_sources.seq`).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
 
-    return { insert, find, findAny, byId, inputOf, page, update, start, adoptTitle, softDelete, replaceChunks, indexedTexts } as const
+    return { insert, find, findAny, byId, inputOf, page, update, start, complete, softDelete, insertChunks, indexedTexts } as const
   })
 }) {}

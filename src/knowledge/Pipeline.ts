@@ -321,7 +321,8 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     /**
      * Chunks, Q&A, the final state (with what the phases left `unwritten`) and the event: all or nothing, and
-     * nothing for a source deleted meanwhile.
+     * nothing for a source deleted meanwhile or taken over by another attempt. Chunks and Q&A are only ever
+     * written here, with `indexed`, so the source has none before: nothing to delete first.
      */
     const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>, unwritten: SourceProgress) =>
       transaction(
@@ -331,8 +332,8 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           const chunks = yield* Effect.forEach(built.chunks, (c) =>
             Effect.map(ids.make("chk"), (id) => ({ id, ...c }))
           )
-          if (built.title !== source.title) yield* repo.adoptTitle(source.id, source.title, built.title)
-          const row = yield* step(source, {
+          const title = built.title === source.title ? undefined : { from: source.title, to: built.title }
+          const completed = yield* repo.complete(source.id, source.attempts, {
             ...unwritten,
             status: "indexed",
             phase: "done",
@@ -344,9 +345,10 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             qa_count: built.qa.length,
             finished_at: at,
             ...(built.text === null ? {} : { extracted_text: built.text })
-          })
-          yield* repo.replaceChunks(row, chunks)
-          yield* qa.deleteBySource(tenant, source.id)
+          }, title, at).pipe(phaseSpan("progress"))
+          if (Option.isNone(completed)) return yield* new SourceGone()
+          const row = completed.value
+          yield* repo.insertChunks(row, chunks)
           yield* qa.insertQa(tenant, source.agent_id, built.qa)
           // a lesson's source reports through its owner (`course.lesson.source.indexed`)
           if (row.lesson_source_id !== null) yield* owner.indexed(row)

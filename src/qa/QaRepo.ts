@@ -1,8 +1,9 @@
 /**
  * SQL for Q&A and categories, through the `db/Sql.ts` helpers (rows decoded,
  * database failures defects). Every query is scoped to one workspace and environment.
- * Knowledge ingestion writes through `createCategories`, `insertQa` and
- * `deleteBySource`; retrieval reads `qa_items` itself (see 0007_qa.ts).
+ * Knowledge ingestion writes through `createCategories` and `insertQa`, a
+ * source's deletion through `deleteBySource`; retrieval reads `qa_items`
+ * itself (see 0007_qa.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"

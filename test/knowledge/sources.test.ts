@@ -7,6 +7,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { SourceId } from "../../schema/Ids.js"
+import { KnowledgeRepo } from "../../src/knowledge/KnowledgeRepo.js"
 import { Harness, testServer } from "../support/harness.js"
 import { createAgent, eventsOfType, html, page, serveSite, tinyPng, waitSettled } from "./support.js"
 
@@ -102,6 +105,30 @@ layer(testServer())("knowledge sources", (it) => {
       const otherAgent = yield* createAgent(h, ws.secretTest)
       const wrongAgent = yield* h.call("GET", `/v1/agents/${otherAgent}/knowledge/${ids[1]}`, { key: ws.secretTest })
       expect(wrongAgent.status).toBe(404)
+    })
+  )
+
+  it.effect("an attempt's result is written only by that attempt: one taken over (its lease lost) writes nothing", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "text", title: "Shop FAQ", content: faq }
+      })
+      const id = created.body.data.id as string
+      const [done] = yield* waitSettled(h, ws.secretTest, agentId, [id])
+      expect(done).toMatchObject({ status: "indexed", attempts: 1 })
+      // as if another worker had taken the source over for its second attempt while the first still ran
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`update knowledge_sources set status = 'processing', attempts = 2 where id = ${id}`.pipe(Effect.orDie)
+      const repo = yield* Effect.provide(KnowledgeRepo, KnowledgeRepo.Default)
+      const at = new Date()
+      const late = yield* repo.complete(SourceId.make(id), 1, { status: "indexed" }, undefined, at).pipe(Effect.orDie)
+      expect(Option.isNone(late)).toBe(true)
+      const current = yield* repo.complete(SourceId.make(id), 2, { status: "indexed" }, { from: "Shop FAQ", to: "FAQ" }, at).pipe(Effect.orDie)
+      expect(Option.getOrThrow(current)).toMatchObject({ status: "indexed", attempts: 2, title: "FAQ" })
     })
   )
 
