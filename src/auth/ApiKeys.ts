@@ -206,11 +206,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
         return lookupStored(token).pipe(
           Effect.tap((found) => Effect.sync(() => remember(token, found, at, began))),
           Effect.onExit((exit) =>
-          Effect.zipRight(
-            Effect.sync(() => running.get(token) === done && running.delete(token)),
-            Deferred.done(done, exit)
-          )
-        ),
+            Effect.zipRight(
+              Effect.sync(() => running.get(token) === done && running.delete(token)),
+              Deferred.done(done, exit)
+            )
+          ),
           Effect.uninterruptible
         )
       })
