@@ -12,6 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import { Database } from "../../layers/Database.js"
 import { type CopyType, type CopyValues, encodeBinaryCopy } from "./BinaryCopy.js"
+import { realArrayLiteral } from "./Columns.js"
 
 /** A table's columns that a bulk insert writes, each with its type. */
 export type BulkColumns = Readonly<Record<string, CopyType>>
@@ -26,8 +27,6 @@ const copyBatch = 500
 /** `(a, b, c)`: the names are the code's own, never input. */
 const columnList = (columns: BulkColumns) => `(${Object.keys(columns).join(", ")})`
 
-/** A `real[]` as an array literal: one parameter, typed by its column on both drivers. */
-const realArrayLiteral = (values: ReadonlyArray<number>) => `{${values.join(",")}}`
 
 /** `bulkInsert(table, columns, rows)`: inserts `rows` into `table`, returning nothing. */
 export const makeBulkInsert = Effect.gen(function* () {

@@ -19,6 +19,7 @@ import { Ai } from "../../layers/Ai.js"
 import { providerFailure } from "../AiFailure.js"
 import { Database } from "../../layers/Database.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll } from "../db/Sql.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { traced } from "../Performance.js"
@@ -128,7 +129,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const of = (kind: keyof typeof tables) =>
         database.vector
           ? withVector(tables[kind](tenant, agentId), `[${vector.join(",")}]`, tsq)
-          : withArrays(tables[kind](tenant, agentId), `{${vector.join(",")}}`, tsq)
+          : withArrays(tables[kind](tenant, agentId), realArrayLiteral(vector), tsq)
       // both tables in one statement: on PGlite every statement waits its turn on the one session
       return decodeAll(
         Candidate,

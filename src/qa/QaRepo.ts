@@ -14,6 +14,7 @@ import { type Category, type Qa, QaOrigin } from "../../schema/Qa.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { makeBulkInsert } from "../db/BulkInsert.js"
+import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, now } from "../Time.js"
@@ -92,8 +93,6 @@ export interface QaChanges {
   readonly embedding?: ReadonlyArray<number>
 }
 
-/** A PostgreSQL array literal (`{0.1,-2e-7}`): one parameter for a whole vector, on both drivers. */
-const realArray = (values: ReadonlyArray<number>): string => `{${values.join(",")}}`
 
 // `seq` is read as text (a bigint); queries order by the table column, not the alias
 const qaColumns = `qa_items.seq::text as seq, qa_items.id, qa_items.agent_id, qa_items.question, qa_items.answer,
@@ -293,7 +292,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
               category_id: item.categoryId,
               origin: item.origin,
               source_id: item.sourceId,
-              embedding: realArray(item.embedding)
+              embedding: realArrayLiteral(item.embedding)
             }))
           )
           const rows = yield* decodeAll(QaRow, sql`
@@ -337,7 +336,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       const { embedding, ...columns } = changes
       return decodeSingle(QaRow, sql`
         update qa_items set ${sql.update({ ...columns, updated_at: at })}
-        ${embedding === undefined ? sql.literal("") : sql`, embedding = ${realArray(embedding)}::text::real[]`}
+        ${embedding === undefined ? sql.literal("") : sql`, embedding = ${realArrayLiteral(embedding)}::text::real[]`}
         where id = ${id}
         returning ${qaCols}`)
     }

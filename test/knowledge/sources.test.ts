@@ -6,6 +6,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { SourceId } from "../../schema/Ids.js"
@@ -29,16 +30,22 @@ const count = (table: "knowledge_chunks" | "qa_items", sourceId: string) =>
     sql<{ n: string }>`select count(*)::text as n from ${sql(table)} where source_id = ${sourceId}`
   ).pipe(Effect.map((rows) => Number(rows[0]!.n)), Effect.orDie)
 
+/** A new workspace's agent, and the FAQ added to it as a text source (the creation's answer). */
+const faqSource = Effect.gen(function* () {
+  const h = yield* Harness
+  const ws = yield* h.seed()
+  const agentId = yield* createAgent(h, ws.secretTest)
+  const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+    key: ws.secretTest,
+    body: { type: "text", title: "Shop FAQ", content: faq }
+  })
+  return { h, ws, agentId, created }
+})
+
 layer(testServer())("knowledge sources", (it) => {
   it.effect("a text source moves to indexed with chunks, categories and Q&A, then the event", () =>
     Effect.gen(function* () {
-      const h = yield* Harness
-      const ws = yield* h.seed()
-      const agentId = yield* createAgent(h, ws.secretTest)
-      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
-        key: ws.secretTest,
-        body: { type: "text", title: "Shop FAQ", content: faq }
-      })
+      const { h, ws, agentId, created } = yield* faqSource
       expect(created.status, JSON.stringify(created.body)).toBe(201)
       expect(created.body.data).toMatchObject({
         object: "knowledge_source",
@@ -110,13 +117,7 @@ layer(testServer())("knowledge sources", (it) => {
 
   it.effect("an attempt's result is written only by that attempt: one taken over (its lease lost) writes nothing", () =>
     Effect.gen(function* () {
-      const h = yield* Harness
-      const ws = yield* h.seed()
-      const agentId = yield* createAgent(h, ws.secretTest)
-      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
-        key: ws.secretTest,
-        body: { type: "text", title: "Shop FAQ", content: faq }
-      })
+      const { h, ws, agentId, created } = yield* faqSource
       const id = created.body.data.id as string
       const [done] = yield* waitSettled(h, ws.secretTest, agentId, [id])
       expect(done).toMatchObject({ status: "indexed", attempts: 1 })
@@ -124,7 +125,7 @@ layer(testServer())("knowledge sources", (it) => {
       const sql = yield* SqlClient.SqlClient
       yield* sql`update knowledge_sources set status = 'processing', attempts = 2 where id = ${id}`.pipe(Effect.orDie)
       const repo = yield* Effect.provide(KnowledgeRepo, KnowledgeRepo.Default)
-      const at = new Date()
+      const at = new Date(yield* Clock.currentTimeMillis)
       const late = yield* repo.complete(SourceId.make(id), 1, { status: "indexed" }, undefined, at).pipe(Effect.orDie)
       expect(Option.isNone(late)).toBe(true)
       const current = yield* repo.complete(SourceId.make(id), 2, { status: "indexed" }, { from: "Shop FAQ", to: "FAQ" }, at).pipe(Effect.orDie)
