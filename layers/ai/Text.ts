@@ -58,6 +58,25 @@ const suffixes: ReadonlyArray<readonly [string, string]> = [
   ["y", ""]
 ]
 
+const cacheLimit = 50_000
+
+/**
+ * Memoises a function of a string. Ingestion meets the same words in text
+ * after text, so each is worked out once; the cache is emptied when full so a
+ * long run over an open vocabulary keeps its memory bounded.
+ */
+const bounded = <A>(compute: (key: string) => A): (key: string) => A => {
+  const cache = new Map<string, A>()
+  return (key) => {
+    const known = cache.get(key)
+    if (known !== undefined) return known
+    if (cache.size >= cacheLimit) cache.clear()
+    const value = compute(key)
+    cache.set(key, value)
+    return value
+  }
+}
+
 const stripOnce = (word: string): string => {
   if (word.length <= 3 || /^[0-9]+$/.test(word)) return word
   for (const [suffix, replacement] of suffixes) {
@@ -69,11 +88,13 @@ const stripOnce = (word: string): string => {
   return word
 }
 
+const stemCache = bounded((word) => stripOnce(stripOnce(word)))
+
 /**
  * A light suffix stripper, two passes so "orders", "ordered" and "order" (or
  * "contraseñas" and "contraseña") meet on one stem.
  */
-export const stem = (word: string): string => stripOnce(stripOnce(word))
+export const stem = (word: string): string => stemCache(word)
 
 /** Content terms: folded, stop words out, stemmed. */
 export const terms = (text: string): Array<string> =>
@@ -91,12 +112,43 @@ const hash = (text: string, seed: number): number => {
   return h >>> 0
 }
 
-const add = (vector: Float64Array, feature: string, weight: number) => {
-  const h = hash(feature, 0)
-  // a sign from other bits keeps collisions from piling up in one direction
-  const sign = (hash(feature, 0x9e3779b9) & 1) === 0 ? 1 : -1
-  vector[h % vector.length] += sign * weight
+/**
+ * A feature's hash and signed weight; its slot is `hash % dimensions`, so one
+ * precomputed feature serves every vector length.
+ */
+interface Feature {
+  readonly hash: number
+  readonly weight: number
 }
+
+const feature = (text: string, weight: number): Feature => {
+  // a sign from other bits keeps collisions from piling up in one direction
+  const sign = (hash(text, 0x9e3779b9) & 1) === 0 ? 1 : -1
+  return { hash: hash(text, 0), weight: sign * weight }
+}
+
+const add = (vector: Float64Array, f: Feature) => {
+  vector[f.hash % vector.length] += f.weight
+}
+
+const apply = (vector: Float64Array, features: ReadonlyArray<Feature>) => {
+  for (const f of features) add(vector, f)
+}
+
+/** A content word: its stem (weight 1) and the stem's trigrams, in that order. */
+const stemFeatures = (s: string): ReadonlyArray<Feature> => {
+  const padded = `^${s}$`
+  const grams = Math.max(1, padded.length - 2)
+  const features = [feature(`w:${s}`, 1)]
+  for (let i = 0; i + 3 <= padded.length; i++) features.push(feature(`g:${padded.slice(i, i + 3)}`, 0.8 / Math.sqrt(grams)))
+  return features
+}
+
+const stopWordFeatures = (word: string): ReadonlyArray<Feature> => [feature(`w:${word}`, 0.15)]
+
+// a word's features do not depend on the text around it, so they are hashed once per word
+const stemFeaturesCache = bounded(stemFeatures)
+const stopWordFeaturesCache = bounded(stopWordFeatures)
 
 /**
  * Feature hashing of stemmed content words (weight 1), their character
@@ -111,16 +163,14 @@ export const hashEmbed = (text: string, dimensions: number): Array<number> => {
   let previous: string | null = null
   for (const word of all) {
     if (stopWords.has(word) || word.length < 2) {
-      add(vector, `w:${word}`, 0.15)
+      apply(vector, stopWordFeaturesCache(word))
       previous = null
       continue
     }
     const s = stem(word)
-    add(vector, `w:${s}`, 1)
-    const padded = `^${s}$`
-    const grams = Math.max(1, padded.length - 2)
-    for (let i = 0; i + 3 <= padded.length; i++) add(vector, `g:${padded.slice(i, i + 3)}`, 0.8 / Math.sqrt(grams))
-    if (previous !== null) add(vector, `b:${previous} ${s}`, 0.5)
+    apply(vector, stemFeaturesCache(s))
+    // pairs are too many to be worth keeping
+    if (previous !== null) add(vector, feature(`b:${previous} ${s}`, 0.5))
     previous = s
   }
   let norm = 0

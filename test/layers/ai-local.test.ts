@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
 import * as Effect from "effect/Effect"
 import * as Ai from "../../layers/Ai.js"
-import { cosine } from "../../layers/ai/Text.js"
+import { cosine, hashEmbed, stem, stopWords, words } from "../../layers/ai/Text.js"
 
 const handbook = {
   title: "Acme Help Center",
@@ -197,4 +197,95 @@ describe("local embeddings", () => {
       })
       expect(misses).toEqual([])
     }).pipe(Effect.provide(Ai.layerLocal)))
+})
+
+// The embedder and stemmer as they were before their caches, kept here unmemoised as the reference
+const reference = (() => {
+  const suffixes: ReadonlyArray<readonly [string, string]> = [
+    ["aciones", "a"], ["iciones", "i"], ["ciones", "c"], ["ation", "at"], ["mente", ""], ["ments", ""], ["ment", ""],
+    ["ings", ""], ["ing", ""], ["ies", "y"], ["cion", "c"], ["edad", ""], ["idad", ""], ["ando", ""], ["iendo", ""],
+    ["ados", ""], ["adas", ""], ["ado", ""], ["ada", ""], ["ed", ""], ["es", ""], ["ly", ""], ["s", ""], ["ar", ""],
+    ["er", ""], ["ir", ""], ["e", ""], ["o", ""], ["a", ""], ["y", ""]
+  ]
+  const stripOnce = (word: string): string => {
+    if (word.length <= 3 || /^[0-9]+$/.test(word)) return word
+    for (const [suffix, replacement] of suffixes) {
+      if (suffix === "s" && word.endsWith("ss")) continue
+      if (word.endsWith(suffix) && word.length - suffix.length + replacement.length >= 3) {
+        return word.slice(0, word.length - suffix.length) + replacement
+      }
+    }
+    return word
+  }
+  const stem = (word: string): string => stripOnce(stripOnce(word))
+  const hash = (text: string, seed: number): number => {
+    let h = 0x811c9dc5 ^ seed
+    for (let i = 0; i < text.length; i++) {
+      h ^= text.charCodeAt(i)
+      h = Math.imul(h, 0x01000193)
+    }
+    return h >>> 0
+  }
+  const add = (vector: Float64Array, feature: string, weight: number) => {
+    const h = hash(feature, 0)
+    const sign = (hash(feature, 0x9e3779b9) & 1) === 0 ? 1 : -1
+    vector[h % vector.length] += sign * weight
+  }
+  const hashEmbed = (text: string, dimensions: number): Array<number> => {
+    const vector = new Float64Array(dimensions)
+    let previous: string | null = null
+    for (const word of words(text)) {
+      if (stopWords.has(word) || word.length < 2) {
+        add(vector, `w:${word}`, 0.15)
+        previous = null
+        continue
+      }
+      const s = stem(word)
+      add(vector, `w:${s}`, 1)
+      const padded = `^${s}$`
+      const grams = Math.max(1, padded.length - 2)
+      for (let i = 0; i + 3 <= padded.length; i++) add(vector, `g:${padded.slice(i, i + 3)}`, 0.8 / Math.sqrt(grams))
+      if (previous !== null) add(vector, `b:${previous} ${s}`, 0.5)
+      previous = s
+    }
+    let norm = 0
+    for (const x of vector) norm += x * x
+    if (norm === 0) {
+      const unit = new Array<number>(dimensions).fill(0)
+      unit[0] = 1
+      return unit
+    }
+    const scale = 1 / Math.sqrt(norm)
+    return Array.from(vector, (x) => x * scale)
+  }
+  return { stem, hashEmbed }
+})()
+
+describe("text features with their caches", () => {
+  const texts = [
+    "Orders placed before 2 pm leave the warehouse the same day; ordered items are shipped, and shipping is tracked.",
+    "La contraseña se restablece desde Ajustes. Las contraseñas caducan cada 90 días; la facturación llega por correo electrónico.",
+    "Invoice 2024-0042 totals 1999 euros, 12 items at 166.58 each, code A7 B 9x.",
+    "the and of to in is it a i you we they the and of",
+    "parcel parcel parcel parcels parcel delivery delivered delivering parcel",
+    ""
+  ]
+
+  it("hashEmbed gives exactly the numbers of the unmemoised embedder, at two lengths, cached or not", () => {
+    for (const dimensions of [384, 97]) {
+      for (const round of [1, 2]) {
+        for (const text of texts) expect(hashEmbed(text, dimensions), `${dimensions} round ${round}: ${text}`).toEqual(reference.hashEmbed(text, dimensions))
+      }
+    }
+  })
+
+  it("stem gives the stems it gave before", () => {
+    const list = [
+      "orders", "ordered", "order", "ordering", "shipping", "shipments", "address", "addresses", "stories", "quickly",
+      "information", "contraseñas", "contrasena", "contrasenas", "facturacion", "devoluciones", "enviando", "comprado",
+      "compradas", "rapidamente", "ciudad", "felicidad", "2024", "abc", "x", "ss", "pass", "business", "running", "moving"
+    ]
+    for (const round of [1, 2]) expect(list.map(stem), `round ${round}`).toEqual(list.map(reference.stem))
+    expect(["orders", "ordered", "order"].map(stem)).toEqual(["ord", "ord", "ord"])
+  })
 })
