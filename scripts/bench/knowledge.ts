@@ -24,8 +24,14 @@ import type { AddressInfo } from "node:net"
 import { loadavg } from "node:os"
 import { chunk } from "../../src/knowledge/Chunk.js"
 import { fromHtml } from "../../layers/extractor/Documents.js"
+import { localDimensions } from "../../layers/Ai.js"
+import * as Extract from "../../layers/ai/Extract.js"
+import { hashEmbed } from "../../layers/ai/Text.js"
+import { type CopyType, encodeBinaryCopy } from "../../src/db/BinaryCopy.js"
+import { realArrayLiteral } from "../../src/db/Columns.js"
 import {
   bootstrapSecret,
+  cpuMs,
   createAgent,
   fmt,
   freePort,
@@ -102,13 +108,19 @@ const load1 = () => loadavg()[0]!
 /** Where the bare loop inserts: one query at a time, as PGlite and `pg` both take them. */
 interface Sink {
   readonly query: (text: string, values?: ReadonlyArray<unknown>) => Promise<unknown>
+  /** A binary COPY from these bytes (PGlite only). */
+  readonly copy?: (text: string, bytes: Uint8Array) => Promise<unknown>
   readonly close: () => Promise<void>
 }
 
 const sinkOf = async (db: Db): Promise<Sink> => {
   if (db === "PGlite") {
     const lite = await PGlite.create()
-    return { query: (text, values) => lite.query(text, values as Array<unknown>), close: () => lite.close() }
+    return {
+      query: (text, values) => lite.query(text, values as Array<unknown>),
+      copy: (text, bytes) => lite.query(text, [], { blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) }),
+      close: () => lite.close()
+    }
   }
   const client = new pg.Client({ connectionString: await throwawayDatabase({ prefix: "bench_knowledge" }) })
   await client.connect()
@@ -140,6 +152,8 @@ interface Run {
   readonly failed: number
   readonly peakMb: number
   readonly loadAtStart: number
+  /** The service process's CPU time (all its threads; on PostgreSQL the server's own processes are not in it). */
+  readonly cpuMs: number
 }
 
 /**
@@ -147,7 +161,7 @@ interface Run {
  * every agent's newest source has settled (one agent's sources run in creation order). Polling only the newest
  * keeps the poll's own load off the database the service is working on.
  */
-const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, collector?: Collector): Promise<Run> => {
+export const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, collector?: Collector): Promise<Run> => {
   const port = await freePort()
   const database: Record<string, string> =
     db === "PGlite" ? { DATA_DIR: await tempDir("knowledge") } : { DATABASE_URL: await throwawayDatabase({ prefix: "bench_knowledge" }) }
@@ -175,6 +189,7 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
     for (let a = 0; a < agents; a++) agentIds.push(await createAgent(base, key, `Bench agent ${a + 1}`))
     const share = Math.ceil(urls.length / agents)
     const loadAtStart = load1()
+    const cpuAtStart = cpuMs(child.pid)
     const started = performance.now()
     for (const [a, agentId] of agentIds.entries()) {
       const batch = await fetch(`${base}/v1/agents/${agentId}/knowledge/batch`, {
@@ -196,6 +211,7 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
       if (waiting.size > 0) await sleep(250)
     }
     const ms = performance.now() - started
+    const cpu = cpuMs(child.pid) - cpuAtStart
     if (waiting.size > 0) throw new Error(`${waiting.size} agents still ingesting after 30 minutes`)
     let indexed = 0
     let failed = 0
@@ -219,11 +235,68 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
         await sleep(200)
       }
     }
-    return { ms, indexed, failed, peakMb, loadAtStart }
+    return { ms, indexed, failed, peakMb, loadAtStart, cpuMs: cpu }
   } finally {
     clearInterval(sampler)
     await stop(child)
   }
+}
+
+/**
+ * A bare loop doing the service's whole work, without its bookkeeping (queue, phases written, events, threads):
+ * per page fetch, extract, the first page's categories, Q&A into them, chunk, embed chunks and Q&A with the local
+ * provider's own functions, and write both with their vectors into tables indexed for text search as the
+ * service's are, one transaction per page, in one statement per table as the service writes them (binary COPY on
+ * PGlite, a multi-row INSERT on PostgreSQL). What the service's work costs before any design: the service's
+ * overhead is its time above this loop's.
+ */
+const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>) => {
+  const sink = await sinkOf(db)
+  await sink.query(
+    "create table chunks (id serial primary key, url text not null, position int not null, content text not null, " +
+      "embedding real[] not null, tsv tsvector generated always as (to_tsvector('english', content)) stored)"
+  )
+  await sink.query("create index on chunks (url)")
+  await sink.query("create index on chunks using gin (tsv)")
+  await sink.query(
+    "create table qa (id serial primary key, url text not null, question text not null, answer text not null, " +
+      "category text, embedding real[] not null)"
+  )
+  await sink.query("create index on qa (url)")
+  await sink.query("create index on qa using gin (to_tsvector('english', question || ' ' || answer))")
+  const write = async (table: string, columns: ReadonlyArray<string>, types: ReadonlyArray<CopyType>, rows: ReadonlyArray<ReadonlyArray<unknown>>) => {
+    if (rows.length === 0) return
+    if (sink.copy !== undefined) {
+      return sink.copy(`copy ${table} (${columns.join(", ")}) from '/dev/blob' with (format binary)`, encodeBinaryCopy(types, rows))
+    }
+    const values = rows.map(
+      (row, r) => `(${row.map((_, c) => `$${r * columns.length + c + 1}${types[c] === "float4[]" ? "::real[]" : ""}`).join(", ")})`
+    )
+    const params = rows.flatMap((row) => row.map((v, c) => (types[c] === "float4[]" ? realArrayLiteral(v as Array<number>) : v)))
+    await sink.query(`insert into ${table} (${columns.join(", ")}) values ${values.join(", ")}`, params)
+  }
+  const started = performance.now()
+  let categories: ReadonlyArray<Extract.Category> | undefined
+  for (const url of urls) {
+    const html = await (await fetch(url)).text()
+    const doc = fromHtml(html, url)
+    categories ??= Extract.categories(doc)
+    const items = Extract.qa(doc, categories)
+    const pieces = chunk(`${doc.title}\n\n${doc.text}`)
+    const vectors = [...pieces, ...items.map((i) => `${i.question}\n${i.answer}`)].map((t) => hashEmbed(t, localDimensions))
+    await sink.query("begin")
+    await write("chunks", ["url", "position", "content", "embedding"], ["text", "int4", "text", "float4[]"], pieces.map((content, position) => [url, position, content, vectors[position]]))
+    await write(
+      "qa",
+      ["url", "question", "answer", "category", "embedding"],
+      ["text", "text", "text", "text", "float4[]"],
+      items.map((item, i) => [url, item.question, item.answer, item.category, vectors[pieces.length + i]])
+    )
+    await sink.query("commit")
+  }
+  const ms = performance.now() - started
+  await sink.close()
+  return ms
 }
 
 interface Measured {
@@ -232,14 +305,19 @@ interface Measured {
   readonly one: Run
   readonly bareMs: number
   readonly bareLoad: number
+  readonly sameMs: number
+  readonly sameLoad: number
   readonly many: Run
 }
 
 const pagesPerSecond = (ms: number) => (pages / ms) * 1000
 
+/** CPU time a page, and the cores busy on average over the run. */
+const cpuCell = (run: Run) => `${fmt(run.cpuMs / pages, 1)} ms (${fmt(run.cpuMs / run.ms, 2)})`
+
 const runLine = (label: string, run: Run) =>
   `    ${label}: ${fmt(run.ms / 1000, 1)} s, ${fmt(pagesPerSecond(run.ms), 2)} pages/s, ${run.indexed} indexed, ` +
-  `${run.failed} failed, peak RSS ${fmt(run.peakMb)} MB, load ${fmt(run.loadAtStart, 2)}`
+  `${run.failed} failed, CPU ${cpuCell(run)}, peak RSS ${fmt(run.peakMb)} MB, load ${fmt(run.loadAtStart, 2)}`
 
 export const knowledge = async (): Promise<Section> => {
   const site = await serveSite()
@@ -270,6 +348,8 @@ export const knowledge = async (): Promise<Section> => {
         let many: Run | undefined
         let bareMs = 0
         let bareLoad = 0
+        let sameMs = 0
+        let sameLoad = 0
         const steps = [
           async () => {
             one = await ingest(db, urls, 1)
@@ -281,13 +361,18 @@ export const knowledge = async (): Promise<Section> => {
             console.log(`    bare loop: ${fmt(bareMs / 1000, 1)} s, ${fmt(pagesPerSecond(bareMs), 2)} pages/s, load ${fmt(bareLoad, 2)}`)
           },
           async () => {
+            sameLoad = load1()
+            sameMs = await sameWorkLoop(db, urls)
+            console.log(`    bare loop, same work: ${fmt(sameMs / 1000, 1)} s, ${fmt(pagesPerSecond(sameMs), 2)} pages/s, load ${fmt(sameLoad, 2)}`)
+          },
+          async () => {
             many = await ingest(db, urls, agentCount)
             console.log(runLine(`service, ${agentCount} agents`, many))
           }
         ]
         // the machine's pace drifts over minutes: neighbours in alternating order compare better
         for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step()
-        measured.push({ db, round, one: one!, bareMs, bareLoad, many: many! })
+        measured.push({ db, round, one: one!, bareMs, bareLoad, sameMs, sameLoad, many: many! })
       }
     }
   } finally {
@@ -298,27 +383,35 @@ export const knowledge = async (): Promise<Section> => {
   const throughput = measured.length === 0 ? [] : [
     `${pages} pages of ${fmt(Math.min(...kb), 1)}–${fmt(Math.max(...kb), 1)} KB (mean ${fmt(kb.reduce((a, b) => a + b, 0) / kb.length, 1)} KB), ` +
       `\`local\` AI provider, default \`INGEST_CONCURRENCY\` (2 agents at once), ${rounds} interleaved rounds per database ` +
-      `(service with 1 agent, bare loop, service with ${agentCount} agents × ${Math.ceil(pages / agentCount)} pages; order reversed every other round). ` +
+      `(service with 1 agent, bare loop, bare loop doing the same work, service with ${agentCount} agents × ${Math.ceil(pages / agentCount)} pages; order reversed every other round). ` +
       "Load: the 1-minute load average at the start of each run (2 cores).",
     "",
-    "| database | round | service, 1 agent | bare loop | service / bare | service, " +
-      `${agentCount} agents | ${agentCount} agents vs 1 (pages/s) | peak RSS 1 agent / ${agentCount} agents |`,
-    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    "| database | round | service, 1 agent | bare loop | service / bare | bare loop, same work | service / same work | service, " +
+      `${agentCount} agents | ${agentCount} agents vs 1 (pages/s) | service CPU a page, 1 / ${agentCount} agents (cores busy) | peak RSS 1 agent / ${agentCount} agents |`,
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...measured.map(
       (m) =>
         `| ${m.db} | ${m.round + 1} | ${fmt(m.one.ms / 1000, 1)} s, ${fmt(pagesPerSecond(m.one.ms), 2)}/s (load ${fmt(m.one.loadAtStart, 2)}) | ` +
         `${fmt(m.bareMs / 1000, 1)} s, ${fmt(pagesPerSecond(m.bareMs), 1)}/s (load ${fmt(m.bareLoad, 2)}) | ${fmt(m.one.ms / m.bareMs, 2)}× | ` +
+        `${fmt(m.sameMs / 1000, 1)} s, ${fmt(pagesPerSecond(m.sameMs), 1)}/s (load ${fmt(m.sameLoad, 2)}) | ${fmt(m.one.ms / m.sameMs, 2)}× | ` +
         `${fmt(m.many.ms / 1000, 1)} s, ${fmt(pagesPerSecond(m.many.ms), 2)}/s (load ${fmt(m.many.loadAtStart, 2)}) | ` +
-        `${fmt(m.one.ms / m.many.ms, 2)}× | ${fmt(m.one.peakMb)} / ${fmt(m.many.peakMb)} MB |`
+        `${fmt(m.one.ms / m.many.ms, 2)}× | ${cpuCell(m.one)} / ${cpuCell(m.many)} | ${fmt(m.one.peakMb)} / ${fmt(m.many.peakMb)} MB |`
     ),
     ...dbs.map((db) => {
       const mine = measured.filter((m) => m.db === db)
+      const mid = (f: (m: Measured) => number) => median(mine.map(f))
       return (
-        `| ${db} | median | ${fmt(pagesPerSecond(median(mine.map((m) => m.one.ms))), 2)}/s | ${fmt(pagesPerSecond(median(mine.map((m) => m.bareMs))), 1)}/s | ` +
-        `${fmt(median(mine.map((m) => m.one.ms / m.bareMs)), 2)}× | ${fmt(pagesPerSecond(median(mine.map((m) => m.many.ms))), 2)}/s | ` +
-        `${fmt(median(mine.map((m) => m.one.ms / m.many.ms)), 2)}× | ${fmt(Math.max(...mine.map((m) => m.one.peakMb)))} / ${fmt(Math.max(...mine.map((m) => m.many.peakMb)))} MB (max) |`
+        `| ${db} | median | ${fmt(pagesPerSecond(mid((m) => m.one.ms)), 2)}/s | ${fmt(pagesPerSecond(mid((m) => m.bareMs)), 1)}/s | ` +
+        `${fmt(mid((m) => m.one.ms / m.bareMs), 2)}× | ${fmt(pagesPerSecond(mid((m) => m.sameMs)), 1)}/s | ${fmt(mid((m) => m.one.ms / m.sameMs), 2)}× | ` +
+        `${fmt(pagesPerSecond(mid((m) => m.many.ms)), 2)}/s | ` +
+        `${fmt(mid((m) => m.one.ms / m.many.ms), 2)}× | ${fmt(mid((m) => m.one.cpuMs / pages), 1)} ms (${fmt(mid((m) => m.one.cpuMs / m.one.ms), 2)}) / ` +
+        `${fmt(mid((m) => m.many.cpuMs / pages), 1)} ms (${fmt(mid((m) => m.many.cpuMs / m.many.ms), 2)}) | ` +
+        `${fmt(Math.max(...mine.map((m) => m.one.peakMb)))} / ${fmt(Math.max(...mine.map((m) => m.many.peakMb)))} MB (max) |`
       )
     }),
+    "",
+    "Service CPU: the service process's user and system time over the run (all its threads; on PostgreSQL the " +
+      "server's own processes are not in it), per page, and as cores busy on average (2 cores).",
     "",
     `Every run: ${measured.every((m) => m.one.failed === 0 && m.many.failed === 0 && m.one.indexed === pages && m.many.indexed === pages) ? `all ${pages} sources indexed, none failed` : measured.map((m) => `${m.db} round ${m.round + 1}: ${m.one.indexed}/${m.one.failed} and ${m.many.indexed}/${m.many.failed} indexed/failed`).join("; ")}.`,
     ""
