@@ -36,7 +36,7 @@
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as Statement from "@effect/sql/Statement"
+import * as Statement from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -96,6 +96,16 @@ export interface FinishOptions<F, R> {
   readonly write: (items: ReadonlyArray<F>) => Statement.Fragment
   /** The same write on its own, where the store cannot carry it (memory). */
   readonly alone: (items: ReadonlyArray<F>) => Effect.Effect<void, unknown, R>
+}
+
+/**
+ * `finish` for a worker whose handlers record their work themselves: a job that ended well
+ * (`Outcome.finish(null)`) is settled by the worker's next claim, in that claim's statement, instead of a
+ * statement of its own. The claim carries nothing else.
+ */
+export const settleByNextClaim: FinishOptions<null, never> = {
+  write: () => Statement.unsafeFragment("0"),
+  alone: () => Effect.void
 }
 
 /** Jobs that ended well, and the write that records them, for the claim that settles them. */

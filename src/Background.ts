@@ -19,5 +19,5 @@ export const background = <R>(work: Effect.Effect<never, never, R>) =>
   )
 
 /** A JobQueue worker, started like the other background fibers (what `JobQueue.layerWorker` forks at once). */
-export const queueWorker = <R, P>(options: JobQueue.WorkerOptions<R, P>) =>
+export const queueWorker = <R, P, F = never>(options: JobQueue.WorkerOptions<R, P, F>) =>
   Layer.unwrapEffect(Effect.map(JobQueue.JobQueue, (queue) => background(queue.worker(options))))

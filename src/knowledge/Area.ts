@@ -50,7 +50,10 @@ export const Workers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
         maxAttempts: JOB_MAX_ATTEMPTS,
         onRetry: pipeline.retrying,
         onGiveUp: pipeline.giveUp,
-        handle: pipeline.handle
+        // a job whose source ended (or is gone) needs only its settle: the next claim's statement carries it
+        finish: JobQueue.settleByNextClaim,
+        handle: (job: JobQueue.Job) =>
+          Effect.map(pipeline.handle(job), (outcome) => (outcome._tag === "Done" ? JobQueue.Outcome.finish(null) : outcome))
       })
     })
   )
