@@ -10,6 +10,8 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { SourceId } from "../../schema/Ids.js"
+import { JobQueue } from "../../layers/JobQueue.js"
+import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
 import { KnowledgeRepo } from "../../src/knowledge/KnowledgeRepo.js"
 import { Harness, testServer } from "../support/harness.js"
 import { createAgent, eventsOfType, html, page, serveSite, tinyPng, waitSettled } from "./support.js"
@@ -72,6 +74,21 @@ layer(testServer())("knowledge sources", (it) => {
       const events = yield* eventsOfType(ws.workspace.id, "knowledge.source.indexed")
       expect(events).toHaveLength(1)
       expect(events[0].data.source).toMatchObject({ id: done.id, status: "indexed" })
+    })
+  )
+
+  it.effect("a settled source leaves no job behind: the worker's next claim settles it", () =>
+    Effect.gen(function* () {
+      const { h, ws, agentId, created } = yield* faqSource
+      const [done] = yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
+      expect(done.status).toBe("indexed")
+      // a job's settle rides in the claim after it; idle means that claim has run
+      yield* Effect.flatMap(JobQueue, (queue) => queue.awaitIdle(INGEST_QUEUE))
+      const sql = yield* SqlClient.SqlClient
+      const left = yield* Effect.orDie(
+        sql`select id from jobs where queue = ${INGEST_QUEUE} and strpos(payload::text, ${done.id}) > 0`
+      )
+      expect(left).toHaveLength(0)
     })
   )
 
