@@ -29,3 +29,9 @@ export class FormEndpoint extends Context.Tag("Endpoint/FormEndpoint")<
 
 /** An operational endpoint (a probe): answered without a key and without a rate-limit token, so it always answers. */
 export class Operational extends Context.Tag("Endpoint/Operational")<Operational, true>() {}
+
+/**
+ * Its answer shows a secret this once (a new key's value, a signing or identity secret): a retry with the same
+ * `Idempotency-Key` gets it again, but the record keeps it sealed under the caller's own key (src/http/SealedAnswer.ts).
+ */
+export class ShowsSecret extends Context.Tag("Endpoint/ShowsSecret")<ShowsSecret, true>() {}

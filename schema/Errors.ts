@@ -240,7 +240,7 @@ export class IdempotencyKeyMismatch extends catalog(Schema.TaggedError<Idempoten
   code: "idempotency_key_mismatch",
   status: 422,
   type: "idempotency_error",
-  description: "This `Idempotency-Key` was used with another method, path or body in the last 24 h."
+  description: "This `Idempotency-Key` was used with another method, path or body in the last 24 h, or by another API key where the answer shows a secret."
 }) {}
 export class RateLimited extends catalog(
   Schema.TaggedError<RateLimited>()("RateLimited", {

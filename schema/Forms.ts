@@ -12,7 +12,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, Environment, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
-import { FormEndpoint } from "./Endpoint.js"
+import { FormEndpoint, ShowsSecret } from "./Endpoint.js"
 import {
   ApiError,
   IdentityInvalid,
@@ -491,6 +491,7 @@ export class FormsGroup extends HttpApiGroup.make("forms")
   .add(
     HttpApiEndpoint.post("rotateIdentitySecret", "/v1/identity_secret/rotate")
       .addSuccess(Envelope(IdentitySecret))
+      .annotate(ShowsSecret, true)
       .addError(ApiError(ServiceUnavailable))
       .annotate(RequiredScope, "write:forms")
       .annotate(OpenApi.Description, "A new identity secret for the key's environment, shown only in this response")

@@ -9,6 +9,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, KeyKind, RequiredScope, Scope } from "./Auth.js"
+import { ShowsSecret } from "./Endpoint.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import { ApiError, InvalidCursor, InvalidLimit, ResourceMissing } from "./Errors.js"
 import { ApiKeyId } from "./Ids.js"
@@ -103,6 +104,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/v1/keys")
       .setPayload(CreateKey)
       .addSuccess(Envelope(KeyWithSecret), { status: 201 })
+      .annotate(ShowsSecret, true)
       .annotate(RequiredScope, "write:keys")
       .annotate(OpenApi.Summary, "Create a key; its full value is returned once")
       .annotate(

@@ -8,6 +8,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
+import { ShowsSecret } from "./Endpoint.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import {
   ApiError,
@@ -189,6 +190,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("create", "/v1/webhooks")
       .setPayload(CreateWebhook)
       .addSuccess(Envelope(SubscriptionWithSecret), { status: 201 })
+      .annotate(ShowsSecret, true)
       .addError(ApiError(UnknownEventType))
       .addError(ApiError(UrlNotAllowed))
       .annotate(RequiredScope, "write:webhooks")
@@ -279,6 +281,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("rotateSecret")`/v1/webhooks/${id}/rotate_secret`
       .addSuccess(Envelope(SubscriptionWithSecret))
+      .annotate(ShowsSecret, true)
       .addError(missing)
       .annotate(RequiredScope, "write:webhooks")
       .annotate(OpenApi.Summary, "New secret; the old one keeps signing (a second v1=) for 24 h")

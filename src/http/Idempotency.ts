@@ -11,6 +11,9 @@
  * the first, through `ReplayableStreams` (the conversations area serves it; the
  * edge cannot import that area). The record is complete once the stream's
  * headers are ready, so a retry while the reply is still generated follows it live.
+ *
+ * An answer that shows a secret once (`ShowsSecret`) is kept sealed under the calling key's own value
+ * (`SealedAnswer.ts`): a retry by that key gets it again; one by another key of the workspace is refused.
  */
 import * as Headers from "@effect/platform/Headers"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -30,12 +33,13 @@ import {
 } from "../../schema/Errors.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { Authenticator, mayCall } from "../auth/Authentication.js"
+import { Authenticator, mayCall, presentedKey } from "../auth/Authentication.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
 import { traced } from "../Performance.js"
 import type { Answer, EdgeRequest } from "./EdgeRequest.js"
+import * as SealedAnswer from "./SealedAnswer.js"
 
 export const retentionMillis = 24 * 60 * 60 * 1000
 const leaseMillis = 60 * 1000
@@ -50,6 +54,8 @@ export interface StoredResponse {
   readonly status: number
   readonly contentType: string
   readonly body: string
+  /** `body` is sealed (`SealedAnswer.seal`), bound to the record's scope. */
+  readonly sealed: boolean
 }
 
 /** The media type of a stored event stream: its body is the `StreamRef` as JSON, not events. */
@@ -81,7 +87,8 @@ const Row = Schema.Union(
     state: Schema.Literal("done"),
     response_status: Schema.Number,
     response_content_type: Schema.String,
-    response_body: Schema.String
+    response_body: Schema.String,
+    response_sealed: Schema.Boolean
   })
 )
 const Owned = Schema.Struct({ key: Schema.String })
@@ -104,14 +111,16 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
         values (${scope.workspaceId}, ${scope.environment}, ${scope.key}, ${fingerprint}, 'running', ${lease}, ${at})
         on conflict (workspace_id, environment, key) do update set
           fingerprint = excluded.fingerprint, state = 'running', locked_until = excluded.locked_until,
-          created_at = excluded.created_at, response_status = null, response_content_type = null, response_body = null
+          created_at = excluded.created_at, response_status = null, response_content_type = null, response_body = null,
+          response_sealed = false
         where idempotency_keys.created_at <= ${expiredBefore}
            or (idempotency_keys.state = 'running' and idempotency_keys.locked_until <= ${at}
                and idempotency_keys.fingerprint = excluded.fingerprint)
         returning key`)
       if (owned.length > 0) return { _tag: "Owned" }
       const found = yield* decodeOne(Row, sql`
-        select fingerprint, state, response_status, response_content_type, response_body from idempotency_keys
+        select fingerprint, state, response_status, response_content_type, response_body, response_sealed
+        from idempotency_keys
         where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}`)
       if (Option.isNone(found)) return { _tag: "InProgress" }
       const row = found.value
@@ -119,14 +128,20 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
       if (row.state === "running") return { _tag: "InProgress" }
       return {
         _tag: "Replay",
-        response: { status: row.response_status, contentType: row.response_content_type, body: row.response_body }
+        response: {
+          status: row.response_status,
+          contentType: row.response_content_type,
+          body: row.response_body,
+          sealed: row.response_sealed
+        }
       }
     })
 
     const complete = traced("Idempotency.complete")(function* (scope: IdempotencyScope, response: StoredResponse) {
       yield* execute(sql`
         update idempotency_keys set state = 'done', response_status = ${response.status},
-          response_content_type = ${response.contentType}, response_body = ${response.body}
+          response_content_type = ${response.contentType}, response_body = ${response.body},
+          response_sealed = ${response.sealed}
         where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}`)
     })
 
@@ -163,10 +178,11 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
       needle: string,
       scrub: (body: string) => Option.Option<string>
     ) {
+      // a sealed answer shows a secret, never a person's data
       const documents = yield* decodeAll(Document, sql`
         select key, response_body as body from idempotency_keys
         where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-          and response_body is not null and strpos(response_body, ${needle}) > 0
+          and response_body is not null and not response_sealed and strpos(response_body, ${needle}) > 0
         for update`)
       for (const d of documents) {
         const scrubbed = scrub(d.body)
@@ -201,6 +217,9 @@ const streamRefOf = (response: HttpServerResponse.HttpServerResponse): StreamRef
 }
 
 const decodeStreamRef = Schema.decodeUnknownEither(Schema.parseJson(StreamRef))
+
+/** What a sealed answer is bound to: its record. */
+const sealContext = (scope: IdempotencyScope) => `${scope.workspaceId}\n${scope.environment}\n${scope.key}`
 
 /**
  * The edge's idempotency step, after the body's (the fingerprint covers the body): `Idempotency-Key` on a
@@ -243,6 +262,13 @@ export const makeIdempotency = Effect.gen(function* () {
       }
       const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${body}`).digest("hex")
       const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
+      // where the answer shows a secret, it is kept sealed under the calling key's own value; without one to seal
+      // it under, none is kept
+      const sealer =
+        endpoint?.showsSecret === true
+          ? Option.getOrUndefined(Option.flatMap(presentedKey(request.headers), Either.getRight))
+          : undefined
+      if (endpoint?.showsSecret === true && sealer === undefined) return yield* inner
       const claim = yield* store.claim(scope, fingerprint)
       switch (claim._tag) {
         case "Mismatch":
@@ -257,6 +283,20 @@ export const makeIdempotency = Effect.gen(function* () {
           })
         case "Replay": {
           const stored = claim.response
+          if (stored.sealed) {
+            const opened = sealer === undefined ? Option.none() : SealedAnswer.open(stored.body, sealer, sealContext(scope))
+            if (Option.isNone(opened)) {
+              return yield* new IdempotencyKeyMismatch({
+                message: "This Idempotency-Key was used by another API key in the last 24 hours",
+                param: "Idempotency-Key"
+              })
+            }
+            return HttpServerResponse.text(opened.value, {
+              status: stored.status,
+              contentType: stored.contentType,
+              headers: { "idempotent-replayed": "true" }
+            })
+          }
           if (stored.contentType !== eventStreamType) {
             return HttpServerResponse.text(stored.body, {
               status: stored.status,
@@ -275,7 +315,7 @@ export const makeIdempotency = Effect.gen(function* () {
           // kept as the reply it streams, once its headers are ready: a retry from then on follows that reply
           const ref = streamRefOf(response)
           if (ref !== undefined) {
-            yield* store.complete(scope, { status: 200, contentType: eventStreamType, body: JSON.stringify(ref) })
+            yield* store.complete(scope, { status: 200, contentType: eventStreamType, body: JSON.stringify(ref), sealed: false })
             return response
           }
           if (!storable(response)) {
@@ -286,7 +326,12 @@ export const makeIdempotency = Effect.gen(function* () {
             response.body._tag === "Uint8Array"
               ? { contentType: response.body.contentType, body: new TextDecoder().decode(response.body.body) }
               : { contentType: "application/json", body: "" }
-          yield* store.complete(scope, { status: response.status, ...stored })
+          yield* store.complete(
+            scope,
+            sealer === undefined
+              ? { status: response.status, ...stored, sealed: false }
+              : { status: response.status, ...stored, body: SealedAnswer.seal(stored.body, sealer, sealContext(scope)), sealed: true }
+          )
           return response
         }
       }

@@ -7,7 +7,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import { Api } from "../../schema/Api.js"
-import { FormEndpoint, Operational, UploadBody, type UploadBodyShape } from "../../schema/Endpoint.js"
+import { FormEndpoint, Operational, ShowsSecret, UploadBody, type UploadBodyShape } from "../../schema/Endpoint.js"
 
 /** What the edge knows of an endpoint. */
 export interface Endpoint {
@@ -23,6 +23,8 @@ export interface Endpoint {
   /** A public form endpoint: the path parameter naming the form (`FormEndpoint`). */
   readonly formParam: string | undefined
   readonly operational: boolean
+  /** Its answer shows a secret once (`ShowsSecret`): an idempotency record keeps it sealed. */
+  readonly showsSecret: boolean
 }
 
 /** The endpoints of one path of the contract, by method. */
@@ -65,7 +67,8 @@ HttpApi.reflect(Api, {
       bodiless: endpoint.method === "POST" && Option.isNone(endpoint.payloadSchema),
       upload: Option.getOrUndefined(Context.getOption(mergedAnnotations, UploadBody)),
       formParam: Option.getOrUndefined(Context.getOption(mergedAnnotations, FormEndpoint))?.formParam,
-      operational: Option.getOrElse(Context.getOption(mergedAnnotations, Operational), () => false)
+      operational: Option.getOrElse(Context.getOption(mergedAnnotations, Operational), () => false),
+      showsSecret: Option.getOrElse(Context.getOption(mergedAnnotations, ShowsSecret), () => false)
     })
   }
 })

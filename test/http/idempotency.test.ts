@@ -90,6 +90,61 @@ layer(testServer())("idempotency", (it) => {
     })
   )
 
+  it.effect("an answer showing a secret is kept sealed: its key gets it again, the database and other keys never", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const sql = yield* SqlClient.SqlClient
+      const stored = (key: string) =>
+        Effect.orDie(sql<{ body: string; sealed: boolean }>`
+          select response_body as body, response_sealed as sealed from idempotency_keys
+          where workspace_id = ${ws.workspace.id} and key = ${key}`)
+      const keysOf = Effect.orDie(sql<{ n: string }>`select count(*) as n from api_keys where workspace_id = ${ws.workspace.id}`)
+
+      // a new key's value, a webhook's signing secret, the identity secret
+      const requests = [
+        { path: "/v1/keys", body: { kind: "secret", name: "deploy" }, secret: (b: any) => b.data.secret as string },
+        {
+          path: "/v1/webhooks",
+          body: { url: "https://example.com/hooks", events: ["ticket.created"] },
+          secret: (b: any) => b.data.secret as string
+        },
+        { path: "/v1/identity_secret/rotate", body: undefined, secret: (b: any) => b.data.secret as string }
+      ]
+      for (const [i, r] of requests.entries()) {
+        const headers = { "idempotency-key": `sealed-${i}` }
+        const first = yield* h.call("POST", r.path, { key: ws.secretTest, body: r.body, headers })
+        expect(first.status, first.text).toBeLessThan(300)
+        const secret = r.secret(first.body)
+        expect(secret.length).toBeGreaterThan(10)
+        const [row] = yield* stored(`sealed-${i}`)
+        expect(row!.sealed).toBe(true)
+        expect(row!.body).not.toContain(secret)
+        const again = yield* h.call("POST", r.path, { key: ws.secretTest, body: r.body, headers })
+        expect(again.headers.get("idempotent-replayed")).toBe("true")
+        expect(again.text).toBe(first.text)
+      }
+
+      // another key of the workspace, allowed to call the endpoint, cannot open it: refused, and nothing is made
+      const before = Number((yield* keysOf)[0]!.n)
+      const another = yield* ws.key({ kind: "secret" })
+      const replay = yield* h.call("POST", "/v1/keys", { key: another.secret, body: requests[0]!.body, headers: { "idempotency-key": "sealed-0" } })
+      expect(replay.status).toBe(422)
+      expect(replay.body.error).toMatchObject({ code: "idempotency_key_mismatch", param: "Idempotency-Key" })
+      expect(replay.body.error.message).toContain("another API key")
+      expect(Number((yield* keysOf)[0]!.n)).toBe(before + 1)
+
+      // an answer without a secret is kept as it is
+      const agent = yield* h.call("POST", "/v1/agents", {
+        key: ws.secretTest,
+        body: { type: "support", name: "Plain" },
+        headers: { "idempotency-key": "plain-1" }
+      })
+      const [plain] = yield* stored("plain-1")
+      expect(plain).toMatchObject({ sealed: false, body: agent.text })
+    })
+  )
+
   it.effect("20 concurrent requests with one key create exactly one agent", () =>
     Effect.gen(function* () {
       const h = yield* Harness

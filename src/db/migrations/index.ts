@@ -20,6 +20,7 @@ import leaseById from "./0018_lease_by_id.js"
 import claimPlans from "./0019_claim_plans.js"
 import flatWebhookClaim from "./0020_flat_webhook_claim.js"
 import apiKeyPages from "./0021_api_key_pages.js"
+import sealedAnswers from "./0022_sealed_answers.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -42,5 +43,6 @@ export const migrations = {
   "0018_lease_by_id": leaseById,
   "0019_claim_plans": claimPlans,
   "0020_flat_webhook_claim": flatWebhookClaim,
-  "0021_api_key_pages": apiKeyPages
+  "0021_api_key_pages": apiKeyPages,
+  "0022_sealed_answers": sealedAnswers
 }
