@@ -51,7 +51,12 @@ export const ScopesColumn = Schema.compose(
   Schema.Array(Scope)
 )
 
-const KeyRow = Schema.Struct({
+/**
+ * An `api_keys` row as every reader decodes it (`ApiKeys` here, `KeysRepo` for the keys API), never its hash;
+ * `seq` is read as text (a bigint).
+ */
+export const KeyRow = Schema.Struct({
+  seq: Schema.String,
   id: ApiKeyId,
   workspace_id: WorkspaceId,
   environment: Environment,
@@ -63,10 +68,16 @@ const KeyRow = Schema.Struct({
   created_at: DbDate,
   revoked_at: Schema.NullOr(DbDate)
 })
-type KeyRow = typeof KeyRow.Type
+export type KeyRow = typeof KeyRow.Type
 const KeyWithPlan = Schema.Struct({ ...KeyRow.fields, plan: Plan })
 
-const keyColumns = "id, workspace_id, environment, kind, name, scopes, prefix, last4, created_at, revoked_at"
+/**
+ * The columns of `KeyRow`, named by table so a join can select them too; order by `api_keys.seq`, not the
+ * text alias.
+ */
+export const keyColumns = `api_keys.seq::text as seq, api_keys.id, api_keys.workspace_id, api_keys.environment,
+  api_keys.kind, api_keys.name, api_keys.scopes, api_keys.prefix, api_keys.last4, api_keys.created_at,
+  api_keys.revoked_at`
 
 const toApiKey = (row: KeyRow): ApiKey => ({
   id: row.id,
@@ -142,10 +153,9 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
 
     const lookupStored = (token: string): Effect.Effect<KeyLookup> => Effect.gen(function* () {
       const found = yield* decodeOne(KeyWithPlan, sql`
-        select k.id, k.workspace_id, k.environment, k.kind, k.name, k.scopes, k.prefix, k.last4, k.created_at,
-          k.revoked_at, w.plan
-        from api_keys k join workspaces w on w.id = k.workspace_id
-        where k.key_hash = ${hashKey(token)}`)
+        select ${sql.literal(keyColumns)}, w.plan
+        from api_keys join workspaces w on w.id = api_keys.workspace_id
+        where api_keys.key_hash = ${hashKey(token)}`)
       if (Option.isNone(found)) return unknownKey
       const row = found.value
       if (row.revoked_at !== null) return revokedKey

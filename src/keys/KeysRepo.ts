@@ -5,29 +5,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import { Environment, KeyKind } from "../../schema/Auth.js"
+import type { Environment, KeyKind } from "../../schema/Auth.js"
 import type { PageRequest } from "../../schema/Envelope.js"
-import { ApiKeyId } from "../../schema/Ids.js"
+import type { ApiKeyId } from "../../schema/Ids.js"
 import type { Key } from "../../schema/Keys.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { ScopesColumn } from "../auth/ApiKeys.js"
-import { DbDate } from "../db/Columns.js"
+import { KeyRow, keyColumns } from "../auth/ApiKeys.js"
 import { decodeAll, decodeOne } from "../db/Sql.js"
 import { iso } from "../Time.js"
-
-export const KeyRow = Schema.Struct({
-  seq: Schema.String,
-  id: ApiKeyId,
-  environment: Environment,
-  kind: KeyKind,
-  name: Schema.NullOr(Schema.String),
-  scopes: ScopesColumn,
-  prefix: Schema.String,
-  last4: Schema.String,
-  created_at: DbDate
-})
-export type KeyRow = typeof KeyRow.Type
 
 /** What the API shows of a key: never its value, nor its hash. */
 export const toKey = (key: {
@@ -54,13 +39,10 @@ export const toKey = (key: {
 
 export const rowToKey = (row: KeyRow): Key => toKey({ ...row, created_at: iso(row.created_at) })
 
-// `seq` is read as text (a bigint); queries order by `api_keys.seq`, not the text alias
-const columns = "seq::text as seq, id, environment, kind, name, scopes, prefix, last4, created_at"
-
 export class KeysRepo extends Effect.Service<KeysRepo>()("Keys/Repo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(columns)
+    const cols = sql.literal(keyColumns)
 
     /** An active key of this tenant. */
     const findActive = (tenant: Tenant, id: ApiKeyId): Effect.Effect<Option.Option<KeyRow>> =>
