@@ -33,6 +33,7 @@ import {
   bootstrapSecret,
   cpuMs,
   createAgent,
+  postgresCpuMs,
   fmt,
   freePort,
   host,
@@ -154,6 +155,8 @@ interface Run {
   readonly loadAtStart: number
   /** The service process's CPU time (all its threads; on PostgreSQL the server's own processes are not in it). */
   readonly cpuMs: number
+  /** PostgreSQL's server processes' CPU time over the run (0 on PGlite, which runs in the service). */
+  readonly databaseCpuMs: number
 }
 
 /**
@@ -190,6 +193,7 @@ export const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number
     const share = Math.ceil(urls.length / agents)
     const loadAtStart = load1()
     const cpuAtStart = cpuMs(child.pid)
+    const databaseCpuAtStart = db === "PostgreSQL" ? postgresCpuMs() : 0
     const started = performance.now()
     for (const [a, agentId] of agentIds.entries()) {
       const batch = await fetch(`${base}/v1/agents/${agentId}/knowledge/batch`, {
@@ -212,6 +216,7 @@ export const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number
     }
     const ms = performance.now() - started
     const cpu = cpuMs(child.pid) - cpuAtStart
+    const databaseCpu = db === "PostgreSQL" ? postgresCpuMs() - databaseCpuAtStart : 0
     if (waiting.size > 0) throw new Error(`${waiting.size} agents still ingesting after 30 minutes`)
     let indexed = 0
     let failed = 0
@@ -235,7 +240,7 @@ export const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number
         await sleep(200)
       }
     }
-    return { ms, indexed, failed, peakMb, loadAtStart, cpuMs: cpu }
+    return { ms, indexed, failed, peakMb, loadAtStart, cpuMs: cpu, databaseCpuMs: databaseCpu }
   } finally {
     clearInterval(sampler)
     await stop(child)
@@ -312,8 +317,20 @@ interface Measured {
 
 const pagesPerSecond = (ms: number) => (pages / ms) * 1000
 
-/** CPU time a page, and the cores busy on average over the run. */
-const cpuCell = (run: Run) => `${fmt(run.cpuMs / pages, 1)} ms (${fmt(run.cpuMs / run.ms, 2)})`
+/** CPU time a page (the service's, plus PostgreSQL's on PostgreSQL), and the cores busy on average over the run. */
+const cpuCell = (run: Run) =>
+  run.databaseCpuMs === 0
+    ? `${fmt(run.cpuMs / pages, 1)} ms (${fmt(run.cpuMs / run.ms, 2)})`
+    : `${fmt(run.cpuMs / pages, 1)} + ${fmt(run.databaseCpuMs / pages, 1)} ms (${fmt((run.cpuMs + run.databaseCpuMs) / run.ms, 2)})`
+
+/** `cpuCell` of the runs' medians. */
+const medianCpu = (runs: ReadonlyArray<Run>) =>
+  cpuCell({
+    ...runs[0]!,
+    ms: median(runs.map((r) => r.ms)),
+    cpuMs: median(runs.map((r) => r.cpuMs)),
+    databaseCpuMs: median(runs.map((r) => r.databaseCpuMs))
+  })
 
 const runLine = (label: string, run: Run) =>
   `    ${label}: ${fmt(run.ms / 1000, 1)} s, ${fmt(pagesPerSecond(run.ms), 2)} pages/s, ${run.indexed} indexed, ` +
@@ -387,7 +404,7 @@ export const knowledge = async (): Promise<Section> => {
       "Load: the 1-minute load average at the start of each run (2 cores).",
     "",
     "| database | round | service, 1 agent | bare loop | service / bare | bare loop, same work | service / same work | service, " +
-      `${agentCount} agents | ${agentCount} agents vs 1 (pages/s) | service CPU a page, 1 / ${agentCount} agents (cores busy) | peak RSS 1 agent / ${agentCount} agents |`,
+      `${agentCount} agents | ${agentCount} agents vs 1 (pages/s) | CPU a page, 1 / ${agentCount} agents (cores busy) | peak RSS 1 agent / ${agentCount} agents |`,
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...measured.map(
       (m) =>
@@ -404,14 +421,14 @@ export const knowledge = async (): Promise<Section> => {
         `| ${db} | median | ${fmt(pagesPerSecond(mid((m) => m.one.ms)), 2)}/s | ${fmt(pagesPerSecond(mid((m) => m.bareMs)), 1)}/s | ` +
         `${fmt(mid((m) => m.one.ms / m.bareMs), 2)}× | ${fmt(pagesPerSecond(mid((m) => m.sameMs)), 1)}/s | ${fmt(mid((m) => m.one.ms / m.sameMs), 2)}× | ` +
         `${fmt(pagesPerSecond(mid((m) => m.many.ms)), 2)}/s | ` +
-        `${fmt(mid((m) => m.one.ms / m.many.ms), 2)}× | ${fmt(mid((m) => m.one.cpuMs / pages), 1)} ms (${fmt(mid((m) => m.one.cpuMs / m.one.ms), 2)}) / ` +
-        `${fmt(mid((m) => m.many.cpuMs / pages), 1)} ms (${fmt(mid((m) => m.many.cpuMs / m.many.ms), 2)}) | ` +
+        `${fmt(mid((m) => m.one.ms / m.many.ms), 2)}× | ${medianCpu(mine.map((m) => m.one))} / ${medianCpu(mine.map((m) => m.many))} | ` +
         `${fmt(Math.max(...mine.map((m) => m.one.peakMb)))} / ${fmt(Math.max(...mine.map((m) => m.many.peakMb)))} MB (max) |`
       )
     }),
     "",
-    "Service CPU: the service process's user and system time over the run (all its threads; on PostgreSQL the " +
-      "server's own processes are not in it), per page, and as cores busy on average (2 cores).",
+    "CPU: the service process's user and system time over the run (all its threads), plus on PostgreSQL the " +
+      "server's processes' (every `postgres` process on the machine, the benchmark's databases only), per page, and " +
+      "as cores busy on average (of 2).",
     "",
     `Every run: ${measured.every((m) => m.one.failed === 0 && m.many.failed === 0 && m.one.indexed === pages && m.many.indexed === pages) ? `all ${pages} sources indexed, none failed` : measured.map((m) => `${m.db} round ${m.round + 1}: ${m.one.indexed}/${m.one.failed} and ${m.many.indexed}/${m.many.failed} indexed/failed`).join("; ")}.`,
     ""
