@@ -21,8 +21,8 @@ import {
   failHere,
   gatedModel,
   openStreamCount,
+  received,
   sleepsEnding,
-  type SoFar,
   soFar,
   sse,
   text,
@@ -51,9 +51,6 @@ const streamsOpen = (n: number, label: string) => eventually(openStreamCount, (o
 /** `n` more readers wait for their next frame than `before`: each has its ping due. */
 const pingsDue = (before: number, n: number, label: string) =>
   eventually(sleepsEnding(pingMillis), (due) => due >= before + n, { label })
-
-/** The reader has received `n` events so far. */
-const received = (so: SoFar, n: number, label: string) => eventually(Effect.sync(() => so.events.length), (got) => got >= n, { label })
 
 const statusOf = (messageId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -16,6 +16,7 @@ import * as TestClock from "effect/TestClock"
 import { createParser } from "eventsource-parser"
 import * as Ai from "../../layers/Ai.js"
 import { openStreams } from "../../src/http/Metrics.js"
+import { eventually } from "../support/eventually.js"
 import type { HarnessShape } from "../support/harness.js"
 
 export const createAgent = (h: HarnessShape, key: string, instructions?: string) =>
@@ -78,6 +79,10 @@ export interface SoFar {
 }
 
 export const soFar = (): SoFar => ({ events: [], comments: [] })
+
+/** Waits until the reader has received `n` events. */
+export const received = (so: SoFar, n: number, label: string) =>
+  eventually(Effect.sync(() => so.events.length), (got) => got >= n, { label })
 
 /** Reads an event stream to its end (or until `stopWhen`), with `eventsource-parser`. */
 export const sse = (h: HarnessShape, path: string, options: SseOptions) =>
