@@ -9,16 +9,12 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestServices from "effect/TestServices"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
-import { addQa, gatedModel, sse, text, types } from "./support.js"
+import { addQa, gatedModel, received, soFar, sse, text, types } from "./support.js"
 
 const model = gatedModel()
 const question = "How long does delivery take?"
 const shop = "https://shop.example.com"
-
-/** Lets the server's own fibers run (a real pause): not a wait for time to pass. */
-const settle = TestServices.provideLive(Effect.sleep("200 millis"))
 
 const messagesOf = (workspaceId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -106,10 +102,12 @@ layer(testServer({ replyResumeGraceSeconds: 30 }, { ai: model.layer }))("idempot
       })
       expect(types(dropped.events)).toEqual(["conversation", "token", "token"])
 
-      const retry = yield* Effect.fork(sse(h, path, { key: ws.secretTest, body: { message: question }, headers }))
-      yield* settle
+      const following = soFar()
+      const retry = yield* Effect.fork(sse(h, path, { key: ws.secretTest, body: { message: question }, headers, soFar: following }))
+      // the retry has had the events so far replayed, and follows the reply
+      yield* received(following, 3, "the events so far replayed")
       yield* model.offer(" in", " two days.")
-      yield* settle
+      yield* received(following, 5, "the new tokens, live")
       yield* model.offer(null)
       const replayed = yield* Fiber.join(retry)
       expect(replayed.status).toBe(200)

@@ -14,7 +14,20 @@ import * as TestServices from "effect/TestServices"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape } from "../support/harness.js"
 import { testServer } from "../support/harness.js"
-import { addQa, createAgent, failHere, gatedModel, sse, text, types } from "./support.js"
+import { pingInterval } from "../../src/conversations/Http.js"
+import {
+  addQa,
+  createAgent,
+  failHere,
+  gatedModel,
+  openStreamCount,
+  received,
+  sleepsEnding,
+  soFar,
+  sse,
+  text,
+  types
+} from "./support.js"
 
 const model = gatedModel()
 const graceSeconds = 30
@@ -30,8 +43,14 @@ const setup = (h: HarnessShape) =>
 
 const tokenCount = (n: number) => (events: ReadonlyArray<{ data: any }>) => events.filter((e) => e.data.type === "token").length >= n
 
-/** Lets the server's own fibers run (a real pause): not a wait for time to pass. */
-const settle = TestServices.provideLive(Effect.sleep("200 millis"))
+const pingMillis = Duration.toMillis(pingInterval)
+
+/** The server has closed every stream but `n` (a dropped one too, its reply's grace timer armed as it did). */
+const streamsOpen = (n: number, label: string) => eventually(openStreamCount, (open) => open === n, { label })
+
+/** `n` more readers wait for their next frame than `before`: each has its ping due. */
+const pingsDue = (before: number, n: number, label: string) =>
+  eventually(sleepsEnding(pingMillis), (due) => due >= before + n, { label })
 
 const statusOf = (messageId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -46,6 +65,7 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
     Effect.gen(function* () {
       const h = yield* Harness
       const { ws, agentId } = yield* setup(h)
+      const open = yield* openStreamCount
       yield* model.offer("Orders", " arrive", " in")
       const dropped = yield* sse(h, `/v1/agents/${agentId}/messages`, {
         key: ws.secretTest,
@@ -58,13 +78,17 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
       const lastId = dropped.events[3]!.id!
       expect(lastId).toBe("4")
 
+      yield* streamsOpen(open, "the dropped stream closed")
+      const pings = yield* sleepsEnding(pingMillis)
+
       // the resume follows the reply while the model is still producing it
-      const resumed = yield* Effect.fork(sse(h, path, { key: ws.secretTest, headers: { "last-event-id": lastId } }))
+      const following = soFar()
+      const resumed = yield* Effect.fork(sse(h, path, { key: ws.secretTest, headers: { "last-event-id": lastId }, soFar: following }))
       // one past the end gets nothing, and ends with the reply
       const beyond = yield* Effect.fork(sse(h, path, { key: ws.secretTest, headers: { "last-event-id": "99" } }))
-      yield* settle
+      yield* pingsDue(pings, 2, "both readers following the reply")
       yield* model.offer(" two", " days.")
-      yield* settle
+      yield* received(following, 2, "the new tokens, live")
       yield* model.offer(null)
       const rest = yield* Fiber.join(resumed)
       expect(rest.status).toBe(200)
@@ -86,6 +110,7 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
     Effect.gen(function* () {
       const h = yield* Harness
       const { ws, agentId } = yield* setup(h)
+      const open = yield* openStreamCount
       yield* model.offer("Two")
       const dropped = yield* sse(h, `/v1/agents/${agentId}/messages`, {
         key: ws.secretTest,
@@ -93,11 +118,12 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
         stopWhen: tokenCount(1)
       })
       const { conversation_id, message_id } = dropped.events[0]!.data
-      yield* settle
+      yield* streamsOpen(open, "the dropped stream closed")
       yield* TestClock.adjust(Duration.seconds(graceSeconds - 10))
       const path = `/v1/conversations/${conversation_id}/messages/${message_id}/stream`
+      const pings = yield* sleepsEnding(pingMillis)
       const resumed = yield* Effect.fork(sse(h, path, { key: ws.secretTest, headers: { "last-event-id": "2" } }))
-      yield* settle
+      yield* pingsDue(pings, 1, "the reader back")
       yield* TestClock.adjust(Duration.seconds(graceSeconds))
       yield* model.offer(" days.", null)
       const rest = yield* Fiber.join(resumed)
@@ -111,6 +137,7 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
       const h = yield* Harness
       const { ws, agentId } = yield* setup(h)
       const interruptedBefore = model.record.interrupted
+      const open = yield* openStreamCount
       yield* model.offer("Orders")
       const dropped = yield* sse(h, `/v1/agents/${agentId}/messages`, {
         key: ws.secretTest,
@@ -119,10 +146,11 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
       })
       const { conversation_id, message_id } = dropped.events[0]!.data
 
-      // still generating just before the grace ends
-      yield* settle
+      // still generating just before the grace ends (the grace timer armed as the stream closed)
+      yield* streamsOpen(open, "the dropped stream closed")
       yield* TestClock.adjust(Duration.seconds(graceSeconds - 1))
-      yield* settle
+      // a check that nothing happens: a short real pause gives an early interruption its chance to show
+      yield* TestServices.provideLive(Effect.sleep("200 millis"))
       expect(model.record.interrupted).toBe(interruptedBefore)
       expect(yield* statusOf(message_id)).toBe("generating")
 
@@ -152,10 +180,16 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
     Effect.gen(function* () {
       const h = yield* Harness
       const { ws, agentId } = yield* setup(h)
-      const reading = yield* Effect.fork(sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: question } }))
-      yield* settle
+      const pings = yield* sleepsEnding(pingMillis)
+      const reader = soFar()
+      const reading = yield* Effect.fork(
+        sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: question }, soFar: reader })
+      )
+      // the reader has the conversation and waits for the model's first token
+      yield* received(reader, 1, "the conversation event")
+      yield* pingsDue(pings, 1, "the reader waiting")
       yield* TestClock.adjust(Duration.seconds(16))
-      yield* settle
+      yield* eventually(Effect.sync(() => reader.comments.length), (n) => n >= 1, { label: "the ping" })
       yield* model.offer("Two days.", null)
       const reply = yield* Fiber.join(reading)
       expect(reply.comments.map((c) => c.trim())).toEqual(["ping"])

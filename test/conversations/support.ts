@@ -1,15 +1,22 @@
 /**
  * Helpers of the conversation tests: agents with Q&A to answer from, event
  * streams read over real HTTP by an independent parser (`eventsource-parser`),
- * and a test model whose tokens the test releases one by one.
+ * what a test waits on while a stream is open, and a test model whose tokens
+ * the test releases one by one.
  */
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import { createParser } from "eventsource-parser"
 import * as Ai from "../../layers/Ai.js"
+import { openStreams } from "../../src/http/Metrics.js"
+import { eventually } from "../support/eventually.js"
 import type { HarnessShape } from "../support/harness.js"
 
 export const createAgent = (h: HarnessShape, key: string, instructions?: string) =>
@@ -61,7 +68,21 @@ export interface SseOptions {
   readonly headers?: Record<string, string>
   /** Drops the connection once this holds for the events read so far. */
   readonly stopWhen?: (events: ReadonlyArray<SseEvent>) => boolean
+  /** Filled as the stream is read, for a test to wait on while it is open. */
+  readonly soFar?: SoFar
 }
+
+/** What a reader has received so far. */
+export interface SoFar {
+  readonly events: Array<SseEvent>
+  readonly comments: Array<string>
+}
+
+export const soFar = (): SoFar => ({ events: [], comments: [] })
+
+/** Waits until the reader has received `n` events. */
+export const received = (so: SoFar, n: number, label: string) =>
+  eventually(Effect.sync(() => so.events.length), (got) => got >= n, { label })
 
 /** Reads an event stream to its end (or until `stopWhen`), with `eventsource-parser`. */
 export const sse = (h: HarnessShape, path: string, options: SseOptions) =>
@@ -92,9 +113,13 @@ export const sse = (h: HarnessShape, path: string, options: SseOptions) =>
       onEvent: (event) => {
         if (stopped) return
         events.push({ id: event.id, data: JSON.parse(event.data) })
+        options.soFar?.events.push(events[events.length - 1]!)
         if (options.stopWhen?.(events)) stopped = true
       },
-      onComment: (comment) => comments.push(comment)
+      onComment: (comment) => {
+        comments.push(comment)
+        options.soFar?.comments.push(comment)
+      }
     })
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
     while (!stopped) {
@@ -110,6 +135,19 @@ export const types = (events: ReadonlyArray<SseEvent>) => events.map((e) => e.da
 
 export const text = (events: ReadonlyArray<SseEvent>) =>
   events.filter((e) => e.data.type === "token").map((e) => e.data.content as string).join("")
+
+/** Event streams the server has open (`sse_open_streams`: from a stream's first pull to its end, a client gone too). */
+export const openStreamCount = Effect.map(Metric.value(openStreams), (gauge) => gauge.value)
+
+/**
+ * How many sleeps on the TestClock end `millis` from now. The server's own waits show there: a reader waiting for
+ * its next frame has a ping due (`pingInterval`), a reply without a reader its grace timer. A sleep stays listed
+ * until the clock passes it, even when its fiber was interrupted.
+ */
+export const sleepsEnding = (millis: number) =>
+  Effect.zipWith(Clock.currentTimeMillis, TestClock.sleeps(), (now, deadlines) =>
+    Chunk.size(Chunk.filter(deadlines, (at) => at === now + millis))
+  )
 
 /** Offered to the gated model: it fails there, as a provider that broke off (transient). */
 export const failHere = "\u0000fail"

@@ -57,7 +57,8 @@ layer(testServer())("client hang-ups", (it) => {
       )
       controller.abort()
       expect(yield* Fiber.join(request)).toBe("aborted")
-      // give the server the moment it needs to see the closed socket (it would interrupt the request then)
+      // give the server the moment it needs to see the closed socket (it would interrupt the request then): a real
+      // pause, as nothing the server exposes says it has seen a hang-up, and a request that ignores it changes nothing
       yield* TestServices.provideLive(Effect.sleep("200 millis"))
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)

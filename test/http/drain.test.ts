@@ -13,15 +13,18 @@
 import { expect, it } from "@effect/vitest"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
-import { createServer, get, request, type Server } from "node:http"
+import { createServer, get, request, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Ai from "../../layers/Ai.js"
 import * as Fetcher from "../../layers/Fetcher.js"
@@ -36,21 +39,47 @@ import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
 import { makeServer } from "../../src/Server.js"
 import { Workspaces } from "../../src/workspaces/Workspaces.js"
 import { testDatabaseLayer } from "../support/database.js"
+import { eventually } from "../support/eventually.js"
 import { testConfig } from "../support/harness.js"
 
 const firstFrame = `id: 1\ndata: ${JSON.stringify({ type: "token", content: "Hel" })}\n\n`
 
-/** `/events` opens an event stream and sends one frame; `/plain` never answers. */
+/**
+ * `/events` opens an event stream and sends one frame; `/plain` never answers. `arrived(path)` resolves with the
+ * server's response once the server has emitted the request (the drain's listener, first in line, has it then).
+ */
 const holdingServer = Effect.acquireRelease(
-  Effect.async<{ readonly server: Server; readonly origin: string }>((resume) => {
+  Effect.async<{
+    readonly server: Server
+    readonly origin: string
+    readonly arrived: (path: string) => Promise<ServerResponse>
+  }>((resume) => {
+    const arrivals = new Map<string, { readonly promise: Promise<ServerResponse>; readonly resolve: (res: ServerResponse) => void }>()
+    const arrival = (path: string) => {
+      let entry = arrivals.get(path)
+      if (entry === undefined) {
+        let resolve: (res: ServerResponse) => void = () => {}
+        const promise = new Promise<ServerResponse>((r) => (resolve = r))
+        entry = { promise, resolve }
+        arrivals.set(path, entry)
+      }
+      return entry
+    }
     const server = createServer((req, res) => {
+      arrival(req.url ?? "").resolve(res)
       if (req.url === "/events") {
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
         res.write(firstFrame)
       }
     })
     server.listen(0, "127.0.0.1", () =>
-      resume(Effect.succeed({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }))
+      resume(
+        Effect.succeed({
+          server,
+          origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          arrived: (path: string) => arrival(path).promise
+        })
+      )
     )
   }),
   ({ server }) =>
@@ -60,7 +89,10 @@ const holdingServer = Effect.acquireRelease(
     })
 )
 
-/** A GET whose body is collected until the connection ends: the text, and how it ended. */
+/** Whether the server has neither ended a response nor closed its connection. */
+const untouched = (res: ServerResponse) => !res.writableEnded && res.socket !== null && !res.socket.destroyed
+
+/** A GET whose body is collected until the connection ends: the text, and how it ended; `started` at its first bytes. */
 const read = (url: string) => {
   const received: Array<string> = []
   let first: (() => void) | undefined
@@ -77,29 +109,33 @@ const read = (url: string) => {
       res.on("aborted", () => resolve({ text: received.join(""), how: "error" }))
     })
     req.on("error", () => resolve({ text: received.join(""), how: "error" }))
-    // the plain request sends nothing back: it counts as started once sent
-    req.on("finish", () => setTimeout(() => first?.(), 50))
   })
   return { started, ended }
 }
 
 it.scoped("at the end of the grace an open event stream gets a last error event, then both requests are cut", () =>
   Effect.gen(function* () {
-    const { server, origin } = yield* holdingServer
+    const { server, origin, arrived } = yield* holdingServer
     const drain = makeDrain({ servers: () => [server], graceMillis: 5_000 })
     const scope = yield* Scope.make()
     yield* Layer.buildWithScope(drain.awaitInFlight, scope)
 
     const events = read(`${origin}/events`)
     const plain = read(`${origin}/plain`)
-    yield* Effect.promise(() => Promise.all([events.started, plain.started]))
+    // the plain request sends nothing back: it is in flight once the server has it
+    const [, eventsResponse, plainResponse] = yield* Effect.promise(() =>
+      Promise.all([events.started, arrived("/events"), arrived("/plain")])
+    )
+    const written = eventsResponse.socket!.bytesWritten
 
+    const stoppedAt = yield* Clock.currentTimeMillis
     const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
     yield* TestClock.adjust("4 seconds")
-    // still within the grace: nothing written, nothing cut
-    expect(yield* Effect.promise(() => Promise.race([events.ended, new Promise((r) => setTimeout(() => r("open"), 100))]))).toBe(
-      "open"
-    )
+    // still within the grace: the stop still waits on its deadline, nothing written, nothing cut (the server's side)
+    expect(Option.isNone(yield* Fiber.poll(closing))).toBe(true)
+    expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toContain(stoppedAt + 5_000)
+    expect([untouched(eventsResponse), untouched(plainResponse)]).toEqual([true, true])
+    expect(eventsResponse.socket!.bytesWritten).toBe(written)
     yield* TestClock.adjust("1 second")
     yield* Fiber.join(closing)
 
@@ -114,12 +150,9 @@ it.scoped("at the end of the grace an open event stream gets a last error event,
 
 it.scoped("a request that ends during the grace ends the wait, without the clock moving", () =>
   Effect.gen(function* () {
-    let arrived: (() => void) | undefined
-    const reached = new Promise<void>((resolve) => (arrived = resolve))
-    const server = createServer((_req, res) => {
-      arrived?.()
-      setTimeout(() => res.end("done"), 300)
-    })
+    let arrived: ((res: ServerResponse) => void) | undefined
+    const reached = new Promise<ServerResponse>((resolve) => (arrived = resolve))
+    const server = createServer((_req, res) => arrived?.(res))
     yield* Effect.acquireRelease(
       Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
       () => Effect.sync(() => server.close())
@@ -128,13 +161,25 @@ it.scoped("a request that ends during the grace ends the wait, without the clock
     const scope = yield* Scope.make()
     yield* Layer.buildWithScope(drain.awaitInFlight, scope)
     const answer = read(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)
-    yield* Effect.promise(() => reached)
-    yield* Scope.close(scope, Exit.void)
+    const response = yield* Effect.promise(() => reached)
+    const stoppedAt = yield* Clock.currentTimeMillis
+    const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+    // the request ends once the stop waits on its grace
+    yield* eventually(
+      Effect.map(TestClock.sleeps(), (deadlines) => Chunk.toReadonlyArray(deadlines).includes(stoppedAt + 60_000)),
+      (waiting) => waiting,
+      { label: "the stop waits for the request" }
+    )
+    response.end("done")
+    yield* Fiber.join(closing)
     expect(yield* Effect.promise(() => answer.ended)).toEqual({ text: "done", how: "end" })
   })
 )
 
-/** A POST whose body is sent in two halves: in flight until `finish()`; its status and `Connection` header. */
+/**
+ * A POST whose body is sent in two halves: in flight until `finish()`; its status and `Connection` header.
+ * It asks for `100 Continue`, which Node's server sends as it hands the request to its handlers: `received`.
+ */
 const slowPost = (url: string, key: string, body: unknown) => {
   const bytes = Buffer.from(JSON.stringify(body))
   const target = new URL(url)
@@ -144,8 +189,14 @@ const slowPost = (url: string, key: string, body: unknown) => {
     path: target.pathname,
     method: "POST",
     agent: false,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": bytes.length }
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      "content-length": bytes.length,
+      expect: "100-continue"
+    }
   })
+  const received = new Promise<void>((resolve) => req.once("continue", () => resolve()))
   const answered = new Promise<{ readonly status: number; readonly connection: string | undefined }>((resolve, reject) => {
     req.on("response", (res) => {
       res.resume()
@@ -154,15 +205,12 @@ const slowPost = (url: string, key: string, body: unknown) => {
     req.on("error", reject)
   })
   req.write(bytes.subarray(0, 10))
-  return { answered, finish: () => req.end(bytes.subarray(10)) }
+  return { received, answered, finish: () => req.end(bytes.subarray(10)) }
 }
 
 it.scoped("a stop closes the listeners, then stops the workers (their jobs handed back), then waits for requests in flight, then closes the services and the database", () => {
   const events: Array<string> = []
-  const seen = (event: string) =>
-    Effect.promise(async () => {
-      while (!events.includes(event)) await new Promise((resolve) => setTimeout(resolve, 10))
-    })
+  const seen = (event: string) => eventually(Effect.sync(() => events.includes(event)), (found) => found, { label: event })
   // the two stages of http/Drain.ts say when they are done
   const logged = Logger.make(({ message }) => {
     const text = (Array.isArray(message) ? message : [message]).join(" ")
@@ -227,7 +275,7 @@ it.scoped("a stop closes the listeners, then stops the workers (their jobs hande
     yield* seen("page requested")
     const inFlight = slowPost(`${origin}/v1/agents`, secret, { type: "support", name: "Created during the stop" })
     // the request reaches the handler, which waits for the rest of its body
-    yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
+    yield* Effect.promise(() => inFlight.received)
 
     const stopping = yield* Effect.fork(Scope.close(scope, Exit.void))
     yield* seen("listeners closed")

@@ -4,13 +4,14 @@
  * thread is stopped, and the next document is read on a fresh one.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
-import * as TestServices from "effect/TestServices"
 import { Extractor, layerThreads } from "../../layers/Extractor.js"
+import { eventually } from "../support/eventually.js"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const ordinary = bytes("<html><head><title>Hours</title></head><body><h1>Hours</h1><p>Open nine to five.</p></body></html>")
@@ -48,8 +49,8 @@ describe("extraction threads", () => {
       process.on("warning", onWarning)
       yield* Effect.addFinalizer(() => Effect.sync(() => process.off("warning", onWarning)))
       for (let i = 0; i < 15; i++) yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: `page ${i}` })
-      // a warning is emitted on the next tick
-      yield* TestServices.provideLive(Effect.sleep("20 millis"))
+      // a warning is emitted on a tick queued when the listener is added: a tick queued after it runs after it
+      yield* Effect.async<void>((resume) => process.nextTick(() => resume(Effect.void)))
       expect(warnings).not.toContain("MaxListenersExceededWarning")
     }).pipe(Effect.provide(layerThreads({ threads: 1, timeoutMillis: 30_000, memoryMb: 128 })))
   )
@@ -59,8 +60,11 @@ describe("extraction threads", () => {
       const extractor = yield* Extractor
       // the thread is up and answering first, so the slow document is what the clock times
       yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "warm" })
+      const limits = Effect.map(TestClock.sleeps(), (deadlines) => Chunk.filter(deadlines, (at) => at === 30_000).length)
+      const before = yield* limits
       const reading = yield* Effect.fork(Effect.flip(extractor.extract({ kind: "html", bytes: slow, fallbackTitle: "slow" })))
-      yield* TestServices.provideLive(Effect.sleep("50 millis"))
+      // the slow document's time limit is on the clock
+      yield* eventually(limits, (n) => n > before, { label: "the slow document's time limit set" })
       yield* TestClock.adjust("31 seconds")
       expect(yield* Fiber.join(reading)).toMatchObject({ reason: "timeout", message: "the document took longer than 30 s to read" })
       expect((yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "next" })).title).toBe("Hours")
