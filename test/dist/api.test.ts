@@ -203,10 +203,15 @@ describe(`the API through the bundle (${databaseName})`, () => {
     expect(await errors.text()).toContain("invalid_api_key")
   })
 
-  it("the keys API: a key created (value shown once), listed without its value, revoked and refused next", async () => {
-    const created = await expectCall(service, "POST", "/v1/keys", 201, { key: ws.secret, body: { kind: "secret", name: "nightly" } })
+  it("the keys API: a key created (value shown once, again to its Idempotency-Key's retry), listed without its value, revoked and refused next", async () => {
+    const create = { key: ws.secret, body: { kind: "secret", name: "nightly" }, headers: { "idempotency-key": "dist-keys-1" } }
+    const created = await expectCall(service, "POST", "/v1/keys", 201, create)
     const value: string = created.data.secret
     expect(value).toMatch(/^sk_test_/)
+    // the retry's answer comes from the record, where it is kept sealed
+    const retried = await call(service, "POST", "/v1/keys", create)
+    expect(retried.headers.get("idempotent-replayed")).toBe("true")
+    expect(retried.body.data.secret).toBe(value)
     await expectCall(service, "GET", "/v1/agents", 200, { key: value })
     const listed = await expectCall(service, "GET", "/v1/keys?limit=100", 200, { key: ws.secret })
     const row = listed.data.find((k: any) => k.id === created.data.id)
