@@ -491,9 +491,9 @@ export class FormsGroup extends HttpApiGroup.make("forms")
   .add(
     HttpApiEndpoint.post("rotateIdentitySecret", "/v1/identity_secret/rotate")
       .addSuccess(Envelope(IdentitySecret))
-      .annotate(ShowsSecret, true)
       .addError(ApiError(ServiceUnavailable))
       .annotate(RequiredScope, "write:forms")
+      .annotate(ShowsSecret, true)
       .annotate(OpenApi.Description, "A new identity secret for the key's environment, shown only in this response")
       .annotate(
         OpenApi.Summary,

@@ -104,8 +104,8 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/v1/keys")
       .setPayload(CreateKey)
       .addSuccess(Envelope(KeyWithSecret), { status: 201 })
-      .annotate(ShowsSecret, true)
       .annotate(RequiredScope, "write:keys")
+      .annotate(ShowsSecret, true)
       .annotate(OpenApi.Summary, "Create a key; its full value is returned once")
       .annotate(
         OpenApi.Description,

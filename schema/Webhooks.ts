@@ -190,10 +190,10 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("create", "/v1/webhooks")
       .setPayload(CreateWebhook)
       .addSuccess(Envelope(SubscriptionWithSecret), { status: 201 })
-      .annotate(ShowsSecret, true)
       .addError(ApiError(UnknownEventType))
       .addError(ApiError(UrlNotAllowed))
       .annotate(RequiredScope, "write:webhooks")
+      .annotate(ShowsSecret, true)
       .annotate(
         OpenApi.Description,
         "Body `url`, `events` (known event types); `201`; returns the `whsec_` secret — the only time it is " +
@@ -281,9 +281,9 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("rotateSecret")`/v1/webhooks/${id}/rotate_secret`
       .addSuccess(Envelope(SubscriptionWithSecret))
-      .annotate(ShowsSecret, true)
       .addError(missing)
       .annotate(RequiredScope, "write:webhooks")
+      .annotate(ShowsSecret, true)
       .annotate(OpenApi.Summary, "New secret; the old one keeps signing (a second v1=) for 24 h")
   )
   .middleware(Authentication)

@@ -27,7 +27,6 @@ const copyBatch = 500
 /** `(a, b, c)`: the names are the code's own, never input. */
 const columnList = (columns: BulkColumns) => `(${Object.keys(columns).join(", ")})`
 
-
 /** `bulkInsert(table, columns, rows)`: inserts `rows` into `table`, returning nothing. */
 export const makeBulkInsert = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient

@@ -8,16 +8,15 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
+import { createHash } from "node:crypto"
 import { ServiceUnavailable } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
 import { keptSecret } from "../KeptSecret.js"
+import * as Sealed from "../Sealed.js"
 
 const derive = (secret: string) => createHash("sha256").update(`assistant-platform secret box\n${secret}`).digest()
 
 const kept = (dataDir: string) => keptSecret(dataDir, "secret-key")
-
-const version = "v1"
 
 export class SecretBox extends Effect.Service<SecretBox>()("Forms/SecretBox", {
   effect: Effect.gen(function* () {
@@ -37,31 +36,11 @@ export class SecretBox extends Effect.Service<SecretBox>()("Forms/SecretBox", {
           : Effect.fail(new ServiceUnavailable({ message: "SECRET_KEY is not configured on this service" }))
     )
 
-    /** `v1.<iv>.<ciphertext+tag>`, bound to `context` (authenticated, not stored). */
-    const seal = (plaintext: string, context: string) =>
-      Effect.map(key, (k) => {
-        const iv = randomBytes(12)
-        const cipher = createCipheriv("aes-256-gcm", k, iv)
-        cipher.setAAD(Buffer.from(context))
-        const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final(), cipher.getAuthTag()])
-        return `${version}.${iv.toString("base64url")}.${body.toString("base64url")}`
-      })
+    /** `v1.<iv>.<ciphertext+tag>` (`Sealed.ts`), bound to `context` (authenticated, not stored). */
+    const seal = (plaintext: string, context: string) => Effect.map(key, (k) => Sealed.seal(k, plaintext, context))
 
     /** The plaintext, or none when the value was sealed under another key or context. */
-    const open = (sealed: string, context: string) =>
-      Effect.map(key, (k): Option.Option<string> => {
-        const [v, iv, body] = sealed.split(".")
-        if (v !== version || iv === undefined || body === undefined) return Option.none()
-        try {
-          const bytes = Buffer.from(body, "base64url")
-          const decipher = createDecipheriv("aes-256-gcm", k, Buffer.from(iv, "base64url"))
-          decipher.setAAD(Buffer.from(context))
-          decipher.setAuthTag(bytes.subarray(bytes.length - 16))
-          return Option.some(Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8"))
-        } catch {
-          return Option.none()
-        }
-      })
+    const open = (sealed: string, context: string) => Effect.map(key, (k) => Sealed.open(k, sealed, context))
 
     return { seal, open } as const
   })

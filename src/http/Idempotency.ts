@@ -264,11 +264,9 @@ export const makeIdempotency = Effect.gen(function* () {
       const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
       // where the answer shows a secret, it is kept sealed under the calling key's own value; without one to seal
       // it under, none is kept
-      const sealer =
-        endpoint?.showsSecret === true
-          ? Option.getOrUndefined(Option.flatMap(presentedKey(request.headers), Either.getRight))
-          : undefined
-      if (endpoint?.showsSecret === true && sealer === undefined) return yield* inner
+      const showsSecret = endpoint?.showsSecret === true
+      const sealer = showsSecret ? Option.getOrUndefined(Option.flatMap(presentedKey(request.headers), Either.getRight)) : undefined
+      if (showsSecret && sealer === undefined) return yield* inner
       const claim = yield* store.claim(scope, fingerprint)
       switch (claim._tag) {
         case "Mismatch":
@@ -283,22 +281,19 @@ export const makeIdempotency = Effect.gen(function* () {
           })
         case "Replay": {
           const stored = claim.response
-          if (stored.sealed) {
-            const opened = sealer === undefined ? Option.none() : SealedAnswer.open(stored.body, sealer, sealContext(scope))
-            if (Option.isNone(opened)) {
-              return yield* new IdempotencyKeyMismatch({
-                message: "This Idempotency-Key was used by another API key in the last 24 hours",
-                param: "Idempotency-Key"
-              })
-            }
-            return HttpServerResponse.text(opened.value, {
-              status: stored.status,
-              contentType: stored.contentType,
-              headers: { "idempotent-replayed": "true" }
+          const body = !stored.sealed
+            ? Option.some(stored.body)
+            : sealer === undefined
+              ? Option.none()
+              : SealedAnswer.open(stored.body, sealer, sealContext(scope))
+          if (Option.isNone(body)) {
+            return yield* new IdempotencyKeyMismatch({
+              message: "This Idempotency-Key was used by another API key in the last 24 hours",
+              param: "Idempotency-Key"
             })
           }
           if (stored.contentType !== eventStreamType) {
-            return HttpServerResponse.text(stored.body, {
+            return HttpServerResponse.text(body.value, {
               status: stored.status,
               contentType: stored.contentType,
               headers: { "idempotent-replayed": "true" }
