@@ -164,7 +164,7 @@ interface Run {
  * every agent's newest source has settled (one agent's sources run in creation order). Polling only the newest
  * keeps the poll's own load off the database the service is working on.
  */
-export const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, collector?: Collector): Promise<Run> => {
+const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, collector?: Collector): Promise<Run> => {
   const port = await freePort()
   const database: Record<string, string> =
     db === "PGlite" ? { DATA_DIR: await tempDir("knowledge") } : { DATABASE_URL: await throwawayDatabase({ prefix: "bench_knowledge" }) }

@@ -93,7 +93,6 @@ export interface QaChanges {
   readonly embedding?: ReadonlyArray<number>
 }
 
-
 // `seq` is read as text (a bigint); queries order by the table column, not the alias
 const qaColumns = `qa_items.seq::text as seq, qa_items.id, qa_items.agent_id, qa_items.question, qa_items.answer,
   qa_items.category_id, qa_items.origin, qa_items.source_id, qa_items.created_at, qa_items.updated_at`
