@@ -9,6 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises"
 import { cpus, loadavg } from "node:os"
 import { claimCall } from "./claim-call.js"
 import { consolePages } from "./console.js"
+import { decoders } from "./decoders.js"
 import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
 import { reads } from "./reads.js"
@@ -25,6 +26,7 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   "claim-call": claimCall,
   tickets,
   knowledge,
+  decoders,
   replies,
   "form-element": formElement,
   console: consolePages
