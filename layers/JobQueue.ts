@@ -16,6 +16,11 @@
  *   and settles the job by the returned `Outcome` (`done`, `retryAt(instant)`,
  *   `failed(reason)`, or `finish(item)`: a write carried by its next claim).
  *   Leases, wake-ups, failures and shutdown: `jobqueue/Worker.ts`.
+ * - Attempts: each claim begins one and counts it (`Job.attempts`), so an
+ *   attempt that kills its process, and so never settles, counts like one that
+ *   fails; a claim handed back on shutdown gives its count back. A job claimed
+ *   past its queue's `maxAttempts` is not run: it is given up (`onGiveUp`, then
+ *   settled failed), so no job loops on the processes it kills.
  * - Keys: jobs with the same `key` run strictly one at a time in creation order
  *   (across processes too), unless the worker sets `perKey: n`: then at most n of
  *   a key are in flight, in no particular order. A job whose retry waits keeps
@@ -59,7 +64,10 @@ export interface Job {
   readonly queue: string
   readonly key: string | null
   readonly payload: unknown
-  /** Attempts settled before this one (retries so far). */
+  /**
+   * Attempts begun before this one: each claim begins one (those that failed, asked for a retry, or stopped their
+   * worker before they ended, its process killed, say); a claim handed back on shutdown is none.
+   */
   readonly attempts: number
   /** Fencing token of this claim: only its holder may extend, settle or release. */
   readonly claim: number
@@ -179,10 +187,12 @@ export interface WorkerOptions<R, P = undefined, F = never> {
    */
   readonly prepare?: ((jobs: ReadonlyArray<Job>) => Effect.Effect<P, unknown, R>) | undefined
   /**
-   * Attempts of a job whose handler fails or dies, the first included (default `defaultMaxAttempts`): such an
-   * attempt before the last is retried after `retryBackoffMillis`, the last is given up (`onGiveUp`, then the job
-   * is failed). Every settled attempt counts (`Job.attempts`), the retries the handler asked for itself too: a
-   * queue whose handler retries on its own needs a bound above its own.
+   * Attempts of a job, the first included (default `defaultMaxAttempts`). A failed or dead attempt before the last
+   * is retried after `retryBackoffMillis`; at the last it is given up (`onGiveUp`, then the job is failed), and so
+   * is a retry the handler asks for at the last. Every claim counts (`Job.attempts`): the retries the handler
+   * asked for itself (a queue whose handler retries on its own needs a bound above its own), and attempts that
+   * stopped their worker before they ended (its process killed): the claim past the last attempt runs no handler
+   * and gives the job up (`onGiveUp` with `how` "stopped").
    */
   readonly maxAttempts?: number | undefined
   /**
@@ -191,18 +201,38 @@ export interface WorkerOptions<R, P = undefined, F = never> {
    */
   readonly onRetry?: ((job: Job, reason: string, at: Date) => Effect.Effect<void, never, R>) | undefined
   /**
-   * The last attempt failed: records the failure where people see it (a record's status, an event), before the
-   * job is settled failed. A hook that dies leaves the job to run again after the backoff.
+   * The job is given up: records the failure where people see it (a record's status, an event), in one
+   * transaction with the job's failed settle (where the store has transactions). `how`: "failed" when its last
+   * attempt failed, died or asked for another (`reason`: its short cause); "stopped" when its attempts were used
+   * up by attempts that stopped their worker before they ended (its process killed, its lease lost), found by the
+   * claim after the last (`reason`: `stoppedReason`), its handler not run. A hook that fails or dies rolls back
+   * and leaves the job to try again after the backoff, without counting that claim: the last attempt runs again
+   * ("failed"), or the give-up is tried again ("stopped").
    */
-  readonly onGiveUp?: ((job: Job, reason: string) => Effect.Effect<void, never, R>) | undefined
+  readonly onGiveUp?: ((job: Job, reason: string, how: GiveUpHow) => Effect.Effect<void, never, R>) | undefined
   /** `prepared`: the result of `prepare` for this job's claim (undefined without one). */
   readonly handle: (job: Job, prepared: P) => Effect.Effect<Outcome<F>, unknown, R>
   /**
    * Runs when a claimed job is handed back on shutdown, just before its lease is released (another worker may
-   * claim it at once): gives back what its claim took for it (its `alongside`, what `prepare` holds for it), also
-   * when its handler never started or only ran part way. `prepared`: undefined when `prepare` did not end.
+   * claim it at once), and when a job claimed past its last attempt is given up without running: gives back what
+   * its claim took for it (its `alongside`, what `prepare` holds for it), also when its handler never started or
+   * only ran part way. `prepared`: undefined when `prepare` did not end.
    */
   readonly handBack?: ((job: Job, prepared: P | undefined) => Effect.Effect<void, never, R>) | undefined
+}
+
+/** How a job came to be given up (see `WorkerOptions.onGiveUp`). */
+export type GiveUpHow = "failed" | "stopped"
+
+/** The `last_error` of a job whose attempts stopped their worker before they ended (`onGiveUp` with "stopped"). */
+export const stoppedReason = "its last attempt stopped its worker before it ended"
+
+export interface SettleOptions {
+  /**
+   * This claim was no attempt: the job's count of attempts goes back to what it was before the claim (a job
+   * claimed past its last attempt and given up unrun, or a give-up that could not be recorded).
+   */
+  readonly uncounted?: boolean | undefined
 }
 
 /** What each implementation provides; the worker and the probes are built on it. */
@@ -215,9 +245,15 @@ export interface Primitives {
    * paused VM) must not cost a running handler its job.
    */
   readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
-  /** A `Finish` outcome is the worker's to carry: settled here it is done. */
-  readonly settle: (job: Job, outcome: Outcome<unknown>) => Effect.Effect<void>
+  /** A `Finish` outcome is the worker's to carry: settled here it is done. The claim counted the attempt. */
+  readonly settle: (job: Job, outcome: Outcome<unknown>, options?: SettleOptions) => Effect.Effect<void>
+  /** Hands the claim back unrun (shutdown): its lease, and its count of an attempt. */
   readonly release: (job: Job) => Effect.Effect<void>
+  /**
+   * `self` in one transaction where the store has them (a give-up and its owner's record commit together); as it
+   * is elsewhere.
+   */
+  readonly transaction: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Whether `claim` carries writes (`ClaimOptions.carried`); where not, the worker writes and settles them itself. */
   readonly carries: boolean
   /** When the earliest pending job may next be claimable (its run time or the end of its lease). */
@@ -314,11 +350,11 @@ export const supervise = <E, R>(name: string, work: Effect.Effect<unknown, E, R>
 
 // Retries of failed attempts
 
-/** Attempts of a job whose handler keeps failing or dying, the first included (see `WorkerOptions.maxAttempts`). */
+/** Attempts of a job, the first included (see `WorkerOptions.maxAttempts`). */
 export const defaultMaxAttempts = 5
 
 /**
- * The wait after a failed attempt, by the attempts settled before it: 5 s, 15 s, 45 s, 2 min 15 s, ..., at most 1 h.
+ * The wait after a failed attempt, by the attempts begun before it: 5 s, 15 s, 45 s, 2 min 15 s, ..., at most 1 h.
  * Long enough that a database away for a minute does not use up a job's attempts.
  */
 export const retryBackoffMillis = (attempts: number) => Math.min(5_000 * 3 ** attempts, 60 * 60_000)

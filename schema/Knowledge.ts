@@ -53,7 +53,9 @@ export type SourcePhase = typeof SourcePhase.Type
 /**
  * Machine codes of a failed source, beside the human `error` string. `internal_error`: processing itself broke
  * (a bug, the database away) at every attempt; the source failed after the queue's last attempt, and sending it
- * again may work once the cause is fixed.
+ * again may work once the cause is fixed. `processing_stopped`: every attempt stopped the worker processing it
+ * (its process killed before the attempt ended, a document a decoder crashes on, say); the source was given up
+ * without another attempt, and sending it again as it is will likely end the same way.
  */
 export const SourceErrorCode = Schema.Literal(
   "url_not_allowed",
@@ -70,11 +72,13 @@ export const SourceErrorCode = Schema.Literal(
   "csv_invalid",
   "audio_too_long",
   "transcription_failed",
-  "internal_error"
+  "internal_error",
+  "processing_stopped"
 ).annotations({
   description:
     "Why the source failed. `internal_error`: processing broke at every attempt (not the content's fault); " +
-    "send the source again later"
+    "send the source again later. `processing_stopped`: every attempt stopped the worker processing it before it " +
+    "ended (a document that crashes a decoder, say); it was given up, and the same content will likely fail again"
 })
 export type SourceErrorCode = typeof SourceErrorCode.Type
 
@@ -164,7 +168,8 @@ const knowledgeReference = [
   "`chunk_count`, `qa_count`, `created_at`, `updated_at`. `error_code` is one of `url_not_allowed`, `not_found`,",
   "`http_error`, `fetch_failed`, `timeout`, `too_large`, `unsupported_type`, `empty_content`, `file_missing`,",
   "`ocr_failed`, `ai_failed`, `csv_invalid`, `audio_too_long`, `transcription_failed` (the last two: audio files,",
-  "see the Training group), `internal_error` (processing itself broke at every attempt, see below).",
+  "see the Training group), `internal_error` (processing itself broke at every attempt, see below),",
+  "`processing_stopped` (every attempt stopped the worker processing it, see below).",
   "",
   "**Errors of the batch** (the eight variants the spec names, and the rest): `400 parameter_invalid` (`urls[3]`",
   "is not an http(s) URL, or not a string; `urls` empty; an unknown body field), `400 parameter_missing` (`urls`),",
@@ -202,7 +207,10 @@ const knowledgeReference = [
   "(a bug, the database away) is retried by the queue (5 attempts in all, 5 s, 15 s, 45 s, 2 min 15 s apart): the",
   "source shows `pending`, `error_code: internal_error` and `next_attempt_at` meanwhile, then fails with",
   "`internal_error` and `error` \"the source could not be processed: an internal error occurred\", with its event,",
-  "and the agent's next source runs.",
+  "and the agent's next source runs. An attempt counts when it starts: a source whose processing stops the",
+  "worker itself (the process killed before the attempt ends, a document a decoder crashes on) is not tried a sixth",
+  "time: it fails with `processing_stopped` and `error` \"processing this source stopped its worker at every",
+  "attempt\", with its event, and the agent's next source runs.",
   "",
   "**CSV Q&A** are parsed at once with csv-parse (quoted fields, commas and newlines inside quotes, a BOM, an",
   "optional `question,answer[,category]` header row): any bad row refuses the request with",

@@ -98,7 +98,10 @@ const makeMemory = Effect.gen(function* () {
           .map((j) => {
             j.lockedUntil = at + options.leaseMillis
             j.claims++
-            return toPublic(j)
+            // the claim counts the attempt it begins; the job is told those before it
+            const before = toPublic(j)
+            j.attempts++
+            return before
           })
           .sort((a, b) => Number(a.id) - Number(b.id))
       ),
@@ -109,7 +112,7 @@ const makeMemory = Effect.gen(function* () {
         j.lockedUntil = at + leaseMillis
         return true
       }),
-    settle: (job, outcome) =>
+    settle: (job, outcome, options) =>
       Effect.map(nowMillis, (at) => {
         const j = held(job)
         if (j === undefined) return
@@ -117,7 +120,7 @@ const makeMemory = Effect.gen(function* () {
           jobs.delete(j.id)
           return
         }
-        j.attempts++
+        if (options?.uncounted === true) j.attempts = Math.max(j.attempts - 1, 0)
         j.lockedUntil = null
         j.lastError = outcome.reason
         if (outcome._tag === "Retry") j.runAt = j.hurried ? Math.min(outcome.at.getTime(), at) : outcome.at.getTime()
@@ -128,8 +131,12 @@ const makeMemory = Effect.gen(function* () {
     release: (job) =>
       Effect.sync(() => {
         const j = held(job)
-        if (j !== undefined) j.lockedUntil = null
+        if (j === undefined) return
+        j.lockedUntil = null
+        j.attempts = Math.max(j.attempts - 1, 0)
       }),
+    // nothing to roll back: the worker settles after its owner's record, and not when that failed
+    transaction: (self) => self,
     hurry: (queue, key) =>
       Effect.map(nowMillis, (at) => {
         let n = 0

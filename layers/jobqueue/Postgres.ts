@@ -3,7 +3,9 @@
  * on PostgreSQL and PGlite alike (`layerPostgres`).
  *
  * - A claim is one statement (`jobs_claim`, migration 0014) under the queue's
- *   advisory lock. With carried writes (`WorkerOptions.finish`) one statement
+ *   advisory lock; it counts the attempt it begins in the row's `attempts`
+ *   (migration 0023), so the row's count includes the running attempt and
+ *   `Job.attempts` is one less. With carried writes (`WorkerOptions.finish`) one statement
  *   writes the items (`finish.write`), settles their jobs and claims their
  *   successors (`jobs_claim_after`, migration 0016), in the commit that records
  *   the work; or, with `claimCall`, one call of the queue owner's own database
@@ -16,7 +18,7 @@
  *   transaction, as durably as it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -46,7 +48,8 @@ const toJob = (row: typeof JobRow.Type): Job => ({
   queue: row.queue,
   key: row.key,
   payload: row.payload,
-  attempts: row.attempts,
+  // the row counts the attempt this claim began
+  attempts: row.attempts - 1,
   claim: row.claims,
   createdAt: row.created_at,
   ...(row.alongside === undefined ? {} : { alongside: Option.fromNullable(row.alongside) })
@@ -136,9 +139,10 @@ const makePostgres = Effect.gen(function* () {
         return rows.length === 1
       }).pipe(orDie),
 
-    settle: (job, outcome) =>
+    settle: (job, outcome, options) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
+        const attempts = options?.uncounted === true ? sql`greatest(attempts - 1, 0)` : sql`attempts`
         switch (outcome._tag) {
           case "Done":
           case "Finish":
@@ -147,13 +151,13 @@ const makePostgres = Effect.gen(function* () {
           case "Retry":
             yield* sql`
               update jobs set run_at = case when hurried then ${at}::timestamptz else ${outcome.at}::timestamptz end,
-                hurried = false, attempts = attempts + 1, locked_until = null, last_error = ${outcome.reason}
+                hurried = false, attempts = ${attempts}, locked_until = null, last_error = ${outcome.reason}
               from ${yield* asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
             return
           case "Failed":
             yield* sql`
-              update jobs set status = 'failed', attempts = attempts + 1, locked_until = null,
+              update jobs set status = 'failed', attempts = ${attempts}, locked_until = null,
                 last_error = ${outcome.reason}, finished_at = ${at}
               from ${yield* asyncCommitRow}
               where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
@@ -165,8 +169,14 @@ const makePostgres = Effect.gen(function* () {
 
     release: (job) =>
       Effect.flatMap(asyncCommitRow, (commit) =>
-        sql`update jobs set locked_until = null from ${commit} where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
+        sql`
+          update jobs set locked_until = null, attempts = greatest(attempts - 1, 0) from ${commit}
+          where id = ${job.id} and claims = ${job.claim} and status = 'pending'`
       ).pipe(Effect.asVoid, orDie),
+
+    // the statements inside are the queue's or its owner's, each of which makes its own failures defects; only
+    // BEGIN and COMMIT are left
+    transaction: (self) => Effect.catchIf(sql.withTransaction(self), (e) => e instanceof SqlError, Effect.die),
 
     hurry: (queue, key) =>
       Effect.gen(function* () {

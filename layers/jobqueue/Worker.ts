@@ -7,7 +7,7 @@
  *   or dies is an attempt like any other (see Failures below). While a
  *   handler runs, its lease is extended every third of `leaseMillis`; a handler
  *   that loses its lease is interrupted. On interruption (shutdown) the lease is
- *   released, so another process takes the job at once (first `handBack` gives
+ *   released with the attempt's count, so another process takes the job at once (first `handBack` gives
  *   back what its claim took for it, also for a job whose handler never
  *   started); a crashed process's leases lapse and its jobs are claimed again.
  * - Between claims it sleeps until the next due job, a local wake-up, a freed
@@ -29,12 +29,20 @@
  * - Failures: a handler (or its claim's `prepare`) that fails or dies is a failed
  *   attempt: logged at error level in one line (job, queue, key, short cause),
  *   counted (`jobs_attempts_failed_total`), its short cause kept in `last_error`,
- *   and retried after `retryBackoffMillis`; at attempt `maxAttempts` (every
- *   settled attempt counts, the retries a handler asks for too) it is given up:
- *   `onGiveUp` records it where people see it, then the job is settled failed
- *   (`jobs_failed_total`) and the next job of its key runs. An `onGiveUp` that
- *   dies leaves the job to run again after the backoff, so a failure is never
- *   settled unrecorded. `onRetry` shows a retry the same way.
+ *   and retried after `retryBackoffMillis`; at attempt `maxAttempts` it is given
+ *   up (so is a retry the handler asks for at that attempt): `onGiveUp` records
+ *   it where people see it and the job is settled failed, in one transaction
+ *   (`jobs_failed_total`), and the next job of its key runs. An `onGiveUp` that
+ *   fails or dies rolls back and leaves the job to run its last attempt again
+ *   after the backoff (that claim not counted), so a failure is never settled
+ *   unrecorded. `onRetry` shows a retry the same way.
+ * - Attempts that stop their worker: the claim counts the attempt (`Job.attempts`),
+ *   so one whose process is killed before it settles (a decoder's native crash)
+ *   counts too. The claim past the last attempt runs no handler (it would stop
+ *   this worker as well): what the claim took is given back (`handBack`) and the
+ *   job is given up as above with `onGiveUp(job, stoppedReason, "stopped")`,
+ *   keeping the count it had. So a job that kills every process that takes it
+ *   ends `failed` after `maxAttempts` processes, on one instance or several.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -52,12 +60,14 @@ import {
   type Carried,
   defaultMaxAttempts,
   type EnqueueInput,
+  type GiveUpHow,
   type Job,
   JobQueue,
   type JobQueueShape,
   Outcome,
   type Primitives,
   retryBackoffMillis,
+  stoppedReason,
   supervise,
   withAfterCommit,
   type WorkerOptions
@@ -164,6 +174,8 @@ const make = (primitives: Primitives) =>
     // per queue: jobs in flight here, workers running here, and a tick bumped on every change (for awaitIdle)
     const inFlight = new Map<string, number>()
     const claiming = new Map<string, number>()
+    // per queue: claims that took jobs, for `awaitIdle`
+    const claimsTaking = new Map<string, number>()
     const workers = new Map<string, number>()
     const perKeyOf = new Map<string, number | undefined>()
     let ticks = 0
@@ -224,20 +236,45 @@ const make = (primitives: Primitives) =>
           }
           return yield* primitives.settle(job, Outcome.retryAt(retryAt, reason))
         }
-        if (options.onGiveUp !== undefined) {
-          const recorded = yield* Effect.exit(options.onGiveUp(job, reason))
-          if (Exit.isFailure(recorded)) {
-            if (Cause.isInterruptedOnly(recorded.cause)) return yield* Effect.interrupt
-            // not failed unseen: the job runs again after the backoff, and gives up again if it still fails
-            yield* Effect.logError(
-              `job ${job.id} of ${job.queue}: its failure could not be recorded (${shortCause(recorded.cause)}); ` +
-                `running it again at ${retryAt.toISOString()}`
-            ).pipe(Effect.annotateLogs(fields))
-            return yield* primitives.settle(job, Outcome.retryAt(retryAt, reason))
-          }
-        }
-        yield* primitives.settle(job, Outcome.failed(reason))
-        yield* recordJobFailed(job.queue)
+        yield* giveUp(options, job, reason, "failed")
+      })
+
+    /**
+     * The job ends failed: `onGiveUp` records it where people see it and the job is settled failed, in one
+     * transaction. Not recorded (the hook failed or died, the database away), nothing of it is: the job waits for
+     * the backoff with this claim not counted, so its last attempt runs again ("failed") or the give-up is tried
+     * again ("stopped"), and a failure is never settled unseen.
+     */
+    const giveUp = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, reason: string, how: GiveUpHow) =>
+      Effect.gen(function* () {
+        const record = options.onGiveUp === undefined ? Effect.void : options.onGiveUp(job, reason, how)
+        // a job claimed past its last attempt ends with the count of the attempts it had
+        const settled = primitives.settle(job, Outcome.failed(reason), { uncounted: how === "stopped" })
+        const exit = yield* Effect.exit(primitives.transaction(Effect.zipRight(record, settled)))
+        if (Exit.isSuccess(exit)) return yield* recordJobFailed(job.queue)
+        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+        const retryAt = new Date((yield* nowMillis) + retryBackoffMillis(job.attempts))
+        yield* Effect.logError(
+          `job ${job.id} of ${job.queue}: its failure could not be recorded (${shortCause(exit.cause)}); ` +
+            `${how === "failed" ? "running it" : "giving it up"} again at ${retryAt.toISOString()}`
+        ).pipe(Effect.annotateLogs({ job_id: job.id, queue: job.queue, key: job.key ?? "" }))
+        yield* primitives.settle(job, Outcome.retryAt(retryAt, reason), { uncounted: true })
+      })
+
+    /**
+     * A job claimed past its last attempt: the attempts it was claimed for stopped their worker before they
+     * ended (its process killed, say), so none settled. Its handler does not run (it would stop this worker too):
+     * what its claim took is given back and it is given up.
+     */
+    const exhausted = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, prepared: P | undefined) =>
+      Effect.gen(function* () {
+        const maxAttempts = options.maxAttempts ?? defaultMaxAttempts
+        yield* Effect.logError(
+          `job ${job.id} of ${job.queue} (key ${job.key ?? "none"}) claimed after its last attempt (${maxAttempts}): ` +
+            `${stoppedReason}; giving up`
+        ).pipe(Effect.annotateLogs({ job_id: job.id, queue: job.queue, key: job.key ?? "", max_attempts: maxAttempts }))
+        if (options.handBack !== undefined) yield* options.handBack(job, prepared)
+        yield* giveUp(options, job, stoppedReason, "stopped")
       })
 
     /**
@@ -255,9 +292,15 @@ const make = (primitives: Primitives) =>
       lost: () => boolean
     ) =>
       Effect.gen(function* () {
+        const maxAttempts = options.maxAttempts ?? defaultMaxAttempts
+        if (job.attempts >= maxAttempts) return yield* exhausted(options, job, Exit.isSuccess(prepared) ? prepared.value : undefined)
         const result = yield* Effect.exit(withAfterCommit(Effect.flatMap(prepared, (p) => options.handle(job, p))))
         if (result._tag === "Success") {
           const outcome = result.value
+          // a retry asked for at the last attempt would be claimed past it: it ends here, with its own reason
+          if (outcome._tag === "Retry" && job.attempts + 1 >= maxAttempts) {
+            return yield* giveUp(options, job, outcome.reason ?? "it asked for another attempt at its last", "failed")
+          }
           if (outcome._tag === "Failed") yield* recordJobFailed(job.queue)
           if (outcome._tag !== "Finish") return yield* queueSpan("settle", job.queue)(primitives.settle(job, outcome))
           if (options.finish === undefined) return yield* Effect.dieMessage("Outcome.finish needs WorkerOptions.finish")
@@ -470,6 +513,7 @@ const make = (primitives: Primitives) =>
                 }
                 const claimed = yield* exit
                 if (claimed.length === 0) return claimed
+                yield* add(claimsTaking, options.queue, 1)
                 const prepared: Exit.Exit<P, unknown> =
                   options.prepare === undefined
                     ? Exit.succeed(undefined as P)
@@ -526,7 +570,12 @@ const make = (primitives: Primitives) =>
     const isIdle = (queue: string) =>
       Effect.gen(function* () {
         if ((inFlight.get(queue) ?? 0) > 0 || (claiming.get(queue) ?? 0) > 0) return false
-        return (yield* primitives.claimable({ queue, perKey: perKeyOf.get(queue) })) === 0
+        const taken = claimsTaking.get(queue) ?? 0
+        if ((yield* primitives.claimable({ queue, perKey: perKeyOf.get(queue) })) > 0) return false
+        // a claim pass that ran while the query did (on another connection) may have taken what it would have
+        // counted: its end tells (a pass bumps the tick once it has started what it took)
+        while ((claiming.get(queue) ?? 0) > 0) yield* tickAfter(ticks)
+        return (inFlight.get(queue) ?? 0) === 0 && (claimsTaking.get(queue) ?? 0) === taken
       })
 
     const awaitIdle = (queue: string) =>

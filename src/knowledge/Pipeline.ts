@@ -22,7 +22,7 @@ import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
 import { type Document, type DocumentKind, type ExtractError, Extractor } from "../../layers/Extractor.js"
 import { Fetcher, type GetResult } from "../../layers/Fetcher.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { type Job, Outcome } from "../../layers/JobQueue.js"
+import { type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
 import { Ocr } from "../../layers/Ocr.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
@@ -50,6 +50,9 @@ export const JOB_MAX_ATTEMPTS = 5
 
 /** What a person reads when processing died: never the cause itself (a stack, internals), which is logged. */
 export const internalErrorMessage = "the source could not be processed: an internal error occurred"
+
+/** What a person reads when every attempt stopped the worker processing the source (its process killed, say). */
+export const stoppedMessage = "processing this source stopped its worker at every attempt"
 
 /** Wait before attempt n+1 after a transient failure of attempt n: 10 s, then 40 s. */
 export const retryDelayMillis = (attempt: number) => 10_000 * 4 ** (attempt - 1)
@@ -439,14 +442,18 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       }).pipe(Effect.catchTag("SourceGone", () => Effect.void))
 
     /**
-     * The queue's `onGiveUp`: processing died at the last attempt; the source fails as any other failure does
-     * (its event, or its owner's), so the agent's next source runs. A write that fails dies: the queue tries again.
+     * The queue's `onGiveUp`, in the transaction that settles the job failed: processing died at the last attempt
+     * ("failed"), or every attempt stopped its worker before it ended ("stopped": the source is left `processing`
+     * by an attempt whose process was killed); the source fails as any other failure does (its event, or its
+     * owner's), so the agent's next source runs. A write that fails dies: the queue tries again.
      */
-    const giveUp = (job: Job, _reason: string): Effect.Effect<void> =>
+    const giveUp = (job: Job, _reason: string, how: GiveUpHow): Effect.Effect<void> =>
       Effect.gen(function* () {
         const found = yield* unsettledOf(job)
         if (Option.isNone(found)) return
-        yield* fail(found.value, permanent("internal_error", internalErrorMessage))
+        const failure =
+          how === "stopped" ? permanent("processing_stopped", stoppedMessage) : permanent("internal_error", internalErrorMessage)
+        yield* fail(found.value, failure)
       }).pipe(Effect.catchTag("SourceGone", () => Effect.void))
 
     return { handle, retrying, giveUp } as const

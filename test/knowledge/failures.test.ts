@@ -10,13 +10,19 @@
 import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import { layerInline } from "../../layers/extractor/Inline.js"
 import { JobQueue, retryBackoffMillis } from "../../layers/JobQueue.js"
+import { fromPrimitives } from "../../layers/jobqueue/Worker.js"
+import { AppConfig } from "../../src/Config.js"
+import { Workers } from "../../src/knowledge/Area.js"
 import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
-import { JOB_MAX_ATTEMPTS } from "../../src/knowledge/Pipeline.js"
+import { JOB_MAX_ATTEMPTS, stoppedMessage } from "../../src/knowledge/Pipeline.js"
 import { eventually } from "../support/eventually.js"
-import { Harness, testEpoch, testServer } from "../support/harness.js"
+import { Harness, testConfig, testEpoch, testServer } from "../support/harness.js"
 import { createAgent, dyingAi, eventsOfType, html, page, serveSite, source, waitSettled } from "./support.js"
 
 layer(testServer())("ingestion failures", (it) => {
@@ -181,3 +187,69 @@ layer(testServer({}, { extractor: dyingExtractor }))("an extractor that dies", (
     }).pipe(Effect.scoped)
   )
 })
+
+/**
+ * A document whose reading kills its process (a decoder's native crash): here the extractor never returns, and
+ * the test stands for the processes. The server's own ingestion takes no job (no slot); each "process" is the
+ * knowledge area's ingestion worker over a queue of its own that, once killed, neither settles nor hands back its
+ * job, so the job's lease lapses as a dead process's does.
+ */
+const ingestNone = testConfig().ingest
+let extractions = 0
+const stoppingExtractor = layerInline({ extract: () => Effect.zipRight(Effect.sync(() => extractions++), Effect.never) })
+
+layer(testServer({ ingest: { ...ingestNone, concurrency: 0 } }, { extractor: stoppingExtractor }))(
+  "a document whose reading kills its process",
+  (it) => {
+    it.effect("after the last attempt the source fails with processing_stopped and its event, and the next source is indexed", () =>
+      Effect.gen(function* () {
+        const site = yield* serveSite((_req, res) => html(res, page("Opening hours", [["Hours", "Open from nine to five."]])))
+        const h = yield* Harness
+        const store = yield* JobQueue
+        const config = yield* AppConfig
+        const ws = yield* h.seed()
+        const agentId = yield* createAgent(h, ws.secretTest)
+        const post = (body: Record<string, unknown>) =>
+          Effect.map(h.call("POST", `/v1/agents/${agentId}/knowledge`, { key: ws.secretTest, body }), (r) => r.body.data.id as string)
+        const poison = yield* post({ type: "url", url: `${site.origin}/hours` })
+        const next = yield* post({ type: "text", title: "Returns", content: "Returns are accepted within thirty days." })
+        const processConfig = { ...config, ingest: { ...config.ingest, concurrency: 1 }, workersStartAfterMillis: undefined }
+        const startProcess = Effect.gen(function* () {
+          const queue = yield* fromPrimitives({ ...store, release: () => Effect.void })
+          const scope = yield* Scope.make()
+          yield* Layer.buildWithScope(
+            Workers.pipe(Layer.provide(Layer.succeed(JobQueue, queue)), Layer.provide(Layer.succeed(AppConfig, processConfig))),
+            scope
+          )
+          return { queue, kill: Scope.close(scope, Exit.void) }
+        })
+        for (let attempt = 1; attempt <= JOB_MAX_ATTEMPTS; attempt++) {
+          const process = yield* startProcess
+          yield* eventually(Effect.sync(() => extractions), (n) => n === attempt, { label: `attempt ${attempt}` })
+          const reading = yield* source(h, ws.secretTest, agentId, poison)
+          expect(reading).toMatchObject({ status: "processing", attempts: attempt, error: null })
+          yield* process.kill
+          yield* TestClock.adjust(config.ingest.leaseMillis)
+        }
+        // the process after the last attempt reads nothing: it gives the source up, then indexes the next one
+        const last = yield* startProcess
+        yield* last.queue.awaitIdle(INGEST_QUEUE)
+        const [failed, indexed] = yield* waitSettled(h, ws.secretTest, agentId, [poison, next])
+        expect(extractions).toBe(JOB_MAX_ATTEMPTS)
+        expect(failed).toMatchObject({
+          status: "failed",
+          attempts: JOB_MAX_ATTEMPTS,
+          next_attempt_at: null,
+          error: stoppedMessage,
+          error_code: "processing_stopped"
+        })
+        expect(indexed).toMatchObject({ status: "indexed", error: null, error_code: null })
+        const events = yield* eventsOfType(ws.workspace.id, "knowledge.source.failed")
+        expect(events.map((e) => e.data.source.id)).toEqual([poison])
+        expect(events[0].data.error).toEqual({ code: "processing_stopped", message: stoppedMessage })
+        expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.indexed")).map((e) => e.data.source.id)).toEqual([next])
+        yield* last.kill
+      }).pipe(Effect.scoped)
+    )
+  }
+)

@@ -340,7 +340,7 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         yield* Fiber.interrupt(worker)
       }))
 
-    it.effect("a failure onGiveUp could not record runs the job again after the backoff; a typed failure counts the same", () =>
+    it.effect("a failure onGiveUp could not record runs its last attempt again after the backoff; a typed failure counts the same", () =>
       Effect.gen(function* () {
         const jobs = yield* JobQueue.JobQueue
         const queue = fresh("unrecorded")
@@ -361,11 +361,98 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         expect(recorded).toEqual([])
         yield* TestClock.adjust("5 seconds")
         yield* jobs.awaitIdle(queue)
-        expect(runs).toEqual([0, 1])
+        // the claim whose give-up was not recorded is not counted: the same last attempt again
+        expect(runs).toEqual([0, 0])
         expect(recorded).toEqual(["Unreachable: mail server away"])
         yield* TestClock.adjust("1 day")
         yield* jobs.awaitIdle(queue)
+        expect(runs).toEqual([0, 0])
+        expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a job whose attempts stop their worker is given up by the claim after the last, unrun, and its key's next job runs", () =>
+      Effect.gen(function* () {
+        const store = yield* JobQueue.JobQueue
+        const queue = fresh("poison")
+        const maxAttempts = 3
+        const runs: Array<number> = []
+        const next: Array<number> = []
+        const givenUp: Array<[string, string, JobQueue.GiveUpHow]> = []
+        const poison = yield* store.enqueue({ queue, key: "agt_1", payload: { n: 1 } })
+        yield* store.enqueue({ queue, key: "agt_1", payload: { n: 2 } })
+        // each round a process of its own, whose worker takes the job; killed, it neither settles nor hands it back
+        for (let round = 0; round <= maxAttempts; round++) {
+          const process = yield* fromPrimitives({ ...store, release: () => Effect.void })
+          const started = yield* Deferred.make<void>()
+          const worker = yield* Effect.fork(process.worker({
+            queue,
+            concurrency: 1,
+            leaseMillis: 30_000,
+            pollMillis: 3_600_000,
+            maxAttempts,
+            handle: (job) =>
+              (job.payload as { n: number }).n === 1
+                ? Effect.zipRight(Effect.sync(() => runs.push(job.attempts)), Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+                : Effect.sync(() => (next.push(job.attempts), JobQueue.Outcome.done)),
+            onGiveUp: (job, reason, how) => Effect.sync(() => void givenUp.push([job.id, reason, how]))
+          }))
+          if (round < maxAttempts) {
+            yield* Deferred.await(started)
+            yield* Fiber.interrupt(worker)
+            expect(yield* store.claimable({ queue })).toBe(0)
+            yield* TestClock.adjust("30 seconds")
+            continue
+          }
+          yield* process.awaitIdle(queue)
+          yield* Fiber.interrupt(worker)
+        }
+        expect(runs).toEqual([0, 1, 2])
+        expect(givenUp).toEqual([[poison, JobQueue.stoppedReason, "stopped"]])
+        expect(next).toEqual([0])
+        yield* TestClock.adjust("1 day")
+        expect(yield* store.claimable({ queue })).toBe(0)
+        expect(Option.isNone(yield* store.nextDueAt(queue))).toBe(true)
+        // where the store speaks SQL: failed, with the attempts it had and the reason a person reads
+        const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+        if (Option.isSome(sql)) {
+          const rows = yield* Effect.orDie(sql.value<{ status: string; attempts: number; last_error: string }>`
+            select status, attempts, last_error from jobs where id = ${poison}`)
+          expect(rows).toEqual([{ status: "failed", attempts: maxAttempts, last_error: JobQueue.stoppedReason }])
+        }
+        const pairs = yield* Metric.snapshot
+        const failed = pairs
+          .filter((p) => p.metricKey.name === "jobs_failed_total" && p.metricKey.tags.some((t) => t.key === "queue" && t.value === queue))
+          .map((p) => (p.metricState as unknown as { count: number }).count)
+        expect(failed).toEqual([1])
+      }))
+
+    it.effect("a retry asked for at the last attempt gives the job up with its reason", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("retry-last")
+        const runs: Array<number> = []
+        const givenUp: Array<[string, JobQueue.GiveUpHow]> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 1,
+          maxAttempts: 2,
+          handle: (job) =>
+            Effect.gen(function* () {
+              runs.push(job.attempts)
+              const at = yield* Clock.currentTimeMillis
+              return JobQueue.Outcome.retryAt(new Date(at + 60_000), "still in use")
+            }),
+          onGiveUp: (_job, reason, how) => Effect.sync(() => void givenUp.push([reason, how]))
+        })
+        yield* jobs.enqueue({ queue, payload: null })
+        yield* jobs.awaitIdle(queue)
+        yield* TestClock.adjust("1 minute")
+        yield* jobs.awaitIdle(queue)
+        yield* TestClock.adjust("1 day")
+        yield* jobs.awaitIdle(queue)
         expect(runs).toEqual([0, 1])
+        expect(givenUp).toEqual([["still in use", "failed"]])
         expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
         yield* Fiber.interrupt(worker)
       }))

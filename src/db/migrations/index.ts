@@ -21,6 +21,7 @@ import claimPlans from "./0019_claim_plans.js"
 import flatWebhookClaim from "./0020_flat_webhook_claim.js"
 import apiKeyPages from "./0021_api_key_pages.js"
 import sealedAnswers from "./0022_sealed_answers.js"
+import attemptAtClaim from "./0023_attempt_at_claim.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -44,5 +45,6 @@ export const migrations = {
   "0019_claim_plans": claimPlans,
   "0020_flat_webhook_claim": flatWebhookClaim,
   "0021_api_key_pages": apiKeyPages,
-  "0022_sealed_answers": sealedAnswers
+  "0022_sealed_answers": sealedAnswers,
+  "0023_attempt_at_claim": attemptAtClaim
 }
