@@ -201,6 +201,24 @@ const emptyPagesPdf = (pages: number) => {
   return pdfOf(["<< /Type /Catalog /Pages 2 0 R >>", `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`, ...Array.from({ length: pages }, () => page)])
 }
 
+/**
+ * One page whose content stream is `inflated` bytes (a line of text, then spaces) deflated once: about a
+ * thousandth of that as a file, so the 25 MB upload limit does not bound what a reader inflates. The
+ * compressed bytes go through the latin1 text of `pdfOf` unchanged (one character per byte).
+ */
+export const pdfDeflateBomb = (inflated: number) => {
+  const content = Buffer.alloc(inflated, 0x20)
+  content.write("BT /F1 14 Tf 72 720 Td (Parcels leave every weekday) Tj ET ", "latin1")
+  const stream = deflateSync(content, { level: 9 }).toString("latin1")
+  return pdfOf([
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n${stream}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+  ])
+}
+
 // Audio
 
 const ascii = (s: string) => Array.from(s, (c) => c.charCodeAt(0))
