@@ -113,11 +113,11 @@ const gradientPng = (width: number, height: number) => {
 export const png73 = () =>
   concat(pngSignature, pngChunk("IHDR", ihdr(4000, 4000), 0), pngChunk("IDAT", deflateSync(new Uint8Array(5000)).subarray(0, 100), 0))
 
-/** Real CRCs, a header of 60000 × 60000 (3.6 gigapixels) over a few bytes of image data. */
-const hugePng = () =>
+/** Real CRCs, a header of `side` × `side` over a few bytes of image data. */
+const hugePng = (side: number) =>
   concat(
     pngSignature,
-    pngChunk("IHDR", ihdr(60_000, 60_000)),
+    pngChunk("IHDR", ihdr(side, side)),
     pngChunk("IDAT", deflateSync(new Uint8Array(64))),
     pngChunk("IEND", new Uint8Array())
   )
@@ -297,7 +297,10 @@ export const brokenFiles = async (options: { readonly bombBytes?: number } = {})
     // PNG
     file("png crc broken", "crc.png", "image/png", crcBrokenPng(), failed("ocr_failed")),
     file("png 73 bytes", "tiny-bomb.png", "image/png", png73(), failed("ocr_failed")),
-    file("png 60000 x 60000", "huge.png", "image/png", hugePng(), failed("ocr_failed")),
+    // 3.6 gigapixels: over sharp's default pixel limit (16383²), so refused before any decoding
+    file("png 60000 x 60000", "huge.png", "image/png", hugePng(60_000), failed("ocr_failed")),
+    // 256 megapixels, just under that limit: the header check passes
+    file("png 16000 x 16000", "large.png", "image/png", hugePng(16_000), failed("ocr_failed")),
     // JPEG, WEBP, GIF
     file("jpeg truncated", "cut.jpg", "image/jpeg", cut(jpeg, 0.5), failed("ocr_failed")),
     file("webp truncated", "cut.webp", "image/webp", cut(webp, 0.5), failed("ocr_failed")),
@@ -348,12 +351,13 @@ export const csvCrlfThenLf = "question,answer\r\nDo you ship abroad?,Yes\nIs the
  * Cases whose bytes pass sharp's header check and reach tesseract.js, whose worker answers them today with
  * an unhandled `error` ("Error attempting to read image") that ends the whole process (the test worker, or
  * the bundle's server). The WEBP cut short and the 60000 × 60000 PNG are refused by sharp first and run
- * already. These run once the image decoders are isolated in child processes on main: this list is the
+ * already; the 16000 × 16000 PNG passes sharp's pixel limit and reaches tesseract.js. These run once the image decoders are isolated in child processes on main: this list is the
  * one place that enables them.
  */
 export const needsIsolatedImageDecoders: ReadonlyArray<string> = [
   "png crc broken",
   "png 73 bytes",
+  "png 16000 x 16000",
   "jpeg truncated",
   "png cut short as image/png"
 ]
