@@ -6,16 +6,17 @@
  * case says: refused by the API with a readable message, or `indexed`, or
  * `failed` with its `error_code` and a readable `error`. Meanwhile `/readyz`
  * answers 200 and another workspace's list of agents within a second, and the
- * agent's next ordinary sources are indexed after the corpus.
+ * agent's next ordinary sources are indexed after the corpus. Two known bugs
+ * are kept as failing expectations (`it.effect.fails`): a CSV of CRLF then LF
+ * lines merged into one row, and a PDF deflate bomb indexed past the memory limit.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestServices from "effect/TestServices"
 import * as Ocr from "../../layers/Ocr.js"
-import { type BrokenCase, brokenFiles, csvCrlfThenLf, type End, needsIsolatedImageDecoders, pdfDeflateBomb } from "../support/brokenFiles.js"
-import { Harness, type HarnessShape } from "../support/harness.js"
-import { testServer } from "../support/harness.js"
+import { type BrokenCase, brokenFiles, csvCrlfThenLf, decodesImage, type End, needsIsolatedImageDecoders, pdfDeflateBomb } from "../support/brokenFiles.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { eventually } from "../support/eventually.js"
 import { createAgent, html, page, serveSite, waitSettled } from "./support.js"
 
@@ -97,6 +98,8 @@ layer(testServer({}, { ocr: Ocr.layerTesseract }), { timeout: 600_000 })("broken
   it.effect("each ends as its case says, /readyz and another workspace answer throughout, the next source is indexed after them", () =>
     Effect.gen(function* () {
       const all = yield* Effect.promise(() => brokenFiles())
+      // a name in the list that names no image case would leave a crashing case enabled, or nothing
+      expect(needsIsolatedImageDecoders.filter((name) => !all.some((c) => c.name === name && decodesImage(c)))).toEqual([])
       const corpus = all.filter((c) => !needsIsolatedImageDecoders.includes(c.name))
       const site = yield* serveSite((req, res) => {
         const served = all.find((c) => c.kind === "page" && c.path === req.url)

@@ -26,9 +26,9 @@ export type End =
   | { readonly at: "source"; readonly status: "indexed"; readonly code: null; readonly qa?: number }
   | { readonly at: "source"; readonly status: "failed"; readonly code: SourceErrorCode }
 
-export const refused = (at: "upload" | "create", status: number, code: string): End => ({ at, status, code })
-export const indexed = (qa?: number): End => ({ at: "source", status: "indexed", code: null, ...(qa === undefined ? {} : { qa }) })
-export const failed = (code: SourceErrorCode): End => ({ at: "source", status: "failed", code })
+const refused = (at: "upload" | "create", status: number, code: string): End => ({ at, status, code })
+const indexed = (qa?: number): End => ({ at: "source", status: "indexed", code: null, ...(qa === undefined ? {} : { qa }) })
+const failed = (code: SourceErrorCode): End => ({ at: "source", status: "failed", code })
 
 /** A file declared with `contentType`, its bytes PUT under the same type, confirmed, then named by a `file_id` source. */
 export interface FileCase {
@@ -74,7 +74,7 @@ const crcTable = Array.from({ length: 256 }, (_, n) => {
 })
 
 /** CRC-32 of PNG chunks (ISO 3309), over the chunk type and data. */
-export const crc32 = (bytes: Uint8Array) => {
+const crc32 = (bytes: Uint8Array) => {
   let c = 0xffffffff
   for (const b of bytes) c = crcTable[(c ^ b) & 0xff]! ^ (c >>> 8)
   return (c ^ 0xffffffff) >>> 0
@@ -110,7 +110,7 @@ const gradientPng = (width: number, height: number) => {
  * the deflated form of 5,000 zero bytes (28 bytes: the "first 100" of the report, all there is) with a
  * CRC of zeros, and no IEND. The file that took a whole process down through tesseract.js.
  */
-export const png73 = () =>
+const png73 = () =>
   concat(pngSignature, pngChunk("IHDR", ihdr(4000, 4000), 0), pngChunk("IDAT", deflateSync(new Uint8Array(5000)).subarray(0, 100), 0))
 
 /** Real CRCs, a header of `side` × `side` over a few bytes of image data. */
@@ -179,7 +179,7 @@ const textPage = (lines: ReadonlyArray<string>) => {
 const shippingLines = ["Shipping policy", "Parcels leave the warehouse every weekday before noon."]
 
 /** A readable one-page PDF with text. */
-export const goodPdf = () => pdfOf(textPage(shippingLines))
+const goodPdf = () => pdfOf(textPage(shippingLines))
 
 const brokenXrefPdf = () => pdfOf(textPage(shippingLines), { brokenXref: true })
 
@@ -264,7 +264,8 @@ export const gzipBomb = async (inflated: number) => {
 
 // The corpus
 
-export const transcriptionLocal = failed("transcription_failed")
+/** The local AI provider transcribes nothing: audio whose headers pass the length check ends here. */
+const transcriptionLocal = failed("transcription_failed")
 
 const htmlDocument = utf8(
   "<!doctype html><html><head><title>Opening hours</title></head><body><h1>Opening hours</h1>" +
@@ -282,7 +283,7 @@ const underEveryType = (label: string, bytes: Uint8Array, accepted: Partial<Reco
     ends: accepted[contentType] ?? refused("upload", 415, "unsupported_media_type")
   }))
 
-/** The whole corpus; `inflated` is how big the gzip bomb inflates (hundreds of MB by default). */
+/** The whole corpus; `bombBytes`: what the gzip bomb page inflates to (300 MB by default). */
 export const brokenFiles = async (options: { readonly bombBytes?: number } = {}): Promise<ReadonlyArray<BrokenCase>> => {
   const [jpeg, webp, gif] = await Promise.all([drawn("jpeg"), drawn("webp"), drawn("gif")])
   const png = gradientPng(64, 32)
