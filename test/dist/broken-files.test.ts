@@ -152,6 +152,9 @@ describe(`broken files through the bundle (${databaseName})`, () => {
         if (c.ends.at === "source" && c.ends.status === "indexed" && c.ends.qa !== undefined) expect(source.qa_count, c.name).toBe(c.ends.qa)
       })
       expect(byId.get(next), JSON.stringify(byId.get(next))).toMatchObject({ status: "indexed", error: null })
+      // settled after every corpus source (the service's clock is real here)
+      const last = Math.max(...ids.slice(0, -1).map((id) => Date.parse(byId.get(id).updated_at)))
+      expect(Date.parse(byId.get(next).updated_at)).toBeGreaterThanOrEqual(last)
     } finally {
       stop.done = true
       await watching

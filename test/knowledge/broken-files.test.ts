@@ -10,6 +10,7 @@
  * are kept as failing expectations (`it.effect.fails`): a CSV of CRLF then LF
  * lines merged into one row, and a PDF deflate bomb indexed past the memory limit.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -161,6 +162,14 @@ layer(testServer({}, { ocr: Ocr.layerTesseract }), { timeout: 600_000 })("broken
         if (c.ends.at === "source" && c.ends.status === "indexed" && c.ends.qa !== undefined) expect(source.qa_count, c.name).toBe(c.ends.qa)
       })
       for (const id of next) expect(byId.get(id), JSON.stringify(byId.get(id))).toMatchObject({ status: "indexed", error: null })
+      // the sources' end events in the order they were written: the next sources' come after every corpus source's
+      const ends = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ body: string }>`select body from events where workspace_id = ${ws.workspace.id}
+          and type in ('knowledge.source.indexed', 'knowledge.source.failed') order by seq`
+      ).pipe(Effect.orDie)
+      const order = ends.map((e) => JSON.parse(e.body).data.source.id as string)
+      expect(new Set(order)).toEqual(new Set(everyId))
+      expect(order.slice(-next.length)).toEqual(next)
 
       expect(probes.filter((p) => p.what === "readyz").length).toBeGreaterThan(0)
       expect(probes.filter((p) => p.status !== 200)).toEqual([])
