@@ -3,7 +3,7 @@
  *
  *   dist/server.mjs, dist/cli.mjs    esbuild bundles (ESM, platform node), chunk-*.mjs loaded on demand
  *   dist/pglite-worker.mjs           the thread the embedded database runs on (`layers/pglite/Thread.ts`)
- *   dist/extract-worker.mjs          the threads untrusted documents are read on (`layers/Extractor.ts`)
+ *   dist/decoder-process.mjs         the processes untrusted inputs are read in (`layers/Decoders.ts`)
  *   dist/pglite.{wasm,data}, initdb.wasm, vector.tar.gz
  *                                    PGlite's files, found beside the bundle (`new URL(..., import.meta.url)`)
  *   dist/pglite-template/            an initialised, migrated empty database, copied at a first start
@@ -67,7 +67,7 @@ const bundle = async () => {
       server: join(root, "src/main.ts"),
       cli: join(root, "src/cli/main.ts"),
       "pglite-worker": join(root, "layers/pglite/Worker.ts"),
-      "extract-worker": join(root, "layers/extractor/Thread.ts")
+      "decoder-process": join(root, "layers/extractor/Child.ts")
     },
     outdir: dist,
     outExtension: { ".js": ".mjs" },

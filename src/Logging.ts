@@ -103,6 +103,22 @@ export const jsonLines = (write: (line: string) => void) =>
   })
 
 /**
+ * The last line of a process that cannot go on: an error that escaped every handler (`origin`: Node's
+ * `uncaughtException` or `unhandledRejection`), as one JSON line at fatal level, written at once.
+ */
+export const writeFatal = (origin: string, error: unknown) => {
+  const named = error instanceof Error ? `${error.name}: ${error.message}` : safeJson(error)
+  const entry = {
+    time: new Date().toISOString(),
+    level: "fatal",
+    msg: `${origin}: ${named}; exiting so a supervisor starts the service afresh`,
+    ...(error instanceof Error && error.stack !== undefined ? { cause: error.stack } : {})
+  }
+  flush()
+  process.stdout.write(`${redact(safeJson(entry))}\n`)
+}
+
+/**
  * Lines go out together, at most `flushMillis` after the first of them: stdout
  * to a pipe is a blocking write on Linux that also wakes the reader, and a write
  * per request cost more than the request itself (scripts/bench/results/get-agent-edge.md).

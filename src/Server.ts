@@ -18,10 +18,11 @@ import type { Database } from "../layers/Database.js"
 import type { IdGenerator } from "../layers/IdGenerator.js"
 import { layerPostgres as JobQueuePostgres } from "../layers/jobqueue/Postgres.js"
 import * as Lifecycle from "../layers/Lifecycle.js"
-import { type Extractor, layerThreads } from "../layers/Extractor.js"
+import * as Decoders from "../layers/Decoders.js"
+import * as Extractor from "../layers/Extractor.js"
 import type { Fetcher } from "../layers/Fetcher.js"
 import type { FileStorage } from "../layers/FileStorage.js"
-import type { Ocr } from "../layers/Ocr.js"
+import * as Ocr from "../layers/Ocr.js"
 import type { Mailer } from "../layers/Mailer.js"
 import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
@@ -65,12 +66,13 @@ export interface ServerLayers {
   readonly mailer: Layer.Layer<Mailer>
   readonly fetcher: Layer.Layer<Fetcher>
   readonly ai: Layer.Layer<Ai.Ai>
-  readonly ocr: Layer.Layer<Ocr>
+  /** Default: sharp and tesseract.js on the decoder processes. */
+  readonly ocr?: Layer.Layer<Ocr.Ocr, never, Decoders.Decoders>
   readonly fileStorage: Layer.Layer<FileStorage>
   /** Default: the knowledge area's indexed sources. */
   readonly sourceTexts?: Layer.Layer<SourceTexts>
-  /** Default: a pool of extraction threads with the configured limits. */
-  readonly extractor?: Layer.Layer<Extractor>
+  /** Default: the readers on the decoder processes. */
+  readonly extractor?: Layer.Layer<Extractor.Extractor, never, Decoders.Decoders>
 }
 export type { RateLimitStore }
 
@@ -136,13 +138,15 @@ export const makeServer = (layers: ServerLayers) => {
     layers.mailer,
     layers.fetcher,
     layers.ai,
-    layers.ocr,
-    layers.extractor ??
-      layerThreads({
-        threads: layers.config.ingest.concurrency,
-        timeoutMillis: layers.config.ingest.extractTimeoutMillis,
-        memoryMb: layers.config.ingest.extractMemoryMb
-      }),
+    Layer.merge(layers.ocr ?? Ocr.layerDecoders, layers.extractor ?? Extractor.layerDecoders).pipe(
+      Layer.provide(
+        Decoders.layerProcesses({
+          processes: layers.config.ingest.concurrency,
+          timeoutMillis: layers.config.ingest.extractTimeoutMillis,
+          memoryMb: layers.config.ingest.extractMemoryMb
+        })
+      )
+    ),
     layers.fileStorage,
     Layer.succeed(AppConfig, layers.config),
     Lifecycle.layer,

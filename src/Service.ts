@@ -3,7 +3,6 @@
  * once the configuration is known good and the embedded database is opening.
  */
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -16,25 +15,9 @@ import * as Ai from "../layers/Ai.js"
 import * as FileStorage from "../layers/FileStorage.js"
 import * as Logging from "./Logging.js"
 import * as Mailer from "../layers/Mailer.js"
-import * as Ocr from "../layers/Ocr.js"
 import * as RateLimitStore from "../layers/RateLimitStore.js"
 import type { AppConfigShape } from "./Config.js"
 import { makeServer } from "./Server.js"
-
-/**
- * Tesseract starts its worker on the first image instead of at boot: the
- * worker costs seconds of start-up and memory that most instances never use.
- */
-const lazyTesseract = Layer.scoped(
-  Ocr.Ocr,
-  Effect.gen(function* () {
-    const scope = yield* Effect.scope
-    const ocr = yield* Effect.cached(
-      Effect.map(Layer.buildWithScope(Ocr.layerTesseract, scope), (context) => Context.get(context, Ocr.Ocr))
-    )
-    return Ocr.Ocr.of({ recognize: (image) => Effect.flatMap(ocr, (o) => o.recognize(image)) })
-  })
-)
 
 /**
  * Without a collector no span is ever read, so none is made: Effect's spans
@@ -88,7 +71,6 @@ export const run = (config: AppConfigShape, pglite: Promise<PgliteSession> | und
       mailer,
       fetcher: Fetcher.layerNode,
       ai,
-      ocr: lazyTesseract,
       fileStorage: FileStorage.layerDirectory(join(config.dataDir, "files"))
     })
   // loaded only when asked for: no OpenTelemetry code (or cost) otherwise

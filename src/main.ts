@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setFlagsFromString } from "node:v8"
 import { describeConfigError, fromEnv } from "./Config.js"
+import { writeFatal } from "./Logging.js"
 
 /**
  * PGlite is 9 MB of WebAssembly. V8 runs it compiled by its baseline compiler
@@ -70,6 +71,18 @@ const program = Effect.gen(function* () {
   const service = yield* Effect.promise(() => import("./Service.js"))
   return yield* service.run(config, pglite)
 })
+
+/**
+ * The last line of defence: an error no handler took (a library's event handler that throws, a promise nobody
+ * awaited) leaves the process in a state nobody knows. One line at fatal level names it, and the process exits
+ * at once with code 70, so its supervisor starts it afresh (README, "Running under a supervisor").
+ */
+const exitOnEscape = (origin: string) => (error: unknown) => {
+  writeFatal(origin, error)
+  process.exit(70)
+}
+process.on("uncaughtException", exitOnEscape("uncaughtException"))
+process.on("unhandledRejection", exitOnEscape("unhandledRejection"))
 
 // the JSON logger replaces the pretty one
 NodeRuntime.runMain(program, { disablePrettyLogger: true })

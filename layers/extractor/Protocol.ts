@@ -1,4 +1,4 @@
-/** The messages between the service and an extraction thread: one request at a time per thread. */
+/** The messages between the service and a decoder process: one request at a time per process. */
 import type { AudioKind } from "./AudioDuration.js"
 import type { CsvQa, CsvRowError } from "./Csv.js"
 import type { Document, DocumentKind } from "./Documents.js"
@@ -10,19 +10,28 @@ export interface ExtractRequest {
   readonly fallbackTitle: string
 }
 
-export type ThreadRequest =
+export type DecodeRequest =
   | { readonly _tag: "Document"; readonly request: ExtractRequest }
   | { readonly _tag: "CsvQa"; readonly content: string }
   | { readonly _tag: "AudioSeconds"; readonly bytes: Uint8Array; readonly audio: AudioKind }
+  /** The text drawn in an image (PNG, JPEG or WEBP). */
+  | { readonly _tag: "Image"; readonly bytes: Uint8Array }
 
-/** What each request answers (plain data: replies cross threads by structured clone). */
-export interface ThreadAnswers {
+/** What each request answers (plain data: replies cross processes by structured clone). */
+export interface DecodeAnswers {
   readonly Document: Document
   readonly CsvQa: { readonly rows: ReadonlyArray<CsvQa> } | { readonly errors: ReadonlyArray<CsvRowError> }
   readonly AudioSeconds: number | null
+  readonly Image: string
 }
 
-export type ThreadReply =
+export type DecodeReply =
   | { readonly ok: true; readonly value: unknown }
-  /** `message`: why the input could not be read, for the person who added it. */
-  | { readonly ok: false; readonly message: string }
+  /**
+   * `message`: why the input could not be read, for the person who added it. `fatal`: the decoder broke
+   * while reading it (an error nothing caught) and its process exits after this reply.
+   */
+  | { readonly ok: false; readonly message: string; readonly fatal?: boolean }
+
+/** A decoder process's first message: it listens for requests. */
+export const ready = "ready"

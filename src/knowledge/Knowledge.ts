@@ -134,7 +134,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
         case "csv_qa": {
           const content = yield* required(input.content, "content", "csv_qa")
           if (byteLength(content) > MAX_CSV_BYTES) return yield* tooLarge("content", MAX_CSV_BYTES)
-          // read on an extraction thread: the CSV is untrusted
+          // read in a decoder process: the CSV is untrusted
           const parsed = yield* extractor
             .csvQa(content)
             .pipe(Effect.mapError((e) => new ParameterInvalid({ message: `The CSV could not be read: ${e.message}`, param: "content" })))

@@ -152,7 +152,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     const phase = (phases: PhaseWriter, name: SourcePhase, progress: number) => phases.enter({ phase: name, progress })
 
-    /** Bytes to text on an extraction thread, never here: the document is untrusted. */
+    /** Bytes to text in a decoder process, never here: the document is untrusted. */
     const extract = (kind: DocumentKind, bytes: Uint8Array, fallbackTitle: string) =>
       Effect.mapError(extractor.extract({ kind, bytes, fallbackTitle }), fromExtract).pipe(phaseSpan("extract"))
 

@@ -36,7 +36,7 @@ const audioCheck = (extractor: ExtractorShape, file: Option.Option<{ readonly by
     if (!isAudio(kind)) {
       return yield* new ParameterInvalid({ message: "An `audio` source needs an MP3, WAV, M4A or OGG file", param: "file_id" })
     }
-    // the headers are read on an extraction thread: the file is untrusted
+    // the headers are read in a decoder process: the file is untrusted
     const seconds = yield* extractor.audioSeconds(file.value.bytes, kind).pipe(
       Effect.mapError((e) => new ParameterInvalid({ message: `The audio file could not be read: ${e.message}`, param: "file_id" }))
     )

@@ -1,6 +1,6 @@
 /**
  * The corpus of broken files (test/support/brokenFiles.ts) through the real
- * server, with the real image decoders (sharp, tesseract.js): every file is
+ * server, with the real image decoders (sharp, tesseract.js, in the decoder processes): every file is
  * declared, uploaded and confirmed, and named by a `file_id` source of one
  * agent (CSVs as `csv_qa`, the gzip bomb as a `url` page). Each ends as its
  * case says: refused by the API with a readable message, or `indexed`, or
@@ -95,7 +95,7 @@ const watch = (h: HarnessShape, otherKey: string, probes: Array<Probe>, stop: { 
 
 const ordinaryPage = page("Returns", [["Refunds", "Refunds are paid within five days of the parcel arriving."]])
 
-layer(testServer({}, { ocr: Ocr.layerTesseract }), { timeout: 600_000 })("broken files", (it) => {
+layer(testServer({}, { ocr: Ocr.layerDecoders }), { timeout: 600_000 })("broken files", (it) => {
   it.effect("each ends as its case says, /readyz and another workspace answer throughout, the next source is indexed after them", () =>
     Effect.gen(function* () {
       const all = yield* Effect.promise(() => brokenFiles())

@@ -26,7 +26,7 @@ const pngOf = (text: string) =>
       .toBuffer()
   ).pipe(Effect.map((buffer) => Uint8Array.from(buffer)))
 
-layer(testServer({}, { ocr: Ocr.layerTesseract }), { timeout: 120_000 })("OCR", (it) => {
+layer(testServer({}, { ocr: Ocr.layerDecoders }), { timeout: 120_000 })("OCR", (it) => {
   it.effect(
     "a PNG with known text becomes a source whose chunks contain that text",
     () =>

@@ -19,6 +19,7 @@ import type { Workspace } from "../../schema/Admin.js"
 import { layerLive as idsLive } from "../../layers/IdGenerator.js"
 import * as Mailer from "../../layers/Mailer.js"
 import * as Ai from "../../layers/Ai.js"
+import type { Decoders } from "../../layers/Decoders.js"
 import * as Extractor from "../../layers/Extractor.js"
 import * as Fetcher from "../../layers/Fetcher.js"
 import * as FileStorage from "../../layers/FileStorage.js"
@@ -206,10 +207,10 @@ export const testServer = (
     readonly ai?: Layer.Layer<Ai.Ai>
     /** Indexed source texts for Q&A regeneration (default: the service's own). */
     readonly sourceTexts?: Layer.Layer<SourceTexts>
-    /** Text every image "contains" (the fixed OCR layer) unless a test needs the real `layerTesseract`. */
-    readonly ocr?: Layer.Layer<Ocr.Ocr>
-    /** How documents are read (default: the service's pool of extraction threads). */
-    readonly extractor?: Layer.Layer<Extractor.Extractor>
+    /** Text every image "contains" (the fixed OCR layer) unless a test needs the real `layerDecoders`. */
+    readonly ocr?: Layer.Layer<Ocr.Ocr, never, Decoders>
+    /** How documents are read (default: the service's decoder processes). */
+    readonly extractor?: Layer.Layer<Extractor.Extractor, never, Decoders>
   } = {}
 ) => {
   // one mailbox per server: this reference is built once, for the server and the test

@@ -1,0 +1,57 @@
+/**
+ * The decoder process's side of the protocol (`Protocol.ts`): answers each
+ * request with what `answer` found, or why the input is unreadable. The
+ * service forks such a process (`layers/Decoders.ts`) so that whatever a
+ * decoder we did not write does with hostile bytes (throws from an event
+ * handler, rejects a promise nobody awaits, aborts in native code, loops, grows
+ * without bound) ends this process and the one input it was reading, never the
+ * service. An error nothing caught is answered as the input's failure before
+ * the process exits; a crash leaves no answer, which the service reports the
+ * same way.
+ */
+import { Unreadable } from "./Documents.js"
+import { type DecodeAnswers, type DecodeReply, type DecodeRequest, ready } from "./Protocol.js"
+
+const send = (message: DecodeReply | typeof ready, then?: () => void) => {
+  if (process.connected) process.send!(message, undefined, {}, () => then?.())
+  else then?.()
+}
+
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+
+/** What a request reads, as a person names it in an error. */
+const nounOf = (request: DecodeRequest) =>
+  request._tag === "Document" ? "document" : request._tag === "Image" ? "image" : request._tag === "CsvQa" ? "CSV" : "audio file"
+
+export type Answer = (request: DecodeRequest) => Promise<DecodeAnswers[DecodeRequest["_tag"]]>
+
+/** Serves requests from the parent process until it goes away. */
+export const serve = (answer: Answer) => {
+  // the input being read, named in the answer to an error that escapes its reader
+  let reading = "input"
+  const reasonOf = (cause: unknown): string =>
+    cause instanceof Unreadable
+      ? cause.message
+      : cause instanceof RangeError
+        ? `the ${reading} is nested too deeply to be read`
+        : `the ${reading} could not be read`
+  // an error no reader caught (from an event handler, or a promise nobody awaited): the input's failure, then exit
+  const broke = (cause: unknown) => {
+    send({ ok: false, fatal: true, message: `the ${reading} broke its decoder (${describe(cause)})` }, () => process.exit(70))
+  }
+  process.on("uncaughtException", broke)
+  process.on("unhandledRejection", broke)
+  // the service went away (or let this process go): nothing is left to answer
+  process.on("disconnect", () => process.exit(0))
+  process.on("message", async (message: DecodeRequest) => {
+    let reply: DecodeReply
+    reading = nounOf(message)
+    try {
+      reply = { ok: true, value: await answer(message) }
+    } catch (cause) {
+      reply = { ok: false, message: reasonOf(cause) }
+    }
+    send(reply)
+  })
+  send(ready)
+}
