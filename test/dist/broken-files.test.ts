@@ -7,7 +7,7 @@
  * second throughout, and the agent's next ordinary source is indexed after them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BrokenCase, brokenFiles, type End, needsIsolatedImageDecoders } from "../support/brokenFiles.js"
+import { type BrokenCase, brokenFiles, type End } from "../support/brokenFiles.js"
 import {
   bootstrapWorkspace,
   call,
@@ -31,12 +31,12 @@ let service: Service
 let ws: Workspace
 let otherKey: string
 let site: Peer
-let all: ReadonlyArray<BrokenCase>
+let corpus: ReadonlyArray<BrokenCase>
 
 beforeAll(async () => {
-  all = await brokenFiles()
+  corpus = await brokenFiles()
   site = await startPeer((request, res) => {
-    const served = all.find((c) => c.kind === "page" && c.path === request.path)
+    const served = corpus.find((c) => c.kind === "page" && c.path === request.path)
     if (served?.kind === "page") {
       res.writeHead(200, served.headers)
       return res.end(served.body)
@@ -115,7 +115,6 @@ const watch = async (probes: Array<Probe>, stop: { done: boolean }) => {
 
 describe(`broken files through the bundle (${databaseName})`, () => {
   it("each ends as its case says, the service answers throughout, the next source is indexed after them", async () => {
-    const corpus = all.filter((c) => !needsIsolatedImageDecoders.includes(c.name))
     const agentId = (await expectCall(service, "POST", "/v1/agents", 201, { key: ws.secret, body: { type: "support", name: "Broken files" } })).data.id as string
     const probes: Array<Probe> = []
     const stop = { done: false }
@@ -166,6 +165,4 @@ describe(`broken files through the bundle (${databaseName})`, () => {
     const slowest = Math.max(...probes.filter((p) => p.what === "other workspace").map((p) => p.millis))
     expect(slowest, "another workspace's list of agents answered within a second").toBeLessThan(1000)
   }, 300_000)
-
-  it.todo(`image cases that need the isolated decoders on main: ${needsIsolatedImageDecoders.join(", ")}`)
 })

@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestServices from "effect/TestServices"
 import * as Ocr from "../../layers/Ocr.js"
-import { type BrokenCase, brokenFiles, csvCrlfThenLf, decodesImage, type End, needsIsolatedImageDecoders, pdfDeflateBomb } from "../support/brokenFiles.js"
+import { type BrokenCase, brokenFiles, csvCrlfThenLf, type End, pdfDeflateBomb } from "../support/brokenFiles.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { eventually } from "../support/eventually.js"
 import { createAgent, html, page, serveSite, waitSettled } from "./support.js"
@@ -98,12 +98,9 @@ const ordinaryPage = page("Returns", [["Refunds", "Refunds are paid within five 
 layer(testServer({}, { ocr: Ocr.layerDecoders }), { timeout: 600_000 })("broken files", (it) => {
   it.effect("each ends as its case says, /readyz and another workspace answer throughout, the next source is indexed after them", () =>
     Effect.gen(function* () {
-      const all = yield* Effect.promise(() => brokenFiles())
-      // a name in the list that names no image case would leave a crashing case enabled, or nothing
-      expect(needsIsolatedImageDecoders.filter((name) => !all.some((c) => c.name === name && decodesImage(c)))).toEqual([])
-      const corpus = all.filter((c) => !needsIsolatedImageDecoders.includes(c.name))
+      const corpus = yield* Effect.promise(() => brokenFiles())
       const site = yield* serveSite((req, res) => {
-        const served = all.find((c) => c.kind === "page" && c.path === req.url)
+        const served = corpus.find((c) => c.kind === "page" && c.path === req.url)
         if (served?.kind === "page") {
           res.writeHead(200, served.headers)
           res.end(served.body)
@@ -220,6 +217,4 @@ layer(testServer({}, { ocr: Ocr.layerDecoders }), { timeout: 600_000 })("broken 
       expect(done).toMatchObject({ status: "failed", error_code: "too_large" })
     })
   )
-
-  it.todo(`image cases that need the isolated decoders on main: ${needsIsolatedImageDecoders.join(", ")}`)
 })

@@ -298,10 +298,11 @@ export const brokenFiles = async (options: { readonly bombBytes?: number } = {})
     // PNG
     file("png crc broken", "crc.png", "image/png", crcBrokenPng(), failed("ocr_failed")),
     file("png 73 bytes", "tiny-bomb.png", "image/png", png73(), failed("ocr_failed")),
-    // 3.6 gigapixels: over sharp's default pixel limit (16383²), so refused before any decoding
+    // 3.6 and 0.26 gigapixels: refused from the header, before a decoder allocates for them
     file("png 60000 x 60000", "huge.png", "image/png", hugePng(60_000), failed("ocr_failed")),
-    // 256 megapixels, just under that limit: the header check passes
     file("png 16000 x 16000", "large.png", "image/png", hugePng(16_000), failed("ocr_failed")),
+    // 49 megapixels, just under the 50 million read: decoded, and the few bytes of data run out
+    file("png 7000 x 7000", "wide.png", "image/png", hugePng(7_000), failed("ocr_failed")),
     // JPEG, WEBP, GIF
     file("jpeg truncated", "cut.jpg", "image/jpeg", cut(jpeg, 0.5), failed("ocr_failed")),
     file("webp truncated", "cut.webp", "image/webp", cut(webp, 0.5), failed("ocr_failed")),
@@ -347,22 +348,3 @@ export const brokenFiles = async (options: { readonly bombBytes?: number } = {})
  * is two Q&A as written, or a refusal; test/knowledge/broken-files.test.ts expects it to fail until fixed.
  */
 export const csvCrlfThenLf = "question,answer\r\nDo you ship abroad?,Yes\nIs there a shop?,In Valencia\r\n"
-
-/**
- * Cases whose bytes pass sharp's header check and reach tesseract.js, whose worker answers them today with
- * an unhandled `error` ("Error attempting to read image") that ends the whole process (the test worker, or
- * the bundle's server). The WEBP cut short and the 60000 × 60000 PNG are refused by sharp first and run
- * already; the 16000 × 16000 PNG passes sharp's pixel limit and reaches tesseract.js. These run once the image decoders are isolated in child processes on main: this list is the
- * one place that enables them.
- */
-export const needsIsolatedImageDecoders: ReadonlyArray<string> = [
-  "png crc broken",
-  "png 73 bytes",
-  "png 16000 x 16000",
-  "jpeg truncated",
-  "png cut short as image/png"
-]
-
-/** Whether a case's bytes reach the image decoders (sharp, tesseract.js): a stored image named by a source. */
-export const decodesImage = (c: BrokenCase) =>
-  c.kind === "file" && c.contentType.startsWith("image/") && c.ends.at === "source"
