@@ -206,7 +206,7 @@ const emptyPagesPdf = (pages: number) => {
  * thousandth of that as a file, so the 25 MB upload limit does not bound what a reader inflates. The
  * compressed bytes go through the latin1 text of `pdfOf` unchanged (one character per byte).
  */
-export const pdfDeflateBomb = (inflated: number) => {
+const pdfDeflateBomb = (inflated: number) => {
   const content = Buffer.alloc(inflated, 0x20)
   content.write("BT /F1 14 Tf 72 720 Td (Parcels leave every weekday) Tj ET ", "latin1")
   const stream = deflateSync(content, { level: 9 }).toString("latin1")
@@ -218,6 +218,12 @@ export const pdfDeflateBomb = (inflated: number) => {
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
   ])
 }
+
+/**
+ * The deflate bomb's case: the decoders watch memory every 200 ms of the Clock, so the in-process test, on
+ * the TestClock, reads it on its own while it moves the clock (test/knowledge/broken-files.test.ts).
+ */
+export const pdfDeflateBombCase = "pdf deflate bomb"
 
 // Audio
 
@@ -316,6 +322,8 @@ export const brokenFiles = async (options: { readonly bombBytes?: number } = {})
     file("pdf broken xref", "xref.pdf", "application/pdf", brokenXrefPdf(), indexed()),
     file("pdf encrypted", "locked.pdf", "application/pdf", encryptedPdf(), failed("unsupported_type")),
     file("pdf 3000 empty pages", "blank.pdf", "application/pdf", emptyPagesPdf(3000), failed("empty_content")),
+    // a 300 KB upload whose reading would hold 300 MB and more: over the decoders' memory limit
+    file(pdfDeflateBombCase, "bomb.pdf", "application/pdf", pdfDeflateBomb(300 * 1024 * 1024), failed("too_large")),
     // Audio (the local AI provider transcribes nothing; lengths are read from the headers first)
     file("wav broken header", "broken.wav", "audio/wav", wavBrokenHeader(), transcriptionLocal),
     file("wav says 3 hours", "long.wav", "audio/wav", wav(3 * 3600, 800), failed("audio_too_long")),
