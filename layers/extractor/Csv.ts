@@ -1,6 +1,7 @@
 /**
  * `csv_qa` content: rows of `question,answer[,category]`, parsed by csv-parse
- * (quoted fields, commas and newlines inside quotes, a BOM). A first row that
+ * (quoted fields, commas and newlines inside quotes, a BOM, CRLF, LF or CR line
+ * endings, mixed). A first row that
  * names the columns is a header and skipped. Every bad row is reported with
  * the line it starts on; one bad row refuses the whole import.
  */
@@ -35,7 +36,9 @@ export const parseCsvQa = (content: string): Either.Either<ReadonlyArray<CsvQa>,
   const errors: Array<CsvRowError> = []
   let parsed: unknown
   try {
-    parsed = parse(content, {
+    // one line ending for the whole file: csv-parse takes the first line's for every line, so a file of CRLF then
+    // LF lines (pasted together from two sources) would run rows into each other
+    parsed = parse(content.replace(/\r\n?/g, "\n"), {
       bom: true,
       info: true,
       relax_column_count: true,

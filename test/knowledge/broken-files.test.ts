@@ -6,9 +6,8 @@
  * case says: refused by the API with a readable message, or `indexed`, or
  * `failed` with its `error_code` and a readable `error`. Meanwhile `/readyz`
  * answers 200 and another workspace's list of agents within a second, and the
- * agent's next ordinary sources are indexed after the corpus. A known bug is
- * kept as a failing expectation (`it.effect.fails`): a CSV of CRLF then LF
- * lines merged into one row.
+ * agent's next ordinary sources are indexed after the corpus. A CSV of CRLF
+ * then LF lines (once merged into one row) is imported as written.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
@@ -178,9 +177,8 @@ layer(testServer({}, { ocr: Ocr.layerDecoders }), { timeout: 600_000 })("broken 
     600_000
   )
 
-  // a known bug (see `csvCrlfThenLf`): fails today, so this passes; when it is fixed, this turns red and the
-  // case joins the corpus with its right end
-  it.effect.fails("known bug: a CSV of CRLF then LF lines is imported as the rows written", () =>
+  // once a bug (see `csvCrlfThenLf`): the rows ran into each other
+  it.effect("a CSV of CRLF then LF lines is imported as the rows written", () =>
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
@@ -189,12 +187,14 @@ layer(testServer({}, { ocr: Ocr.layerDecoders }), { timeout: 600_000 })("broken 
         key: ws.secretTest,
         body: { type: "csv_qa", content: csvCrlfThenLf, title: "FAQ" }
       })
-      if (created.status === 201) {
-        const [done] = yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
-        const qa = yield* h.call("GET", `/v1/agents/${agentId}/qa?limit=100`, { key: ws.secretTest })
-        expect(done.status).toBe("indexed")
-        expect(qa.body.data.map((q: any) => q.question).sort()).toEqual(["Do you ship abroad?", "Is there a shop?"])
-      } else expect(created.status, "refused: also a right end").toBe(400)
+      expect(created.status).toBe(201)
+      const [done] = yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
+      const qa = yield* h.call("GET", `/v1/agents/${agentId}/qa?limit=100`, { key: ws.secretTest })
+      expect(done.status).toBe("indexed")
+      expect(qa.body.data.map((q: any) => [q.question, q.answer]).sort()).toEqual([
+        ["Do you ship abroad?", "Yes"],
+        ["Is there a shop?", "In Valencia"]
+      ])
     })
   )
 

@@ -339,7 +339,7 @@ export const brokenFiles = async (options: { readonly bombBytes?: number } = {})
     csv("csv over 1 MiB", `question,answer\nWhat is the long answer?,${megabyte}${"y".repeat(60_000)}\n`, refused("create", 413, "payload_too_large")),
     csv("csv byte-order mark", "\uFEFFquestion,answer\nDo you ship abroad?,Yes to every country in Europe\n", indexed(1)),
     // the first line's ending is taken for every line: the rest run together into one row of 4 fields, refused
-    csv("csv mixed line endings", "question,answer\r\nDo you ship abroad?,Yes\nIs there a shop?,In Valencia\rCan I pay by card?,Any card\r\n", refused("create", 400, "parameter_invalid")),
+    csv("csv mixed line endings", "question,answer\r\nDo you ship abroad?,Yes\nIs there a shop?,In Valencia\rCan I pay by card?,Any card\r\n", indexed(3)),
     // a page served gzipped although the fetcher asks for no encoding
     { kind: "page", name: "gzip bomb page", path: "/bomb", headers: { "content-type": "text/html", "content-encoding": "gzip" }, body: bomb, ends: failed("unsupported_type") },
     // the same bytes under each upload type
@@ -350,9 +350,9 @@ export const brokenFiles = async (options: { readonly bombBytes?: number } = {})
 }
 
 /**
- * A CSV whose first line ends CRLF and whose next lines end LF: every row is well formed, but today the
- * first line's ending is taken for all, and the LF rows merge into one (question `Do you ship abroad?`,
- * answer `Yes\nIs there a shop?`, category `In Valencia`) that is imported without a word. Its right end
- * is two Q&A as written, or a refusal; test/knowledge/broken-files.test.ts expects it to fail until fixed.
+ * A CSV whose first line ends CRLF and whose next lines end LF: every row is well formed. csv-parse takes the
+ * first line's ending for all, which merged the LF rows into one (question `Do you ship abroad?`, answer
+ * `Yes\nIs there a shop?`, category `In Valencia`), imported without a word; the service now reads every
+ * ending as a line's end, and the two rows are imported as written.
  */
 export const csvCrlfThenLf = "question,answer\r\nDo you ship abroad?,Yes\nIs there a shop?,In Valencia\r\n"
