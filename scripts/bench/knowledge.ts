@@ -446,7 +446,7 @@ const rowLabels: Record<PhaseRow, string> = {
   claim: "claim (`JobQueue.claim` of the ingestion queue, while no handler ran)",
   "handler (load source, rest)": "handler, rest (load the source row, the attempt's bookkeeping)",
   fetch: "fetch (`knowledge.fetch`)",
-  extract: "extract (`knowledge.extract`: on an extraction thread)",
+  extract: "extract (`knowledge.extract`: in a decoder process)",
   categorize: "categorize (`knowledge.categorize`)",
   qa: "Q&A (`knowledge.qa`)",
   chunk: "chunk (`knowledge.chunk`)",

@@ -2,7 +2,7 @@
  * Hostile documents, added as URL sources of one agent: malformed, empty, binary,
  * deep, wide, endless, a fake PDF. Each ends `indexed` or `failed` with an error
  * a person can read, the agent's next source is indexed after them, and while
- * the deepest page is read (on an extraction thread) another workspace's API
+ * the deepest page is read (in a decoder process) another workspace's API
  * answers as usual.
  */
 import { expect, layer } from "@effect/vitest"
