@@ -15,6 +15,7 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { StringDecoder } from "node:string_decoder"
+import * as zlib from "node:zlib"
 import { bareHostname, isLocalhostName, isPublicAddress } from "./fetcher/Addresses.js"
 
 export interface PostRequest {
@@ -61,7 +62,8 @@ export interface GetRequest {
   readonly httpsOnly?: boolean
 }
 
-export type GetFailureReason = FailureReason | "too_large" | "redirect"
+/** `encoding`: the body is encoded in a way the fetcher does not read (a `Content-Encoding` other than gzip, deflate, br). */
+export type GetFailureReason = FailureReason | "too_large" | "redirect" | "encoding"
 
 export interface GetResponse {
   readonly _tag: "Response"
@@ -397,6 +399,24 @@ const refusedBeforeConnect = (url: URL, allowPrivate: boolean): GetFailure | und
 
 type GetOutcome = GetResult | { readonly _tag: "Redirect"; readonly location: string }
 
+/** The stream that decodes a response's `Content-Encoding` (none for `identity`); "unknown" for one not read. */
+const decoderFor = (encoding: string) => {
+  switch (encoding) {
+    case "identity":
+    case "":
+      return undefined
+    case "gzip":
+    case "x-gzip":
+      return zlib.createGunzip()
+    case "deflate":
+      return zlib.createInflate()
+    case "br":
+      return zlib.createBrotliDecompress()
+    default:
+      return "unknown" as const
+  }
+}
+
 /** One GET hop: a response, a redirect to follow, or a failure; `done` is called exactly once. */
 const getHop = (
   url: URL,
@@ -407,12 +427,14 @@ const getHop = (
   let settled = false
   let req: http.ClientRequest | undefined
   let res: http.IncomingMessage | undefined
+  let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined
   const timer = setTimeout(
     () => finish({ _tag: "Failure", reason: "timeout", message: `timed out after ${request.timeoutMillis} ms` }),
     Math.max(0, deadline - performance.now())
   )
   const teardown = () => {
     clearTimeout(timer)
+    decoder?.destroy()
     res?.destroy()
     req?.destroy()
   }
@@ -431,7 +453,12 @@ const getHop = (
   const progress: Progress = { tls: isTls, connected: false, secured: false }
   try {
     req = (isTls ? https : http).get(url, {
-      headers: { "user-agent": "assistant-platform-ingest/1", accept: "text/html,text/plain,application/pdf;q=0.9,*/*;q=0.1", ...request.headers },
+      headers: {
+        "user-agent": "assistant-platform-ingest/1",
+        accept: "text/html,text/plain,application/pdf;q=0.9,*/*;q=0.1",
+        "accept-encoding": "gzip, deflate, br",
+        ...request.headers
+      },
       agent: false,
       lookup: guardedLookup(request.allowPrivate)
     })
@@ -458,16 +485,25 @@ const getHop = (
       finish({ _tag: "Failure", reason: "too_large", message: `the response is larger than ${request.maxBytes} bytes` })
     if (declared > request.maxBytes) return tooLarge()
     const contentType = (incoming.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+    const encoding = (incoming.headers["content-encoding"] ?? "identity").trim().toLowerCase()
+    const decoded = decoderFor(encoding)
+    if (decoded === "unknown") {
+      return finish({ _tag: "Failure", reason: "encoding", message: `the response is encoded as ${encoding}, which is not read` })
+    }
+    // the limit counts what the page inflates to: a few kilobytes of gzip may hold gigabytes
+    decoder = decoded
+    const body = decoder === undefined ? incoming : incoming.pipe(decoder)
     const chunks: Array<Buffer> = []
     let size = 0
-    incoming.on("data", (chunk: Buffer) => {
+    body.on("data", (chunk: Buffer) => {
       size += chunk.length
       if (size > request.maxBytes) return tooLarge()
       chunks.push(chunk)
     })
-    incoming.on("end", () =>
+    body.on("end", () =>
       finish({ _tag: "Response", status, contentType, body: new Uint8Array(Buffer.concat(chunks)), url: url.href })
     )
+    decoder?.on("error", () => finish({ _tag: "Failure", reason: "other", message: `the response's ${encoding} encoding is broken` }))
     incoming.on("error", (error) =>
       finish({ _tag: "Failure", reason: "other", message: `response body interrupted: ${messageOf(error)}` })
     )

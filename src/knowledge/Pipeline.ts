@@ -112,6 +112,8 @@ const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "
         return Either.left(permanent("url_not_allowed", `refused: ${result.message}`))
       case "too_large":
         return Either.left(permanent("too_large", result.message))
+      case "encoding":
+        return Either.left(permanent("unsupported_type", result.message))
       case "timeout":
         return Either.left(transient("timeout", result.message))
       case "redirect":

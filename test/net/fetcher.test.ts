@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import * as zlib from "node:zlib"
 import { vi } from "vitest"
 import * as Fetcher from "../../layers/Fetcher.js"
 import { eventually } from "../support/eventually.js"
@@ -239,6 +240,38 @@ describe("Fetcher.layerNode", () => {
     Effect.gen(function* () {
       expectFailure(yield* post("not a url"), "other")
       expectFailure(yield* post("ftp://127.0.0.1/"), "other")
+    })
+  )
+
+  it.scopedLive("GET: gzip, deflate and br bodies are decoded; the limit counts what they inflate to; a broken or unknown encoding fails", () =>
+    Effect.gen(function* () {
+      const page = Buffer.from(`<html><body>${"<p>Refunds within thirty days.</p>".repeat(50)}</body></html>`)
+      // 200 MB of spaces as a few hundred kilobytes of gzip
+      const bomb = zlib.gzipSync(Buffer.alloc(200 * 1024 * 1024, 32), { level: 9 })
+      const encoded: Record<string, readonly [string, Buffer]> = {
+        "/gzip": ["gzip", zlib.gzipSync(page)],
+        "/deflate": ["deflate", zlib.deflateSync(page)],
+        "/br": ["br", zlib.brotliCompressSync(page)],
+        "/bomb": ["gzip", bomb],
+        "/broken": ["gzip", zlib.gzipSync(page).subarray(0, 40)],
+        "/unknown": ["zstd", page]
+      }
+      const server = yield* serve((req, res) => {
+        const [encoding, body] = encoded[req.url ?? ""] ?? ["identity", page]
+        res.writeHead(200, { "content-type": "text/html", "content-encoding": encoding }).end(body)
+      })
+      const get = (path: string) =>
+        Effect.flatMap(Fetcher.Fetcher, (f) =>
+          f.get({ url: `${server.origin}${path}`, timeoutMillis: 10_000, maxBytes: 1024 * 1024, allowPrivate: true })
+        ).pipe(Effect.provide(Fetcher.layerNode))
+      for (const path of ["/gzip", "/deflate", "/br", "/plain"]) {
+        const result = yield* get(path)
+        expect(result._tag === "Response" && Buffer.from(result.body).equals(page), `${path}: ${JSON.stringify(result).slice(0, 200)}`).toBe(true)
+      }
+      expect(server.seen[0]?.headers["accept-encoding"]).toBe("gzip, deflate, br")
+      expect(yield* get("/bomb")).toMatchObject({ _tag: "Failure", reason: "too_large", message: "the response is larger than 1048576 bytes" })
+      expect(yield* get("/broken")).toMatchObject({ _tag: "Failure", reason: "other", message: "the response's gzip encoding is broken" })
+      expect(yield* get("/unknown")).toMatchObject({ _tag: "Failure", reason: "encoding", message: "the response is encoded as zstd, which is not read" })
     })
   )
 
