@@ -7,7 +7,7 @@
  * second throughout, and the agent's next ordinary source is indexed after them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BrokenCase, brokenFiles, type End } from "../support/brokenFiles.js"
+import { type BrokenCase, brokenFiles, type End, expectEnds } from "../support/brokenFiles.js"
 import {
   bootstrapWorkspace,
   call,
@@ -133,23 +133,7 @@ describe(`broken files through the bundle (${databaseName})`, () => {
         { label: "the corpus and the next source settled", tries: 1200, intervalMs: 200, timeoutMs: 240_000 }
       )
       const byId = new Map(listed.map((s) => [s.id as string, s]))
-      const observed = submitted.map((s): End => {
-        if (typeof s !== "string") return s
-        const source = byId.get(s)
-        return { at: "source", status: source.status, code: source.error_code }
-      })
-      const withoutQa = (e: End) => ({ at: e.at, status: e.status, code: e.code })
-      expect(corpus.map((c, i) => [c.name, observed[i]])).toEqual(corpus.map((c) => [c.name, withoutQa(c.ends)]))
-      corpus.forEach((c, i) => {
-        const id = submitted[i]
-        if (typeof id !== "string") return
-        const source = byId.get(id)
-        if (source.status === "failed") {
-          expect(source.error, c.name).toMatch(/^[^\n]{10,300}$/)
-          expect(source.error, c.name).not.toMatch(/\s+at\s+\S+\s+\(|\w*Error:/)
-        }
-        if (c.ends.at === "source" && c.ends.status === "indexed" && c.ends.qa !== undefined) expect(source.qa_count, c.name).toBe(c.ends.qa)
-      })
+      expectEnds(corpus, submitted, byId)
       expect(byId.get(next), JSON.stringify(byId.get(next))).toMatchObject({ status: "indexed", error: null })
       // settled after every corpus source (the service's clock is real here)
       const last = Math.max(...ids.slice(0, -1).map((id) => Date.parse(byId.get(id).updated_at)))

@@ -16,7 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import * as TestServices from "effect/TestServices"
 import * as Ocr from "../../layers/Ocr.js"
-import { type BrokenCase, brokenFiles, csvCrlfThenLf, type End, pdfDeflateBombCase } from "../support/brokenFiles.js"
+import { type BrokenCase, brokenFiles, csvCrlfThenLf, type End, expectEnds, pdfDeflateBombCase } from "../support/brokenFiles.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { eventually } from "../support/eventually.js"
 import { createAgent, html, page, serveSite, source, waitSettled } from "./support.js"
@@ -140,25 +140,7 @@ layer(testServer({}, { ocr: Ocr.layerDecoders }), { timeout: 600_000 })("broken 
       yield* Fiber.join(watcher)
 
       const byId = new Map(settled.map((s: any) => [s.id as string, s]))
-      const observed = submitted.map((s): End => {
-        if (typeof s !== "string") return s
-        const source = byId.get(s)
-        return { at: "source", status: source.status, code: source.error_code }
-      })
-      const withoutQa = (e: End) => ({ at: e.at, status: e.status, code: e.code })
-      expect(corpus.map((c, i) => [c.name, observed[i]])).toEqual(corpus.map((c) => [c.name, withoutQa(c.ends)]))
-
-      corpus.forEach((c, i) => {
-        const id = submitted[i]
-        if (typeof id !== "string") return
-        const source = byId.get(id)
-        if (source.status === "failed") {
-          // one readable line: no stack, no internals
-          expect(source.error, c.name).toMatch(/^[^\n]{10,300}$/)
-          expect(source.error, c.name).not.toMatch(/\s+at\s+\S+\s+\(|\w*Error:/)
-        } else expect(source.error, c.name).toBeNull()
-        if (c.ends.at === "source" && c.ends.status === "indexed" && c.ends.qa !== undefined) expect(source.qa_count, c.name).toBe(c.ends.qa)
-      })
+      expectEnds(corpus, submitted, byId)
       for (const id of next) expect(byId.get(id), JSON.stringify(byId.get(id))).toMatchObject({ status: "indexed", error: null })
       // the sources' end events in the order they were written: the next sources' come after every corpus source's
       const ends = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>

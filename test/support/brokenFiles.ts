@@ -16,6 +16,7 @@ import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { createGzip, deflateSync } from "node:zlib"
 import sharp from "sharp"
+import { expect } from "vitest"
 import { FileContentTypes, type FileContentType } from "../../schema/Files.js"
 import type { SourceErrorCode } from "../../schema/Knowledge.js"
 import { m4a, mp3Xing, oggVorbis, wav } from "../training/audioBytes.js"
@@ -347,6 +348,35 @@ export const brokenFiles = async (options: { readonly bombBytes?: number } = {})
     ...underEveryType("wav", wav(1), { "audio/wav": transcriptionLocal }),
     ...underEveryType("png cut short", cut(png, 0.6), { "image/png": failed("ocr_failed") })
   ]
+}
+
+/**
+ * Checks each case ended as it says: `submitted[i]` is the source id of `corpus[i]` (or the refusal the API
+ * answered), `sources` the agent's sources as the API lists them. A failed source's error is one readable
+ * line: no stack, no internals.
+ */
+export const expectEnds = (
+  corpus: ReadonlyArray<BrokenCase>,
+  submitted: ReadonlyArray<string | End>,
+  sources: ReadonlyMap<string, any>
+) => {
+  const observed = submitted.map((s): End => {
+    if (typeof s !== "string") return s
+    const source = sources.get(s)
+    return { at: "source", status: source.status, code: source.error_code }
+  })
+  const withoutQa = (e: End) => ({ at: e.at, status: e.status, code: e.code })
+  expect(corpus.map((c, i) => [c.name, observed[i]])).toEqual(corpus.map((c) => [c.name, withoutQa(c.ends)]))
+  corpus.forEach((c, i) => {
+    const id = submitted[i]
+    if (typeof id !== "string") return
+    const source = sources.get(id)
+    if (source.status === "failed") {
+      expect(source.error, c.name).toMatch(/^[^\n]{10,300}$/)
+      expect(source.error, c.name).not.toMatch(/\s+at\s+\S+\s+\(|\w*Error:/)
+    } else expect(source.error, c.name).toBeNull()
+    if (c.ends.at === "source" && c.ends.status === "indexed" && c.ends.qa !== undefined) expect(source.qa_count, c.name).toBe(c.ends.qa)
+  })
 }
 
 /**
