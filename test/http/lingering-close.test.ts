@@ -57,6 +57,11 @@ layer(testServer())("lingering close after a 413", (it) => {
         outcomes.push(error === undefined && /^HTTP\/1\.1 413 /.test(text) && text.includes(`"code":"payload_too_large"`) ? "413" : `${error ?? "no 413"}: ${text.slice(0, 40)}`)
       }
       expect(outcomes).toEqual(Array(20).fill("413"))
+      // kept alive, the same: the answer, the rest dropped, then the close (the connection is mid-body otherwise)
+      const kept = yield* Effect.promise(() => sendThenRead(h.url, head.replace("Connection: close", "Connection: keep-alive"), body))
+      expect(kept.error).toBeUndefined()
+      expect(kept.text).toMatch(/^HTTP\/1\.1 413 /)
+      expect(kept.text).toMatch(/^connection: close\r$/im)
     })
   )
 
