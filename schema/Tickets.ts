@@ -9,7 +9,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
+import { Authentication, type KeyKind, RequiredScope, WidgetScope } from "./Auth.js"
 import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import {
   ApiError,
@@ -46,6 +46,27 @@ export const TicketPriorities: ReadonlyArray<TicketPriority> = TicketPriority.li
 export const TicketOrigin = Schema.Literal("api", "widget_button", "ai_escalation", "form")
 export type TicketOrigin = typeof TicketOrigin.Type
 export const TicketOrigins: ReadonlyArray<TicketOrigin> = TicketOrigin.literals
+
+/**
+ * The origins each kind of key may create, the first its default: the rule the server enforces, which every
+ * description of it below is written from. SPEC.md ties origins to scopes: `write:tickets` (secret keys) to
+ * `api`, `widget:tickets` (widget keys) to the widget's two; `form` belongs to form submissions (a forms key
+ * never reaches `POST /v1/tickets`). So the origin always says which surface a ticket came through.
+ */
+export const originsByKeyKind: Readonly<Record<KeyKind, readonly [TicketOrigin, ...Array<TicketOrigin>]>> = {
+  secret: ["api"],
+  widget: ["widget_button", "ai_escalation"],
+  forms: ["form"]
+}
+
+/** `a`, `a` or `b`: the origins of a key kind as the descriptions name them. */
+const originsOf = (kind: KeyKind) => originsByKeyKind[kind].map((origin) => `\`${origin}\``).join(" or ")
+
+/** The rule in one sentence, as the descriptions give it. */
+const whoCreatesWhich =
+  `Secret keys create origin ${originsOf("secret")} only; widget keys create ${originsOf("widget")} (the first by ` +
+  "default); `form` comes only from form submissions. Any other origin is `403 key_scope_mismatch` " +
+  "(`param: \"origin\"`)."
 
 export const AuthorType = Schema.Literal("visitor", "member")
 export type AuthorType = typeof AuthorType.Type
@@ -155,8 +176,7 @@ export const CreateTicket = StrictStruct({
   subject: Subject,
   body: Schema.optional(Body).annotations({ description: "First message of the thread, from the visitor" }),
   origin: Schema.optional(TicketOrigin).annotations({
-    description:
-      "Secret keys (`write:tickets`): `api` (the default and only one). Widget keys (`widget:tickets`): `widget_button` (default), `ai_escalation`. `form` is set only by form submissions. Another origin for the key: `403 key_scope_mismatch` (`param` `origin`)."
+    description: whoCreatesWhich
   }),
   visitor_name: Schema.optional(Schema.NullOr(VisitorName)),
   visitor_email: Schema.optional(Schema.NullOr(VisitorEmail)),
@@ -257,11 +277,10 @@ const ticketsReference = [
   "`resolved`, `reopened`, `message_added`, `assigned`, `erased`), `from`, `to`, `actor` `{type, id}`, `created_at`.",
   "",
   "**Who may create what.** The `agent_id` must be an agent of the key's environment (else `404 resource_missing`,",
-  "`param: \"agent_id\"`). Secret keys create origin `api` by default and may also set `widget_button` or",
-  "`ai_escalation` (an integration relaying the widget); widget keys create `widget_button` by default or",
-  "`ai_escalation`. Any other origin is `403 key_scope_mismatch` (`param: \"origin\"`): `api` from a widget key, and",
-  "`form` from every key — form tickets come only from form submissions. The first message, when given, is",
-  "always the visitor's.",
+  "`param: \"agent_id\"`).",
+  whoCreatesWhich,
+  "The origin thus always says which surface a ticket came through: an integration relaying its widget's",
+  "visitors creates their tickets with a widget key. The first message, when given, is always the visitor's.",
   "",
   "**Actors.** A change made with a secret key is by actor `api` (id = the key id), or by `member` (id = the value)",
   "when the request carries `Service-Member-Id: <member UID>`; with a widget key it is by the `visitor`.",
@@ -298,9 +317,8 @@ const ticketsReference = [
   "- Tickets: `GET /v1/tickets/{public_id}/messages` lists oldest first (a thread is read in order); every other",
   "  list is newest first. `reopen` on a ticket that is not resolved, and `resolve` on a resolved one, answer",
   "  `200` with the ticket unchanged. `DELETE` of a ticket is an erasure, not a removal, and returns the ticket.",
-  "  Secret keys create tickets of origin `api` only, widget keys `widget_button` and `ai_escalation` (another",
-  "  origin: `403 key_scope_mismatch`, `param` `origin`); nobody creates `form` through the API. `PATCH` also",
-  "  accepts `priority`."
+  "  Origins follow the key's kind (above); nobody creates `form` through the API. `PATCH` also accepts",
+  "  `priority`."
 ].join("\n")
 
 export class TicketsGroup extends HttpApiGroup.make("tickets")

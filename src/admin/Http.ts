@@ -2,7 +2,8 @@
  * The admin RPC (`AdminRpcs`) at `POST /admin/rpc`. JSON serialization: the
  * edge accepts only JSON bodies, and the HTTP client protocol reads one JSON
  * array per request. The edge skips API-key auth and rate limits under
- * `/admin/`; `AdminAuth` checks the bearer ADMIN_TOKEN instead.
+ * `/admin/`; `AdminAuth` checks the bearer ADMIN_TOKEN instead. A body that is not
+ * one RPC request is refused before the RPC sees it (`Frame.ts`).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type { Headers } from "@effect/platform/Headers"
@@ -20,6 +21,7 @@ import { ApiKeys, scopesFor } from "../auth/ApiKeys.js"
 import { AppConfig } from "../Config.js"
 import { Workspaces } from "../workspaces/Workspaces.js"
 import { resolveAdminToken } from "./AdminToken.js"
+import { checkFrame } from "./Frame.js"
 import { traced } from "../Performance.js"
 
 const digest = (s: string) => createHash("sha256").update(s).digest()
@@ -119,5 +121,5 @@ const AdminHandlers = AdminRpcs.toLayer(
 
 /** Mounted on the API router; the RPC server lives as long as this layer. */
 export const AdminRoutes = HttpApiBuilder.Router.use((router) =>
-  Effect.flatMap(RpcServer.toHttpApp(AdminRpcs), (app) => router.post("/admin/rpc", app))
+  Effect.flatMap(RpcServer.toHttpApp(AdminRpcs), (app) => router.post("/admin/rpc", Effect.zipRight(checkFrame, app)))
 ).pipe(Layer.provide([AdminHandlers, AdminAuthLive, RpcSerialization.layerJson]))

@@ -2,8 +2,11 @@
  * `GET /demo/forms/{form_id}?key=pk_test_…`: a page of the service that shows a
  * sandbox form through the real `<service-form>` component, with a log of its
  * events, so a person sees it working in one click. Only sandbox forms: the key
- * must be a `pk_test_` forms key of the form's workspace; anything else gets an
- * error page. Every value placed in the HTML is escaped.
+ * must be a `pk_test_` forms key of the form's workspace. A refusal is content-
+ * negotiated: a browser navigating here (`Accept` with `text/html`) gets an error
+ * page that says what to fix, anyone else (an API client, curl, a fuzzer) the
+ * error envelope, like every other refusal of the service. Every value placed in
+ * the HTML is escaped.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpRouter from "@effect/platform/HttpRouter"
@@ -12,6 +15,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { MissingAuthorization, ResourceMissing } from "../../schema/Errors.js"
 import { FormId } from "../../schema/Forms.js"
 import { elementPath } from "./ElementBundle.js"
 import { FormSubmissions } from "./Submit.js"
@@ -41,7 +45,20 @@ const htmlResponse = (html: string, status = 200) =>
   HttpServerResponse.text(html, { status, contentType: "text/html; charset=utf-8", headers })
 
 const errorPage = (status: number, message: string) =>
-  htmlResponse(page("Form demo", `<h1>Form demo unavailable</h1><p>${escapeHtml(message)}</p>`), status)
+  HttpServerResponse.setHeader(
+    htmlResponse(page("Form demo", `<h1>Form demo unavailable</h1><p>${escapeHtml(message)}</p>`), status),
+    "vary",
+    "Accept"
+  )
+
+/** The refusal as the caller asked for it: the page for a browser, else the failure the edge renders as the envelope. */
+const refuse = (request: HttpServerRequest.HttpServerRequest, failure: MissingAuthorization | ResourceMissing) =>
+  /\btext\/html\b/i.test(request.headers["accept"] ?? "")
+    ? Effect.succeed(errorPage(failure instanceof MissingAuthorization ? MissingAuthorization.status : ResourceMissing.status, failure.message))
+    : Effect.fail(failure)
+
+const notFound = (request: HttpServerRequest.HttpServerRequest, message: string) =>
+  refuse(request, new ResourceMissing({ message }))
 
 const demoPage = (formId: string, key: string, originNote: string | undefined) =>
   htmlResponse(
@@ -76,13 +93,16 @@ export const DemoRoutes = HttpApiBuilder.Router.use((router) =>
         const { params } = yield* HttpRouter.RouteContext
         const request = yield* HttpServerRequest.HttpServerRequest
         const formId = decodeFormId(params["form_id"])
-        if (Option.isNone(formId)) return errorPage(404, "There is no form with this id.")
+        if (Option.isNone(formId)) return yield* notFound(request, "There is no form with this id.")
         const key = new URL(request.url, "http://demo").searchParams.get("key")?.trim() ?? ""
         if (key === "") {
-          return errorPage(401, "Add the form's sandbox key to the address: ?key=pk_test_…")
+          return yield* refuse(
+            request,
+            new MissingAuthorization({ message: "Add the form's sandbox key to the address: ?key=pk_test_…", param: "key" })
+          )
         }
         if (!key.startsWith("pk_test_")) {
-          return errorPage(404, "The demo page shows sandbox forms only: use a pk_test_ forms key.")
+          return yield* notFound(request, "The demo page shows sandbox forms only: use a pk_test_ forms key.")
         }
         const ip = Option.getOrElse(request.remoteAddress, () => "unknown")
         const found = yield* submissions.config({ formId: formId.value, key, origin: undefined, ip }).pipe(
@@ -95,7 +115,7 @@ export const DemoRoutes = HttpApiBuilder.Router.use((router) =>
           })
         )
         if (Option.isNone(found) || found.value.livemode) {
-          return errorPage(404, "No sandbox form with this id for this key (a pk_test_ forms key of the form's workspace).")
+          return yield* notFound(request, "No sandbox form with this id for this key (a pk_test_ forms key of the form's workspace).")
         }
         // a same-origin POST still carries `Origin`: say so when the form would refuse it
         const host = request.headers["host"]

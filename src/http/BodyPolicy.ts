@@ -7,16 +7,14 @@
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { ParameterInvalid, PayloadTooLarge, UnsupportedMediaType } from "../../schema/Errors.js"
 import type { Answer, EdgeRequest } from "./EdgeRequest.js"
-import { bodyLeftUnread, maxBodyBytes, parseJsonBody, readBody } from "./InputPolicy.js"
+import { maxBodyBytes, parseJsonBody, readBody } from "./InputPolicy.js"
 
 /** The step after the body's: the request with its body read (an empty one for a body the API reads itself). */
 export type WithBody = (incoming: EdgeRequest, body: string, next: Answer) => Answer
@@ -53,40 +51,32 @@ const withCheckedBody = (
   })
 }
 
-/** The body read, checked as JSON and handed on; a read stopped before the end closes the connection after the `413`. */
+/** The body read, checked as JSON and handed on (the rest of a body over the limit is the edge's to drop). */
 const readJson = (incoming: EdgeRequest, app: HttpApp.Default, then: WithBody): Answer => {
   const { request, route } = incoming
   const source = NodeHttpServerRequest.toIncomingMessage(request)
-  return Effect.matchEffect(readBody(source), {
-    onFailure: (tooLarge) => {
-      const close = bodyLeftUnread(source)
-      return Effect.map(incoming.render(Cause.fail(tooLarge)), (response) =>
-        close ? HttpServerResponse.setHeader(response, "connection", "close") : response
-      )
-    },
-    onSuccess: (text) => {
-      if (text !== "" && !isJson(request.headers["content-type"])) {
-        return Effect.fail(
-          new UnsupportedMediaType({
-            message: "Send the body as JSON with `Content-Type: application/json` (or a `+json` type)",
-            param: "Content-Type"
-          })
-        )
-      }
-      const parsed = parseJsonBody(text)
-      if (Either.isLeft(parsed)) return Effect.fail(parsed.left)
-      const value = parsed.right
-      if (route.endpoint?.bodiless && value !== undefined && !isEmptyObject(value)) {
-        return Effect.fail(
-          new ParameterInvalid({ message: "This endpoint takes no body: send none, or `{}`", param: "body" })
-        )
-      }
-      return then(
-        incoming,
-        text,
-        Effect.provideService(app, HttpServerRequest.HttpServerRequest, withCheckedBody(request, text, value))
+  return Effect.flatMap(readBody(source), (text) => {
+    if (text !== "" && !isJson(request.headers["content-type"])) {
+      return Effect.fail(
+        new UnsupportedMediaType({
+          message: "Send the body as JSON with `Content-Type: application/json` (or a `+json` type)",
+          param: "Content-Type"
+        })
       )
     }
+    const parsed = parseJsonBody(text)
+    if (Either.isLeft(parsed)) return Effect.fail(parsed.left)
+    const value = parsed.right
+    if (route.endpoint?.bodiless && value !== undefined && !isEmptyObject(value)) {
+      return Effect.fail(
+        new ParameterInvalid({ message: "This endpoint takes no body: send none, or `{}`", param: "body" })
+      )
+    }
+    return then(
+      incoming,
+      text,
+      Effect.provideService(app, HttpServerRequest.HttpServerRequest, withCheckedBody(request, text, value))
+    )
   })
 }
 

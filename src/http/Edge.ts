@@ -5,7 +5,7 @@
  * CORS (`Cors.ts`), the rate limit (`RateLimit.ts`), the input policy on the path and query
  * (`InputPolicy.ts`), the body policy (`BodyPolicy.ts`), `Idempotency-Key` on POSTs (`Idempotency.ts`) and
  * the API. Every failure is rendered into the error envelope; the answer gets `Request-Id`, and the request
- * is logged and counted.
+ * is logged and counted. A refusal sent before the request's body has all arrived closes gently (`Linger.ts`).
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -30,6 +30,7 @@ import { CurrentRequestId } from "./Envelope.js"
 import { errorResponse } from "./ErrorResponse.js"
 import { fromCause } from "./Failures.js"
 import { makeIdempotency } from "./Idempotency.js"
+import { closeGently } from "./Linger.js"
 import { checkPathAndQuery } from "./InputPolicy.js"
 import { makeRateLimit } from "./RateLimit.js"
 import { type RouteMatch, routeTable } from "./Routes.js"
@@ -115,7 +116,7 @@ export const makeEdge = Effect.gen(function* () {
         fiberValue(afterCommit.fiberRef, afterCommit.hooks)
       )
       if (resolved !== undefined && Exit.isFailure(resolved)) {
-        return HttpServerResponse.setHeader(yield* render(resolved.cause), "request-id", requestId)
+        return closeGently(request, HttpServerResponse.setHeader(yield* render(resolved.cause), "request-id", requestId))
       }
 
       const incoming: EdgeRequest = {
@@ -139,7 +140,7 @@ export const makeEdge = Effect.gen(function* () {
         requestId
       )
       yield* logged(incoming, response, startNanos)
-      return response
+      return closeGently(request, response)
     })
 })
 

@@ -24,13 +24,9 @@ export const maxDepth = 32
 /** Longer path segments cannot be an id or a route of ours. */
 export const maxSegmentLength = 100
 /**
- * After the limit is crossed the rest of the body is read and discarded up to
- * this much, so the client is listening when the `413` goes out; beyond it the
- * connection is closed after the answer.
+ * The body as text, counted while streaming (chunked or not); `413` as soon as it passes `maxBytes`, the rest
+ * left unread (the edge answers, then drops it: `Linger.ts`).
  */
-const drainBytes = 32 * 1024 * 1024
-
-/** The body as text, counted while streaming (chunked or not); `413` past `maxBytes`. */
 export const readBody = (source: IncomingMessage, maxBytes: number = maxBodyBytes): Effect.Effect<string, PayloadTooLarge> =>
   Effect.async<string, PayloadTooLarge>((resume) => {
     const chunks: Array<Buffer> = []
@@ -49,8 +45,7 @@ export const readBody = (source: IncomingMessage, maxBytes: number = maxBodyByte
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size <= maxBytes) chunks.push(chunk)
-      else if (size > maxBytes + drainBytes) {
-        // keep the rest unread; the answer closes the connection
+      else {
         source.pause()
         finish(Effect.fail(tooLarge()))
       }
@@ -64,9 +59,6 @@ export const readBody = (source: IncomingMessage, maxBytes: number = maxBodyByte
     if (source.readableEnded) onEnd()
     return Effect.sync(() => finish(Effect.succeed("")))
   })
-
-/** Whether the read stopped before the end of the body (the socket must then be closed). */
-export const bodyLeftUnread = (source: IncomingMessage) => !source.readableEnded
 
 const excerpt = (text: string, length = 40) =>
   text.length <= length ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, length))}…`

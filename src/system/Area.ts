@@ -4,7 +4,8 @@ import * as Layer from "effect/Layer"
 import { Database } from "../../layers/Database.js"
 import { Lifecycle } from "../../layers/Lifecycle.js"
 import { isolate } from "../Performance.js"
-import { DocsRoutes, SystemHttp } from "./Http.js"
+import { DocsRoutes } from "./Docs.js"
+import { SystemHttp } from "./Http.js"
 import { MetricsRoutes } from "./Metrics.js"
 
 /** Built with only the services its handlers use (see `Performance.ts`). */

@@ -2,7 +2,7 @@
 import * as Option from "effect/Option"
 import type { CallerShape, Plan } from "../../schema/Auth.js"
 import { ResourceMissing } from "../../schema/Errors.js"
-import type { Actor, TicketOrigin, TicketPublicId } from "../../schema/Tickets.js"
+import type { Actor, TicketPublicId } from "../../schema/Tickets.js"
 
 /** Tickets a workspace may create per calendar month (UTC) and environment; null: no cap. */
 export const monthlyTicketCap: Record<Plan, number | null> = { free: 20, starter: 200, pro: null, enterprise: null }
@@ -11,19 +11,6 @@ export const monthlyTicketCap: Record<Plan, number | null> = { free: 20, starter
 export interface Acting {
   readonly caller: CallerShape
   readonly memberId: Option.Option<string>
-}
-
-/**
- * Origins each key kind may create, as SPEC.md ties them to scopes: `write:tickets`
- * (secret keys) to `api`, `widget:tickets` (widget keys) to `widget_button` and
- * `ai_escalation`; `form` belongs to form submissions. A forms key never reaches
- * `POST /v1/tickets` (authentication refuses it there): only the forms area's
- * submit pipeline creates tickets with one.
- */
-export const originsFor: Record<CallerShape["keyKind"], ReadonlyArray<TicketOrigin>> = {
-  secret: ["api"],
-  widget: ["widget_button", "ai_escalation"],
-  forms: ["form"]
 }
 
 export const missingTicket = (id: TicketPublicId) =>

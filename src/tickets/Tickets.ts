@@ -11,6 +11,7 @@ import { KeyScopeMismatch, LimitReached, ResourceMissing } from "../../schema/Er
 import type { Tenant } from "../../schema/Tenant.js"
 import {
   type CreateTicket,
+  originsByKeyKind,
   type ThreadItem,
   type TicketListParams,
   type TicketMessage,
@@ -27,7 +28,7 @@ import { Emails } from "../email/Emails.js"
 import { Outbox } from "../events/Outbox.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
-import { type Acting, actorOf, missingTicket as missing, monthlyTicketCap, monthOf, originsFor, systemActor as system } from "./Rules.js"
+import { type Acting, actorOf, missingTicket as missing, monthlyTicketCap, monthOf, systemActor as system } from "./Rules.js"
 import { stateOf, TicketThread } from "./Thread.js"
 import { type TicketFilters, type TicketRow, TicketsRepo, toEvent, toMessage, toTicket } from "./TicketsRepo.js"
 import { traced } from "../Performance.js"
@@ -54,8 +55,8 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
 
     const create = traced("Tickets.create")(function* (acting: Acting, input: CreateTicket) {
       const tenant: Tenant = acting.caller
-      const origin = input.origin ?? (acting.caller.keyKind === "widget" ? "widget_button" : "api")
-      if (!originsFor[acting.caller.keyKind].includes(origin)) {
+      const origin = input.origin ?? originsByKeyKind[acting.caller.keyKind][0]
+      if (!originsByKeyKind[acting.caller.keyKind].includes(origin)) {
         return yield* new KeyScopeMismatch({
           message:
             origin === "form"

@@ -174,6 +174,41 @@ layer(testServer({ adminToken: Option.some(Redacted.make(adminToken)) }), {
       expect(JSON.stringify(reply.body)).toContain("unauthorized")
     }))
 
+  it.effect("a body that is not one RPC request is 400 parameter_invalid in the envelope, naming the field; a bad payload is the RPC's typed failure", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const headers = { authorization: `Bearer ${adminToken}` }
+      const frame = { _tag: "Request", id: "1", tag: "ListWorkspaces", payload: {}, headers: [] }
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [{}, "_tag"],
+        [[], "body"],
+        ["{not json", "body"],
+        [{ ...frame, tag: "DropTables" }, "tag"],
+        [{ ...frame, id: 1 }, "id"],
+        [{ ...frame, headers: undefined }, "headers"]
+      ]
+      for (const [body, param] of cases) {
+        const reply = yield* h.call("POST", "/admin/rpc", { body, headers })
+        expect(reply.status, JSON.stringify(body)).toBe(400)
+        expect(reply.body.error, JSON.stringify(body)).toMatchObject({
+          type: "invalid_request",
+          code: "parameter_invalid",
+          param,
+          doc_url: expect.stringContaining("#parameter_invalid")
+        })
+        expect(reply.body.error.message).toContain("ListWorkspaces")
+        expect(reply.body.meta.request_id).toMatch(/^req_/)
+      }
+      // a request of the protocol with a payload its procedure's schema refuses: the RPC's answer, not a defect
+      const bad = yield* h.call("POST", "/admin/rpc", { body: { ...frame, tag: "CreateWorkspace", payload: { name: 1 } }, headers })
+      expect(bad.status).toBe(200)
+      expect(JSON.stringify(bad.body)).not.toContain("Defect")
+      // and a good one still works
+      const listed = yield* h.call("POST", "/admin/rpc", { body: frame, headers })
+      expect(listed.status).toBe(200)
+      expect(listed.body).toMatchObject([{ _tag: "Exit", exit: { _tag: "Success" } }])
+    }))
+
   describe("the CLI as a child process", () => {
     it.effect("keys create --json prints the created key", () =>
       Effect.gen(function* () {

@@ -1,6 +1,7 @@
 import { expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
 import { ErrorCatalog } from "../../schema/Errors.js"
+import { originsByKeyKind } from "../../schema/Tickets.js"
 
 // doc_url points at these rows: the README must list every code with its status and type
 it("the README's error table lists every code of the catalog", () => {
@@ -61,4 +62,14 @@ it("the README's links name files of the repository, its npm scripts exist, and 
   for (const [, name] of readme.matchAll(/npm run (?:-s )?([\w-]+)/g)) expect(scripts, name).toContain(name)
   expect(readme).toContain("/docs")
   expect(readme).toContain("GET /v1/openapi.json")
+})
+
+// the server's rule (schema/Tickets.ts originsByKeyKind, enforced in src/tickets), as the Decisions list words it
+it("the README's ticket decision gives each kind of key exactly the origins the server lets it create", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+  const line = readme.slice(readme.indexOf("- Tickets: secret keys create"), readme.indexOf("\n- ", readme.indexOf("- Tickets: secret keys create") + 1))
+  const named = (origins: ReadonlyArray<string>) => origins.map((o) => `\`${o}\``)
+  expect(line).toContain(`secret keys create origin ${named(originsByKeyKind.secret).join(", ")} only`)
+  expect(line).toContain(`widget keys ${named(originsByKeyKind.widget).join(" (default) or ")}`)
+  expect(line).not.toMatch(/relay|may also/)
 })

@@ -50,13 +50,14 @@ layer(testServer())("form component serving", (it) => {
     })
   )
 
-  it.effect("the demo page: only a sandbox forms key of the form's workspace, everything escaped", () =>
+  it.effect("the demo page: only a sandbox forms key of the form's workspace, everything escaped; refusals as a page for a browser, else in the envelope", () =>
     Effect.gen(function* () {
       const h = yield* Harness
       const ws = yield* h.seed()
       const other = yield* h.seed()
       const { formId } = yield* withForm(h, ws)
-      const demo = (query: string) => h.call("GET", `/demo/forms/${formId}${query}`)
+      const browser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" }
+      const demo = (query: string, headers: Record<string, string> = browser) => h.call("GET", `/demo/forms/${formId}${query}`, { headers })
 
       const ok = yield* demo(`?key=${ws.formsTest}`)
       expect(ok.status).toBe(200)
@@ -69,15 +70,37 @@ layer(testServer())("form component serving", (it) => {
 
       const noKey = yield* demo("")
       expect(noKey.status).toBe(401)
+      expect(noKey.headers.get("content-type")).toBe("text/html; charset=utf-8")
+      expect(noKey.headers.get("vary")).toBe("Accept")
       expect(noKey.text).toContain("?key=pk_test_")
       const live = yield* ws.key({ kind: "forms", environment: "live" })
-      for (const key of [live.secret, ws.secretTest, ws.widgetTest, other.formsTest, "pk_test_unknown", "<script>"]) {
+      const refusedKeys = [live.secret, ws.secretTest, ws.widgetTest, other.formsTest, "pk_test_unknown", "<script>"]
+      for (const key of refusedKeys) {
         const refused = yield* demo(`?key=${encodeURIComponent(key)}`)
         expect(refused.status, key).toBe(404)
         expect(refused.text).not.toContain("<service-form")
         expect(refused.text).not.toContain("<script>")
       }
-      const badId = yield* h.call("GET", `/demo/forms/${encodeURIComponent('frm_"><script>')}?key=${ws.formsTest}`)
+
+      // anyone but a browser (no Accept, */*, JSON) gets the error envelope with the same status
+      for (const headers of [{}, { accept: "*/*" }, { accept: "application/json" }] as ReadonlyArray<Record<string, string>>) {
+        const bare = yield* demo("", headers)
+        expect(bare.status).toBe(401)
+        expect(bare.headers.get("content-type")).toBe("application/json")
+        expect(bare.body).toMatchObject({
+          error: { type: "authentication_error", code: "missing_authorization", param: "key", message: expect.stringContaining("?key=pk_test_") },
+          meta: { request_id: expect.stringMatching(/^req_/) }
+        })
+        for (const key of refusedKeys) {
+          const refused = yield* demo(`?key=${encodeURIComponent(key)}`, headers)
+          expect(refused.status, key).toBe(404)
+          expect(refused.body.error, key).toMatchObject({ type: "invalid_request", code: "resource_missing" })
+        }
+        const badId = yield* h.call("GET", `/demo/forms/frm_%22%3E%3Cscript%3E?key=${ws.formsTest}`, { headers })
+        expect(badId.status).toBe(404)
+        expect(badId.body.error.code).toBe("resource_missing")
+      }
+      const badId = yield* h.call("GET", `/demo/forms/${encodeURIComponent('frm_"><script>')}?key=${ws.formsTest}`, { headers: browser })
       expect(badId.status).toBe(404)
       expect(badId.text).not.toContain("<script>")
     })
