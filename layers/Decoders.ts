@@ -116,6 +116,7 @@ const entryOf = (given: URL | undefined): { readonly path: string; readonly exec
 }
 
 const unstarted = new ExtractError({ reason: "crashed", message: "the decoder process could not start" })
+const ended = new ExtractError({ reason: "crashed", message: "the decoder process ended before it was asked" })
 
 /** A decoder process, answering once it listens. */
 const start = (options: ProcessOptions, languages: Languages): Effect.Effect<Decoder, ExtractError> =>
@@ -127,6 +128,10 @@ const start = (options: ProcessOptions, languages: Languages): Effect.Effect<Dec
       stdio: ["ignore", "ignore", "pipe", "ipc"]
     })
     const decoder: Decoder = { process: child, stderrTail: "", outOfHeap: false }
+    // an `error` event nobody listens to would be thrown in the service: a send to a process that just died, a
+    // kill that failed. Each shows up anyway as the process's end, which `ask` answers.
+    child.on("error", () => {})
+    child.stderr!.on("error", () => {})
     // kept short and always drained: a full pipe would stall the process
     child.stderr!.on("data", (chunk: Buffer) => {
       const text = decoder.stderrTail + chunk.toString("utf8")
@@ -175,7 +180,10 @@ const outOfMemory = (request: DecodeRequest, memoryMb: number) =>
 const ask = <T extends DecodeRequest>(decoder: Decoder, request: T, memoryMb: number) =>
   Effect.async<DecodeAnswers[T["_tag"]], ExtractError>((resume) => {
     const child = decoder.process
+    let ended = false
     const end = (outcome: Effect.Effect<DecodeAnswers[T["_tag"]], ExtractError>) => {
+      if (ended) return
+      ended = true
       stop()
       resume(outcome)
     }
@@ -201,7 +209,7 @@ const ask = <T extends DecodeRequest>(decoder: Decoder, request: T, memoryMb: nu
     // "close", not "exit": it comes once the channel is read to its end, after a last answer sent before exiting
     child.on("close", onExit)
     if (!running(decoder)) onExit()
-    else child.send(request)
+    else child.send(request, (error) => (error === null ? undefined : onExit()))
     return Effect.sync(stop)
   })
 
@@ -252,10 +260,15 @@ export const layerProcesses = (options: ProcessOptions): Layer.Layer<Decoders> =
       })
       const timeout = Duration.millis(options.timeoutMillis)
       const seconds = Math.round(options.timeoutMillis / 1000)
+      // a process that ended while it waited in the pool (killed from outside, say) is not blamed on the input:
+      // it goes back invalidated when the read's scope closes, and the read is tried again (see `decode`)
+      const live = Effect.flatMap(Pool.get(pool), (decoder) =>
+        running(decoder) ? Effect.succeed(decoder) : Effect.zipRight(Pool.invalidate(pool, decoder), Effect.fail(ended))
+      )
       const read = <T extends DecodeRequest>(request: T) =>
         Effect.scoped(
           Effect.gen(function* () {
-            const decoder = yield* Pool.get(pool)
+            const decoder = yield* live
             // a process that did not answer, or broke, is stopped now and the pool starts a fresh one
             const discard = Effect.zipRight(kill(decoder), Pool.invalidate(pool, decoder))
             return yield* Effect.raceFirst(ask(decoder, request, options.memoryMb), watchMemory(decoder, request, options.memoryMb)).pipe(
@@ -279,7 +292,11 @@ export const layerProcesses = (options: ProcessOptions): Layer.Layer<Decoders> =
         )
       // the memory watch and the time limit end by interrupting what they race: that runs interruptibly in a
       // fiber of its own, also for a caller that is not (a handler that runs to completion waits for the answer)
-      const decode = <T extends DecodeRequest>(request: T) => Effect.flatMap(Effect.fork(Effect.interruptible(read(request))), Fiber.join)
+      const decode = <T extends DecodeRequest>(request: T) =>
+        Effect.flatMap(
+          Effect.fork(Effect.interruptible(Effect.retry(read(request), { times: 3, while: (error) => error === ended }))),
+          Fiber.join
+        )
       return Decoders.of({ decode })
     })
   )

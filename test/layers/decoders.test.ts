@@ -13,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { execFileSync } from "node:child_process"
 import { layerProcesses, type ProcessOptions } from "../../layers/Decoders.js"
 import { Extractor, layerDecoders } from "../../layers/Extractor.js"
 import { eventually } from "../support/eventually.js"
@@ -93,6 +94,29 @@ describe("decoder processes", () => {
       )
       expect((yield* readOrdinary).title).toBe("Hours")
     }).pipe(Effect.provide(hostile()))
+  )
+
+  it.scoped("a process that ended while it waited in the pool is replaced, and the next document is not blamed", () =>
+    Effect.gen(function* () {
+      yield* readOrdinary
+      // the decoder process is this process's child: killed from outside, as an OOM killer would
+      const children = execFileSync("pgrep", ["-P", String(process.pid)], { encoding: "utf8" }).trim().split("\n").map(Number)
+      expect(children).toHaveLength(1)
+      const gone = Effect.async<void>((resume) => {
+        const poll = setInterval(() => {
+          try {
+            process.kill(children[0]!, 0)
+          } catch {
+            clearInterval(poll)
+            resume(Effect.void)
+          }
+        }, 10)
+        return Effect.sync(() => clearInterval(poll))
+      })
+      process.kill(children[0]!, "SIGKILL")
+      yield* gone
+      expect((yield* readOrdinary).title).toBe("Hours")
+    }).pipe(Effect.provide(decoders()))
   )
 
   it.scoped("over the time limit (an endless loop): fails with a timeout, and the next document gets a fresh process", () =>
