@@ -95,6 +95,10 @@ export const recognize = async (image: Uint8Array, languages: Languages): Promis
     // the worker may be left in any state by an image it choked on: the next image gets a new one
     worker = undefined
     void ocr.terminate().catch(() => {})
-    throw new Unreadable(`the image could not be read: ${String(cause instanceof Error ? cause.message : cause).replace(/^(Error: )+/, "")}`)
+    const said = String(cause instanceof Error ? cause.message : cause).replace(/^(Error: )+/, "")
+    // leptonica's "Error attempting to read image": the header parsed, the pixels did not
+    throw new Unreadable(
+      /attempting to read image/i.test(said) ? "the image could not be read: its pixel data is damaged or cut short" : `the image could not be read: ${said}`
+    )
   }
 }
