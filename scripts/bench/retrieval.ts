@@ -578,6 +578,22 @@ const answeredOffTopic = (measured: ReadonlyArray<Measured>) => {
   return lines.length === 0 ? ["Every off-topic question was declined at every size."] : ["Off-topic questions answered instead of declined:", "", ...lines]
 }
 
+/** The on-topic questions whose gold passage did not come first: what came first instead, for reading the misses. */
+const misses = (measured: ReadonlyArray<Measured>, passages: ReadonlyArray<Passage>, shown = 5) => {
+  const lines: Array<string> = []
+  for (const m of measured) {
+    const missed = m.asked.filter((a) => a.question.gold !== undefined && a.passages[0] !== a.question.gold)
+    if (missed.length === 0) continue
+    lines.push(`- ${m.size.toLocaleString("en")}, ${m.db}, ${missed.length} missed; the first ${Math.min(shown, missed.length)}:`)
+    for (const a of missed.slice(0, shown)) {
+      const first = a.passages[0] === undefined ? "nothing above the threshold" : `${passages[a.passages[0]]!.title} first`
+      const gold = a.passages.indexOf(a.question.gold!)
+      lines.push(`  - "${a.question.text}" (gold ${passages[a.question.gold!]!.title}): ${first}, gold ${gold < 0 ? "not shown" : `at ${gold + 1}`}`)
+    }
+  }
+  return lines.length === 0 ? [] : ["Gold not first:", "", ...lines, ""]
+}
+
 export const retrieval = async (): Promise<Section> => {
   const dbs: Array<Db> = [
     ...(process.env["BENCH_PGLITE"] === "0" ? [] : (["PGlite"] as const)),
@@ -601,7 +617,7 @@ export const retrieval = async (): Promise<Section> => {
   const lines = [
     `One agent, \`local\` AI provider, \`text\` sources generated from word lists (a seeded generator: a paragraph of six ` +
       `sentences about a fictional place each, about ${fmt(all.slice(0, 100).reduce((n, p) => n + p.content.length, 0) / 100)} characters). ` +
-      `Questions: ${onTopic}+ on-topic (one sentence of a gold source, reworded; spread over the corpus) and ${offTopic.length} off-topic ` +
+      `Questions: ${onTopic} on-topic (one sentence of a gold source, reworded; spread over the corpus) and ${offTopic.length} off-topic ` +
       `(a shop's visitor's). Sources sent one request each, ${loadersInFlight} in flight; replies one at a time with \`stream: false\` ` +
       `(after 5 warm-up replies), then ${concurrent} streamed at once, ${concurrentRounds} rounds after a warm-up round. ` +
       "Load: the 1-minute load average when the service started (2 cores).",
@@ -619,6 +635,7 @@ export const retrieval = async (): Promise<Section> => {
       "`postgres` server process's. BM25: MiniSearch's BM25+ (defaults: no stemming, OR of the terms) over the same " +
       "passages (title and text, as the service's chunk), on the on-topic questions.",
     "",
+    ...misses(measured, all),
     ...answeredOffTopic(measured),
     ""
   ]
