@@ -673,7 +673,7 @@ export const retrieval = async (): Promise<Section> => {
       "without the place's name, answered by any passage with the same details) and " +
       `${offTopic.length} off-topic ` +
       `(a shop's visitor's). Sources sent one request each, ${loadersInFlight} in flight; replies one at a time with \`stream: false\` ` +
-      `(after 5 warm-up replies), then ${concurrent} streamed at once, ${concurrentRounds} rounds after a warm-up round. ` +
+      `(after 5 warm-up replies), then ${concurrent} streamed at once, ${concurrentRounds} round${concurrentRounds === 1 ? "" : "s"} after a warm-up round. ` +
       "Load: the 1-minute load average when the service started (2 cores).",
     "",
     "| sources | database | loaded sources/s | reply p50 / p95 ms, one at a time | first token p95 ms, " +
