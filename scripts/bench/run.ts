@@ -14,6 +14,7 @@ import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
 import { reads } from "./reads.js"
 import { replies } from "./replies.js"
+import { retrieval } from "./retrieval.js"
 import { cleanupAll, ensureBuilt, repoRoot, type Section } from "./lib.js"
 import { startup } from "./startup.js"
 import { tickets } from "./tickets.js"
@@ -28,6 +29,7 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   knowledge,
   decoders,
   replies,
+  retrieval,
   "form-element": formElement,
   console: consolePages
 }
