@@ -80,7 +80,7 @@ const Descriptor = Schema.Struct({ code: Schema.String, gzip: Schema.Boolean, la
  * tesseract.js reads every language from one `langPath`, and the two packages ship in two folders: a scoped
  * temporary folder links each package's file (found by the package's own `langPath` and `gzip`) under one path.
  */
-const languageFolder = (parent: string) =>
+export const languageFolder = (parent: string) =>
   Effect.acquireRelease(
     Effect.gen(function* () {
       const require = createRequire(import.meta.url)

@@ -11,15 +11,18 @@
  * for an image its OCR engine's).
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Scope from "effect/Scope"
 import { readFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import sharp from "sharp"
-import { Decoders, layerProcesses } from "../../layers/Decoders.js"
+import { Decoders, languageFolder, layerProcesses } from "../../layers/Decoders.js"
 import { extract } from "../../layers/extractor/Documents.js"
-import { type Languages, recognize } from "../../layers/extractor/Images.js"
+import { recognize } from "../../layers/extractor/Images.js"
 import type { DecodeRequest } from "../../layers/extractor/Protocol.js"
 import { fmt, repoRoot, type Section } from "./lib.js"
 
@@ -85,25 +88,12 @@ const residentMb = async (pid: number) => {
   return kb === undefined ? undefined : Number(kb) / 1024
 }
 
-/** The traineddata folder the pool made (the in-process baseline reads the same files). */
-const languagesOf = async (): Promise<Languages> => {
-  const { createRequire } = await import("node:module")
-  const require = createRequire(import.meta.url)
-  const eng = require("@tesseract.js-data/eng") as { langPath: string; gzip: boolean }
-  const spa = require("@tesseract.js-data/spa") as { langPath: string; gzip: boolean }
-  const { mkdtemp, symlink } = await import("node:fs/promises")
-  const { tmpdir } = await import("node:os")
-  const dir = await mkdtemp(join(tmpdir(), "bench-traineddata-"))
-  const suffix = eng.gzip ? ".traineddata.gz" : ".traineddata"
-  await symlink(join(eng.langPath, `eng${suffix}`), join(dir, `eng${suffix}`))
-  await symlink(join(spa.langPath, `spa${suffix}`), join(dir, `spa${suffix}`))
-  return { dir, gzip: eng.gzip, codes: ["eng", "spa"] }
-}
-
 export const decoders = async (): Promise<Section> => {
   const pdf = pdfOf(5)
   const png = await pngOf(["Refunds within 30 days", "Support opens at 9 am", "Orders ship in two days", "Call us any weekday"])
-  const languages = await languagesOf()
+  // the in-process baseline reads the traineddata from a folder made as the pool makes its own
+  const folderScope = Effect.runSync(Scope.make())
+  const languages = await Effect.runPromise(Scope.extend(languageFolder(tmpdir()), folderScope))
   // the bundle's decoder process, as ops run it (the runner built `dist/`)
   const entry = pathToFileURL(join(repoRoot, "dist/decoder-process.mjs"))
   const pool = (processes: number) =>
@@ -154,5 +144,6 @@ export const decoders = async (): Promise<Section> => {
   await measured.dispose()
   const mb = (n: number | undefined) => (n === undefined ? "n/a" : `${fmt(n)} MB`)
   lines.push("", `A decoder process's resident memory: ${mb(idle)} idle, ${mb(afterImage)} with its OCR engine loaded (kept for the process's five minutes).`)
+  await Effect.runPromise(Scope.close(folderScope, Exit.void))
   return { title: "Decoder processes: the cost of isolation per document", lines }
 }
