@@ -22,6 +22,7 @@ import flatWebhookClaim from "./0020_flat_webhook_claim.js"
 import apiKeyPages from "./0021_api_key_pages.js"
 import sealedAnswers from "./0022_sealed_answers.js"
 import attemptAtClaim from "./0023_attempt_at_claim.js"
+import qaTextSearch from "./0024_qa_text_search.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -46,5 +47,6 @@ export const migrations = {
   "0020_flat_webhook_claim": flatWebhookClaim,
   "0021_api_key_pages": apiKeyPages,
   "0022_sealed_answers": sealedAnswers,
-  "0023_attempt_at_claim": attemptAtClaim
+  "0023_attempt_at_claim": attemptAtClaim,
+  "0024_qa_text_search": qaTextSearch
 }
