@@ -45,6 +45,7 @@ import { EdgeLive } from "./http/Edge.js"
 import { isolate } from "./Performance.js"
 import * as Keys from "./keys/Area.js"
 import * as Knowledge from "./knowledge/Area.js"
+import { VectorIndex } from "./knowledge/VectorIndex.js"
 import * as Leads from "./leads/Area.js"
 import * as Qa from "./qa/Area.js"
 import type { SourceTexts } from "./qa/SourceTexts.js"
@@ -119,11 +120,12 @@ const Workers = Layer.mergeAll(
   Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers
 )
 
-/** Migrations, then the first-start bootstrap: done before the port opens. */
+/** Migrations, retrieval's indexes, then the first-start bootstrap: done before the port opens. */
 const Startup = Layer.effectDiscard(
   Effect.gen(function* () {
     const applied = yield* runMigrations(migrations)
     if (applied.length > 0) yield* Effect.logInfo(`applied migrations: ${applied.map(([, name]) => name).join(", ")}`)
+    yield* Effect.flatMap(VectorIndex, (index) => index.ensure)
     yield* bootstrap
   })
 )

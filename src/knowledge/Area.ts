@@ -18,8 +18,9 @@ import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
 import { JOB_MAX_ATTEMPTS, Pipeline } from "./Pipeline.js"
 import { Retrieval } from "./Retrieval.js"
+import { VectorIndex } from "./VectorIndex.js"
 
-export const Live = Layer.mergeAll(Knowledge.Default, Pipeline.Default, Retrieval.Default).pipe(
+export const Live = Layer.mergeAll(Knowledge.Default, Pipeline.Default, Retrieval.Default, VectorIndex.Default).pipe(
   Layer.provide([AgentsRepo.Default, QaRepo.Default])
 )
 

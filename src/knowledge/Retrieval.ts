@@ -1,14 +1,22 @@
 /**
- * Retrieval for replies: the best chunks and Q&A items of an agent for a
- * question. Hybrid: PostgreSQL full-text search plus vector similarity. Where
- * pgvector exists (PGlite always) the nearest neighbours by `<=>` join the
- * text-search candidates; elsewhere cosine is computed in SQL over the
- * `real[]` embeddings of the text-search candidates (topped up with the
- * agent's latest rows when text search finds few, so a paraphrase with no
- * shared word still has candidates). Enabled glossary terms expand the query:
- * a term or any synonym found in it adds the others. A provider outage while
- * the question is embedded is `AiUnavailable` (503); any other provider
- * failure is ours, a defect.
+ * Retrieval for replies: the best passages and Q&A items of an agent for a
+ * question, hybrid (text search and embeddings), at a cost that does not grow
+ * with the agent's knowledge.
+ *
+ * Candidates: the nearest embeddings through the HNSW index where pgvector
+ * exists (`VectorIndex`), and the best text matches through the GIN indexes of
+ * the stored `tsvector`s, taken in tiers (rows with every word of the
+ * question, with two of them, with any), each tier bounded, so a common word
+ * never makes the statement read the agent's every row. Without pgvector the
+ * text candidates are all there is, re-ranked by cosine over their `real[]`.
+ *
+ * Scores are absolute, comparable across questions: part embedding cosine,
+ * part the share of the question's words the row holds. A question whose best
+ * score is under `relevanceThreshold` has no answer in the knowledge.
+ *
+ * Enabled glossary terms expand the query: a term or any synonym found in it
+ * adds the others. A provider outage while the question is embedded is
+ * `AiUnavailable` (503); any other provider failure is ours, a defect.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -17,12 +25,12 @@ import { AiUnavailable } from "../../schema/Errors.js"
 import type { AgentId } from "../../schema/Ids.js"
 import { Ai } from "../../layers/Ai.js"
 import { providerFailure } from "../AiFailure.js"
-import { Database } from "../../layers/Database.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { realArrayLiteral } from "../db/Columns.js"
-import { decodeAll } from "../db/Sql.js"
+import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { traced } from "../Performance.js"
+import { VectorIndex } from "./VectorIndex.js"
 
 export interface Hit {
   readonly kind: "qa" | "chunk"
@@ -31,7 +39,7 @@ export interface Hit {
   /** The chunk's text, or the Q&A item's answer. */
   readonly text: string
   readonly question: string | null
-  /** 0..1: 70% vector similarity, 30% text rank (relative to the best candidate). */
+  /** 0..1, comparable across questions: embedding cosine and the share of the question's words found. */
   readonly score: number
 }
 
@@ -58,84 +66,140 @@ export const expandQuery = (query: string, terms: ReadonlyArray<GlossaryTerm>): 
   return extra.length === 0 ? query : `${query} ${extra.join(" ")}`
 }
 
-/** An OR of the query's words for `to_tsquery` (the parser gets only letters and digits). */
-export const orQuery = (text: string): string =>
-  [...new Set(text.toLowerCase().normalize("NFD").replace(/\p{M}+/gu, "").match(/[a-z0-9]{2,}/g) ?? [])]
-    .slice(0, 64)
-    .join(" | ")
-
-const Candidate = Schema.Struct({
+const Row = Schema.Struct({
   kind: Schema.Literal("qa", "chunk"),
   id: Schema.String,
   source_id: Schema.NullOr(Schema.String),
   text: Schema.String,
   question: Schema.NullOr(Schema.String),
-  cosine: Schema.NullOr(Schema.Number),
-  rank: Schema.NullOr(Schema.Number)
+  score: Schema.Number
 })
-type Candidate = typeof Candidate.Type
+type Row = typeof Row.Type
 
-const perSide = 20
-const fallbackCandidates = 50
-const topUp = 200
+const Lexemes = Schema.Struct({ lexemes: Schema.Array(Schema.String) })
+
+/**
+ * A hit at or above this score is relevant: with none, the reply is the
+ * fallback and an `escalation`. Probed with the local embedder and the
+ * retrieval benchmark's questions (scripts/bench/retrieval.ts).
+ */
+export const relevanceThreshold = 0.3
+
+// the score's parts: embedding cosine (clamped at 0) and the share of the question's words found
+const cosineWeight = 0.6
+const wordsWeight = 0.4
+
+// candidates a side: nearest embeddings, and best text matches of each tier, read at most `tierScan` a tier
+const nearest = 20
+const textBest = 40
+const tierScan = 200
+// the words of a question that count (pairs of them make the middle tier)
+const maxLexemes = 12
+const pairLexemes = 8
 
 const outage = providerFailure((message) => new AiUnavailable({ message }))
+
+/** The text-search tiers as `simple` tsqueries over already-stemmed lexemes: all of them, any two, any one. */
+export const tiers = (lexemes: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (lexemes.length === 0) return []
+  const any = lexemes.join(" | ")
+  if (lexemes.length === 1) return [any]
+  const paired = lexemes.slice(0, pairLexemes)
+  const pairs: Array<string> = []
+  for (let i = 0; i < paired.length; i++) {
+    for (let j = i + 1; j < paired.length; j++) pairs.push(`(${paired[i]} & ${paired[j]})`)
+  }
+  return [lexemes.join(" & "), pairs.join(" | "), any]
+}
 
 export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const database = yield* Database
     const ai = yield* Ai
     const glossary = yield* GlossaryRepo
+    const { plan } = yield* VectorIndex
 
-    // each table as (id, source_id, text, question, embedding, document) for one agent
+    // each table as one agent's rows, with its text and question columns named alike
     const tables = {
-      chunk: (tenant: Tenant, agentId: AgentId) => sql`(
-        select id, source_id, content as text, null::text as question, embedding, tsv as document
-        from knowledge_chunks
-        where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment})`,
-      qa: (tenant: Tenant, agentId: AgentId) => sql`(
-        select id, source_id, answer as text, question, embedding,
-          to_tsvector('english', question || ' ' || answer) as document
-        from qa_items
-        where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment})`
+      chunk: { name: sql("knowledge_chunks"), text: sql`content`, question: sql`null::text` },
+      qa: { name: sql("qa_items"), text: sql`answer`, question: sql`question` }
     }
+    type Table = (typeof tables)[keyof typeof tables]
 
-    const withVector = (from: ReturnType<typeof tables.chunk>, vector: string, tsq: string) => sql`
-      select id, source_id, text, question, 1 - (embedding::vector <=> ${vector}::vector) as cosine,
-        ${tsq === "" ? sql`0::real` : sql`ts_rank(document, to_tsquery('english', ${tsq}))`} as rank
-      from (
-        (select * from ${from} as t order by embedding::vector <=> ${vector}::vector limit ${perSide})
-        union all
-        ${tsq === ""
-          ? sql`(select * from ${from} as t where false)`
-          : sql`(select * from ${from} as t where document @@ to_tsquery('english', ${tsq})
-               order by ts_rank(document, to_tsquery('english', ${tsq})) desc limit ${perSide})`}
-      ) as candidates`
+    const ofAgent = (tenant: Tenant, agentId: AgentId) =>
+      sql`agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}`
 
-    const withArrays = (from: ReturnType<typeof tables.chunk>, array: string, tsq: string) => sql`
-      select id, source_id, text, question,
-        (select sum(a * b) from unnest(embedding, ${array}::real[]) as pair(a, b)) as cosine, rank
-      from (
-        ${tsq === ""
-          ? sql`(select *, 0::real as rank from ${from} as t where false)`
-          : sql`(select *, ts_rank(document, to_tsquery('english', ${tsq})) as rank from ${from} as t
-               where document @@ to_tsquery('english', ${tsq}) order by rank desc limit ${fallbackCandidates})`}
-        union all
-        (select *, 0::real as rank from ${from} as t limit ${topUp})
-      ) as candidates`
-
-    const candidates = (tenant: Tenant, agentId: AgentId, vector: ReadonlyArray<number>, tsq: string) => {
-      const of = (kind: keyof typeof tables) =>
-        database.vector
-          ? withVector(tables[kind](tenant, agentId), `[${vector.join(",")}]`, tsq)
-          : withArrays(tables[kind](tenant, agentId), realArrayLiteral(vector), tsq)
-      // both tables in one statement: on PGlite every statement waits its turn on the one session
-      return decodeAll(
-        Candidate,
-        sql`select 'qa' as kind, q.* from (${of("qa")}) as q union all select 'chunk' as kind, c.* from (${of("chunk")}) as c`
+    /** The question's words as the text-search indexes hold them (stemmed, stop words out). */
+    const lexemesOf = (text: string) =>
+      Effect.map(
+        decodeAll(Lexemes, sql`select tsvector_to_array(to_tsvector('english', ${text})) as lexemes`),
+        (rows) => (rows[0]?.lexemes ?? []).filter((l) => /^[a-z0-9]+$/.test(l)).slice(0, maxLexemes)
       )
+
+    // literal, not a parameter: the statement must spell the HNSW index's expression and predicate as they are
+    const dims = (hnsw: { readonly dimensions: number }) => sql.literal(String(hnsw.dimensions))
+
+    /** The best rows of one table, scored, at most `limit`. */
+    const best = (
+      table: Table,
+      tenant: Tenant,
+      agentId: AgentId,
+      vector: ReadonlyArray<number>,
+      lexemes: ReadonlyArray<string>,
+      limit: number
+    ) => {
+      const agent = ofAgent(tenant, agentId)
+      const anyWord = lexemes.join(" | ")
+      // `is true`: the agent's rows are many, its matches of a tier few; the planner, unable to tell, would
+      // rather walk the agent's index than the text-search one
+      const textSide = tiers(lexemes).map(
+        (tier) => sql`(select id, ts_rank(tsv, to_tsquery('simple', ${anyWord})) as rank from ${table.name}
+          where tsv @@ to_tsquery('simple', ${tier}) and (${agent}) is true limit ${tierScan})`
+      )
+      const textIds =
+        textSide.length === 0
+          ? sql`select null::text as id where false`
+          : sql`(select id from (${sql.join(" union ", false)(textSide)}) as matches
+              order by rank desc limit ${textBest})`
+      const asVector = `[${vector.join(",")}]`
+      const cosine =
+        plan._tag === "Hnsw"
+          ? sql`greatest(0, 1 - (c.embedding::vector(${dims(plan)}) <=> ${asVector}::vector))`
+          : sql`greatest(0, (select sum(a * b) from unnest(c.embedding, ${realArrayLiteral(vector)}::real[]) as pair(a, b)))`
+      const vectorIds =
+        plan._tag === "Hnsw"
+          ? sql`union (select id from ${table.name}
+              where ${agent} and cardinality(embedding) = ${dims(plan)}
+              order by embedding::vector(${dims(plan)}) <=> ${asVector}::vector(${dims(plan)}) limit ${nearest})`
+          : sql``
+      const held =
+        lexemes.length === 0
+          ? sql`0`
+          : sql`(select count(*) from unnest(${`{${lexemes.join(",")}}`}::text[]) as l where c.tsv @@ l::tsquery)::real`
+      return sql`(
+        select c.id, c.source_id, c.${table.text} as text, ${table.question} as question,
+          ${cosineWeight} * ${cosine} + ${wordsWeight} * ${held} / ${Math.max(1, lexemes.length)} as score
+        from ${table.name} as c
+        where c.id in (${textIds} ${vectorIds})
+        order by score desc limit ${limit})`
     }
+
+    /**
+     * The planner is told to keep to the indexes: with a row-count estimate off it would rather read every row of
+     * the agent than the GIN index, and a filtered HNSW scan goes on past its first candidates until enough are
+     * the agent's (pgvector's iterative scan).
+     */
+    const indexed = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      transaction(sql)(
+        Effect.zipRight(
+          execute(
+            plan._tag === "Hnsw"
+              ? sql`select set_config('enable_seqscan', 'off', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+              : sql`select set_config('enable_seqscan', 'off', true)`
+          ),
+          self
+        )
+      )
 
     /** `terms`: the agent's enabled glossary terms when the caller has read them already (else read here). */
     const search = traced("Retrieval.search")(function* (
@@ -149,28 +213,40 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const expanded = expandQuery(query, terms)
       const [embedding] = yield* Effect.catchTag(ai.embed([expanded]), "AiError", outage)
       const vector = (embedding ?? []).map((x) => (Number.isFinite(x) ? x : 0))
-      const found = yield* candidates(tenant, agentId, vector, orQuery(expanded))
-      const maxRank = Math.max(0, ...found.map((row) => row.rank ?? 0))
-      const best = new Map<string, Hit>()
-      for (const row of found) {
-        const kind = row.kind
-        const score = 0.7 * (row.cosine ?? 0) + 0.3 * (maxRank > 0 ? (row.rank ?? 0) / maxRank : 0)
-        const previous = best.get(row.id)
-        if (previous === undefined || previous.score < score) best.set(row.id, toHit(kind, row, score))
-      }
-      return [...best.values()].sort((a, b) => b.score - a.score).slice(0, limit)
+      return yield* indexed(
+        Effect.gen(function* () {
+          const lexemes = yield* lexemesOf(plainWords(expanded))
+          if (lexemes.length === 0 && plan._tag === "TextCandidates") return []
+          const rows = yield* decodeAll(
+            Row,
+            sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, limit)} as q
+              union all
+              select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, limit)} as c`
+          )
+          return rows
+            .map(toHit)
+            .sort((a, b) => b.score - a.score)
+            .slice(0, limit)
+        })
+      )
     })
 
     return { search } as const
   }),
-  dependencies: [GlossaryRepo.Default]
+  dependencies: [GlossaryRepo.Default, VectorIndex.Default]
 }) {}
 
-const toHit = (kind: "qa" | "chunk", row: Candidate, score: number): Hit => ({
-  kind,
+/** The query's words, letters and digits only, accents off: what the text-search parser is given. */
+export const plainWords = (text: string): string =>
+  [...new Set(text.toLowerCase().normalize("NFD").replace(/\p{M}+/gu, "").match(/[a-z0-9]{2,}/g) ?? [])]
+    .slice(0, 64)
+    .join(" ")
+
+const toHit = (row: Row): Hit => ({
+  kind: row.kind,
   id: row.id,
   sourceId: row.source_id,
   text: row.text,
   question: row.question,
-  score
+  score: row.score
 })
