@@ -36,21 +36,12 @@ import { takeLaterTurn } from "../../layers/SessionTurn.js"
 import { AppConfig } from "../Config.js"
 import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
 import { TrainingRepo } from "../training/TrainingRepo.js"
-import { expandQuery, type Hit, Retrieval } from "../knowledge/Retrieval.js"
+import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
 import { now } from "../Time.js"
 import { type Reservation, Usage } from "../usage/Usage.js"
 import { ConversationsRepo, type EventRow } from "./ConversationsRepo.js"
 import { traced } from "../Performance.js"
-
-/**
- * A hit below this retrieval score is not relevant: with none above it the
- * reply is the fallback and an `escalation`. Scores are 70% embedding cosine
- * and 30% relative text rank. Probed with the local embedder on three Q&A:
- * paraphrases of one scored 0.48 to 0.64, the other (unrelated) Q&A of such a
- * question up to 0.21, and unrelated questions below 0.1.
- */
-export const relevanceThreshold = 0.35
 
 export const fallbackAnswer =
   "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"

@@ -35,6 +35,17 @@ export interface Hit {
   readonly score: number
 }
 
+/**
+ * A hit below this retrieval score is not relevant: with none above it the
+ * reply is the fallback and an `escalation`. Scores are 70% embedding cosine
+ * and 30% relative text rank. Probed with the local embedder on three Q&A:
+ * paraphrases of one scored 0.48 to 0.64, the other (unrelated) Q&A of such a
+ * question up to 0.21, and unrelated questions below 0.1. Here, not in
+ * replies, so that the knowledge area's retrieval test can show it (an import
+ * of the conversations area from here would close a loop between the two).
+ */
+export const relevanceThreshold = 0.35
+
 export interface GlossaryTerm {
   readonly term: string
   readonly synonyms: ReadonlyArray<string>
