@@ -291,7 +291,9 @@ const knowledgeReference = [
   "  `Request-Id` header). A CSV with a bad row is refused whole at creation (`400`, every bad line named) rather",
   "  than half imported. A URL source's `title` is the page's own unless one was given. `error` stays a string",
   "  (as the spec has it) and `error_code` gives the machine reason; the failed event's `error` is `{code, message}`.",
-  "  Source fields `chunk_count` and `qa_count` are added. A file may be uploaded again until it is confirmed."
+  "  Source fields `chunk_count` and `qa_count` are added. A file may be uploaded again until it is confirmed.",
+  "- Test retrieval is a `POST` (a question stays out of URLs and access logs) but a read: it needs",
+  "  `read:knowledge`, like the list of sources, and changes nothing."
 ].join("\n")
 
 export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
