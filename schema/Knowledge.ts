@@ -159,14 +159,19 @@ export const MAX_SEARCH_LIMIT = 20
 export const DEFAULT_SEARCH_LIMIT = 5
 
 export const SearchKnowledge = StrictStruct({
-  query: Schema.Trim.pipe(
-    Schema.minLength(1, { message: () => "query must not be empty" }),
-    Schema.maxLength(MAX_SEARCH_QUERY_CHARS, { message: () => `query must be at most ${MAX_SEARCH_QUERY_CHARS} characters` })
+  query: Schema.propertySignature(
+    Schema.Trim.pipe(
+      Schema.minLength(1, { message: () => "query must not be empty" }),
+      Schema.maxLength(MAX_SEARCH_QUERY_CHARS, { message: () => `query must be at most ${MAX_SEARCH_QUERY_CHARS} characters` })
+    ).annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: MAX_SEARCH_QUERY_CHARS } })
   ).annotations({ description: `The question, as a visitor would ask it (trimmed; 1 to ${MAX_SEARCH_QUERY_CHARS} characters)` }),
   limit: Schema.optional(
     Schema.Int.pipe(
       Schema.between(1, MAX_SEARCH_LIMIT, { message: () => `limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}` })
-    ).annotations({ description: `Hits to return, best first: 1 to ${MAX_SEARCH_LIMIT}, default ${DEFAULT_SEARCH_LIMIT}` })
+    ).annotations({
+      description: `Hits to return, best first: 1 to ${MAX_SEARCH_LIMIT}, default ${DEFAULT_SEARCH_LIMIT}`,
+      default: DEFAULT_SEARCH_LIMIT
+    })
   )
 }).annotations({ identifier: "SearchKnowledge" })
 export type SearchKnowledge = typeof SearchKnowledge.Type
@@ -179,7 +184,7 @@ export const KnowledgeHit = Schema.Struct({
   source_id: Schema.NullOr(Schema.String).annotations({
     description: "The knowledge source it came from (`src_…`); null for a Q&A item written by hand"
   }),
-  source_title: Schema.NullOr(Schema.String).annotations({ description: "That source's title; null without one" }),
+  source_title: Schema.NullOr(Schema.String).annotations({ description: "That source's title; null when `source_id` is" }),
   score: Schema.Number.annotations({ description: "Retrieval's score, 0 to 1; hits are ranked by it, best first" }),
   relevant: Schema.Boolean.annotations({
     description: "`score` is at least `threshold`: a reply would draw on this hit"
