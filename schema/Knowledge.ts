@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import { Authentication, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import {
+  AiUnavailable,
   ApiError,
   FileNotUploaded,
   InvalidCursor,
@@ -151,6 +152,59 @@ export const BatchHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(Schema.String.annotations({ description: "UUID form" }))
 })
 
+/** A retrieval test's query: a question as a visitor would ask it. */
+export const MAX_SEARCH_QUERY_CHARS = 1000
+/** Hits a retrieval test may ask for, and how many it gets by default (as many as a reply draws on). */
+export const MAX_SEARCH_LIMIT = 20
+export const DEFAULT_SEARCH_LIMIT = 5
+
+export const SearchKnowledge = StrictStruct({
+  query: Schema.propertySignature(
+    Schema.Trim.pipe(
+      Schema.minLength(1, { message: () => "query must not be empty" }),
+      Schema.maxLength(MAX_SEARCH_QUERY_CHARS, { message: () => `query must be at most ${MAX_SEARCH_QUERY_CHARS} characters` })
+    ).annotations({ jsonSchema: { type: "string", minLength: 1, maxLength: MAX_SEARCH_QUERY_CHARS } })
+  ).annotations({ description: `The question, as a visitor would ask it (trimmed; 1 to ${MAX_SEARCH_QUERY_CHARS} characters)` }),
+  limit: Schema.optional(
+    Schema.Int.pipe(
+      Schema.between(1, MAX_SEARCH_LIMIT, { message: () => `limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}` })
+    ).annotations({
+      description: `Hits to return, best first: 1 to ${MAX_SEARCH_LIMIT}, default ${DEFAULT_SEARCH_LIMIT}`,
+      default: DEFAULT_SEARCH_LIMIT
+    })
+  )
+}).annotations({ identifier: "SearchKnowledge" })
+export type SearchKnowledge = typeof SearchKnowledge.Type
+
+export const KnowledgeHit = Schema.Struct({
+  kind: Schema.Literal("chunk", "qa").annotations({
+    description: "`chunk`: a passage of a knowledge source; `qa`: a Q&A item"
+  }),
+  id: Schema.String.annotations({ description: "The passage's id (`chk_…`) or the Q&A item's (`qa_…`)" }),
+  source_id: Schema.NullOr(Schema.String).annotations({
+    description: "The knowledge source it came from (`src_…`); null for a Q&A item written by hand"
+  }),
+  source_title: Schema.NullOr(Schema.String).annotations({ description: "That source's title; null when `source_id` is" }),
+  score: Schema.Number.annotations({ description: "Retrieval's score, 0 to 1; hits are ranked by it, best first" }),
+  relevant: Schema.Boolean.annotations({
+    description: "`score` is at least `threshold`: a reply would draw on this hit"
+  }),
+  text: Schema.String.annotations({ description: "The passage's text, or the Q&A item's answer" }),
+  question: Schema.NullOr(Schema.String).annotations({ description: "The Q&A item's question; null for a passage" })
+}).annotations({ identifier: "KnowledgeHit" })
+export type KnowledgeHit = typeof KnowledgeHit.Type
+
+export const KnowledgeSearch = Schema.Struct({
+  object: Schema.Literal("knowledge_search"),
+  agent_id: AgentId,
+  query: Schema.String.annotations({ description: "The query as searched (trimmed)" }),
+  threshold: Schema.Number.annotations({
+    description: "The relevance threshold of replies: a reply draws only on hits scoring at least this"
+  }),
+  hits: Schema.Array(KnowledgeHit).annotations({ description: "Best first, at most `limit`; empty when the agent knows nothing yet" })
+}).annotations({ identifier: "KnowledgeSearch" })
+export type KnowledgeSearch = typeof KnowledgeSearch.Type
+
 const agentPath = HttpApiSchema.param("agent_id", AgentId)
 const sourcePath = HttpApiSchema.param("source_id", SourceId)
 const missing = ApiError(ResourceMissing)
@@ -226,6 +280,11 @@ const knowledgeReference = [
   "agent's latest rows so a paraphrase sharing no word still has candidates. Enabled glossary terms expand the",
   "question: a term or synonym found in it adds the others.",
   "",
+  "**Test retrieval.** `POST /v1/agents/{agent_id}/knowledge/search` runs that retrieval on a question and shows",
+  "what it found, ranked, with each hit's score and whether it reaches the replies' relevance threshold: to check",
+  "what an agent finds before putting it in front of visitors, and why a reply fell back (no hit was relevant).",
+  "It is a read (scope `read:knowledge`): it charges no credit, keeps no message and sends no event.",
+  "",
   "**CLI.** `npm run cli -- ingest --agent agt_… --urls urls.txt` (one URL per line; `#` comments) sends one",
   "batch with a secret key (`--key`, default `$API_KEY`; `--url` as for the admin commands) and follows every",
   "source: on a terminal a live progress bar per source, redrawn in place; in a pipe, one line per change. It ends",
@@ -237,7 +296,9 @@ const knowledgeReference = [
   "  `Request-Id` header). A CSV with a bad row is refused whole at creation (`400`, every bad line named) rather",
   "  than half imported. A URL source's `title` is the page's own unless one was given. `error` stays a string",
   "  (as the spec has it) and `error_code` gives the machine reason; the failed event's `error` is `{code, message}`.",
-  "  Source fields `chunk_count` and `qa_count` are added. A file may be uploaded again until it is confirmed."
+  "  Source fields `chunk_count` and `qa_count` are added. A file may be uploaded again until it is confirmed.",
+  "- Test retrieval is a `POST` (a question stays out of URLs and access logs) but a read: it needs",
+  "  `read:knowledge`, like the list of sources, and changes nothing."
 ].join("\n")
 
 export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
@@ -277,6 +338,27 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
           "request id is in the `Request-Id` header); `Idempotency-Key`, when sent, must be a UUID"
       )
       .annotate(OpenApi.Summary, "Add up to 500 URLs at once; processed one at a time per agent, in order")
+  )
+  .add(
+    HttpApiEndpoint.post("search")`/v1/agents/${agentPath}/knowledge/search`
+      .setPayload(SearchKnowledge)
+      .addSuccess(Envelope(KnowledgeSearch))
+      .addError(missing)
+      .addError(ApiError(ParameterInvalid))
+      .addError(ApiError(ParameterMissing))
+      .addError(ApiError(AiUnavailable))
+      .annotate(RequiredScope, "read:knowledge")
+      .annotate(
+        OpenApi.Description,
+        `Body \`query\` (trimmed, 1 to ${MAX_SEARCH_QUERY_CHARS} characters) and \`limit\` (1 to ${MAX_SEARCH_LIMIT}, default ` +
+          `${DEFAULT_SEARCH_LIMIT}). Runs the retrieval replies use (the agent's passages and Q&A, its enabled glossary ` +
+          "synonyms expanding the question) and answers the hits best first, each with its `score` and `relevant` " +
+          "(the score reaches `threshold`, the relevance threshold of replies). A reply draws only on relevant hits; " +
+          "with none, it is the fallback answer and an `escalation` event. Use it to check what an agent finds for a " +
+          "question, or why a reply fell back. A read: no credit is charged, no message kept, no event sent. " +
+          "`503 ai_unavailable` when the embedding provider does not answer, as for a reply"
+      )
+      .annotate(OpenApi.Summary, "Test retrieval: what the agent finds for a question, ranked, with scores")
   )
   .add(
     HttpApiEndpoint.get("list")`/v1/agents/${agentPath}/knowledge`

@@ -70,7 +70,7 @@ const describe = (schema: string): string => {
   return excerptOf(schema, 120)
 }
 
-const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiFailure => {
+const fromDecodeError = (error: HttpApiError.HttpApiDecodeError, method: string): ApiFailure => {
   const issue = error.issues[0]
   if (issue === undefined) return new ParameterInvalid({ message: "The request does not match the expected shape" })
   const param = formatParam(issue.path)
@@ -86,11 +86,13 @@ const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiFailure => 
       ...(param ? { param } : {})
     })
   }
-  // `limit=1&limit=2` and other malformed paging parameters keep their own codes
-  if (param === "limit") {
+  // `limit=1&limit=2` and other malformed paging parameters of a list (a GET's query) keep their own codes; a
+  // `limit` in a body (a knowledge search's) has its own range, which its schema's message names
+  const paging = method === "GET" || method === "HEAD"
+  if (paging && param === "limit") {
     return new InvalidLimit({ message: "limit must be one integer between 1 and 100", param })
   }
-  if (param === "starting_after") {
+  if (paging && param === "starting_after") {
     return new InvalidCursor({ message: "starting_after must be one cursor returned by this list", param })
   }
   switch (issue._tag) {
@@ -128,7 +130,7 @@ export const fromCause = (
   const failure = Cause.failureOption(cause)
   const error: unknown = Option.isSome(failure) ? failure.value : Option.getOrUndefined(Cause.dieOption(cause))
   if (failureClassOf(error) !== undefined) return { failure: error as ApiFailure, defect: false }
-  if (error instanceof HttpApiError.HttpApiDecodeError) return { failure: fromDecodeError(error), defect: false }
+  if (error instanceof HttpApiError.HttpApiDecodeError) return { failure: fromDecodeError(error, request.method), defect: false }
   if (HttpServerError.isServerError(error)) {
     if (error._tag === "RouteNotFound") {
       const allowed = routes.methodsFor(request.path)

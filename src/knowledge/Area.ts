@@ -18,14 +18,21 @@ import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
 import { JOB_MAX_ATTEMPTS, Pipeline } from "./Pipeline.js"
 import { Retrieval } from "./Retrieval.js"
+import { KnowledgeSearch } from "./Search.js"
 import { VectorIndex } from "./VectorIndex.js"
 
-export const Live = Layer.mergeAll(Knowledge.Default, Pipeline.Default, Retrieval.Default, VectorIndex.Default).pipe(
+export const Live = Layer.mergeAll(
+  Knowledge.Default,
+  KnowledgeSearch.Default,
+  Pipeline.Default,
+  Retrieval.Default,
+  VectorIndex.Default
+).pipe(
   Layer.provide([AgentsRepo.Default, QaRepo.Default])
 )
 
 /** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, IdGenerator, Knowledge)(KnowledgeHttp)
+export const ApiGroups = isolate(Authentication, IdGenerator, Knowledge, KnowledgeSearch)(KnowledgeHttp)
 
 /** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
 export const SourceTextsLive = Layer.effect(

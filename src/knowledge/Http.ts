@@ -5,10 +5,12 @@ import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
 import { ok, okList, runsToCompletion } from "../http/Envelope.js"
 import { Knowledge } from "./Knowledge.js"
+import { KnowledgeSearch } from "./Search.js"
 
 export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =>
   Effect.gen(function* () {
     const knowledge = yield* Knowledge
+    const search = yield* KnowledgeSearch
     return handlers
       .handle(
         "create",
@@ -24,6 +26,10 @@ export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =
             Effect.map((data) => ({ data, meta: null }))
           ),
         runsToCompletion
+      )
+      // a read: nothing to finish if the client hangs up
+      .handle("search", ({ path, payload }) =>
+        Effect.flatMap(Caller, (c) => search.search(c, path.agent_id, payload)).pipe(Effect.flatMap(ok))
       )
       .handle("list", ({ path, urlParams }) =>
         Effect.flatMap(Caller, (c) => knowledge.list(c, path.agent_id, urlParams)).pipe(

@@ -37,6 +37,7 @@ import { checkUrl } from "../net/UrlPolicy.js"
 import { QaRepo } from "../qa/QaRepo.js"
 import { Extractor } from "../../layers/Extractor.js"
 import { now } from "../Time.js"
+import { agentExists, tenantOf } from "./Guard.js"
 import { KnowledgeRepo, type NewSource, toSource } from "./KnowledgeRepo.js"
 import { traced } from "../Performance.js"
 
@@ -44,8 +45,6 @@ import { traced } from "../Performance.js"
 export const INGEST_QUEUE = "ingest"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-const tenantOf = (caller: CallerShape): Tenant => ({ workspaceId: caller.workspaceId, environment: caller.environment })
 
 const byteLength = (s: string) => Buffer.byteLength(s, "utf8")
 
@@ -68,13 +67,6 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const config = yield* AppConfig
     const pages = yield* Paginator
     const extractor = yield* Extractor
-
-    const agentExists = (tenant: Tenant, agentId: AgentId) =>
-      Effect.flatMap(agents.find(tenant, agentId), (row) =>
-        Option.isSome(row)
-          ? Effect.void
-          : Effect.fail(new ResourceMissing({ message: `No such agent: '${agentId}'`, param: "agent_id" }))
-      )
 
     /** Source rows and their ingestion jobs, inside the caller's transaction (the agent's jobs run in this order). */
     const insertWithJobs = (tenant: Tenant, agentId: AgentId, sources: ReadonlyArray<NewSource>) =>
@@ -155,7 +147,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
 
     const create = traced("Knowledge.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
       const tenant = tenantOf(caller)
-      yield* agentExists(tenant, agentId)
+      yield* agentExists(agents, tenant, agentId)
       const [created] = yield* store(tenant, agentId, [yield* prepare(caller, agentId, input)])
       return created!
     })
@@ -180,7 +172,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       }
       if (urls.length === 0) return yield* new ParameterInvalid({ message: "urls must hold at least one URL", param: "urls" })
       const tenant = tenantOf(caller)
-      yield* agentExists(tenant, agentId)
+      yield* agentExists(agents, tenant, agentId)
       // name lookups run side by side; the first bad URL in order is the one reported
       const checked = yield* Effect.forEach(urls, (url, i) => Effect.either(checkUrl(url, policy(caller, `urls[${i}]`))), {
         concurrency: 16
@@ -208,7 +200,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const list = traced("Knowledge.list")(function* (caller: CallerShape, agentId: AgentId, params: SourceListParams) {
       const tenant = tenantOf(caller)
       const page = yield* pages.parse(`agents/${agentId}/knowledge`, params, { status: params.status })
-      yield* agentExists(tenant, agentId)
+      yield* agentExists(agents, tenant, agentId)
       const rows = yield* repo.page(tenant, agentId, Option.fromNullable(params.status), page)
       const { pagination, rows: kept } = toPage(rows, page)
       return { sources: kept.map(toSource), pagination }

@@ -85,6 +85,7 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
 
 const Input = Schema.Struct({ content: Schema.NullOr(Schema.String) })
 const IndexedText = Schema.Struct({ id: SourceId, title: Schema.String, extracted_text: Schema.String })
+const SourceTitle = Schema.Struct({ id: SourceId, title: Schema.String })
 
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
 const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
@@ -188,6 +189,17 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         where id = ${id} and agent_id = ${agentId}
           and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and deleted_at is null`)
 
+    /** The titles of these sources of an agent, lesson-owned ones included, in one read (what a search hit names). */
+    const titles = (tenant: Tenant, agentId: AgentId, ids: ReadonlyArray<SourceId>) =>
+      ids.length === 0
+        ? Effect.succeed(new Map<SourceId, string>())
+        : decodeAll(SourceTitle, sql`
+            select id, title from knowledge_sources
+            where id in ${sql.in(ids)} and agent_id = ${agentId}
+              and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and deleted_at is null`).pipe(
+            Effect.map((rows) => new Map(rows.map((row) => [row.id, row.title])))
+          )
+
     /** The pipeline's read, by id alone: a deleted source is none (its job just ends). */
     const byId = (id: SourceId) =>
       decodeOne(SourceRow, sql`select ${cols} from knowledge_sources where id = ${id} and deleted_at is null`)
@@ -279,6 +291,6 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           and deleted_at is null and status = 'indexed' and extracted_text is not null
         order by knowledge_sources.seq`).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
 
-    return { insert, find, findAny, byId, inputOf, page, update, start, complete, softDelete, insertChunks, indexedTexts } as const
+    return { insert, find, findAny, titles, byId, inputOf, page, update, start, complete, softDelete, insertChunks, indexedTexts } as const
   })
 }) {}

@@ -1,6 +1,6 @@
 /**
  * The admin console (`/console`) in Chromium against the real server: signing
- * in, agents, knowledge with its progress, the playground's streamed reply,
+ * in, agents, knowledge with its progress and a retrieval test, the playground's streamed reply,
  * a member's reply to a ticket, a flow by keyboard only, axe on every page,
  * no console error (a CSP violation is one), a screenshot of each page.
  */
@@ -147,7 +147,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("agents: create, edit, delete; knowledge: a text source's progress bar reaches indexed; the playground streams a reply with its sources, resumed after a dropped connection", () =>
+    it.effect("agents: create, edit, delete; knowledge: a text source's progress bar reaches indexed, a retrieval test ranks it; the playground streams a reply with its sources, resumed after a dropped connection", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -219,6 +219,22 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await missing.getByRole("button", { name: "Delete source" }).click()
           await missing.getByRole("button", { name: "Yes, delete source" }).click()
           await missing.waitFor({ state: "detached" })
+
+          // test retrieval: the question the playground asks below finds the refunds text, relevant, scored
+          await page.getByLabel("Question", { exact: true }).fill("How many days do I have to ask for a refund?")
+          await page.getByRole("button", { name: "Search knowledge" }).click()
+          const firstHit = page.getByRole("list", { name: /^Hits for / }).locator("li.hit").first()
+          await firstHit.waitFor()
+          expect(await firstHit.locator(".badge").textContent()).toBe("relevant")
+          expect(await firstHit.textContent()).toMatch(/(Q&A|passage) · score [01]\.\d\d/)
+          expect(await firstHit.locator(".excerpt").textContent()).toMatch(/refund/i)
+          await page.getByText(/hits? reach(es)? the threshold/).waitFor()
+          await check(opened, "knowledge-test-retrieval")
+          // a question it knows nothing of: every hit marked not relevant, and the reply's fallback named
+          await page.getByLabel("Question", { exact: true }).fill("What is the airspeed velocity of an unladen swallow?")
+          await page.getByRole("button", { name: "Search knowledge" }).click()
+          await page.getByText(/No hit reaches the threshold .* falls back/).waitFor()
+          expect(await page.locator("li.hit .badge-relevant").count()).toBe(0)
 
           // the playground
           await page.getByRole("link", { name: "Playground" }).click()

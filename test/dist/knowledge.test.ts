@@ -252,6 +252,37 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     expect(qa).toContain("Can I change my order, once placed?")
   }, 60_000)
 
+  it("a retrieval test after ingestion ranks the Q&A and passages found, with scores and their sources", async () => {
+    const agentId = await agent("Search")
+    const faq = await addSource(agentId, {
+      type: "csv_qa",
+      title: "FAQ",
+      content: "question,answer\nHow long does delivery take?,Parcels arrive within three working days.\n"
+    })
+    const text = await addSource(agentId, {
+      type: "text",
+      title: "Kiln rules",
+      content: "The kiln must cool for twelve hours before the door is opened."
+    })
+    const done = await waitSettled(agentId, [faq.id, text.id])
+    expect(done.map((s) => s.status), JSON.stringify(done)).toEqual(["indexed", "indexed"])
+    const search = (query: string) =>
+      expectCall(service, "POST", `/v1/agents/${agentId}/knowledge/search`, 200, { key: ws.secret, body: { query, limit: 10 } })
+
+    const found = (await search("how many days until my parcel arrives")).data
+    expect(found).toMatchObject({ object: "knowledge_search", agent_id: agentId, threshold: expect.any(Number) })
+    expect(found.hits[0], JSON.stringify(found.hits)).toMatchObject({
+      kind: "qa",
+      question: "How long does delivery take?",
+      source_id: faq.id,
+      source_title: "FAQ",
+      relevant: true
+    })
+    const kiln = (await search("how long must the kiln cool")).data.hits as Array<any>
+    expect(kiln.find((hit) => hit.kind === "chunk"), JSON.stringify(kiln)).toMatchObject({ source_id: text.id, source_title: "Kiln rules" })
+    for (const hit of [...found.hits, ...kiln]) expect(hit.relevant).toBe(hit.score >= found.threshold)
+  }, 60_000)
+
   it("an audio lesson source with its transcript is indexed", async () => {
     const agentId = await agent("Course", "training")
     const module = await expectCall(service, "POST", `/v1/agents/${agentId}/modules`, 201, { key: ws.secret, body: { title: "Basics" } })

@@ -235,6 +235,7 @@ const samples: Record<string, Sample> = {
   "glossary.updateTerm": { body: fixed({ enabled: false }) },
   "knowledge.create": { body: fixed({ type: "text", title: "T", content: "Some text." }) },
   "knowledge.batch": { body: fixed({ urls: ["http://127.0.0.1:9/a"] }) },
+  "knowledge.search": { body: fixed({ query: "What are the opening hours?" }) },
   "training.createModule": { body: fixed({ title: "M" }) },
   "training.updateModule": { body: fixed({ title: "M2" }) },
   "training.deleteModule": { query: () => Effect.succeed({ cascade: "true" }) },

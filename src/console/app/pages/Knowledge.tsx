@@ -1,12 +1,14 @@
 /**
  * An agent's knowledge: adding text, a URL, a batch of URLs, a file or CSV
- * Q&A, and each source's progress, polled while any is still moving.
+ * Q&A, each source's progress, polled while any is still moving, and a
+ * retrieval test.
  */
 import type { KnowledgeSource } from "../../../../schema/Knowledge.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Status, useAction, usePagedList, usePolling, when } from "../ui.js"
 import { AgentHeader } from "./Agents.js"
+import { TestRetrieval } from "./TestRetrieval.js"
 
 type Kind = "text" | "url" | "batch" | "file" | "csv"
 const kinds: ReadonlyArray<readonly [Kind, string]> = [
@@ -252,6 +254,7 @@ export const KnowledgePage = ({ client, agentId }: { client: Client; agentId: st
         }
       </Loaded>
       <LoadMore list={sources} what="sources" />
+      <TestRetrieval client={client} agentId={agentId} />
     </section>
   )
 }
