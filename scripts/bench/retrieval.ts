@@ -459,24 +459,30 @@ const loadSources = async (api: Api, passages: ReadonlyArray<Passage>): Promise<
 }
 
 /**
- * The passages a reply drew on, in its order: a reply's `sources` name each chunk hit by its knowledge source and
- * each Q&A hit by the Q&A's id, whose source the Q&A list gives. Only hits at or above the relevance threshold
- * are there, at most five, one entry per source for chunks.
+ * The passages retrieval ranks first for a question, in its order, as the search endpoint shows them (scores
+ * under the relevance threshold included): each hit, passage or Q&A item, named by its source; one entry a
+ * source, at most five.
  */
-const drawnOn = (sources: ReadonlyArray<{ type: string; id: string }>, passageOf: Map<string, number>, qaSource: Map<string, string>) => {
+const searched = async (api: Api, query: string, passageOf: Map<string, number>) => {
+  const res = await fetch(`${api.base}/v1/agents/${api.agentId}/knowledge/search`, {
+    method: "POST",
+    headers: api.headers,
+    body: JSON.stringify({ query, limit: 10 }),
+    signal: AbortSignal.timeout(60_000)
+  })
+  const body = await json(res, "POST knowledge/search")
   const out: Array<number> = []
-  for (const s of sources) {
-    const sourceId = s.type === "qa" ? qaSource.get(s.id) : s.id
-    const passage = sourceId === undefined ? undefined : passageOf.get(sourceId)
+  for (const hit of body.data.hits as ReadonlyArray<{ source_id: string | null }>) {
+    const passage = hit.source_id === null ? undefined : passageOf.get(hit.source_id)
     if (passage !== undefined && !out.includes(passage)) out.push(passage)
   }
-  return out
+  return out.slice(0, 5)
 }
 
 interface Asked {
   readonly question: Question
   readonly ms: number
-  /** Passages in the order the reply drew on them. */
+  /** Passages in the order retrieval ranks them (the search endpoint's). */
   readonly passages: ReadonlyArray<number>
   readonly declined: boolean
 }
@@ -488,7 +494,7 @@ const cpuSince = (before: { service: number; database: number }, pid: number, db
 }
 
 /** Each question once, one at a time, `stream: false`. */
-const askOneAtATime = async (api: Api, questions: ReadonlyArray<Question>, passageOf: Map<string, number>, qaSource: Map<string, string>) => {
+const askOneAtATime = async (api: Api, questions: ReadonlyArray<Question>) => {
   const asked: Array<Asked> = []
   for (const question of questions) {
     const started = performance.now()
@@ -503,7 +509,7 @@ const askOneAtATime = async (api: Api, questions: ReadonlyArray<Question>, passa
     asked.push({
       question,
       ms,
-      passages: drawnOn(body.data.sources, passageOf, qaSource),
+      passages: [],
       declined: body.data.content === fallbackAnswer && body.data.sources.length === 0
     })
   }
@@ -573,13 +579,14 @@ const measure = async (db: Db, passages: ReadonlyArray<Passage>, questions: Read
       `    ${passages.length} sources in ${fmt(loaded.ms / 1000, 1)} s (${fmt((passages.length / loaded.ms) * 1000, 1)}/s), ` +
         `${loaded.indexed} indexed, ${loaded.failed} failed`
     )
-    const qaSource = new Map<string, string>()
-    for (const item of await listAll(api, `/v1/agents/${agentId}/qa`)) if (item.source_id !== null) qaSource.set(item.id, item.source_id)
     // warm-up: the first replies pay for compiling and caching what every later one reuses
-    await askOneAtATime(api, questions.slice(0, 5), loaded.passageOf, qaSource)
+    await askOneAtATime(api, questions.slice(0, 5))
     const before = cpuNow(child.pid, db)
-    const asked = await askOneAtATime(api, questions, loaded.passageOf, qaSource)
-    const oneCpu = cpuSince(before, child.pid, db, asked.length)
+    const replied = await askOneAtATime(api, questions)
+    const oneCpu = cpuSince(before, child.pid, db, replied.length)
+    // retrieval's ranking, asked apart from the replies so that their CPU is theirs alone
+    const asked: Array<Asked> = []
+    for (const a of replied) asked.push({ ...a, passages: await searched(api, a.question.text, loaded.passageOf) })
     const together = await askAtOnce(api, questions, child.pid, db)
     return { size: passages.length, db, load, loaded, asked, oneCpu, together }
   } finally {
@@ -635,7 +642,7 @@ const misses = (measured: ReadonlyArray<Measured>, passages: ReadonlyArray<Passa
     if (missed.length === 0) continue
     lines.push(`- ${m.size.toLocaleString("en")}, ${m.db}, ${missed.length} missed; the first ${Math.min(shown, missed.length)}:`)
     for (const a of missed.slice(0, shown)) {
-      const first = a.passages[0] === undefined ? "nothing above the threshold" : `${passages[a.passages[0]]!.title} first`
+      const first = a.passages[0] === undefined ? "nothing found" : `${passages[a.passages[0]]!.title} first`
       const gold = a.passages.findIndex((p) => a.question.relevant.has(p))
       const answering = a.question.relevant.size > 1 ? ` or ${a.question.relevant.size - 1} other` : ""
       lines.push(
@@ -682,10 +689,9 @@ export const retrieval = async (): Promise<Section> => {
     "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...measured.map((m) => row(m, bm25BySize.get(m.size)!)),
     "",
-    "Gold first / in top five: read from each reply's `sources` (no endpoint shows retrieval's ranking itself): the hits " +
-      "at or above the relevance threshold, at most five, Q&A hits mapped to their source through the Q&A list, one " +
-      "entry a source. A gold passage ranked in the top five but scoring under the threshold does not show, and " +
-      "counts as missed. CPU: the service process's user and system time (all its threads), plus on PostgreSQL every " +
+    "Gold first / in top five: the ranking of `POST /v1/agents/{id}/knowledge/search` for the question (asked after " +
+      "the timed reply), passages and Q&A items named by their source, one entry a source, whatever their score; " +
+      "on-topic answered and off-topic declined are the replies' (the fallback or not). CPU: the service process's user and system time (all its threads), plus on PostgreSQL every " +
       "`postgres` server process's. BM25: MiniSearch's BM25+ (defaults: no stemming, OR of the terms) over the same " +
       "passages (title and text, as the service's chunk), on the on-topic questions. A question without the place's " +
       "name counts as found when a passage with the same details comes first (or in the five).",
