@@ -1,6 +1,7 @@
 /**
  * The admin surface the CLI talks to: `@effect/rpc` over HTTP at `/admin/rpc`,
- * bearer `ADMIN_TOKEN`. It creates workspaces and keys; it is not public API.
+ * bearer `ADMIN_TOKEN`. It creates workspaces and keys, and shows the re-embedding of stored vectors; it is not
+ * public API.
  */
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
@@ -98,5 +99,6 @@ export class AdminRpcs extends RpcGroup.make(
     payload: { key_id: ApiKeyId },
     success: ApiKey,
     error: AdminError
-  })
+  }),
+  Rpc.make("EmbeddingsStatus", { success: EmbeddingsStatus, error: AdminError })
 ).middleware(AdminAuth) {}
