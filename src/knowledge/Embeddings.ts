@@ -114,7 +114,9 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
           )
         case "Queued":
           return yield* Effect.logWarning(
-            `embeddings: provider changed from ${checked.previous ?? "an unrecorded one"} to ${space}: re-embedding ` +
+            (checked.previous === null
+              ? `embeddings: the space of the stored vectors was never recorded; re-embedding them into ${space}: `
+              : `embeddings: provider changed from ${checked.previous} to ${space}: re-embedding `) +
               `${checked.total} rows in the background; retrieval uses text search and the rows already done ` +
               "meanwhile (`npm run cli -- embeddings status`)"
           )

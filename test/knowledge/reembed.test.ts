@@ -232,7 +232,7 @@ describe("re-embedding when the embedding provider changes", () => {
       })
     ), { timeout: 120_000 })
 
-  it.scoped("instances starting together queue one job; with no rows a change is only recorded", () =>
+  it.scoped("instances starting together queue one job; no rows, only a record; rows of an unrecorded space, a re-embedding", () =>
     withDatabase((database) =>
       Effect.gen(function* () {
         // no rows: each start records its provider's space, and queues nothing
@@ -271,6 +271,16 @@ describe("re-embedding when the embedding provider changes", () => {
         )
         expect(one.texts + two.texts).toBe(total)
         expectVectorsOf(yield* instance(database, Ai.layerLocal, storedRows), 384)
+
+        // a database from before the record (the first start of a version with it): vectors of an unknown space
+        yield* instance(database, Ai.layerLocal, Effect.flatMap(Sql, (sql) => sql`update embedding_space set space = null, status = 'none'`))
+        const upgraded = provider256()
+        const lines = yield* logged((lines) => Effect.as(instance(database, upgraded.layer, reembedIdle(after)), lines))
+        expect(lines).toContain(
+          `embeddings: the space of the stored vectors was never recorded; re-embedding them into ${after}: ${total} rows ` +
+            "in the background; retrieval uses text search and the rows already done meanwhile (`npm run cli -- embeddings status`)"
+        )
+        expect(upgraded.record.texts).toBe(total)
       })
     ), { timeout: 120_000 })
 
