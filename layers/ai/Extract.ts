@@ -315,25 +315,22 @@ const said = (text: string): string => words(text).join(" ")
 const body = (text: string, title: string): string => {
   const lines = text.split("\n").map((l) => l.trim()).filter((l) => l.length > 0)
   const titled = said(title)
+  const heading = (line: string) => line.length <= 120 && !/[.!?:;]$/.test(line)
+  // never the last line: a chunk that is only its title or a heading still says it
   let first = 0
-  // at most the title and a heading, and never the last line: a chunk that is only its title still says it
-  while (first < Math.min(lines.length - 1, 2)) {
-    const line = lines[first]!
-    const named = titled.length > 0 && said(line) === titled
-    const heading = line.length <= 120 && !/[.!?:;]$/.test(line)
-    if (!named && !heading) break
-    first++
-  }
+  if (lines.length > 1 && titled.length > 0 && said(lines[0]!) === titled) first++
+  if (lines.length - first > 1 && heading(lines[first]!)) first++
   return lines.slice(first).join("\n")
 }
 
-/** A passage's sentences, cut at sentence ends and at line breaks, whitespace folded. */
-const sentencesOf = (text: string): Array<string> =>
-  text
-    .split("\n")
-    .flatMap((line) => line.replace(/\s+/g, " ").trim().match(/.+?[.!?]+(?=\s|$)|.+$/g) ?? [])
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0)
+/** A passage's sentences, cut at sentence ends and at line breaks, whitespace folded; `opens`: the first of its line. */
+const sentencesOf = (text: string): Array<{ readonly text: string; readonly opens: boolean }> =>
+  text.split("\n").flatMap((line) =>
+    (line.replace(/\s+/g, " ").trim().match(/.+?[.!?]+(?=\s|$)|.+$/g) ?? [])
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0)
+      .map((s, i) => ({ text: s, opens: i === 0 }))
+  )
 
 /** Whether `sentence` is already in `spoken` (folded words): said before, or contained in something said. */
 const alreadySaid = (spoken: ReadonlyArray<string>, sentence: string): boolean => {
@@ -341,13 +338,13 @@ const alreadySaid = (spoken: ReadonlyArray<string>, sentence: string): boolean =
   return key.length === 0 || spoken.some((s) => ` ${s} `.includes(` ${key} `))
 }
 
-/** The first sentences of a passage not said yet, up to about `max` characters. */
+/** The first sentences of a passage not said yet, up to about `max` characters, its lines kept apart. */
 const excerpt = (text: string, max: number, spoken: ReadonlyArray<string>): string => {
   let out = ""
   for (const sentence of sentencesOf(text)) {
-    if (alreadySaid([...spoken, said(out)], sentence)) continue
-    if (out.length > 0 && out.length + sentence.length + 1 > max) break
-    out = out.length === 0 ? sentence : `${out} ${sentence}`
+    if (alreadySaid([...spoken, said(out)], sentence.text)) continue
+    if (out.length > 0 && out.length + sentence.text.length + 1 > max) break
+    out = out.length === 0 ? sentence.text : `${out}${sentence.opens ? "\n" : " "}${sentence.text}`
   }
   return out.length > max ? `${out.slice(0, max).trimEnd()}...` : out
 }

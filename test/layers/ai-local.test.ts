@@ -197,6 +197,11 @@ describe("local Ai provider's reply", () => {
         { kind: "chunk", title: "Policy", text: `REFUNDS reach your card within   5 business days!\n${returns}`, score: 0.7 }
       ])
       expect(again).toBe(`Refunds reach your card within 5 business days, on average.\n\n${returns}`)
+      // a later chunk of a titled source: its title and the section heading it repeats are not said, its lines are
+      const hours = yield* reply("When do you open?", [
+        { kind: "chunk", title: "Store guide", text: "Store guide\nOpening hours\nMonday to Friday 9 to 17\nSaturday 10 to 14", score: 0.5 }
+      ])
+      expect(hours).toBe("Monday to Friday 9 to 17\nSaturday 10 to 14")
     }).pipe(Effect.provide(Ai.layerLocal)))
 })
 
