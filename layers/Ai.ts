@@ -30,10 +30,14 @@ export class Ai extends Context.Tag("Layers/Ai")<Ai, AiShape>() {}
 
 export const localDimensions = 384
 
+/** The hashing embedder's name in `embeddingSpace`: a change to the vectors `hashEmbed` gives is a new one. */
+export const localEmbeddingModel = "hash-v1"
+
 /** The local provider's service, for callers that want it without a layer (benchmarks, the CLI). */
 export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
   provider: "local",
   dimensions,
+  embeddingModel: localEmbeddingModel,
   categorize: (doc) => Effect.sync(() => Extract.categories(doc)),
   generateQa: (doc, categories) => Effect.sync(() => Extract.qa(doc, categories)),
   embed: (texts) => Effect.sync(() => texts.map((text) => hashEmbed(text, dimensions))),

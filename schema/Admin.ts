@@ -1,6 +1,7 @@
 /**
  * The admin surface the CLI talks to: `@effect/rpc` over HTTP at `/admin/rpc`,
- * bearer `ADMIN_TOKEN`. It creates workspaces and keys; it is not public API.
+ * bearer `ADMIN_TOKEN`. It creates workspaces and keys, and shows the re-embedding of stored vectors; it is not
+ * public API.
  */
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
@@ -35,6 +36,30 @@ export type ApiKey = typeof ApiKey.Type
 /** A key as created: the only time the full secret is ever returned. */
 export const CreatedApiKey = Schema.Struct({ key: ApiKey, secret: Schema.String })
 export type CreatedApiKey = typeof CreatedApiKey.Type
+
+/** Where the re-embedding of stored vectors into the configured provider's space stands (`none`: none was needed). */
+export const ReembedStatus = Schema.Literal("none", "queued", "running", "done", "failed")
+
+/**
+ * The embedding space of the stored vectors (`provider:model:dimensions`) and their re-embedding into it after
+ * the deployment's provider changed: `done` of `total` rows (chunks, then Q&A), and why it failed.
+ */
+export const EmbeddingsStatus = Schema.Struct({
+  /** What the stored vectors are (or are being re-embedded into); null until a start recorded it. */
+  space: Schema.NullOr(Schema.String),
+  /** What they were before the last change. */
+  previous_space: Schema.NullOr(Schema.String),
+  /** The space of the provider the answering process is configured with. */
+  configured_space: Schema.String,
+  status: ReembedStatus,
+  done: Schema.Number,
+  total: Schema.Number,
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+  /** The last failure: of an attempt that will be retried, or of the re-embedding that was given up. */
+  last_error: Schema.NullOr(Schema.String)
+})
+export type EmbeddingsStatus = typeof EmbeddingsStatus.Type
 
 export class AdminError extends Schema.TaggedError<AdminError>()("AdminError", {
   code: Schema.Literal("not_found", "invalid", "unauthorized"),
@@ -74,5 +99,6 @@ export class AdminRpcs extends RpcGroup.make(
     payload: { key_id: ApiKeyId },
     success: ApiKey,
     error: AdminError
-  })
+  }),
+  Rpc.make("EmbeddingsStatus", { success: EmbeddingsStatus, error: AdminError })
 ).middleware(AdminAuth) {}

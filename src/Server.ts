@@ -120,13 +120,17 @@ const Workers = Layer.mergeAll(
   Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers
 )
 
-/** Migrations, retrieval's indexes, then the first-start bootstrap: done before the port opens. */
+/**
+ * Migrations, retrieval's indexes, the first-start bootstrap, then the check of the stored vectors' embedding
+ * space (which may queue their re-embedding): done before the port opens.
+ */
 const Startup = Layer.effectDiscard(
   Effect.gen(function* () {
     const applied = yield* runMigrations(migrations)
     if (applied.length > 0) yield* Effect.logInfo(`applied migrations: ${applied.map(([, name]) => name).join(", ")}`)
     yield* Effect.flatMap(VectorIndex, (index) => index.ensure)
     yield* bootstrap
+    yield* Knowledge.checkEmbeddings
   })
 )
 

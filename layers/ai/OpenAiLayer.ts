@@ -208,7 +208,7 @@ export const layer = <I>(tag: Context.Tag<I, AiShape>, options: OpenAiOptions): 
         Effect.timeoutFail({ duration: transcriptionTimeout, onTimeout: timedOut("transcription request", transcriptionTimeout) })
       )
 
-    return tag.of({ provider: "openai", dimensions, categorize, generateQa, embed, answer, transcribe })
+    return tag.of({ provider: "openai", dimensions, embeddingModel: options.embeddingModel, categorize, generateQa, embed, answer, transcribe })
   })
   return Layer.effect(tag, service).pipe(Layer.provide(embeddings), Layer.provide(client))
 }

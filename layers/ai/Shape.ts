@@ -77,11 +77,23 @@ export interface AiShape {
   /** One unit-length vector per text, all of `dimensions` length. */
   readonly embed: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ReadonlyArray<number>>, AiError>
   readonly dimensions: number
+  /**
+   * The model behind `embed`: with `provider` and `dimensions`, what makes two vectors comparable (see
+   * `embeddingSpace`). A change of the vectors a model gives for the same text is a new name.
+   */
+  readonly embeddingModel: string
   /** A reply grounded in `input.grounding`, streamed as text pieces whose concatenation is the answer. */
   readonly answer: (input: AnswerInput) => Stream.Stream<string, AiError>
   /** Speech to text; the `local` provider cannot and fails (not transient). */
   readonly transcribe: (audio: AudioInput) => Effect.Effect<Transcript, AiError>
 }
+
+/**
+ * The space `embed`'s vectors live in, `provider:model:dimensions` (`local:hash-v1:384`,
+ * `openai:text-embedding-3-small:1536`): vectors of two spaces are not comparable, even of one length.
+ */
+export const embeddingSpace = (ai: Pick<AiShape, "provider" | "embeddingModel" | "dimensions">): string =>
+  `${ai.provider}:${ai.embeddingModel}:${ai.dimensions}`
 
 export interface OpenAiOptions {
   /** Base of the API, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */

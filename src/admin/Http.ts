@@ -19,6 +19,7 @@ import type { Environment, KeyKind, Scope } from "../../schema/Auth.js"
 import type { WorkspaceId } from "../../schema/Ids.js"
 import { ApiKeys, scopesFor } from "../auth/ApiKeys.js"
 import { AppConfig } from "../Config.js"
+import { Embeddings } from "../knowledge/Embeddings.js"
 import { Workspaces } from "../workspaces/Workspaces.js"
 import { resolveAdminToken } from "./AdminToken.js"
 import { checkFrame } from "./Frame.js"
@@ -78,6 +79,7 @@ const AdminHandlers = AdminRpcs.toLayer(
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     const keys = yield* ApiKeys
+    const embeddings = yield* Embeddings
 
     const existing = (id: WorkspaceId) =>
       Effect.flatMap(workspaces.find(id), (found) =>
@@ -114,7 +116,8 @@ const AdminHandlers = AdminRpcs.toLayer(
           Option.isSome(revoked)
             ? Effect.succeed(revoked.value)
             : Effect.fail(new AdminError({ code: "not_found", message: `No API key ${key_id}` }))
-        ).pipe(logged)
+        ).pipe(logged),
+      EmbeddingsStatus: () => logged(embeddings.status())
     })
   })
 )

@@ -14,7 +14,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { ApiKey, CreatedApiKey, Workspace } from "../../schema/Admin.js"
+import type { ApiKey, CreatedApiKey, EmbeddingsStatus, Workspace } from "../../schema/Admin.js"
 import { Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
 import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { AdminClient, type Connection, connectionOptions, describeFailure, layer } from "./AdminClient.js"
@@ -222,9 +222,47 @@ const keys = Command.make("keys").pipe(
   Command.withSubcommands([keysCreate, keysList, keysRevoke])
 )
 
+const statusLine: Record<EmbeddingsStatus["status"], string> = {
+  none: "up to date (no re-embedding was needed)",
+  queued: "re-embedding queued",
+  running: "re-embedding",
+  done: "up to date (re-embedded)",
+  failed: "re-embedding failed"
+}
+
+const showEmbeddings = (e: EmbeddingsStatus) => {
+  const percent = e.total === 0 ? 100 : Math.floor((100 * Math.min(e.done, e.total)) / e.total)
+  const under = e.status === "queued" || e.status === "running" || e.status === "failed"
+  return [
+    `embeddings ${statusLine[e.status]}`,
+    fields([
+      ["space", e.space ?? "- (not recorded yet)"],
+      ...(e.configured_space === e.space ? [] : [["configured", `${e.configured_space} (this instance)`] as const]),
+      ["previous", e.previous_space ?? "-"],
+      ...(e.status === "none" ? [] : [["rows", `${e.done} of ${e.total} done (${percent}%)`] as const]),
+      ...(e.started_at === null ? [] : [["started_at", e.started_at] as const]),
+      ...(e.finished_at === null ? [] : [["finished_at", e.finished_at] as const]),
+      ...(e.last_error === null ? [] : [["last_error", e.last_error] as const])
+    ]),
+    ...(e.status === "failed" ? ["", "A restart queues it again, from where it stopped."] : []),
+    ...(under && e.status !== "failed" ? ["", "Retrieval uses text search, and the vectors of the rows done, meanwhile."] : [])
+  ].join("\n")
+}
+
+const embeddingsStatus = Command.make(
+  "status",
+  common,
+  withClient(() => Effect.flatMap(AdminClient, (admin) => admin.EmbeddingsStatus()), showEmbeddings)
+).pipe(Command.withDescription("The stored vectors' embedding space, and their re-embedding after the provider changed"))
+
+const embeddings = Command.make("embeddings").pipe(
+  Command.withDescription("The embedding space of the stored vectors"),
+  Command.withSubcommands([embeddingsStatus])
+)
+
 const cli = Command.make("cli").pipe(
   Command.withDescription("Admin CLI for the assistant platform (talks to the running service)"),
-  Command.withSubcommands([workspaces, keys, ingest])
+  Command.withSubcommands([workspaces, keys, ingest, embeddings])
 )
 
 const run = Command.run(cli, { name: "assistant-platform admin", version: "0.1.0" })

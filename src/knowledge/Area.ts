@@ -13,6 +13,7 @@ import { AppConfig } from "../Config.js"
 import { isolate } from "../Performance.js"
 import { QaRepo } from "../qa/QaRepo.js"
 import { SourceTexts } from "../qa/SourceTexts.js"
+import { Embeddings } from "./Embeddings.js"
 import { KnowledgeHttp } from "./Http.js"
 import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
@@ -26,7 +27,8 @@ export const Live = Layer.mergeAll(
   KnowledgeSearch.Default,
   Pipeline.Default,
   Retrieval.Default,
-  VectorIndex.Default
+  VectorIndex.Default,
+  Embeddings.Default
 ).pipe(
   Layer.provide([AgentsRepo.Default, QaRepo.Default])
 )
@@ -44,7 +46,7 @@ export const SourceTextsLive = Layer.effect(
  * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once; built with only
  * what it uses (see `Performance.ts`).
  */
-export const Workers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
+const IngestWorkers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const pipeline = yield* Pipeline
@@ -66,3 +68,29 @@ export const Workers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
     })
   )
 )
+
+/**
+ * Re-embedding into the configured provider's space (`Embeddings.ts`): its queue is that space's, so only
+ * processes configured alike take it; one job at a time. Built with only what it uses.
+ */
+const ReembedWorker = isolate(AppConfig, JobQueue.JobQueue, Embeddings)(
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const embeddings = yield* Embeddings
+      const config = yield* AppConfig
+      return queueWorker({
+        queue: embeddings.queue,
+        concurrency: 1,
+        pollMillis: config.ingest.pollMillis,
+        onRetry: embeddings.retrying,
+        onGiveUp: embeddings.giveUp,
+        handle: embeddings.handle
+      })
+    })
+  )
+)
+
+export const Workers = Layer.merge(IngestWorkers, ReembedWorker)
+
+/** At start, after the migrations: the stored vectors' space against the configured provider's (`Embeddings.ts`). */
+export const checkEmbeddings = Effect.flatMap(Embeddings, (embeddings) => embeddings.check)

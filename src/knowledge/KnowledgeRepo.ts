@@ -17,6 +17,7 @@ import {
 } from "../../schema/Knowledge.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { makeBulkInsert } from "../db/BulkInsert.js"
+import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, decodeOne, execute } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
@@ -84,6 +85,9 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
 })
 
 const Input = Schema.Struct({ content: Schema.NullOr(Schema.String) })
+const ChunkText = Schema.Struct({ id: Schema.String, content: Schema.String })
+const Present = Schema.Struct({ present: Schema.Boolean })
+const Count = Schema.Struct({ n: Schema.Number })
 const IndexedText = Schema.Struct({ id: SourceId, title: Schema.String, extracted_text: Schema.String })
 const SourceTitle = Schema.Struct({ id: SourceId, title: Schema.String })
 
@@ -141,6 +145,8 @@ const chunkColumns = {
   content: "text",
   embedding: "float4[]"
 } as const
+
+const vectorLiteral = (vector: ReadonlyArray<number>) => realArrayLiteral(vector.map((x) => (Number.isFinite(x) ? x : 0)))
 
 export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Repo", {
   effect: Effect.gen(function* () {
@@ -291,6 +297,34 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           and deleted_at is null and status = 'indexed' and extracted_text is not null
         order by knowledge_sources.seq`).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
 
-    return { insert, find, findAny, titles, byId, inputOf, page, update, start, complete, softDelete, insertChunks, indexedTexts } as const
+    // re-embedding (Embeddings.ts) walks every chunk, of every workspace, by primary key
+
+    /** At most `limit` chunks after `cursor` (null: from the first), in id order: their text to embed again. */
+    const chunksAfter = (cursor: string | null, limit: number) =>
+      decodeAll(ChunkText, sql`
+        select id, content from knowledge_chunks ${cursor === null ? sql.literal("") : sql`where id > ${cursor}`}
+        order by id limit ${limit}`)
+
+    /** New vectors of chunks: a chunk's text never changes (a changed page replaces its chunks), a gone one is skipped. */
+    const setChunkEmbeddings = (rows: ReadonlyArray<{ readonly id: string; readonly embedding: ReadonlyArray<number> }>) =>
+      rows.length === 0
+        ? Effect.void
+        : execute(sql`
+            update knowledge_chunks c set embedding = r.embedding::real[]
+            from jsonb_to_recordset(${JSON.stringify(rows.map((r) => ({ id: r.id, embedding: vectorLiteral(r.embedding) })))}::text::jsonb)
+              as r(id text, embedding text)
+            where c.id = r.id`)
+
+    const anyChunk = Effect.map(
+      decodeAll(Present, sql`select exists (select 1 from knowledge_chunks) as present`),
+      (rows) => rows[0]?.present ?? false
+    )
+
+    const countChunks = Effect.map(decodeAll(Count, sql`select count(*)::int as n from knowledge_chunks`), (rows) => rows[0]?.n ?? 0)
+
+    return {
+      insert, find, findAny, titles, byId, inputOf, page, update, start, complete, softDelete, insertChunks,
+      indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
+    } as const
   })
 }) {}

@@ -226,6 +226,24 @@ layer(testServer({ adminToken: Option.some(Redacted.make(adminToken)) }), {
         expect((yield* h.call("GET", "/v1/agents", { key: created.secret })).status).toBe(200)
       }), 60_000)
 
+    it.effect("embeddings status shows the stored vectors' space, in words and as JSON", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const run = yield* cli(["embeddings", "status", "--url", h.url, "--admin-token", adminToken])
+        expect(run.code, run.stderr).toBe(0)
+        expect(run.stdout).toContain("embeddings up to date (no re-embedding was needed)")
+        expect(run.stdout).toMatch(/space: +local:hash-v1:384\n/)
+        const json = yield* cli(["embeddings", "status", "--json", "--url", h.url, "--admin-token", adminToken])
+        expect(JSON.parse(json.stdout)).toMatchObject({
+          space: "local:hash-v1:384",
+          configured_space: "local:hash-v1:384",
+          status: "none",
+          done: 0,
+          total: 0,
+          last_error: null
+        })
+      }), 60_000)
+
     it.effect("exits 1 with a one-line error for a wrong token", () =>
       Effect.gen(function* () {
         const h = yield* Harness

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as EmbeddingModel from "@effect/ai/EmbeddingModel"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Ai from "../../layers/Ai.js"
+import { chunk } from "../../src/knowledge/Chunk.js"
 import { cosine, hashEmbed, stem, stopWords, words } from "../../layers/ai/Text.js"
 
 const handbook = {
@@ -146,6 +149,59 @@ describe("local Ai provider", () => {
         expect(v.length).toBe(ai.dimensions)
         expect(Math.abs(Math.sqrt(v.reduce((s, x) => s + x * x, 0)) - 1)).toBeLessThan(1e-9)
       }
+    }).pipe(Effect.provide(Ai.layerLocal)))
+})
+
+describe("local Ai provider's reply", () => {
+  const reply = (question: string, grounding: ReadonlyArray<Ai.Grounding>) =>
+    Effect.flatMap(Ai.Ai, (ai) => Stream.runCollect(ai.answer({ instructions: null, question, history: [], grounding }))).pipe(
+      Effect.map((pieces) => Chunk.join(pieces, ""))
+    )
+
+  /** A text source as ingestion stores it: its chunks (the title before the text) and its generated Q&A. */
+  const ingested = (doc: { readonly title: string; readonly text: string }) =>
+    Effect.gen(function* () {
+      const ai = yield* Ai.Ai
+      const qa = yield* ai.generateQa(doc, yield* ai.categorize(doc))
+      return { qa, chunks: chunk(`${doc.title}\n\n${doc.text}`) }
+    })
+
+  it.effect("says each thing once: not the title glued to the text, not the chunk that repeats the Q&A", () =>
+    Effect.gen(function* () {
+      const doc = { title: "Passwords are reset", text: "Passwords are reset from the sign-in page with the Forgot password link." }
+      const { chunks, qa } = yield* ingested(doc)
+      expect(qa.length).toBe(1)
+      expect(chunks).toEqual(["Passwords are reset\n\nPasswords are reset from the sign-in page with the Forgot password link."])
+      const said = yield* reply("How do I reset my password?", [
+        { kind: "qa", title: qa[0]!.question, text: qa[0]!.answer, score: 0.8 },
+        { kind: "chunk", title: doc.title, text: chunks[0]!, score: 0.78 }
+      ])
+      expect(said).toBe("Passwords are reset from the sign-in page with the Forgot password link.")
+      // the chunk alone: its text, without its title before it
+      const alone = yield* reply("How do I reset my password?", [{ kind: "chunk", title: doc.title, text: chunks[0]!, score: 0.78 }])
+      expect(alone).toBe("Passwords are reset from the sign-in page with the Forgot password link.")
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("two distinct passages are both said; of a passage, only the sentences not said yet", () =>
+    Effect.gen(function* () {
+      const refunds = "Refunds reach your card within 5 business days."
+      const returns = "You can return any item within 30 days of delivery."
+      const said = yield* reply("How do returns work?", [
+        { kind: "qa", title: "How long do refunds take?", text: refunds, score: 0.7 },
+        { kind: "chunk", title: "Returns and refunds", text: `Returns and refunds\n${returns} ${refunds}`, score: 0.69 }
+      ])
+      expect(said).toBe(`${refunds}\n\n${returns}`)
+      // compared folded: case, accents, punctuation and spacing do not make a sentence new
+      const again = yield* reply("How do refunds work?", [
+        { kind: "qa", title: "Refunds?", text: "Refunds reach your card within 5 business days, on average.", score: 0.7 },
+        { kind: "chunk", title: "Policy", text: `REFUNDS reach your card within   5 business days!\n${returns}`, score: 0.7 }
+      ])
+      expect(again).toBe(`Refunds reach your card within 5 business days, on average.\n\n${returns}`)
+      // a later chunk of a titled source: its title and the section heading it repeats are not said, its lines are
+      const hours = yield* reply("When do you open?", [
+        { kind: "chunk", title: "Store guide", text: "Store guide\nOpening hours\nMonday to Friday 9 to 17\nSaturday 10 to 14", score: 0.5 }
+      ])
+      expect(hours).toBe("Monday to Friday 9 to 17\nSaturday 10 to 14")
     }).pipe(Effect.provide(Ai.layerLocal)))
 })
 

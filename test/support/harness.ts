@@ -8,6 +8,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,6 +20,7 @@ import type { Workspace } from "../../schema/Admin.js"
 import { layerLive as idsLive } from "../../layers/IdGenerator.js"
 import * as Mailer from "../../layers/Mailer.js"
 import * as Ai from "../../layers/Ai.js"
+import type { Database } from "../../layers/Database.js"
 import type { Decoders } from "../../layers/Decoders.js"
 import * as Extractor from "../../layers/Extractor.js"
 import * as Fetcher from "../../layers/Fetcher.js"
@@ -186,11 +188,14 @@ export const testEpoch = Date.parse("2026-11-02T10:00:00Z")
 
 /**
  * Moves a TestClock to `testEpoch` before anything sleeps on it: setting it later
- * would wake every periodic worker once per period since 1970.
+ * would wake every periodic worker once per period since 1970. A second server
+ * of one test (a restart on the same database) finds it there already, or later.
  */
 const StartClock = Layer.effectDiscard(
   Effect.clockWith((clock) =>
-    "setTime" in clock ? TestClock.setTime(testEpoch) : Effect.void
+    "setTime" in clock
+      ? Effect.flatMap(TestClock.currentTimeMillis, (at) => (at < testEpoch ? TestClock.setTime(testEpoch) : Effect.void))
+      : Effect.void
   )
 )
 
@@ -211,6 +216,8 @@ export const testServer = (
     readonly ocr?: Layer.Layer<Ocr.Ocr, never, Decoders>
     /** How documents are read (default: the service's decoder processes). */
     readonly extractor?: Layer.Layer<Extractor.Extractor, never, Decoders>
+    /** The database (default: a fresh one); several servers given one are instances of one deployment. */
+    readonly database?: Layer.Layer<SqlClient.SqlClient | Database, SqlError>
   } = {}
 ) => {
   // one mailbox per server: this reference is built once, for the server and the test
@@ -219,7 +226,7 @@ export const testServer = (
     Layer.provideMerge(
       makeServer({
         config: testConfig(overrides),
-        database: testDatabaseLayer,
+        database: options.database ?? testDatabaseLayer,
         rateLimitStore: RateLimitStore.layerMemory,
         ids: idsLive,
         mailer,

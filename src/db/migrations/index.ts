@@ -23,6 +23,7 @@ import apiKeyPages from "./0021_api_key_pages.js"
 import sealedAnswers from "./0022_sealed_answers.js"
 import attemptAtClaim from "./0023_attempt_at_claim.js"
 import qaTextSearch from "./0024_qa_text_search.js"
+import embeddingSpace from "./0025_embedding_space.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -48,5 +49,6 @@ export const migrations = {
   "0021_api_key_pages": apiKeyPages,
   "0022_sealed_answers": sealedAnswers,
   "0023_attempt_at_claim": attemptAtClaim,
-  "0024_qa_text_search": qaTextSearch
+  "0024_qa_text_search": qaTextSearch,
+  "0025_embedding_space": embeddingSpace
 }
