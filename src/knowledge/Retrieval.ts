@@ -11,8 +11,9 @@
  * text candidates are all there is, re-ranked by cosine over their `real[]`.
  *
  * Scores are absolute, comparable across questions: part embedding cosine,
- * part the share of the question's words the row holds. A question whose best
- * score is under `relevanceThreshold` has no answer in the knowledge.
+ * part the share of the question's words the row holds, a rare word weighing
+ * more than a common one. A question whose best score is under
+ * `relevanceThreshold` has no answer in the knowledge.
  *
  * Enabled glossary terms expand the query: a term or any synonym found in it
  * adds the others. A provider outage while the question is embedded is
@@ -172,15 +173,26 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
               where ${agent} and cardinality(embedding) = ${dims(plan)}
               order by embedding::vector(${dims(plan)}) <=> ${asVector}::vector(${dims(plan)}) limit ${nearest})`
           : sql``
-      const held =
-        lexemes.length === 0
-          ? sql`0`
-          : sql`(select count(*) from unnest(${`{${lexemes.join(",")}}`}::text[]) as l where c.tsv @@ l::tsquery)::real`
+      const lexemeArray = `{${lexemes.join(",")}}`
+      // a word weighs 1 + ln(candidates / candidates holding it): a place's name, held by its own passages only,
+      // counts for more than "market"; with few candidates, or words alike, every word weighs about 1. A row's
+      // words part is the share of the question's weight it holds: 1 with every word, whatever the question.
       return sql`(
-        select c.id, c.source_id, c.${table.text} as text, ${table.question} as question,
-          ${cosineWeight} * ${cosine} + ${wordsWeight} * ${held} / ${Math.max(1, lexemes.length)} as score
-        from ${table.name} as c
-        where c.id in (${textIds} ${vectorIds})
+        with candidates as (
+          select c.id, c.source_id, c.${table.text} as text, ${table.question} as question, ${cosine} as cosine,
+            array(select l from unnest(${lexemeArray}::text[]) as l where c.tsv @@ l::tsquery) as held
+          from ${table.name} as c
+          where c.id in (${textIds} ${vectorIds})
+        ),
+        weights as (
+          select l, 1 + ln((select count(*) from candidates)::real
+            / greatest(1, (select count(*) from candidates where l = any(held)))) as weight
+          from unnest(${lexemeArray}::text[]) as l
+        )
+        select id, source_id, text, question,
+          ${cosineWeight} * cosine + ${wordsWeight} * coalesce(
+            (select sum(weight) from weights where l = any(held)) / nullif((select sum(weight) from weights), 0), 0) as score
+        from candidates
         order by score desc limit ${limit})`
     }
 
