@@ -34,11 +34,9 @@ const Hits = ({ result }: { result: KnowledgeSearch }) => {
   return (
     <>
       <p role="status" class={relevant === 0 ? "escalation" : "muted"}>
-        {result.hits.length === 0
-          ? "Nothing found: this agent has no indexed knowledge yet."
-          : relevant === 0
-            ? `No hit reaches the threshold (${result.threshold}): a reply to this question falls back and offers a person.`
-            : `${relevant} of ${result.hits.length} hits reach the threshold (${result.threshold}): a reply draws on them.`}
+        {relevant === 0
+          ? `No hit reaches the threshold (${result.threshold}): a reply to this question falls back and offers a person.`
+          : `${relevant} of ${result.hits.length} hits reach the threshold (${result.threshold}): a reply draws on them.`}
       </p>
       {result.hits.length === 0 ? null : (
         <ol class="hits" aria-label={`Hits for ${result.query}`}>
