@@ -33,6 +33,7 @@ import { AppConfig, type AppConfigShape } from "./Config.js"
 import { ConsoleRoutes } from "./console/ConsoleBundle.js"
 import * as Conversations from "./conversations/Area.js"
 import { migrations } from "./db/migrations/index.js"
+import * as Maintenance from "./db/Maintenance.js"
 import { runMigrations } from "./db/Migrator.js"
 import * as Email from "./email/Area.js"
 import { Outbox } from "./events/Outbox.js"
@@ -117,7 +118,8 @@ const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, ConsoleR
 
 /** Each area's background fibers, built with only what they use. */
 const Workers = Layer.mergeAll(
-  Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers
+  Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers,
+  Maintenance.Workers
 )
 
 /**

@@ -24,6 +24,7 @@ import sealedAnswers from "./0022_sealed_answers.js"
 import attemptAtClaim from "./0023_attempt_at_claim.js"
 import qaTextSearch from "./0024_qa_text_search.js"
 import embeddingSpace from "./0025_embedding_space.js"
+import statisticsTargets from "./0026_statistics_targets.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -50,5 +51,6 @@ export const migrations = {
   "0022_sealed_answers": sealedAnswers,
   "0023_attempt_at_claim": attemptAtClaim,
   "0024_qa_text_search": qaTextSearch,
-  "0025_embedding_space": embeddingSpace
+  "0025_embedding_space": embeddingSpace,
+  "0026_statistics_targets": statisticsTargets
 }
