@@ -79,6 +79,12 @@ type Row = typeof Row.Type
 
 const Lexemes = Schema.Struct({ lexemes: Schema.Array(Schema.String) })
 
+const Frequency = Schema.Struct({
+  table: Schema.Literal("knowledge_chunks", "qa_items"),
+  lexeme: Schema.String,
+  rows: Schema.Number
+})
+
 /**
  * A hit at or above this score is relevant: with none, the reply is the
  * fallback and an `escalation`. Probed with the local embedder and the
@@ -96,21 +102,30 @@ const textBest = 40
 const tierScan = 200
 // the words of a question that count (pairs of them make the middle tier)
 const maxLexemes = 12
-const pairLexemes = 8
+const pairLexemes = 5
+// a word the planner's statistics put in more rows of a table than this is common there (see `tiers`)
+const commonRows = 300
 
 const outage = providerFailure((message) => new AiUnavailable({ message }))
 
-/** The text-search tiers as `simple` tsqueries over already-stemmed lexemes: all of them, any two, any one. */
-export const tiers = (lexemes: ReadonlyArray<string>): ReadonlyArray<string> => {
+/**
+ * The text-search tiers as `simple` tsqueries over already-stemmed lexemes, each read through the GIN index on
+ * its own: every word; any of the rare words; and, when fewer than two words are rare, pairs of the common ones.
+ * A common word's index entries are many, so it draws candidates only beside another word (an AND, which the
+ * index answers by walking the rarer of the two), never alone.
+ */
+export const tiers = (lexemes: ReadonlyArray<string>, common: ReadonlySet<string>): ReadonlyArray<string> => {
   if (lexemes.length === 0) return []
-  const any = lexemes.join(" | ")
-  if (lexemes.length === 1) return [any]
-  const paired = lexemes.slice(0, pairLexemes)
-  const pairs: Array<string> = []
-  for (let i = 0; i < paired.length; i++) {
-    for (let j = i + 1; j < paired.length; j++) pairs.push(`(${paired[i]} & ${paired[j]})`)
+  const rare = lexemes.filter((l) => !common.has(l))
+  const out = [lexemes.join(" & ")]
+  if (rare.length > 0 && lexemes.length > 1) out.push(rare.join(" | "))
+  if (rare.length < 2) {
+    const paired = lexemes.filter((l) => common.has(l)).slice(0, pairLexemes)
+    for (let i = 0; i < paired.length; i++) {
+      for (let j = i + 1; j < paired.length; j++) out.push(`${paired[i]} & ${paired[j]}`)
+    }
   }
-  return [lexemes.join(" & "), pairs.join(" | "), any]
+  return out
 }
 
 export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval", {
@@ -122,8 +137,8 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
 
     // each table as one agent's rows, with its text and question columns named alike
     const tables = {
-      chunk: { name: sql("knowledge_chunks"), text: sql`content`, question: sql`null::text` },
-      qa: { name: sql("qa_items"), text: sql`answer`, question: sql`question` }
+      chunk: { table: "knowledge_chunks" as const, name: sql("knowledge_chunks"), text: sql`content`, question: sql`null::text` },
+      qa: { table: "qa_items" as const, name: sql("qa_items"), text: sql`answer`, question: sql`question` }
     }
     type Table = (typeof tables)[keyof typeof tables]
 
@@ -137,6 +152,30 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         (rows) => (rows[0]?.lexemes ?? []).filter((l) => /^[a-z0-9]+$/.test(l)).slice(0, maxLexemes)
       )
 
+    /**
+     * The question's words common in each table: in more than `commonRows` rows, as the planner's statistics of
+     * the `tsv` columns estimate (their most common elements, with frequencies). Without statistics, none is.
+     */
+    const commonWords = (lexemes: ReadonlyArray<string>) =>
+      lexemes.length === 0
+        ? Effect.succeed({ knowledge_chunks: new Set<string>(), qa_items: new Set<string>() })
+        : Effect.map(
+            decodeAll(
+              Frequency,
+              sql`select s.tablename as table, e.lexeme, (e.freq * greatest(c.reltuples, 0))::float8 as rows
+                from pg_stats as s
+                join pg_class as c on c.relname = s.tablename and c.relnamespace = s.schemaname::regnamespace
+                cross join lateral unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) as e(lexeme, freq)
+                where s.tablename in ('knowledge_chunks', 'qa_items') and s.attname = 'tsv'
+                  and e.lexeme = any(${`{${lexemes.join(",")}}`}::text[])`
+            ),
+            (rows) => {
+              const common = { knowledge_chunks: new Set<string>(), qa_items: new Set<string>() }
+              for (const row of rows) if (row.rows > commonRows) common[row.table].add(row.lexeme)
+              return common
+            }
+          )
+
     // literal, not a parameter: the statement must spell the HNSW index's expression and predicate as they are
     const dims = (hnsw: { readonly dimensions: number }) => sql.literal(String(hnsw.dimensions))
 
@@ -147,13 +186,14 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       agentId: AgentId,
       vector: ReadonlyArray<number>,
       lexemes: ReadonlyArray<string>,
+      common: ReadonlySet<string>,
       limit: number
     ) => {
       const agent = ofAgent(tenant, agentId)
       const anyWord = lexemes.join(" | ")
       // `is true`: the agent's rows are many, its matches of a tier few; the planner, unable to tell, would
       // rather walk the agent's index than the text-search one
-      const textSide = tiers(lexemes).map(
+      const textSide = tiers(lexemes, common).map(
         (tier) => sql`(select id, ts_rank(tsv, to_tsquery('simple', ${anyWord})) as rank from ${table.name}
           where tsv @@ to_tsquery('simple', ${tier}) and (${agent}) is true limit ${tierScan})`
       )
@@ -229,11 +269,12 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         Effect.gen(function* () {
           const lexemes = yield* lexemesOf(plainWords(expanded))
           if (lexemes.length === 0 && plan._tag === "TextCandidates") return []
+          const common = yield* commonWords(lexemes)
           const rows = yield* decodeAll(
             Row,
-            sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, limit)} as q
+            sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, common.qa_items, limit)} as q
               union all
-              select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, limit)} as c`
+              select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, common.knowledge_chunks, limit)} as c`
           )
           return rows
             .map(toHit)

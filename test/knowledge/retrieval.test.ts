@@ -6,13 +6,14 @@
  * capability off). Glossary synonyms expand the query. A text source's chunks
  * and generated Q&A, as the pipeline writes them (binary COPY on PGlite), are found.
  */
-import { expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { AgentId, WorkspaceId } from "../../schema/Ids.js"
 import { Database } from "../../layers/Database.js"
 import { GlossaryRepo } from "../../src/glossary/GlossaryRepo.js"
-import { relevanceThreshold, Retrieval } from "../../src/knowledge/Retrieval.js"
+import { relevanceThreshold, Retrieval, tiers } from "../../src/knowledge/Retrieval.js"
 import { VectorIndex } from "../../src/knowledge/VectorIndex.js"
 import { databaseKind } from "../support/database.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
@@ -78,6 +79,23 @@ const topQuestions = (tenant: { workspaceId: WorkspaceId; environment: "test" },
     Effect.map((hits) => hits.map((hit) => hit.question))
   )
 
+describe("retrieval's text tiers", () => {
+  it("every word; any rare word; pairs of common words only when fewer than two are rare", () => {
+    const lexemes = ["market", "day", "zanzibar", "sell"]
+    expect(tiers(lexemes, new Set())).toEqual(["market & day & zanzibar & sell", "market | day | zanzibar | sell"])
+    expect(tiers(lexemes, new Set(["market", "day", "sell"]))).toEqual([
+      "market & day & zanzibar & sell",
+      "zanzibar",
+      "market & day",
+      "market & sell",
+      "day & sell"
+    ])
+    expect(tiers(["market", "day"], new Set(["market", "day"]))).toEqual(["market & day", "market & day"])
+    expect(tiers(["zanzibar"], new Set())).toEqual(["zanzibar"])
+    expect(tiers([], new Set())).toEqual([])
+  })
+})
+
 layer(testServer())("retrieval", (it) => {
   const paths = databaseKind === "pglite" ? [true, false] : [false]
   for (const vector of paths) {
@@ -139,6 +157,29 @@ layer(testServer())("retrieval", (it) => {
         const hits = yield* search(item.question)
         expect(hits.some((hit) => hit.kind === "qa" && hit.id === item.id), item.question).toBe(true)
       }
+    }).pipe(Effect.provide(onPath(databaseKind === "pglite")))
+  )
+
+  it.effect("among hundreds of rows sharing the question's common words, its rare word finds its row", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = (yield* createAgent(h, ws.secretTest)) as AgentId
+      const towns = Array.from({ length: 400 }, (_, i) => `Town${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`)
+      const rows = [...towns, "Zanzibar"].map(
+        (town) => `When is market day in ${town}?,Market day in ${town} is every week; the stalls sell bread and cheese.,Markets`
+      )
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "csv_qa", content: `question,answer,category\n${rows.join("\n")}\n` }
+      })
+      yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
+      // statistics, as PGlite's maintenance (src/db/Maintenance.ts) or PostgreSQL's autovacuum take them: "market"
+      // and "day" are common now, and draw no candidates alone
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`analyze qa_items`)
+      const tenant = { workspaceId: ws.workspace.id as WorkspaceId, environment: "test" as const }
+      const hits = yield* Effect.flatMap(Retrieval, (r) => r.search(tenant, agentId, "on which day do they hold market day in Zanzibar", { limit: 3 }))
+      expect(hits[0]?.question).toBe("When is market day in Zanzibar?")
     }).pipe(Effect.provide(onPath(databaseKind === "pglite")))
   )
 
