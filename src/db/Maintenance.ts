@@ -7,9 +7,11 @@
  *
  * Every `maintenanceGap`, each table changed enough since it was last analyzed
  * (or vacuumed) is analyzed (or vacuumed), by PostgreSQL's own default
- * autovacuum thresholds: 50 rows plus 10 % of the table for ANALYZE, 50 plus
- * 20 % for VACUUM. A table whose rows were never counted (`reltuples` < 0: no
- * ANALYZE since it was created) is analyzed when it holds rows. PGlite's
+ * autovacuum thresholds: 50 rows changed plus 10 % of the table for ANALYZE;
+ * 50 dead rows plus 20 %, or 1,000 inserted plus 20 %, for VACUUM (which also
+ * merges GIN indexes' pending entries, and marks pages all-visible). A table
+ * whose rows were never counted (`reltuples` < 0: no ANALYZE since it was
+ * created) is analyzed when it holds rows. PGlite's
  * counters of changes live in memory: changes made before a restart are not
  * counted after it, only those since.
  *
@@ -53,11 +55,13 @@ export const maintainOnce: Effect.Effect<ReadonlyArray<Maintained>, never, SqlCl
       sql`select s.schemaname as schema, s.relname as table,
           (s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
             or (c.reltuples < 0 and s.n_live_tup > 0)) as analyze,
-          s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0) as vacuum
+          (s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+            or s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)) as vacuum
         from pg_stat_user_tables as s join pg_class as c on c.oid = s.relid
         where s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
           or (c.reltuples < 0 and s.n_live_tup > 0)
           or s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+          or s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)
         order by s.relname`
     )
     return yield* Effect.forEach(due, (table) =>

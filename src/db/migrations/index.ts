@@ -25,6 +25,7 @@ import attemptAtClaim from "./0023_attempt_at_claim.js"
 import qaTextSearch from "./0024_qa_text_search.js"
 import embeddingSpace from "./0025_embedding_space.js"
 import statisticsTargets from "./0026_statistics_targets.js"
+import ginPendingLists from "./0027_gin_pending_lists.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -52,5 +53,6 @@ export const migrations = {
   "0023_attempt_at_claim": attemptAtClaim,
   "0024_qa_text_search": qaTextSearch,
   "0025_embedding_space": embeddingSpace,
-  "0026_statistics_targets": statisticsTargets
+  "0026_statistics_targets": statisticsTargets,
+  "0027_gin_pending_lists": ginPendingLists
 }
