@@ -79,11 +79,12 @@ type Row = typeof Row.Type
 
 const Lexemes = Schema.Struct({ lexemes: Schema.Array(Schema.String) })
 
-const Frequency = Schema.Struct({
-  table: Schema.Literal("knowledge_chunks", "qa_items"),
-  lexeme: Schema.String,
-  rows: Schema.Number
+const TableWords = Schema.Struct({
+  table: Schema.String,
+  rows: Schema.Number,
+  words: Schema.Record({ key: Schema.String, value: Schema.Number })
 })
+type WordStats = Omit<typeof TableWords.Type, "table">
 
 /**
  * A hit at or above this score is relevant: with none, the reply is the
@@ -153,28 +154,30 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       )
 
     /**
-     * The question's words common in each table: in more than `commonRows` rows, as the planner's statistics of
-     * the `tsv` columns estimate (their most common elements, with frequencies). Without statistics, none is.
+     * How many rows of each table hold each of the question's words, as the planner's statistics of the `tsv`
+     * columns estimate (their most common elements, with frequencies), and the table's rows. A word the
+     * statistics do not list is rarer than those they do; without statistics (a table never analyzed) no word
+     * is listed and the table counts no rows.
      */
-    const commonWords = (lexemes: ReadonlyArray<string>) =>
-      lexemes.length === 0
-        ? Effect.succeed({ knowledge_chunks: new Set<string>(), qa_items: new Set<string>() })
-        : Effect.map(
-            decodeAll(
-              Frequency,
-              sql`select s.tablename as table, e.lexeme, (e.freq * greatest(c.reltuples, 0))::float8 as rows
+    const wordStats = (lexemes: ReadonlyArray<string>) =>
+      Effect.map(
+        decodeAll(
+          TableWords,
+          sql`select c.relname as table, greatest(c.reltuples, 0)::float8 as rows,
+              coalesce((select jsonb_object_agg(e.lexeme, e.freq * greatest(c.reltuples, 0))
                 from pg_stats as s
-                join pg_class as c on c.relname = s.tablename and c.relnamespace = s.schemaname::regnamespace
                 cross join lateral unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) as e(lexeme, freq)
-                where s.tablename in ('knowledge_chunks', 'qa_items') and s.attname = 'tsv'
-                  and e.lexeme = any(${`{${lexemes.join(",")}}`}::text[])`
-            ),
-            (rows) => {
-              const common = { knowledge_chunks: new Set<string>(), qa_items: new Set<string>() }
-              for (const row of rows) if (row.rows > commonRows) common[row.table].add(row.lexeme)
-              return common
-            }
-          )
+                where s.schemaname = current_schema() and s.tablename = c.relname and s.attname = 'tsv'
+                  and e.lexeme = any(${`{${lexemes.join(",")}}`}::text[])), '{}') as words
+            from pg_class as c
+            where c.relnamespace = current_schema()::regnamespace and c.relname in ('knowledge_chunks', 'qa_items')`
+        ),
+        (rows) => {
+          const none: WordStats = { rows: 0, words: {} }
+          const of = (table: string) => rows.find((row) => row.table === table) ?? none
+          return { knowledge_chunks: of("knowledge_chunks"), qa_items: of("qa_items") }
+        }
+      )
 
     // literal, not a parameter: the statement must spell the HNSW index's expression and predicate as they are
     const dims = (hnsw: { readonly dimensions: number }) => sql.literal(String(hnsw.dimensions))
@@ -186,9 +189,10 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       agentId: AgentId,
       vector: ReadonlyArray<number>,
       lexemes: ReadonlyArray<string>,
-      common: ReadonlySet<string>,
+      stats: WordStats,
       limit: number
     ) => {
+      const common = new Set(lexemes.filter((l) => (stats.words[l] ?? 0) > commonRows))
       const agent = ofAgent(tenant, agentId)
       const anyWord = lexemes.join(" | ")
       // `is true`: the agent's rows are many, its matches of a tier few; the planner, unable to tell, would
@@ -214,9 +218,11 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
               order by embedding::vector(${dims(plan)}) <=> ${asVector}::vector(${dims(plan)}) limit ${nearest})`
           : sql``
       const lexemeArray = `{${lexemes.join(",")}}`
-      // a word weighs 1 + ln(candidates / candidates holding it): a place's name, held by its own passages only,
-      // counts for more than "market"; with few candidates, or words alike, every word weighs about 1. A row's
-      // words part is the share of the question's weight it holds: 1 with every word, whatever the question.
+      // rows holding each word: the statistics' estimate where they list it, else as many as the candidates holding it
+      const listedRows = `{${lexemes.map((l) => stats.words[l] ?? "NULL").join(",")}}`
+      // a word weighs ln(1 + rows / rows holding it), as BM25's rarity: a place's name, held by its own passages
+      // only, counts for more than "market". A row's words part is the share of the question's weight it holds:
+      // 1 with every word, whatever the question.
       return sql`(
         with candidates as (
           select c.id, c.source_id, c.${table.text} as text, ${table.question} as question, ${cosine} as cosine,
@@ -225,9 +231,9 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
           where c.id in (${textIds} ${vectorIds})
         ),
         weights as (
-          select l, 1 + ln((select count(*) from candidates)::real
-            / greatest(1, (select count(*) from candidates where l = any(held)))) as weight
-          from unnest(${lexemeArray}::text[]) as l
+          select w.l, ln(1 + greatest(${stats.rows}::float8, (select count(*) from candidates))
+            / greatest(1, coalesce(w.listed, (select count(*) from candidates where w.l = any(held))))) as weight
+          from unnest(${lexemeArray}::text[], ${listedRows}::float8[]) as w(l, listed)
         )
         select id, source_id, text, question,
           ${cosineWeight} * cosine + ${wordsWeight} * coalesce(
@@ -269,12 +275,12 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         Effect.gen(function* () {
           const lexemes = yield* lexemesOf(plainWords(expanded))
           if (lexemes.length === 0 && plan._tag === "TextCandidates") return []
-          const common = yield* commonWords(lexemes)
+          const stats = yield* wordStats(lexemes)
           const rows = yield* decodeAll(
             Row,
-            sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, common.qa_items, limit)} as q
+            sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, stats.qa_items, limit)} as q
               union all
-              select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, common.knowledge_chunks, limit)} as c`
+              select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, stats.knowledge_chunks, limit)} as c`
           )
           return rows
             .map(toHit)
