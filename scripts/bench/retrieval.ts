@@ -227,7 +227,8 @@ const templates: ReadonlyArray<Template> = [
     sentence: (f) => `The nearest railway station is at ${f.station}, from where a ${f.vehicle} runs ${f.frequency}.`,
     question: (f) => `How do I get to ${f.name} from the station at ${f.station}? Is there a ${f.vehicle}?`,
     unnamed: (f) => `Which place is reached by ${f.vehicle} from the railway station at ${f.station}?`,
-    key: (f) => `${f.station} ${f.vehicle} ${f.frequency}`
+    // the question names no frequency: any passage with the same station and vehicle answers it
+    key: (f) => `${f.station} ${f.vehicle}`
   },
   {
     sentence: (f) => `Local legend tells of a ${f.creature} that guards a ${f.hoard} beneath the ${f.feature}.`,
@@ -262,7 +263,7 @@ export interface Passage {
 }
 
 /** Source `i` is the same at every size: sizes differ only in how many come after it. */
-const corpus = (count: number): Array<Passage> => {
+export const corpus = (count: number): Array<Passage> => {
   const random = seeded(20261127)
   const names = placeNames(count + 200, random)
   // the first `count` names are the places; other names serve as neighbouring towns and stations
@@ -345,7 +346,7 @@ const offTopic = [
  * On-topic questions spread evenly over the corpus (so the gold is as often old as new), every other one without
  * the place's name; then the off-topic ones.
  */
-const questionSet = (passages: ReadonlyArray<Passage>): Array<Question> => {
+export const questionSet = (passages: ReadonlyArray<Passage>): Array<Question> => {
   const n = Math.min(onTopicCount, passages.length)
   const onTopic = Array.from({ length: n }, (_, i): Question => {
     const passage = passages[Math.floor(((i + 0.5) * passages.length) / n)]!
