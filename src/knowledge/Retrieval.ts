@@ -5,14 +5,17 @@
  *
  * Candidates: the nearest embeddings through the HNSW index where pgvector
  * exists (`VectorIndex`), and the best text matches through the GIN indexes of
- * the stored `tsvector`s, taken in tiers (rows with every word of the
- * question, with two of them, with any), each tier bounded, so a common word
- * never makes the statement read the agent's every row. Without pgvector the
- * text candidates are all there is, re-ranked by cosine over their `real[]`.
+ * the stored `tsvector`s, taken in tiers (`tiers`: rows with every word of the
+ * question, with any of its rare words, with pairs of its common ones), each
+ * bounded. Which words are common, and how rare each is, the planner's
+ * statistics of the `tsv` columns tell (kept by autovacuum, or on PGlite by
+ * `src/db/Maintenance.ts`): a common word's index entries are many, so it
+ * never draws candidates alone. Without pgvector the text candidates are all
+ * there is, re-ranked by cosine over their `real[]`.
  *
  * Scores are absolute, comparable across questions: part embedding cosine,
- * part the share of the question's words the row holds, a rare word weighing
- * more than a common one. A question whose best score is under
+ * part the share of the question's words the row holds, each word weighing
+ * its rarity in the table (BM25's idf). A question whose best score is under
  * `relevanceThreshold` has no answer in the knowledge.
  *
  * Enabled glossary terms expand the query: a term or any synonym found in it
