@@ -65,6 +65,8 @@ export interface AppConfigShape {
   readonly webhookPollMillis: number
   /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
   readonly qaRegeneratePollMillis: number
+  /** How often, on PGlite, the tables' change counts are read for ANALYZE and VACUUM (`src/db/Maintenance.ts`). */
+  readonly maintenanceMillis: number
   readonly ai: AiSettings
   /** A webhook attempt succeeds on a 2xx within this many milliseconds (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
   readonly webhookResponseDeadlineMillis: number
@@ -197,6 +199,7 @@ export const fromEnv = Effect.gen(function* () {
       extractMemoryMb: yield* positiveInt("INGEST_EXTRACT_MEMORY_MB", 256)
     },
     qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
+    maintenanceMillis: yield* positiveInt("MAINTENANCE_MS", 60_000),
     ai: yield* aiFromEnv,
     webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
     conversationIdleMinutes: yield* positiveInt("CONVERSATION_IDLE_MINUTES", 30),

@@ -1,21 +1,22 @@
 /**
- * Autovacuum's work for PGlite, which has none: one session, no background
- * processes. Without it the planner would plan on statistics taken when a
- * table was small (or on none), and updated rows would stay dead forever.
- * With statistics a reply's retrieval walks its indexes; without them it reads
- * every row of the agent.
+ * Autovacuum's work for PGlite, which has none (one session, no background
+ * processes), and for a PostgreSQL whose autovacuum is off. Without it the
+ * planner would plan on statistics taken when a table was small (or on none),
+ * and updated rows would stay dead forever. With statistics a reply's
+ * retrieval walks its indexes; without them it reads every row of the agent.
  *
- * Every `maintenanceGap`, each table changed enough since it was last analyzed
- * (or vacuumed) is analyzed (or vacuumed), by PostgreSQL's own default
- * autovacuum thresholds: 50 rows changed plus 10 % of the table for ANALYZE;
- * 50 dead rows plus 20 %, or 1,000 inserted plus 20 %, for VACUUM (which also
- * merges GIN indexes' pending entries, and marks pages all-visible). A table
- * whose rows were never counted (`reltuples` < 0: no ANALYZE since it was
- * created) is analyzed when it holds rows. PGlite's
+ * Every `MAINTENANCE_MS` (a minute by default), each table changed enough
+ * since it was last analyzed (or vacuumed) is analyzed (or vacuumed), by
+ * PostgreSQL's own default autovacuum thresholds: 50 rows changed plus 10 % of
+ * the table for ANALYZE; 50 dead rows plus 20 %, or 1,000 inserted plus 20 %,
+ * for VACUUM (which also merges GIN indexes' pending entries, and marks pages
+ * all-visible). A table whose rows were never counted (`reltuples` < 0: no
+ * ANALYZE since it was created) is analyzed when it holds rows. PGlite's
  * counters of changes live in memory: changes made before a restart are not
  * counted after it, only those since.
  *
- * On PostgreSQL the server's autovacuum does this; the worker does not run.
+ * On a PostgreSQL with autovacuum on (the default), the server does this and
+ * the worker does not run.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -27,9 +28,6 @@ import { background } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { isolate } from "../Performance.js"
 import { decodeAll, execute } from "./Sql.js"
-
-/** How often the tables' change counters are read. */
-export const maintenanceGap = "1 minute"
 
 const Due = Schema.Struct({
   schema: Schema.String,
@@ -76,8 +74,8 @@ export const maintainOnce: Effect.Effect<ReadonlyArray<Maintained>, never, SqlCl
   }
 )
 
-/** `maintainOnce`, then a gap, forever. */
-export const maintenanceLoop: Effect.Effect<never, never, SqlClient.SqlClient> = Effect.forever(
+/** `maintainOnce`, then a gap of `gapMillis`, forever. */
+export const maintenanceLoop = (gapMillis: number): Effect.Effect<never, never, SqlClient.SqlClient> => Effect.forever(
   Effect.zipRight(
     Effect.tap(maintainOnce, (done) =>
       done.length === 0
@@ -86,15 +84,29 @@ export const maintenanceLoop: Effect.Effect<never, never, SqlClient.SqlClient> =
             `maintained ${done.map((t) => `${t.table} (${[t.vacuumed && "vacuum", t.analyzed && "analyze"].filter(Boolean).join(", ")})`).join("; ")}`
           )
     ),
-    Effect.sleep(maintenanceGap)
+    Effect.sleep(gapMillis)
   )
 )
 
-/** The maintenance fiber on PGlite; nothing on PostgreSQL. */
+const Setting = Schema.Struct({ autovacuum: Schema.String })
+
+/** Whether this database has no autovacuum: PGlite never does; a PostgreSQL whose operator turned it off. */
+const withoutAutovacuum = Effect.gen(function* () {
+  const database = yield* Database
+  if (database.kind === "pglite") return true
+  const sql = yield* SqlClient.SqlClient
+  const [setting] = yield* decodeAll(Setting, sql`select current_setting('autovacuum') as autovacuum`)
+  return setting?.autovacuum === "off"
+})
+
+/**
+ * The maintenance fiber where the database has no autovacuum; nothing where it has. Several instances on one
+ * PostgreSQL each run it: a round finds nothing due just after another instance's.
+ */
 export const Workers = isolate(AppConfig, Database, SqlClient.SqlClient)(
   Layer.unwrapEffect(
-    Effect.map(Database, (database) =>
-      database.kind === "pglite" ? background(JobQueue.supervise("pglite-maintenance", maintenanceLoop)) : Layer.empty
+    Effect.map(Effect.all([withoutAutovacuum, AppConfig]), ([needed, config]) =>
+      needed ? background(JobQueue.supervise("maintenance", maintenanceLoop(config.maintenanceMillis))) : Layer.empty
     )
   )
 )

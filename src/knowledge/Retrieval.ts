@@ -224,8 +224,11 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       // rows holding each word: the statistics' estimate where they list it, else as many as the candidates holding it
       const listedRows = `{${lexemes.map((l) => stats.words[l] ?? "NULL").join(",")}}`
       // a word weighs ln(1 + rows / rows holding it), as BM25's rarity: a place's name, held by its own passages
-      // only, counts for more than "market". A row's words part is the share of the question's weight it holds:
-      // 1 with every word, whatever the question.
+      // only, counts for more than "market". A word no row holds ("inhabitants" where passages say "people") weighs
+      // as the question's rarest word that some row holds: it says the question asks what the knowledge may not
+      // hold, without outweighing what it does hold. A row's words part is the share of the question's weight it
+      // holds: 1 with every word, whatever the question.
+      const total = sql`greatest(${stats.rows}::float8, (select count(*) from candidates))`
       return sql`(
         with candidates as (
           select c.id, c.source_id, c.${table.text} as text, ${table.question} as question, ${cosine} as cosine,
@@ -233,10 +236,14 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
           from ${table.name} as c
           where c.id in (${textIds} ${vectorIds})
         ),
-        weights as (
-          select w.l, ln(1 + greatest(${stats.rows}::float8, (select count(*) from candidates))
-            / greatest(1, coalesce(w.listed, (select count(*) from candidates where w.l = any(held))))) as weight
+        held_by as (
+          select w.l, coalesce(w.listed, (select count(*) from candidates where w.l = any(held))) as rows
           from unnest(${lexemeArray}::text[], ${listedRows}::float8[]) as w(l, listed)
+        ),
+        weights as (
+          select l, case when rows > 0 then ln(1 + ${total} / rows)
+            else (select max(ln(1 + ${total} / rows)) from held_by where rows > 0) end as weight
+          from held_by
         )
         select id, source_id, text, question,
           ${cosineWeight} * cosine + ${wordsWeight} * coalesce(

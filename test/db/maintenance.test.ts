@@ -76,7 +76,7 @@ describe("PGlite maintenance", () => {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         yield* sql`create table later (id int primary key)`
-        const loop = yield* Effect.fork(maintenanceLoop)
+        const loop = yield* Effect.fork(maintenanceLoop(60_000))
         // the first round has run when the loop sleeps
         while ((yield* TestClock.sleeps()).length === 0) yield* Effect.sleep("10 millis").pipe(Effect.withClock(realClock))
         yield* sql`insert into later select generate_series(1, 3000)`

@@ -116,6 +116,8 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   // a job queued here wakes its worker at once: polling (for other instances' jobs) would only make
   // every TestClock jump wake it once per period, so it is longer than any jump a test makes
   qaRegeneratePollMillis: 366 * 24 * 60 * 60 * 1000,
+  // a round per minute of TestClock time would run thousands of rounds when a test moves the clock by days
+  maintenanceMillis: 366 * 24 * 60 * 60 * 1000,
   ...overrides
 })
 
