@@ -112,21 +112,29 @@ const commonRows = 300
 
 const outage = providerFailure((message) => new AiUnavailable({ message }))
 
+/** A text-search tier: a `simple` tsquery, and whether its matches are ranked before the cap or taken as found. */
+export interface Tier {
+  readonly query: string
+  readonly ranked: boolean
+}
+
 /**
- * The text-search tiers as `simple` tsqueries over already-stemmed lexemes, each read through the GIN index on
- * its own: every word; any of the rare words; and, when fewer than two words are rare, pairs of the common ones.
- * A common word's index entries are many, so it draws candidates only beside another word (an AND, which the
- * index answers by walking the rarer of the two), never alone.
+ * The text-search tiers over already-stemmed lexemes, each read through the GIN index on its own: every word
+ * (an AND, which the index answers by walking the rarest word's entries); any of the rare words; and, when fewer
+ * than two words are rare, pairs of the common ones. The first two are few rows (a rare word's entries are few),
+ * so their matches are ranked before the cap: which rows of a tier are kept never depends on where they lie. A
+ * pair of common words may match most rows: its first ones are taken as found. A common word never draws
+ * candidates alone.
  */
-export const tiers = (lexemes: ReadonlyArray<string>, common: ReadonlySet<string>): ReadonlyArray<string> => {
+export const tiers = (lexemes: ReadonlyArray<string>, common: ReadonlySet<string>): ReadonlyArray<Tier> => {
   if (lexemes.length === 0) return []
   const rare = lexemes.filter((l) => !common.has(l))
-  const out = [lexemes.join(" & ")]
-  if (rare.length > 0 && lexemes.length > 1) out.push(rare.join(" | "))
+  const out: Array<Tier> = [{ query: lexemes.join(" & "), ranked: true }]
+  if (rare.length > 0 && lexemes.length > 1) out.push({ query: rare.join(" | "), ranked: true })
   if (rare.length < 2) {
     const paired = lexemes.filter((l) => common.has(l)).slice(0, pairLexemes)
     for (let i = 0; i < paired.length; i++) {
-      for (let j = i + 1; j < paired.length; j++) out.push(`${paired[i]} & ${paired[j]}`)
+      for (let j = i + 1; j < paired.length; j++) out.push({ query: `${paired[i]} & ${paired[j]}`, ranked: false })
     }
   }
   return out
@@ -202,7 +210,8 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       // rather walk the agent's index than the text-search one
       const textSide = tiers(lexemes, common).map(
         (tier) => sql`(select id, ts_rank(tsv, to_tsquery('simple', ${anyWord})) as rank from ${table.name}
-          where tsv @@ to_tsquery('simple', ${tier}) and (${agent}) is true limit ${tierScan})`
+          where tsv @@ to_tsquery('simple', ${tier.query}) and (${agent}) is true
+          ${tier.ranked ? sql`order by rank desc` : sql``} limit ${tierScan})`
       )
       const textIds =
         textSide.length === 0

@@ -80,18 +80,20 @@ const topQuestions = (tenant: { workspaceId: WorkspaceId; environment: "test" },
   )
 
 describe("retrieval's text tiers", () => {
-  it("every word; any rare word; pairs of common words only when fewer than two are rare", () => {
+  it("every word and any rare word, ranked; pairs of common words, as found, only when fewer than two are rare", () => {
     const lexemes = ["market", "day", "zanzibar", "sell"]
-    expect(tiers(lexemes, new Set())).toEqual(["market & day & zanzibar & sell", "market | day | zanzibar | sell"])
+    const ranked = (query: string) => ({ query, ranked: true })
+    const found = (query: string) => ({ query, ranked: false })
+    expect(tiers(lexemes, new Set())).toEqual([ranked("market & day & zanzibar & sell"), ranked("market | day | zanzibar | sell")])
     expect(tiers(lexemes, new Set(["market", "day", "sell"]))).toEqual([
-      "market & day & zanzibar & sell",
-      "zanzibar",
-      "market & day",
-      "market & sell",
-      "day & sell"
+      ranked("market & day & zanzibar & sell"),
+      ranked("zanzibar"),
+      found("market & day"),
+      found("market & sell"),
+      found("day & sell")
     ])
-    expect(tiers(["market", "day"], new Set(["market", "day"]))).toEqual(["market & day", "market & day"])
-    expect(tiers(["zanzibar"], new Set())).toEqual(["zanzibar"])
+    expect(tiers(["market", "day"], new Set(["market", "day"]))).toEqual([ranked("market & day"), found("market & day")])
+    expect(tiers(["zanzibar"], new Set())).toEqual([ranked("zanzibar")])
     expect(tiers([], new Set())).toEqual([])
   })
 })
