@@ -19,6 +19,7 @@
  * `BENCH_PGLITE=0` or `BENCH_POSTGRES=0` to leave one database out.
  */
 import { PGlite } from "@electric-sql/pglite"
+import { vector } from "@electric-sql/pglite-pgvector"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { loadavg } from "node:os"
@@ -116,7 +117,9 @@ interface Sink {
 
 const sinkOf = async (db: Db): Promise<Sink> => {
   if (db === "PGlite") {
-    const lite = await PGlite.create()
+    // with pgvector, as the service's embedded database always has it
+    const lite = await PGlite.create({ extensions: { vector } })
+    await lite.exec("create extension vector")
     return {
       query: (text, values) => lite.query(text, values as Array<unknown>),
       copy: (text, bytes) => lite.query(text, [], { blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) }),
@@ -250,25 +253,39 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
 /**
  * A bare loop doing the service's whole work, without its bookkeeping (queue, phases written, events, threads):
  * per page fetch, extract, the first page's categories, Q&A into them, chunk, embed chunks and Q&A with the local
- * provider's own functions, and write both with their vectors into tables indexed for text search as the
- * service's are, one transaction per page, in one statement per table as the service writes them (binary COPY on
- * PGlite, a multi-row INSERT on PostgreSQL). What the service's work costs before any design: the service's
- * overhead is its time above this loop's.
+ * provider's own functions, and write both with their vectors into tables indexed as the service's are (text
+ * search on stored `tsv` columns with GIN, and where pgvector exists, always on PGlite, the partial HNSW indexes
+ * `src/knowledge/VectorIndex.ts` creates, with the same build parameters; btree indexes of the same shapes), one
+ * transaction per page, in one statement per table as the service writes them (binary COPY on PGlite, a
+ * multi-row INSERT on PostgreSQL). What the service's work costs before any design: the service's overhead is its
+ * time above this loop's.
  */
 const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>) => {
   const sink = await sinkOf(db)
   await sink.query(
-    "create table chunks (id serial primary key, url text not null, position int not null, content text not null, " +
-      "embedding real[] not null, tsv tsvector generated always as (to_tsvector('english', content)) stored)"
+    "create table chunks (id serial primary key, agent text not null, url text not null, position int not null, " +
+      "content text not null, embedding real[] not null, tsv tsvector generated always as (to_tsvector('english', content)) stored)"
   )
   await sink.query("create index on chunks (url)")
+  await sink.query("create index on chunks (agent)")
   await sink.query("create index on chunks using gin (tsv)")
   await sink.query(
-    "create table qa (id serial primary key, url text not null, question text not null, answer text not null, " +
-      "category text, embedding real[] not null)"
+    "create table qa (id serial primary key, agent text not null, url text not null, question text not null, " +
+      "answer text not null, category text, embedding real[] not null, " +
+      "tsv tsvector generated always as (to_tsvector('english', question || ' ' || answer)) stored)"
   )
+  await sink.query("create index on qa (agent, id desc)")
   await sink.query("create index on qa (url)")
-  await sink.query("create index on qa using gin (to_tsvector('english', question || ' ' || answer))")
+  await sink.query("create index on qa (category) where category is not null")
+  await sink.query("create index on qa using gin (tsv)")
+  if (db === "PGlite") {
+    for (const table of ["chunks", "qa"]) {
+      await sink.query(
+        `create index on ${table} using hnsw ((embedding::vector(${localDimensions})) vector_cosine_ops) ` +
+          `with (m = 16, ef_construction = 64) where cardinality(embedding) = ${localDimensions}`
+      )
+    }
+  }
   const write = async (table: string, columns: ReadonlyArray<string>, types: ReadonlyArray<CopyType>, rows: ReadonlyArray<ReadonlyArray<unknown>>) => {
     if (rows.length === 0) return
     if (sink.copy !== undefined) {
@@ -280,6 +297,7 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>) => {
     const params = rows.flatMap((row) => row.map((v, c) => (types[c] === "float4[]" ? realArrayLiteral(v as Array<number>) : v)))
     await sink.query(`insert into ${table} (${columns.join(", ")}) values ${values.join(", ")}`, params)
   }
+  const agent = "agt_bench"
   const started = performance.now()
   let categories: ReadonlyArray<Extract.Category> | undefined
   for (const url of urls) {
@@ -290,12 +308,17 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>) => {
     const pieces = chunk(`${doc.title}\n\n${doc.text}`)
     const vectors = [...pieces, ...items.map((i) => `${i.question}\n${i.answer}`)].map((t) => hashEmbed(t, localDimensions))
     await sink.query("begin")
-    await write("chunks", ["url", "position", "content", "embedding"], ["text", "int4", "text", "float4[]"], pieces.map((content, position) => [url, position, content, vectors[position]]))
+    await write(
+      "chunks",
+      ["agent", "url", "position", "content", "embedding"],
+      ["text", "text", "int4", "text", "float4[]"],
+      pieces.map((content, position) => [agent, url, position, content, vectors[position]])
+    )
     await write(
       "qa",
-      ["url", "question", "answer", "category", "embedding"],
-      ["text", "text", "text", "text", "float4[]"],
-      items.map((item, i) => [url, item.question, item.answer, item.category, vectors[pieces.length + i]])
+      ["agent", "url", "question", "answer", "category", "embedding"],
+      ["text", "text", "text", "text", "text", "float4[]"],
+      items.map((item, i) => [agent, url, item.question, item.answer, item.category, vectors[pieces.length + i]])
     )
     await sink.query("commit")
   }
