@@ -56,7 +56,7 @@ const systemReference = [
   "| `WEBHOOK_POLL_MS` | `1000` | how often the webhook dispatcher's queue worker looks for due work made by other instances (its own are sent at once) |",
   "| `WEBHOOK_TIMEOUT_MS` | `10000` | a webhook attempt succeeds on a 2xx answered within this many milliseconds |",
   "| `QA_REGENERATE_POLL_MS` | `1000` | how often the Q&A regeneration worker looks for jobs queued by other instances (its own start at once) |",
-  "| `MAINTENANCE_MS` | `60000` | how often, on PGlite (which has no autovacuum) or a PostgreSQL with autovacuum off, tables changed enough since their last ANALYZE or VACUUM get one |",
+  "| `MAINTENANCE_MS` | `10000` | how often, on PGlite (which has no autovacuum) or a PostgreSQL with autovacuum off, tables changed enough since their last ANALYZE or VACUUM get one |",
   "| `AI_PROVIDER` | `local` | `local`: offline and deterministic (extractive categories and Q&A, a hashing embedder); `openai`: any OpenAI-compatible server (its client is loaded only then). Any other value stops the service at start |",
   "| `AI_BASE_URL` | `https://api.openai.com/v1` | `openai` only: base URL of the OpenAI-compatible API (ending before `/chat/completions`) |",
   "| `AI_API_KEY` | unset | `openai` only, and required then: bearer key for that server |",

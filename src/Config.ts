@@ -199,7 +199,7 @@ export const fromEnv = Effect.gen(function* () {
       extractMemoryMb: yield* positiveInt("INGEST_EXTRACT_MEMORY_MB", 256)
     },
     qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
-    maintenanceMillis: yield* positiveInt("MAINTENANCE_MS", 60_000),
+    maintenanceMillis: yield* positiveInt("MAINTENANCE_MS", 10_000),
     ai: yield* aiFromEnv,
     webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
     conversationIdleMinutes: yield* positiveInt("CONVERSATION_IDLE_MINUTES", 30),

@@ -5,7 +5,7 @@
  * and updated rows would stay dead forever. With statistics a reply's
  * retrieval walks its indexes; without them it reads every row of the agent.
  *
- * Every `MAINTENANCE_MS` (a minute by default), each table changed enough
+ * Every `MAINTENANCE_MS` (ten seconds by default), each table changed enough
  * since it was last analyzed (or vacuumed) is analyzed (or vacuumed), by
  * PostgreSQL's own default autovacuum thresholds: 50 rows changed plus 10 % of
  * the table for ANALYZE; 50 dead rows plus 20 %, or 1,000 inserted plus 20 %,
