@@ -50,17 +50,16 @@ export const maintainOnce: Effect.Effect<ReadonlyArray<Maintained>, never, SqlCl
     yield* execute(sql`select pg_stat_force_next_flush()`)
     const due = yield* decodeAll(
       Due,
-      sql`select s.schemaname as schema, s.relname as table,
-          (s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
-            or (c.reltuples < 0 and s.n_live_tup > 0)) as analyze,
-          (s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
-            or s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)) as vacuum
-        from pg_stat_user_tables as s join pg_class as c on c.oid = s.relid
-        where s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
-          or (c.reltuples < 0 and s.n_live_tup > 0)
-          or s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
-          or s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)
-        order by s.relname`
+      sql`select * from (
+          select s.schemaname as schema, s.relname as table,
+            (s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+              or (c.reltuples < 0 and s.n_live_tup > 0)) as analyze,
+            (s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0)
+              or s.n_ins_since_vacuum > 1000 + 0.2 * greatest(c.reltuples, 0)) as vacuum
+          from pg_stat_user_tables as s join pg_class as c on c.oid = s.relid
+        ) as tables
+        where "analyze" or "vacuum"
+        order by "table"`
     )
     return yield* Effect.forEach(due, (table) =>
       Effect.gen(function* () {
