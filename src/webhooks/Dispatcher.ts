@@ -387,6 +387,20 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       return takenByClaim ? releaseDelivery(id) : Effect.void
     }
 
+    /**
+     * The queue's `onGiveUp`: the delivery's job ended without recording its last attempt (its claims failed, or its
+     * attempts stopped their process). The delivery ends `failed` with the reason, not `pending` with no job left
+     * to send it; the subscription's failure count is the receiver's and is left alone.
+     */
+    const giveUp = (job: Job, reason: string) => {
+      const id = deliveryOf(job)
+      if (id === undefined) return Effect.void
+      return execute(sql`
+        update webhook_deliveries set status = 'failed', next_attempt_at = null, locked_until = null,
+          last_error = ${`not delivered: an internal error occurred (${reason})`}
+        where id = ${id} and status = 'pending'`)
+    }
+
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
     const run: Effect.Effect<never> = jobs.worker({
       queue: webhookQueue,
@@ -400,6 +414,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       // delivery's own schedule, with room for attempts that could not be recorded
       maxAttempts: 2 * maxAttempts,
       handBack,
+      onGiveUp: giveUp,
       finish: {
         write: recordSuccesses,
         alone: (successes) => execute(sql`select ${recordSuccesses(successes)}`)

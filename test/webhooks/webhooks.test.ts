@@ -5,11 +5,14 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import Stripe from "stripe"
 import { ResourceMissing, SubscriptionInactive, UnknownEventType, UrlNotAllowed } from "../../schema/Errors.js"
 import type { DeliveryStatus, WebhookId } from "../../schema/Webhooks.js"
 import { type Client, verifyWebhook, WebhookVerificationError } from "../../src/sdk/index.js"
+import { Fetcher } from "../../layers/Fetcher.js"
+import { maxAttempts } from "../../src/webhooks/Schedule.js"
 import { signatureHeader } from "../../src/webhooks/Signature.js"
 import { eventually } from "../support/eventually.js"
 import { expectFailure } from "../support/expect.js"
@@ -283,6 +286,36 @@ layer(testServer())("webhooks (response deadline, TestClock)", (it) => {
       expect(d!.last_error).toContain("timeout")
       const detail = (yield* api.webhooks.delivery({ path: { id: sub.id, delivery_id: d!.id } })).data
       expect(detail.attempts[0]!.duration_ms).toBe(10_000)
+    })
+  )
+})
+
+/** Every webhook POST dies inside the service (a defect of ours, not the receiver's answer). */
+const dyingFetcher = Layer.succeed(Fetcher, {
+  post: () => Effect.die(new Error("the socket library threw")),
+  get: () => Effect.die(new Error("not used"))
+})
+
+layer(testServer({}, { fetcher: dyingFetcher }))("webhooks (sending dies, TestClock)", (it) => {
+  it.scoped("a delivery whose every attempt dies ends failed with a readable error, not pending for ever", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const api = yield* h.client(ws.secretTest)
+      const sub = yield* subscribe(api, "https://receiver.example/hooks")
+      yield* createAgent(api)
+      // each dying attempt is retried after the delivery's lease; the queue gives the job up at its bound
+      for (let attempt = 0; attempt < 2 * maxAttempts; attempt++) {
+        yield* dispatcherIdle
+        yield* TestClock.adjust("30 seconds")
+      }
+      const [d] = yield* eventually(deliveriesOf(api, sub.id), (ds) => ds[0]?.status !== "pending")
+      expect(d).toMatchObject({ status: "failed", next_attempt_at: null })
+      expect(d!.last_error).toMatch(/^not delivered: an internal error occurred/)
+      expect(d!.last_error).not.toContain("socket library")
+      // the receiver never answered: the subscription is not counted as failing
+      const subscription = (yield* api.webhooks.retrieve({ path: { id: sub.id } })).data
+      expect(subscription).toMatchObject({ is_active: true, degraded: false })
     })
   )
 })
