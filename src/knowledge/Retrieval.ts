@@ -15,7 +15,8 @@
  *
  * Scores are absolute, comparable across questions: part embedding cosine,
  * part the share of the question's words the row holds, each word weighing
- * its rarity in the table (BM25's idf). A question whose best score is under
+ * its rarity in the table (BM25's idf), with a little asked of their forms
+ * and nearness (`best`). A question whose best score is under
  * `relevanceThreshold` has no answer in the knowledge.
  *
  * Enabled glossary terms expand the query: a term or any synonym found in it
@@ -80,7 +81,13 @@ const Row = Schema.Struct({
 })
 type Row = typeof Row.Type
 
-const Lexemes = Schema.Struct({ lexemes: Schema.Array(Schema.String) })
+const WordLexemes = Schema.Struct({ word: Schema.String, lexemes: Schema.Array(Schema.String) })
+
+/** A word of the question as the text-search indexes hold it (stemmed), with the question's forms of it. */
+export interface Lexeme {
+  readonly lexeme: string
+  readonly forms: ReadonlyArray<string>
+}
 
 const TableWords = Schema.Struct({
   table: Schema.String,
@@ -96,9 +103,13 @@ type WordStats = Omit<typeof TableWords.Type, "table">
  */
 export const relevanceThreshold = 0.3
 
-// the score's parts: embedding cosine (clamped at 0) and the share of the question's words found
-const cosineWeight = 0.6
-const wordsWeight = 0.4
+// the score's parts: embedding cosine (clamped at 0) and the words part (see `best`)
+const cosineWeight = 0.4
+const wordsWeight = 0.6
+// of the words part: the share that asks for the question's very forms ("hares", not "hare" alone), and the share
+// that asks for its neighbouring words near each other ("station is at Calmardun", not "east of Calmardun")
+const exactShare = 0.15
+const closeShare = 0.15
 
 // candidates a side: nearest embeddings, and best text matches of each tier, read at most `tierScan` a tier
 const nearest = 20
@@ -147,21 +158,50 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
     const glossary = yield* GlossaryRepo
     const { plan } = yield* VectorIndex
 
-    // each table as one agent's rows, with its text and question columns named alike
+    // each table as one agent's rows, with its text and question columns named alike, and the text its `tsv` holds
     const tables = {
-      chunk: { table: "knowledge_chunks" as const, name: sql("knowledge_chunks"), text: sql`content`, question: sql`null::text` },
-      qa: { table: "qa_items" as const, name: sql("qa_items"), text: sql`answer`, question: sql`question` }
+      chunk: {
+        table: "knowledge_chunks" as const, name: sql("knowledge_chunks"), text: sql`content`, question: sql`null::text`,
+        searched: sql`c.content`
+      },
+      qa: {
+        table: "qa_items" as const, name: sql("qa_items"), text: sql`answer`, question: sql`question`,
+        searched: sql`c.question || ' ' || c.answer`
+      }
     }
     type Table = (typeof tables)[keyof typeof tables]
 
     const ofAgent = (tenant: Tenant, agentId: AgentId) =>
       sql`agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}`
 
-    /** The question's words as the text-search indexes hold them (stemmed, stop words out). */
+    /** The question's words as the text-search indexes hold them (stemmed, stop words out), with their forms. */
     const lexemesOf = (text: string) =>
       Effect.map(
-        decodeAll(Lexemes, sql`select tsvector_to_array(to_tsvector('english', ${text})) as lexemes`),
-        (rows) => (rows[0]?.lexemes ?? []).filter((l) => /^[a-z0-9]+$/.test(l)).slice(0, maxLexemes)
+        decodeAll(
+          WordLexemes,
+          sql`select w as word, tsvector_to_array(to_tsvector('english', w)) as lexemes
+            from unnest(string_to_array(${text}, ' ')) as w`
+        ),
+        (rows) => {
+          const forms = new Map<string, Array<string>>()
+          for (const { word, lexemes } of rows) {
+            for (const lexeme of lexemes) forms.set(lexeme, [...(forms.get(lexeme) ?? []), word])
+          }
+          const lexemes = [...forms.keys()]
+            .filter((l) => /^[a-z0-9]+$/.test(l))
+            .sort()
+            .slice(0, maxLexemes)
+            .map((lexeme): Lexeme => ({ lexeme, forms: forms.get(lexeme)! }))
+          const kept = new Set(lexemes.map((l) => l.lexeme))
+          // the question's words in order, stop words out: each one beside the next makes a pair
+          const sequence = rows.flatMap((row) => row.lexemes.slice(0, 1)).filter((l) => kept.has(l))
+          const pairs: Array<readonly [string, string]> = []
+          for (let i = 0; i + 1 < sequence.length; i++) {
+            const pair = [sequence[i]!, sequence[i + 1]!] as const
+            if (pair[0] !== pair[1] && !pairs.some(([a, b]) => a === pair[0] && b === pair[1])) pairs.push(pair)
+          }
+          return { lexemes, pairs }
+        }
       )
 
     /**
@@ -199,10 +239,12 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       tenant: Tenant,
       agentId: AgentId,
       vector: ReadonlyArray<number>,
-      lexemes: ReadonlyArray<string>,
+      words: ReadonlyArray<Lexeme>,
+      pairs: ReadonlyArray<readonly [string, string]>,
       stats: WordStats,
       limit: number
     ) => {
+      const lexemes = words.map((w) => w.lexeme)
       const common = new Set(lexemes.filter((l) => (stats.words[l] ?? 0) > commonRows))
       const agent = ofAgent(tenant, agentId)
       const anyWord = lexemes.join(" | ")
@@ -230,18 +272,31 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
               order by embedding::vector(${dims(plan)}) <=> ${asVector}::vector(${dims(plan)}) limit ${nearest})`
           : sql``
       const lexemeArray = `{${lexemes.join(",")}}`
+      // each form of the question's words beside its lexeme: a row holding the very form says a little more
+      const formLexemes = `{${words.flatMap((w) => w.forms.map(() => w.lexeme)).join(",")}}`
+      const forms = `{${words.flatMap((w) => w.forms).join(",")}}`
+      // each pair of the question's neighbouring words, found when the row holds them as near, in that order
+      const near = `{${pairs.map(([a, b]) => `"${[1, 2, 3].map((d) => `${a} <${d}> ${b}`).join(" | ")}"`).join(",")}}`
+      const firsts = `{${pairs.map(([a]) => a).join(",")}}`
+      const seconds = `{${pairs.map(([, b]) => b).join(",")}}`
       // rows holding each word: the statistics' estimate where they list it, else as many as the candidates holding it
       const listedRows = `{${lexemes.map((l) => stats.words[l] ?? "NULL").join(",")}}`
       // a word weighs ln(1 + rows / rows holding it), as BM25's rarity: a place's name, held by its own passages
       // only, counts for more than "market". A word no row holds ("inhabitants" where passages say "people") weighs
       // as the question's rarest word that some row holds: it says the question asks what the knowledge may not
-      // hold, without outweighing what it does hold. A row's words part is the share of the question's weight it
-      // holds: 1 with every word, whatever the question.
+      // hold, without outweighing what it does hold. A row's words part is mostly the share of the question's weight
+      // it holds (1 with every word, whatever the question); a little, the share it holds in the question's very
+      // forms, and the share of the question's neighbouring pairs (each weighing its two words) it holds within
+      // three positions in the same order (a question of one word has no pairs: that share is the held one). The
+      // last two decide between rows that hold the same words, as a stemmed word or a word far off cannot.
       const total = sql`greatest(${stats.rows}::float8, (select count(*) from candidates))`
       return sql`(
         with candidates as (
           select c.id, c.source_id, c.${table.text} as text, ${table.question} as question, ${cosine} as cosine,
-            array(select l from unnest(${lexemeArray}::text[]) as l where c.tsv @@ l::tsquery) as held
+            array(select l from unnest(${lexemeArray}::text[]) as l where c.tsv @@ l::tsquery) as held,
+            array(select distinct f.l from unnest(${formLexemes}::text[], ${forms}::text[]) as f(l, form)
+              where (${table.searched}) ~* ('\\m' || f.form || '\\M')) as exact,
+            array(select q from unnest(${near}::text[]) as q where c.tsv @@ q::tsquery) as close
           from ${table.name} as c
           where c.id in (${textIds} ${vectorIds})
         ),
@@ -253,11 +308,23 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
           select l, case when rows > 0 then ln(1 + ${total} / rows)
             else (select max(ln(1 + ${total} / rows)) from held_by where rows > 0) end as weight
           from held_by
+        ),
+        pairs as (
+          select p.q, (select sum(weight) from weights where l in (p.a, p.b)) as weight
+          from unnest(${near}::text[], ${firsts}::text[], ${seconds}::text[]) as p(q, a, b)
+        ),
+        shares as (
+          select id,
+            coalesce((select sum(weight) from weights where l = any(held)) / nullif((select sum(weight) from weights), 0), 0) as held,
+            coalesce((select sum(weight) from weights where l = any(held) and l = any(exact)) / nullif((select sum(weight) from weights), 0), 0) as exact,
+            coalesce((select sum(weight) from pairs where q = any(close)), 0) / nullif((select sum(weight) from pairs), 0) as close
+          from candidates
         )
         select id, source_id, text, question,
-          ${cosineWeight} * cosine + ${wordsWeight} * coalesce(
-            (select sum(weight) from weights where l = any(held)) / nullif((select sum(weight) from weights), 0), 0) as score
-        from candidates
+          ${cosineWeight} * cosine + ${wordsWeight} * (
+            (1 - ${exactShare}::float8 - ${closeShare}::float8) * s.held + ${exactShare}::float8 * s.exact
+              + ${closeShare}::float8 * coalesce(s.close, s.held)) as score
+        from candidates join shares as s using (id)
         order by score desc limit ${limit})`
     }
 
@@ -292,14 +359,14 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const vector = (embedding ?? []).map((x) => (Number.isFinite(x) ? x : 0))
       return yield* indexed(
         Effect.gen(function* () {
-          const lexemes = yield* lexemesOf(plainWords(expanded))
+          const { lexemes, pairs } = yield* lexemesOf(plainWords(expanded))
           if (lexemes.length === 0 && plan._tag === "TextCandidates") return []
-          const stats = yield* wordStats(lexemes)
+          const stats = yield* wordStats(lexemes.map((l) => l.lexeme))
           const rows = yield* decodeAll(
             Row,
-            sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, stats.qa_items, limit)} as q
+            sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, pairs, stats.qa_items, limit)} as q
               union all
-              select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, stats.knowledge_chunks, limit)} as c`
+              select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, pairs, stats.knowledge_chunks, limit)} as c`
           )
           return rows
             .map(toHit)

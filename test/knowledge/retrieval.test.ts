@@ -185,6 +185,31 @@ layer(testServer())("retrieval", (it) => {
     }).pipe(Effect.provide(onPath(databaseKind === "pglite")))
   )
 
+  it.effect("between rows holding the same words, the one holding them near each other and in the question's forms comes first", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = (yield* createAgent(h, ws.secretTest)) as AgentId
+      // the same words in each pair of rows: only where they stand, or their form, tells the rows apart
+      const rows = [
+        "Getting there,The railway station is at Calmardun; the east road leads past the mill.,Travel",
+        "Directions,The railway station is at the mill; the east road leads to Calmardun.,Travel",
+        "Wildlife,In the gorge live hares; the white heron nests by the weir.,Nature",
+        "Birds,In the gorge live herons; the white hare nests by the weir.,Nature"
+      ]
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "csv_qa", content: `question,answer,category\n${rows.join("\n")}\n` }
+      })
+      yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
+      const tenant = { workspaceId: ws.workspace.id as WorkspaceId, environment: "test" as const }
+      const first = (question: string) =>
+        Effect.map(Effect.flatMap(Retrieval, (r) => r.search(tenant, agentId, question, { limit: 2 })), (hits) => hits[0]?.question)
+      expect(yield* first("Is the railway station at Calmardun?")).toBe("Getting there")
+      expect(yield* first("Where do hares live in the gorge?")).toBe("Wildlife")
+    }).pipe(Effect.provide(onPath(databaseKind === "pglite")))
+  )
+
   it.effect("the server's own capability matches the database (pgvector on PGlite)", () =>
     Effect.gen(function* () {
       const database = yield* Database
