@@ -1,0 +1,130 @@
+/**
+ * robots.txt as RFC 9309 reads it, for one crawler: the groups whose
+ * `User-agent` lines name our product token (else the `*` groups), their
+ * `Allow` / `Disallow` rules (`*` any characters, `$` the end; the longest
+ * matching rule wins, `Allow` on a tie), their `Crawl-delay` (not in the RFC,
+ * honoured as sites mean it), and every `Sitemap:` line of the file.
+ */
+
+export interface Rule {
+  readonly allow: boolean
+  readonly pattern: string
+}
+
+export interface Robots {
+  readonly rules: ReadonlyArray<Rule>
+  /** Seconds between two requests to the site, as the group asks; undefined when it does not. */
+  readonly crawlDelaySeconds: number | undefined
+  /** Absolute sitemap URLs the file names. */
+  readonly sitemaps: ReadonlyArray<string>
+}
+
+/** What a site without a robots.txt (or with an unreadable one, a 4xx) allows: everything. */
+export const allowAll: Robots = { rules: [], crawlDelaySeconds: undefined, sitemaps: [] }
+
+interface Group {
+  readonly agents: Array<string>
+  readonly rules: Array<Rule>
+  crawlDelaySeconds: number | undefined
+}
+
+/**
+ * The robots.txt `text` for the crawler whose product token is `token` (`AssistantPlatformBot`), fetched from
+ * `origin` (relative sitemap lines resolve against it).
+ */
+export const parseRobots = (text: string, token: string, origin: string): Robots => {
+  const groups: Array<Group> = []
+  const sitemaps: Array<string> = []
+  let current: Group | undefined
+  let lastWasAgent = false
+  for (const raw of text.split(/\r\n|\r|\n/)) {
+    const line = raw.replace(/#.*/, "").trim()
+    const colon = line.indexOf(":")
+    if (colon < 0) continue
+    const field = line.slice(0, colon).trim().toLowerCase()
+    const value = line.slice(colon + 1).trim()
+    if (field === "sitemap") {
+      const url = absolute(value, origin)
+      if (url !== undefined) sitemaps.push(url)
+      continue
+    }
+    if (field === "user-agent") {
+      // consecutive user-agent lines share one group
+      if (current === undefined || !lastWasAgent) {
+        current = { agents: [], rules: [], crawlDelaySeconds: undefined }
+        groups.push(current)
+      }
+      current.agents.push(value.toLowerCase())
+      lastWasAgent = true
+      continue
+    }
+    lastWasAgent = false
+    if (current === undefined) continue
+    if (field === "allow" || field === "disallow") {
+      // an empty Disallow allows everything: it is no rule
+      if (value !== "") current.rules.push({ allow: field === "allow", pattern: value })
+    } else if (field === "crawl-delay") {
+      const seconds = Number(value)
+      if (Number.isFinite(seconds) && seconds >= 0) current.crawlDelaySeconds = seconds
+    }
+  }
+  const ours = token.toLowerCase()
+  // a line names us by our product token, case aside (a version after `/` ignored); the groups naming us, else
+  // the `*` groups, taken together (RFC 9309 2.2.1)
+  const namesUs = (agent: string) => agent.split("/")[0]!.trim() === ours
+  const named = groups.filter((g) => g.agents.some(namesUs))
+  const chosen = named.length > 0 ? named : groups.filter((g) => g.agents.includes("*"))
+  return {
+    rules: chosen.flatMap((g) => g.rules),
+    crawlDelaySeconds: chosen.map((g) => g.crawlDelaySeconds).find((d) => d !== undefined),
+    sitemaps
+  }
+}
+
+const absolute = (value: string, origin: string): string | undefined => {
+  try {
+    const url = new URL(value, origin)
+    return url.protocol === "http:" || url.protocol === "https:" ? url.href : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A rule's pattern as a regular expression over a path with its query (`*` any characters, a final `$` the end). */
+const matcher = (pattern: string): RegExp => {
+  const anchored = pattern.endsWith("$")
+  const body = (anchored ? pattern.slice(0, -1) : pattern)
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*")
+  return new RegExp(`^${body}${anchored ? "$" : ""}`)
+}
+
+/** Percent-encodes what a path may hold unencoded, so `/a b` and `/a%20b` compare as one. */
+const canonicalPath = (path: string): string => {
+  try {
+    return encodeURI(decodeURI(path))
+  } catch {
+    return path
+  }
+}
+
+/** Whether `url` (absolute) may be fetched: the longest matching rule decides, an `Allow` winning a tie. */
+export const isAllowed = (robots: Robots, url: string): boolean => {
+  const { pathname, search } = new URL(url)
+  // robots.txt itself is always allowed (RFC 9309 2.2.2)
+  if (pathname === "/robots.txt") return true
+  const target = canonicalPath(pathname + search)
+  let best: Rule | undefined
+  for (const rule of robots.rules) {
+    if (!matcher(canonicalPath(rule.pattern)).test(target)) continue
+    if (
+      best === undefined ||
+      rule.pattern.length > best.pattern.length ||
+      (rule.pattern.length === best.pattern.length && rule.allow && !best.allow)
+    ) {
+      best = rule
+    }
+  }
+  return best === undefined || best.allow
+}
