@@ -19,9 +19,10 @@ import { Decoders, ExtractError } from "./Decoders.js"
 import type { AudioKind } from "./extractor/AudioDuration.js"
 import type { CsvQa, CsvRowError } from "./extractor/Csv.js"
 import type { Document, DocumentKind } from "./extractor/Documents.js"
+import type { PageLinks } from "./extractor/Links.js"
 import type { ExtractRequest } from "./extractor/Protocol.js"
 
-export type { AudioKind, CsvQa, CsvRowError, Document, DocumentKind, ExtractRequest }
+export type { AudioKind, CsvQa, CsvRowError, Document, DocumentKind, ExtractRequest, PageLinks }
 export { ExtractError }
 
 export interface ExtractorShape {
@@ -31,6 +32,8 @@ export interface ExtractorShape {
   readonly csvQa: (content: string) => Effect.Effect<Either.Either<ReadonlyArray<CsvQa>, ReadonlyArray<CsvRowError>>, ExtractError>
   /** How long an audio file plays, from its headers (none when they do not tell). */
   readonly audioSeconds: (bytes: Uint8Array, kind: AudioKind) => Effect.Effect<Option.Option<number>, ExtractError>
+  /** An HTML page's links, canonical address and robots directives, for a crawl (`robot`: our product token). */
+  readonly links: (page: { readonly bytes: Uint8Array; readonly url: string; readonly robot: string }) => Effect.Effect<PageLinks, ExtractError>
 }
 
 export class Extractor extends Context.Tag("Layers/Extractor")<Extractor, ExtractorShape>() {}
@@ -43,7 +46,8 @@ export const layerDecoders: Layer.Layer<Extractor, never, Decoders> = Layer.effe
       extract: (request) => decoders.decode({ _tag: "Document", request }),
       csvQa: (content) =>
         Effect.map(decoders.decode({ _tag: "CsvQa", content }), (parsed) => ("rows" in parsed ? Either.right(parsed.rows) : Either.left(parsed.errors))),
-      audioSeconds: (bytes, audio) => Effect.map(decoders.decode({ _tag: "AudioSeconds", bytes, audio }), Option.fromNullable)
+      audioSeconds: (bytes, audio) => Effect.map(decoders.decode({ _tag: "AudioSeconds", bytes, audio }), Option.fromNullable),
+      links: (page) => decoders.decode({ _tag: "Links", ...page })
     })
   )
 )

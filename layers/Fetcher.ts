@@ -60,10 +60,12 @@ export interface GetRequest {
   readonly maxRedirects?: number
   /** `live` environments: a redirect to plain `http:` is refused. */
   readonly httpsOnly?: boolean
+  /** A redirect to another origin is not followed: it is the failure `off_origin` (a crawl keeps to its site). */
+  readonly keepOrigin?: boolean
 }
 
 /** `encoding`: the body is encoded in a way the fetcher does not read (a `Content-Encoding` other than gzip, deflate, br). */
-export type GetFailureReason = FailureReason | "too_large" | "redirect" | "encoding"
+export type GetFailureReason = FailureReason | "too_large" | "redirect" | "encoding" | "off_origin"
 
 export interface GetResponse {
   readonly _tag: "Response"
@@ -549,6 +551,9 @@ const get = (request: GetRequest): Effect.Effect<GetResult> =>
       }
       if (request.httpsOnly === true && url.protocol !== "https:") {
         return { _tag: "Failure", reason: "redirect", message: "a redirect left https" } as const
+      }
+      if (request.keepOrigin === true && url.origin !== new URL(request.url).origin) {
+        return { _tag: "Failure", reason: "off_origin", message: `a redirect left the site for ${url.origin}` } as const
       }
     }
   })

@@ -9,6 +9,7 @@ import { audioSeconds } from "./AudioDuration.js"
 import { parseCsvQa } from "./Csv.js"
 import { extract } from "./Documents.js"
 import { type Languages, recognize } from "./Images.js"
+import { readLinks } from "./Links.js"
 import { serve } from "./Serve.js"
 
 // the folder of traineddata the service linked for every decoder process (argv: [node, entry, languages])
@@ -24,5 +25,7 @@ serve(async (request) => {
       return audioSeconds(request.bytes, request.audio) ?? null
     case "Image":
       return await recognize(request.bytes, languages)
+    case "Links":
+      return readLinks(request.bytes, request.url, request.robot)
   }
 })

@@ -1,3 +1,5 @@
+import { parseHTML } from "linkedom"
+
 /**
  * What a crawl needs of an HTML page besides its text: the addresses it links
  * to, resolved against the page's `<base href>` (else its own address), its
@@ -56,4 +58,10 @@ export const pageLinks = (document: Document, pageUrl: string, robot: string): P
     }
   }
   return { links, canonical, noindex, nofollow }
+}
+
+/** An HTML page's bytes (UTF-8, as the pipeline reads pages) to its links. */
+export const readLinks = (bytes: Uint8Array, pageUrl: string, robot: string): PageLinks => {
+  const html = new TextDecoder("utf-8").decode(bytes)
+  return pageLinks(parseHTML(html).document, pageUrl, robot)
 }

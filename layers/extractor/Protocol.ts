@@ -2,6 +2,7 @@
 import type { AudioKind } from "./AudioDuration.js"
 import type { CsvQa, CsvRowError } from "./Csv.js"
 import type { Document, DocumentKind } from "./Documents.js"
+import type { PageLinks } from "./Links.js"
 
 export interface ExtractRequest {
   readonly kind: DocumentKind
@@ -16,6 +17,8 @@ export type DecodeRequest =
   | { readonly _tag: "AudioSeconds"; readonly bytes: Uint8Array; readonly audio: AudioKind }
   /** The text drawn in an image (PNG, JPEG or WEBP). */
   | { readonly _tag: "Image"; readonly bytes: Uint8Array }
+  /** An HTML page's links, canonical address and robots directives (`url`: where it answered; `robot`: our token). */
+  | { readonly _tag: "Links"; readonly bytes: Uint8Array; readonly url: string; readonly robot: string }
 
 /** What each request answers (plain data: replies cross processes by structured clone). */
 export interface DecodeAnswers {
@@ -23,6 +26,7 @@ export interface DecodeAnswers {
   readonly CsvQa: { readonly rows: ReadonlyArray<CsvQa> } | { readonly errors: ReadonlyArray<CsvRowError> }
   readonly AudioSeconds: number | null
   readonly Image: string
+  readonly Links: PageLinks
 }
 
 export type DecodeReply =

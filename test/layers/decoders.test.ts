@@ -32,7 +32,7 @@ const read = (text: string) => Effect.flatMap(Extractor, (extractor) => extracto
 const readOrdinary = Effect.flatMap(Extractor, (extractor) => extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "next" }))
 
 describe("decoder processes", () => {
-  it.scoped("HTML, text, a CSV, audio headers and an unreadable PDF in a decoder process", () =>
+  it.scoped("HTML, text, a CSV, audio headers, an unreadable PDF and a page's links in a decoder process", () =>
     Effect.gen(function* () {
       const extractor = yield* Extractor
       expect(yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "fallback" })).toEqual({
@@ -50,6 +50,13 @@ describe("decoder processes", () => {
       expect(yield* extractor.audioSeconds(bytes("not audio at all"), "audio/wav")).toEqual(Option.none())
       const pdf = yield* Effect.flip(extractor.extract({ kind: "pdf", bytes: bytes("%PDF-1.4 nonsense"), fallbackTitle: "f" }))
       expect(pdf).toMatchObject({ reason: "unreadable", message: expect.stringContaining("the PDF could not be read") })
+      const page = bytes(`<html><head><link rel="canonical" href="/hours"></head><body><a href="/a">A</a><a href="b">B</a></body></html>`)
+      expect(yield* extractor.links({ bytes: page, url: "https://shop.example/docs/", robot: "AssistantPlatformBot" })).toEqual({
+        links: ["https://shop.example/a", "https://shop.example/docs/b"],
+        canonical: "https://shop.example/hours",
+        noindex: false,
+        nofollow: false
+      })
     }).pipe(Effect.provide(decoders()))
   )
 

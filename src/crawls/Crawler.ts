@@ -1,0 +1,176 @@
+/**
+ * A crawl's walk over one site: robots.txt first (an unreadable one, a 5xx or
+ * no answer, forbids the crawl, as RFC 9309 asks), then the sitemaps it names
+ * (or `/sitemap.xml`), their indexes and gzip-encoded children, then pages,
+ * each read once, its links offered to the frontier (`Frontier.ts`). One
+ * request at a time, `Crawl-delay` apart (on the Clock). What it finds goes to
+ * the caller's `Visitor` as it goes: each page to keep, with the bytes read,
+ * so that it is never fetched twice; each address skipped, with its reason.
+ * Keeping pages (as sources) and recording progress are the caller's.
+ */
+import * as Effect from "effect/Effect"
+import { Extractor } from "../../layers/Extractor.js"
+import { Fetcher, type GetResponse } from "../../layers/Fetcher.js"
+import { AppConfig } from "../Config.js"
+import { type Decision, makeFrontier, type SkipReason } from "./Frontier.js"
+import { inScope, normalise, scopeOf } from "./PageUrl.js"
+import { allowAll, parseRobots, type Robots } from "./Robots.js"
+import { parseSitemap } from "./Sitemap.js"
+
+/** Our product token in robots.txt, and the start of our `User-Agent`. */
+export const robotToken = "AssistantPlatformBot"
+export const crawlerUserAgent = `${robotToken}/1.0 (+https://github.com/assistant-platform; knowledge crawler)`
+
+/** Sitemap files read at most by one crawl (indexes and children together): a bound on a hostile index. */
+export const maxSitemaps = 100
+/** The longest `Crawl-delay` honoured; a site asking more is read at this pace (a crawl must end). */
+export const maxCrawlDelaySeconds = 60
+/** robots.txt is read up to this size (RFC 9309 asks at least 500 KiB). */
+const robotsBytes = 512 * 1024
+const sitemapBytes = 50 * 1024 * 1024
+
+export interface CrawlRequest {
+  /** Where the crawl starts: a page, whose origin it keeps to. */
+  readonly root: string
+  /** Keep to the root's directory (`/docs/` for `/docs/start`), not the whole origin. */
+  readonly keepToPath: boolean
+  /** A sitemap to read besides those robots.txt names. */
+  readonly sitemap?: string | undefined
+  /** Pages read at most, kept or not (sitemaps and robots.txt aside): addresses met past it are `over_limit`. */
+  readonly limit: number
+  /** A live environment's crawl: plain `http:` pages are refused. */
+  readonly httpsOnly: boolean
+}
+
+/** A page the crawl keeps: where it answered, and what it answered. */
+export interface CrawledPage {
+  readonly url: string
+  readonly contentType: string
+  readonly body: Uint8Array
+}
+
+export type CrawlSkip = SkipReason | "noindex"
+
+export interface Visitor<R> {
+  readonly page: (page: CrawledPage) => Effect.Effect<void, never, R>
+  readonly skipped: (url: string, reason: CrawlSkip) => Effect.Effect<void, never, R>
+  /** A page that could not be read (a failed fetch, an error status), with why. */
+  readonly failed: (url: string, message: string) => Effect.Effect<void, never, R>
+}
+
+export type CrawlOutcome =
+  | { readonly _tag: "Completed"; readonly kept: number }
+  | { readonly _tag: "Refused"; readonly message: string }
+
+const describe = (result: GetResponse | { readonly _tag: "Failure"; readonly message: string }) =>
+  result._tag === "Failure" ? result.message : `the page answered ${result.status}`
+
+const isPage = (contentType: string) => contentType === "text/html" || contentType === "application/xhtml+xml"
+/** Documents a crawl keeps besides HTML: the pipeline reads them as it reads an uploaded file. */
+const isDocument = (contentType: string) => contentType === "application/pdf" || contentType === "text/plain"
+
+export const crawl = <R>(request: CrawlRequest, visitor: Visitor<R>) =>
+  Effect.gen(function* () {
+    const fetcher = yield* Fetcher
+    const extractor = yield* Extractor
+    const config = yield* AppConfig
+    const scope = scopeOf(request.root, request.keepToPath)
+    const get = (url: string, maxBytes: number) =>
+      fetcher.get({
+        url,
+        headers: { "user-agent": crawlerUserAgent },
+        timeoutMillis: config.ingest.fetchTimeoutMillis,
+        maxBytes,
+        allowPrivate: config.allowPrivateUrls,
+        httpsOnly: request.httpsOnly,
+        keepOrigin: true
+      })
+
+    const robotsAnswer = yield* get(`${scope.origin}/robots.txt`, robotsBytes)
+    let robots: Robots
+    if (robotsAnswer._tag === "Response" && robotsAnswer.status >= 200 && robotsAnswer.status < 300) {
+      robots = parseRobots(new TextDecoder().decode(robotsAnswer.body), robotToken, scope.origin)
+    } else if (robotsAnswer._tag === "Response" && robotsAnswer.status >= 400 && robotsAnswer.status < 500) {
+      robots = allowAll
+    } else {
+      return { _tag: "Refused", message: `robots.txt could not be read (${describe(robotsAnswer)}): the site is not crawled` } satisfies CrawlOutcome
+    }
+    const delaySeconds = Math.min(robots.crawlDelaySeconds ?? 0, maxCrawlDelaySeconds)
+    // one request at a time, each the site's delay after the one before (robots.txt's the first)
+    const polite = <A, E, R2>(self: Effect.Effect<A, E, R2>) =>
+      delaySeconds === 0 ? self : Effect.zipRight(Effect.sleep(`${delaySeconds} seconds`), self)
+
+    const frontier = makeFrontier(scope, robots, request.limit)
+    const decided = (decision: Decision | undefined) =>
+      decision?._tag === "Skipped" ? visitor.skipped(decision.url, decision.reason) : Effect.void
+    yield* decided(frontier.offer(request.root))
+
+    // sitemaps: of this origin only (the protocol's rule), each read once, at most `maxSitemaps`
+    const sitemaps = [...robots.sitemaps, request.sitemap ?? `${scope.origin}/sitemap.xml`]
+    const readSitemaps = new Set<string>()
+    while (sitemaps.length > 0 && readSitemaps.size < maxSitemaps) {
+      const url = normalise(sitemaps.shift()!)
+      if (url === undefined || readSitemaps.has(url) || new URL(url).origin !== scope.origin) continue
+      readSitemaps.add(url)
+      const answer = yield* polite(get(url, sitemapBytes))
+      if (answer._tag !== "Response" || answer.status < 200 || answer.status >= 300) continue
+      const parsed = parseSitemap(answer.body)
+      if (parsed._tag === "Unreadable") continue
+      sitemaps.push(...parsed.sitemap.sitemaps)
+      for (const page of parsed.sitemap.pages) yield* decided(frontier.offer(page))
+    }
+
+    let kept = 0
+    for (let url = frontier.next(); url !== undefined; url = frontier.next()) {
+      const answer = yield* polite(get(url, config.ingest.maxPageBytes))
+      if (answer._tag === "Failure" && answer.reason === "off_origin") {
+        yield* visitor.skipped(url, "off_origin")
+        continue
+      }
+      if (answer._tag === "Failure" || answer.status < 200 || answer.status >= 300) {
+        yield* visitor.failed(url, describe(answer))
+        continue
+      }
+      // a redirect within the origin: the page is where it answered, which must be in the crawl's scope and new
+      const at = normalise(answer.url) ?? url
+      if (at !== url) {
+        if (!inScope(scope, at)) {
+          yield* visitor.skipped(url, "off_origin")
+          continue
+        }
+        if (!frontier.alias(at)) {
+          yield* visitor.skipped(url, "duplicate")
+          continue
+        }
+      }
+      if (!isPage(answer.contentType)) {
+        if (isDocument(answer.contentType)) {
+          kept++
+          yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body })
+        } else {
+          yield* visitor.skipped(url, "not_html")
+        }
+        continue
+      }
+      const read = yield* Effect.either(extractor.links({ bytes: answer.body, url: at, robot: robotToken }))
+      if (read._tag === "Left") {
+        yield* visitor.failed(url, read.left.message)
+        continue
+      }
+      const { links, canonical, noindex } = read.right
+      for (const link of links) yield* decided(frontier.offer(link, at))
+      if (noindex) {
+        yield* visitor.skipped(url, "noindex")
+        continue
+      }
+      // a page naming another as its canonical one, met already: the same page twice
+      const named = canonical === undefined ? undefined : normalise(canonical)
+      if (named !== undefined && named !== at && inScope(scope, named) && !frontier.alias(named)) {
+        yield* visitor.skipped(url, "duplicate")
+        continue
+      }
+      kept++
+      yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body })
+    }
+    return { _tag: "Completed", kept } satisfies CrawlOutcome
+  })
