@@ -75,6 +75,9 @@ export interface GetResponse {
   readonly body: Uint8Array
   /** The URL that answered, after redirects. */
   readonly url: string
+  /** The response's `ETag` and `Last-Modified`, for a later conditional GET (`If-None-Match`, `If-Modified-Since`). */
+  readonly etag?: string | undefined
+  readonly lastModified?: string | undefined
 }
 
 export interface GetFailure {
@@ -503,7 +506,15 @@ const getHop = (
       chunks.push(chunk)
     })
     body.on("end", () =>
-      finish({ _tag: "Response", status, contentType, body: new Uint8Array(Buffer.concat(chunks)), url: url.href })
+      finish({
+        _tag: "Response",
+        status,
+        contentType,
+        body: new Uint8Array(Buffer.concat(chunks)),
+        url: url.href,
+        etag: incoming.headers.etag,
+        lastModified: incoming.headers["last-modified"]
+      })
     )
     decoder?.on("error", () => finish({ _tag: "Failure", reason: "other", message: `the response's ${encoding} encoding is broken` }))
     incoming.on("error", (error) =>

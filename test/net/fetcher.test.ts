@@ -275,6 +275,32 @@ describe("Fetcher.layerNode", () => {
     })
   )
 
+  it.scopedLive("GET: a response's validators for a conditional GET, its 304; a redirect off the origin when told to keep to it", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((req, res) => {
+        if (req.url === "/away") return void res.writeHead(302, { location: `http://localhost:${port()}/page` }).end()
+        if (req.url === "/moved") return void res.writeHead(301, { location: "/page" }).end()
+        if (req.headers["if-none-match"] === '"v1"') return void res.writeHead(304).end()
+        res.writeHead(200, { "content-type": "text/html", etag: '"v1"', "last-modified": "Wed, 25 Nov 2026 10:00:00 GMT" }).end("<p>hi</p>")
+      })
+      const port = () => new URL(server.origin).port
+      const get = (path: string, extra: Partial<Fetcher.GetRequest> = {}) =>
+        Effect.flatMap(Fetcher.Fetcher, (f) =>
+          f.get({ url: `${server.origin}${path}`, timeoutMillis: 10_000, maxBytes: 1024 * 1024, allowPrivate: true, ...extra })
+        ).pipe(Effect.provide(Fetcher.layerNode))
+      expect(yield* get("/page")).toMatchObject({ _tag: "Response", status: 200, etag: '"v1"', lastModified: "Wed, 25 Nov 2026 10:00:00 GMT" })
+      expect(yield* get("/page", { headers: { "if-none-match": '"v1"' } })).toMatchObject({ _tag: "Response", status: 304 })
+      expect(yield* get("/moved", { keepOrigin: true })).toMatchObject({ _tag: "Response", status: 200, url: `${server.origin}/page` })
+      expect(yield* get("/away", { keepOrigin: true })).toEqual({
+        _tag: "Failure",
+        reason: "off_origin",
+        message: `a redirect left the site for http://localhost:${port()}`
+      })
+      // without it, the redirect is followed as any other
+      expect(yield* get("/away")).toMatchObject({ _tag: "Response", status: 200 })
+    })
+  )
+
   it.scopedLive("interruption tears the request down", () =>
     Effect.gen(function* () {
       const server = yield* serve(() => {})
