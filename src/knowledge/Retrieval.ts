@@ -180,7 +180,8 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         decodeAll(
           WordLexemes,
           sql`select w as word, tsvector_to_array(to_tsvector('english', w)) as lexemes
-            from unnest(string_to_array(${text}, ' ')) as w`
+            from unnest(string_to_array(${text}, ' ')) with ordinality as u(w, i)
+            order by i`
         ),
         (rows) => {
           const forms = new Map<string, Array<string>>()
