@@ -5,6 +5,7 @@
  * matching rule wins, `Allow` on a tie), their `Crawl-delay` (not in the RFC,
  * honoured as sites mean it), and every `Sitemap:` line of the file.
  */
+import { normalise } from "./PageUrl.js"
 
 export interface Rule {
   readonly allow: boolean
@@ -44,7 +45,7 @@ export const parseRobots = (text: string, token: string, origin: string): Robots
     const field = line.slice(0, colon).trim().toLowerCase()
     const value = line.slice(colon + 1).trim()
     if (field === "sitemap") {
-      const url = absolute(value, origin)
+      const url = normalise(value, origin)
       if (url !== undefined) sitemaps.push(url)
       continue
     }
@@ -78,15 +79,6 @@ export const parseRobots = (text: string, token: string, origin: string): Robots
     rules: chosen.flatMap((g) => g.rules),
     crawlDelaySeconds: chosen.map((g) => g.crawlDelaySeconds).find((d) => d !== undefined),
     sitemaps
-  }
-}
-
-const absolute = (value: string, origin: string): string | undefined => {
-  try {
-    const url = new URL(value, origin)
-    return url.protocol === "http:" || url.protocol === "https:" ? url.href : undefined
-  } catch {
-    return undefined
   }
 }
 
