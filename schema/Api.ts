@@ -27,6 +27,7 @@ import { QaGroup } from "./Qa.js"
 import { FilesGroup } from "./Files.js"
 import { KeysGroup } from "./Keys.js"
 import { KnowledgeGroup } from "./Knowledge.js"
+import { CrawlsGroup } from "./Crawls.js"
 import { LeadsGroup } from "./Leads.js"
 import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
@@ -246,6 +247,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(QaGroup)
   .add(GlossaryGroup)
   .add(KnowledgeGroup)
+  .add(CrawlsGroup)
   .add(TrainingGroup)
   .add(FilesGroup)
   .add(ConversationsGroup)

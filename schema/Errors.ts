@@ -187,6 +187,12 @@ export class SubscriptionInactive extends catalog(Schema.TaggedError<Subscriptio
   type: "invalid_request",
   description: "The webhook subscription is inactive (`is_active: false`), so no delivery is scheduled to it; set `is_active` to true first."
 }) {}
+export class CrawlInProgress extends catalog(Schema.TaggedError<CrawlInProgress>()("CrawlInProgress", fields), {
+  code: "crawl_in_progress",
+  status: 409,
+  type: "invalid_request",
+  description: "The agent already has a crawl of this site queued or running; cancel it or wait for its end."
+}) {}
 export class TermExists extends catalog(Schema.TaggedError<TermExists>()("TermExists", fields), {
   code: "term_exists",
   status: 409,
@@ -298,6 +304,7 @@ export const ErrorCatalog = [
   MethodNotAllowed,
   FileNotUploaded,
   SubscriptionInactive,
+  CrawlInProgress,
   TermExists,
   CategoryExists,
   HasChildren,

@@ -11,6 +11,8 @@ export const EventTypes = [
   "lead.captured",
   "knowledge.source.indexed",
   "knowledge.source.failed",
+  "crawl.completed",
+  "crawl.failed",
   "qa.regenerated",
   "course.lesson.source.indexed",
   "course.lesson.source.failed",

@@ -63,6 +63,12 @@ export const LeadId = Schema.String.pipe(
 )
 export type LeadId = typeof LeadId.Type
 
+export const CrawlId = Schema.String.pipe(
+  Schema.pattern(prefixed("crl"), { message: () => "Expected a crawl id (crl_...)" }),
+  Schema.brand("CrawlId")
+)
+export type CrawlId = typeof CrawlId.Type
+
 export const ConversationId = Schema.String.pipe(
   Schema.pattern(prefixed("cnv"), { message: () => "Expected a conversation id (cnv_...)" }),
   Schema.brand("ConversationId")
@@ -123,6 +129,7 @@ export const IdPrefix = {
   form: "frm",
   module: "mod",
   lesson: "lsn",
-  lessonSource: "lsrc"
+  lessonSource: "lsrc",
+  crawl: "crl"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]

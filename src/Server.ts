@@ -32,6 +32,7 @@ import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
 import { AppConfig, type AppConfigShape } from "./Config.js"
 import { ConsoleRoutes } from "./console/ConsoleBundle.js"
 import * as Conversations from "./conversations/Area.js"
+import * as Crawls from "./crawls/Area.js"
 import { migrations } from "./db/migrations/index.js"
 import * as Maintenance from "./db/Maintenance.js"
 import { runMigrations } from "./db/Migrator.js"
@@ -93,14 +94,14 @@ const Shared = Layer.mergeAll(
  * The ports one area names and another serves (the naming area may not import the serving one); each adapter
  * is exported by the area that serves it. Capturing a form's lead links it to its conversation.
  */
-const Ports = Layer.mergeAll(Leads.LeadTargetLive, Training.SourceOwnerLive).pipe(
+const Ports = Layer.mergeAll(Leads.LeadTargetLive, Training.SourceOwnerLive, Crawls.CrawlReportLive).pipe(
   Layer.provideMerge(Conversations.ConversationLinkLive)
 )
 
 /** The areas' programs, and the ports the edge uses (CORS origins, replays of kept streams). */
 const Areas = Layer.mergeAll(
   Agents.Live, Conversations.Live, Files.Live, Forms.Live, Glossary.Live, Knowledge.Live, Leads.Live, Qa.Live,
-  Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live,
+  Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live, Crawls.Live.pipe(Layer.provide(Knowledge.Live)),
   Agents.WidgetOriginsLive, Forms.FormOriginsLive, Conversations.ReplayableStreamsLive
 ).pipe(Layer.provide(Ports), Layer.provideMerge(Shared))
 
@@ -108,7 +109,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([
     Agents.ApiGroups, Webhooks.ApiGroups, Tickets.ApiGroups, Knowledge.ApiGroups, Training.ApiGroups,
     Files.ApiGroups, Qa.ApiGroups, Glossary.ApiGroups, System.ApiGroups, Conversations.ApiGroups,
-    Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups
+    Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups, Crawls.ApiGroups
   ]),
   Layer.provide(AuthenticationLive)
 )
@@ -119,7 +120,7 @@ const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, ConsoleR
 /** Each area's background fibers, built with only what they use. */
 const Workers = Layer.mergeAll(
   Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers,
-  Maintenance.Workers
+  Crawls.Workers, Maintenance.Workers
 )
 
 /**

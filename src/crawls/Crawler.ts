@@ -51,11 +51,15 @@ export interface CrawledPage {
 
 export type CrawlSkip = SkipReason | "noindex"
 
-export interface Visitor<R> {
-  readonly page: (page: CrawledPage) => Effect.Effect<void, never, R>
-  readonly skipped: (url: string, reason: CrawlSkip) => Effect.Effect<void, never, R>
+/**
+ * What the walk tells its caller as it goes. `queued`: the addresses waiting to be read after this one. A
+ * failure of the caller's (the crawl canceled, say) stops the walk with it.
+ */
+export interface Visitor<E, R> {
+  readonly page: (page: CrawledPage, queued: number) => Effect.Effect<void, E, R>
+  readonly skipped: (url: string, reason: CrawlSkip) => Effect.Effect<void, E, R>
   /** A page that could not be read (a failed fetch, an error status), with why. */
-  readonly failed: (url: string, message: string) => Effect.Effect<void, never, R>
+  readonly failed: (url: string, message: string, queued: number) => Effect.Effect<void, E, R>
 }
 
 export type CrawlOutcome =
@@ -69,7 +73,7 @@ const isPage = (contentType: string) => contentType === "text/html" || contentTy
 /** Documents a crawl keeps besides HTML: the pipeline reads them as it reads an uploaded file. */
 const isDocument = (contentType: string) => contentType === "application/pdf" || contentType === "text/plain"
 
-export const crawl = <R>(request: CrawlRequest, visitor: Visitor<R>) =>
+export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
   Effect.gen(function* () {
     const fetcher = yield* Fetcher
     const extractor = yield* Extractor
@@ -128,7 +132,7 @@ export const crawl = <R>(request: CrawlRequest, visitor: Visitor<R>) =>
         continue
       }
       if (answer._tag === "Failure" || answer.status < 200 || answer.status >= 300) {
-        yield* visitor.failed(url, describe(answer))
+        yield* visitor.failed(url, describe(answer), frontier.queued())
         continue
       }
       // a redirect within the origin: the page is where it answered, which must be in the crawl's scope and new
@@ -146,7 +150,7 @@ export const crawl = <R>(request: CrawlRequest, visitor: Visitor<R>) =>
       if (!isPage(answer.contentType)) {
         if (isDocument(answer.contentType)) {
           kept++
-          yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body })
+          yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body }, frontier.queued())
         } else {
           yield* visitor.skipped(url, "not_html")
         }
@@ -154,7 +158,7 @@ export const crawl = <R>(request: CrawlRequest, visitor: Visitor<R>) =>
       }
       const read = yield* Effect.either(extractor.links({ bytes: answer.body, url: at, robot: robotToken }))
       if (read._tag === "Left") {
-        yield* visitor.failed(url, read.left.message)
+        yield* visitor.failed(url, read.left.message, frontier.queued())
         continue
       }
       const { links, canonical, noindex } = read.right
@@ -170,7 +174,7 @@ export const crawl = <R>(request: CrawlRequest, visitor: Visitor<R>) =>
         continue
       }
       kept++
-      yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body })
+      yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body }, frontier.queued())
     }
     return { _tag: "Completed", kept } satisfies CrawlOutcome
   })

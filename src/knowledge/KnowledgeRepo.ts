@@ -67,6 +67,8 @@ export const SourceRow = Schema.Struct({
   qa_count: Schema.Int,
   /** Set when a lesson source owns the row (training): hidden from the knowledge endpoints. */
   lesson_source_id: Schema.NullOr(Schema.String),
+  /** The crawl that kept this page, which hears when it settles (`CrawlReport`). */
+  crawl_id: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -85,6 +87,7 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
 })
 
 const Input = Schema.Struct({ content: Schema.NullOr(Schema.String) })
+const KeptPage = Schema.Struct({ page_type: Schema.String, page_body: Schema.Uint8ArrayFromSelf })
 const ChunkText = Schema.Struct({ id: Schema.String, content: Schema.String })
 const Present = Schema.Struct({ present: Schema.Boolean })
 const Count = Schema.Struct({ n: Schema.Number })
@@ -94,7 +97,7 @@ const SourceTitle = Schema.Struct({ id: SourceId, title: Schema.String })
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
 const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
   progress, attempts, next_attempt_at, error, error_code, source_ref, size_bytes::text as size_bytes, chunk_count,
-  qa_count, lesson_source_id, created_at, updated_at`
+  qa_count, lesson_source_id, crawl_id, created_at, updated_at`
 
 export interface NewSource {
   readonly id: SourceId
@@ -107,6 +110,8 @@ export interface NewSource {
   readonly at: Date
   /** The lesson source owning it, for a training source. */
   readonly lessonSourceId?: string
+  /** The crawl that kept it, and the page as the crawl read it (the pipeline reads these bytes, not the web). */
+  readonly crawl?: { readonly crawlId: string; readonly contentType: string; readonly body: Uint8Array }
 }
 
 /** What the pipeline may change on a source as it goes. */
@@ -172,6 +177,9 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
                 size_bytes: s.sizeBytes,
                 content: s.content,
                 lesson_source_id: s.lessonSourceId ?? null,
+                crawl_id: s.crawl?.crawlId ?? null,
+                page_type: s.crawl?.contentType ?? null,
+                page_body: s.crawl === undefined ? null : Buffer.from(s.crawl.body.buffer, s.crawl.body.byteOffset, s.crawl.body.byteLength),
                 created_at: s.at,
                 updated_at: s.at
               }))
@@ -209,6 +217,13 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
     /** The pipeline's read, by id alone: a deleted source is none (its job just ends). */
     const byId = (id: SourceId) =>
       decodeOne(SourceRow, sql`select ${cols} from knowledge_sources where id = ${id} and deleted_at is null`)
+
+    /** The page a crawl read for this source, until the source is indexed; none for any other source. */
+    const keptPageOf = (id: SourceId) =>
+      decodeOne(KeptPage, sql`
+        select page_type, page_body from knowledge_sources where id = ${id} and page_body is not null`).pipe(
+        Effect.map(Option.map((row) => ({ contentType: row.page_type, body: row.page_body })))
+      )
 
     const inputOf = (id: SourceId) =>
       decodeOne(Input, sql`select content from knowledge_sources where id = ${id}`).pipe(
@@ -256,7 +271,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
       at: Date
     ) =>
       decodeOne(SourceRow, sql`
-        update knowledge_sources set ${sql.update({ ...changes, updated_at: at })}
+        update knowledge_sources set ${sql.update({ ...changes, updated_at: at })}, page_body = null, page_type = null
           ${title === undefined ? sql.literal("") : sql`, title = case when title = ${title.from} then ${title.to} else title end`}
         where id = ${id} and deleted_at is null and status = 'processing' and attempts = ${attempt}
         returning ${cols}`)
@@ -323,7 +338,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
     const countChunks = Effect.map(decodeAll(Count, sql`select count(*)::int as n from knowledge_chunks`), (rows) => rows[0]?.n ?? 0)
 
     return {
-      insert, find, findAny, titles, byId, inputOf, page, update, start, complete, softDelete, insertChunks,
+      insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, complete, softDelete, insertChunks,
       indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
     } as const
   })

@@ -36,6 +36,7 @@ import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { makePhaseWriter, type PhaseWriter } from "./PhaseWriter.js"
+import { CrawlReport } from "./CrawlReport.js"
 import { SourceOwner } from "./SourceOwner.js"
 import { traced } from "../Performance.js"
 
@@ -134,6 +135,14 @@ const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "
   return Either.right({ kind, body: result.body })
 }
 
+/** A page as a crawl read it (an answer in 2xx, kept for its type). */
+const fromKeptPage = (contentType: string, body: Uint8Array) => {
+  const kind = pageKind(contentType, body)
+  return kind === undefined
+    ? Either.left(permanent("unsupported_type", `content type ${contentType || "unknown"} is not HTML, text or PDF`))
+    : Either.right({ kind, body })
+}
+
 export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
   effect: Effect.gen(function* () {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
@@ -148,6 +157,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const extractor = yield* Extractor
     const config = yield* AppConfig
     const owner = yield* SourceOwner
+    const crawls = yield* CrawlReport
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -170,14 +180,19 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             return { title: source.title, text: fromText(content, source.title).text }
           }
           case "url": {
-            const result = yield* fetcher.get({
-              url: source.source_ref,
-              timeoutMillis: config.ingest.fetchTimeoutMillis,
-              maxBytes: config.ingest.maxPageBytes,
-              allowPrivate: config.allowPrivateUrls,
-              httpsOnly: source.environment === "live"
-            }).pipe(phaseSpan("fetch"))
-            const page = yield* fromFetch(result)
+            // a page a crawl kept comes with the bytes it read: read them, not the web again
+            const kept = source.crawl_id === null ? Option.none() : yield* repo.keptPageOf(source.id)
+            const page = Option.isSome(kept)
+              ? yield* fromKeptPage(kept.value.contentType, kept.value.body)
+              : yield* fromFetch(
+                  yield* fetcher.get({
+                    url: source.source_ref,
+                    timeoutMillis: config.ingest.fetchTimeoutMillis,
+                    maxBytes: config.ingest.maxPageBytes,
+                    allowPrivate: config.allowPrivateUrls,
+                    httpsOnly: source.environment === "live"
+                  }).pipe(phaseSpan("fetch"))
+                )
             yield* phases.enter({ phase: "extracting", progress: 20, size_bytes: page.body.length })
             const doc = yield* extract(page.kind, page.body, source.title)
             // a title given at creation wins over the page's own
@@ -358,6 +373,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           // a lesson's source reports through its owner (`course.lesson.source.indexed`)
           if (row.lesson_source_id !== null) yield* owner.indexed(row)
           else yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
+          if (row.crawl_id !== null) yield* crawls.settled(row.crawl_id, true)
         })
       ).pipe(phaseSpan("write"))
 
@@ -376,6 +392,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           const error = { code: failure.code, message: failure.message }
           if (row.lesson_source_id !== null) yield* owner.failed(row, error)
           else yield* outbox.emit({ ...tenantOf(source), type: "knowledge.source.failed", data: { source: toSource(row), error } })
+          if (row.crawl_id !== null) yield* crawls.settled(row.crawl_id, false)
         })
       )
 

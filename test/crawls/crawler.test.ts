@@ -38,9 +38,9 @@ const recorder = () => {
     skipped,
     failed,
     visitor: {
-      page: (page: CrawledPage) => Effect.sync(() => void pages.push(page)),
+      page: (page: CrawledPage, _queued: number) => Effect.sync(() => void pages.push(page)),
       skipped: (url: string, reason: CrawlSkip) => Effect.sync(() => void skipped.push({ url, reason })),
-      failed: (url: string, message: string) => Effect.sync(() => void failed.push({ url, message }))
+      failed: (url: string, message: string, _queued: number) => Effect.sync(() => void failed.push({ url, message }))
     }
   }
 }

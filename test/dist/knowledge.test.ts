@@ -44,6 +44,10 @@ const pages: Record<string, string> = {
     ["Cards", "Visa, Mastercard and American Express cards are accepted at checkout for every order."],
     ["Invoices", "Companies can ask for an invoice with their tax number from the account page."]
   ]),
+  "/help": htmlPage("Help centre", [
+    ["Topics", '<a href="/shipping">Shipping</a> <a href="/returns">Returns</a> <a href="/payments">Payments</a>'],
+    ["More", '<a href="/warranty">Warranty</a> <a href="/shipping#tracking">Tracking</a> <a href="/logo.png">Logo</a>']
+  ]),
   "/warranty": htmlPage("Warranty", [
     ["Two years", "Every appliance carries a two year warranty that covers parts and labour at home."],
     ["Claims", "Warranty claims are opened from the order page with a photo of the serial number plate."]
@@ -339,5 +343,25 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     const done = await waitSettled(agentId, ids)
     expect(done.map((s) => [s.status, s.error_code])).toEqual([...hostile.map((h) => h.ends), ["indexed", null]])
     for (const failed of done.filter((s) => s.status === "failed")) expect(failed.error).toMatch(/^[^\n]{10,200}$/)
+  }, 150_000)
+
+  it("a site crawled from its help page: each page kept once as a source and indexed, the skips and failures counted", async () => {
+    const agentId = await agent("Crawled")
+    const created = await expectCall(service, "POST", `/v1/agents/${agentId}/crawls`, 201, {
+      key: ws.secret,
+      body: { url: `${site.origin}/help` }
+    })
+    const crawl = await eventually(
+      async () => (await expectCall(service, "GET", `/v1/agents/${agentId}/crawls/${created.data.id}`, 200, { key: ws.secret })).data,
+      (c) => c.status === "completed" && c.pages.indexing === 0,
+      { label: "crawl completed and indexed", tries: 225, intervalMs: 200, timeoutMs: 45_000 }
+    )
+    // the help page and the four it links to; its menu's "/" and "/about" answer 404; the logo is no page
+    expect(crawl.pages).toMatchObject({ kept: 5, indexed: 5, failed: 2, skipped: { not_html: 1 } })
+    const sources = await expectCall(service, "GET", `/v1/agents/${agentId}/knowledge?limit=100`, 200, { key: ws.secret })
+    expect(new Set(sources.data.map((s: any) => [s.status, new URL(s.source_ref).pathname].join(" ")))).toEqual(
+      new Set(["/help", "/shipping", "/returns", "/payments", "/warranty"].map((p) => `indexed ${p}`))
+    )
+    expect(await qaText(agentId)).toContain("two year warranty")
   }, 150_000)
 })

@@ -114,6 +114,13 @@ const fixtures: Record<string, (w: World) => Effect.Effect<string>> = {
         (s) => s.id
       )
     ),
+  CrawlId: ({ api, id }) =>
+    Effect.flatMap(id("AgentId"), (agent) =>
+      Effect.sync(() => `https://127.1.${++crawledSites % 250}.1:9/`).pipe(
+        Effect.flatMap((url) => data(api.crawls.create({ path: { agent_id: AgentId.make(agent) }, payload: { url } }))),
+        Effect.map((c) => c.id)
+      )
+    ),
   ModuleId: ({ api, id }) =>
     Effect.flatMap(id("AgentId"), (agent) =>
       Effect.map(data(api.training.createModule({ path: { id: AgentId.make(agent) }, payload: { title: "M" } })), (m) => m.id)
@@ -205,6 +212,7 @@ interface Sample {
   readonly contentType?: string
 }
 
+let crawledSites = 0
 const fixed = (body: unknown) => (_: World) => Effect.succeed(body)
 /** A body (or query) naming objects of the world: `make` gets their ids, in the order of `kinds`. */
 const using =
@@ -236,6 +244,8 @@ const samples: Record<string, Sample> = {
   "knowledge.create": { body: fixed({ type: "text", title: "T", content: "Some text." }) },
   "knowledge.batch": { body: fixed({ urls: ["http://127.0.0.1:9/a"] }) },
   "knowledge.search": { body: fixed({ query: "What are the opening hours?" }) },
+  // a site of its own each time: an agent's second crawl of a site still running is refused
+  "crawls.create": { body: () => Effect.sync(() => ({ url: `https://127.0.${++crawledSites % 250}.${1 + (crawledSites % 200)}:9/` })) },
   "training.createModule": { body: fixed({ title: "M" }) },
   "training.updateModule": { body: fixed({ title: "M2" }) },
   "training.deleteModule": { query: () => Effect.succeed({ cascade: "true" }) },
@@ -290,13 +300,16 @@ const eventCount = (ws: SeededWorkspace) =>
     sql<{ n: number }>`select count(*)::int as n from events where workspace_id = ${ws.workspace.id}`
   ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie)
 
-/** Until the workspace's sources are processed: their `indexed` events are written in the background. */
+/**
+ * Until the workspace's sources are processed and its crawls ended: their events are written in the background.
+ */
 const sourcesSettled = (ws: SeededWorkspace) =>
   eventually(
     Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql<{ n: number }>`
-        select count(*)::int as n from knowledge_sources
-        where workspace_id = ${ws.workspace.id} and status in ('pending', 'processing')`
+        select (select count(*) from knowledge_sources
+          where workspace_id = ${ws.workspace.id} and status in ('pending', 'processing'))::int
+          + (select count(*) from crawls where workspace_id = ${ws.workspace.id} and status in ('queued', 'running'))::int as n`
     ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie),
     (n) => n === 0,
     { label: "the fixtures' sources processed" }

@@ -26,6 +26,7 @@ import qaTextSearch from "./0024_qa_text_search.js"
 import embeddingSpace from "./0025_embedding_space.js"
 import statisticsTargets from "./0026_statistics_targets.js"
 import ginPendingLists from "./0027_gin_pending_lists.js"
+import crawls from "./0028_crawls.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -54,5 +55,6 @@ export const migrations = {
   "0024_qa_text_search": qaTextSearch,
   "0025_embedding_space": embeddingSpace,
   "0026_statistics_targets": statisticsTargets,
-  "0027_gin_pending_lists": ginPendingLists
+  "0027_gin_pending_lists": ginPendingLists,
+  "0028_crawls": crawls
 }

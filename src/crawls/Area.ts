@@ -1,0 +1,58 @@
+/**
+ * The crawls area as the composition root uses it: its programs (over the knowledge area's sources), its API
+ * group, its crawl workers, and the pipeline's `CrawlReport` port it serves.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Authentication } from "../../schema/Auth.js"
+import { Extractor } from "../../layers/Extractor.js"
+import { Fetcher } from "../../layers/Fetcher.js"
+import { IdGenerator } from "../../layers/IdGenerator.js"
+import * as JobQueue from "../../layers/JobQueue.js"
+import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { queueWorker } from "../Background.js"
+import { AppConfig } from "../Config.js"
+import { CrawlReport } from "../knowledge/CrawlReport.js"
+import { isolate } from "../Performance.js"
+import { now } from "../Time.js"
+import { CRAWL_MAX_ATTEMPTS, CrawlJob } from "./CrawlJob.js"
+import { CRAWL_QUEUE, Crawls } from "./Crawls.js"
+import { CrawlsRepo } from "./CrawlsRepo.js"
+import { CrawlsHttp } from "./Http.js"
+
+export const Live = Layer.mergeAll(Crawls.Default, CrawlJob.Default).pipe(Layer.provide(AgentsRepo.Default))
+
+/** Built with only the services its handlers use (see `Performance.ts`). */
+export const ApiGroups = isolate(Authentication, IdGenerator, Crawls)(CrawlsHttp)
+
+/** A crawl's kept page settled: the crawl counts it, in the pipeline's transaction. */
+export const CrawlReportLive = Layer.effect(
+  CrawlReport,
+  Effect.map(CrawlsRepo, (repo) => ({
+    settled: (crawlId: string, indexed: boolean) => Effect.flatMap(now, (at) => repo.settled(crawlId, indexed, at))
+  }))
+).pipe(Layer.provide(CrawlsRepo.Default))
+
+/**
+ * Crawls of different sites side by side, `crawlConcurrency` at once; a site's crawls one at a time (the job's
+ * key is its origin), so a crawl never sends a site two requests at once and no crawl holds every slot while
+ * other sites wait, as long as more than one is allowed.
+ */
+export const crawlConcurrency = 2
+
+export const Workers = isolate(AppConfig, JobQueue.JobQueue, IdGenerator, Fetcher, Extractor, CrawlJob)(
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const job = yield* CrawlJob
+      const config = yield* AppConfig
+      return queueWorker({
+        queue: CRAWL_QUEUE,
+        concurrency: crawlConcurrency,
+        pollMillis: config.ingest.pollMillis,
+        maxAttempts: CRAWL_MAX_ATTEMPTS,
+        onGiveUp: job.giveUp,
+        handle: job.handle
+      })
+    })
+  )
+)

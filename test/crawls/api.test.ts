@@ -1,0 +1,218 @@
+/**
+ * Crawls through the API, against a local site the test serves (real HTTP on 127.0.0.1): a crawl keeps each
+ * page of the site once as a `url` source, indexed without fetching the page again, reports every address it
+ * skipped with its reason and the page it could not read, and ends with `crawl.completed`; a robots.txt that
+ * answers 503 fails the crawl with `crawl.failed`; a second crawl of a site while one waits is refused, and a
+ * cancel frees the site; bad requests get their documented errors.
+ */
+import { expect, layer } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type { ServerResponse } from "node:http"
+import { eventually } from "../support/eventually.js"
+import { Harness, testServer } from "../support/harness.js"
+import { loopbackServer } from "../support/loopback.js"
+import { createAgent, eventsOfType } from "../knowledge/support.js"
+
+const page = (res: ServerResponse, title: string, body: string, head = "") => {
+  res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+  res.end(`<!doctype html><html><head><title>${title}</title>${head}</head><body><article><h1>${title}</h1>${body}</article></body></html>`)
+}
+const links = (...hrefs: Array<string>) => hrefs.map((h) => `<a href="${h}">${h}</a>`).join(" ")
+const text = (topic: string) =>
+  `<p>Our ${topic} policy explains how every ${topic} request is handled by the support team within two days.</p>`
+
+/** A small help centre: robots.txt, a sitemap, and each kind of address a crawl meets. */
+const helpCentre = Effect.gen(function* () {
+  let origin = ""
+  const server = yield* loopbackServer(({ path }, res) => {
+  switch (new URL(path, "http://x").pathname) {
+    case "/robots.txt":
+      res.writeHead(200, { "content-type": "text/plain" })
+      return void res.end("User-agent: *\nDisallow: /private\n\nSitemap: /sitemap.xml\n")
+    case "/sitemap.xml":
+      res.writeHead(200, { "content-type": "application/xml" })
+      return void res.end(`<urlset><url><loc>${origin}/a</loc></url><url><loc>${origin}/b</loc></url><url><loc>${origin}/private/x</loc></url></urlset>`)
+    case "/":
+      return page(res, "Help centre", text("help") + links("/a", "/c", "/a?utm_source=mail", "/logo.png", "https://elsewhere.example/", "/canon", "/draft"))
+    case "/a":
+      return page(res, "Shipping", text("shipping"))
+    case "/b":
+      return page(res, "Returns", text("returns"))
+    case "/c":
+      return page(res, "Payments", text("payments") + links("/d"))
+    case "/d":
+      return page(res, "Accounts", text("account") + links("/broken"))
+    case "/canon":
+      return page(res, "Shipping (print)", text("shipping"), `<link rel="canonical" href="/a">`)
+    case "/draft":
+      return page(res, "Draft", text("draft"), `<meta name="robots" content="noindex">`)
+    case "/broken":
+      res.writeHead(500, { "content-type": "text/plain" })
+      return void res.end("oops")
+    default:
+      res.writeHead(404).end()
+  }
+  })
+  origin = server.origin
+  return server
+})
+
+layer(testServer(), { excludeTestServices: true })("crawls", (it) => {
+  it.effect("a site crawled: each page kept once and indexed from the bytes read, every skip reported, crawl.completed", () =>
+    Effect.gen(function* () {
+      const site = yield* helpCentre
+      const o = site.origin
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body: { url: `${o}/` } })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      expect(created.body.data).toMatchObject({ object: "crawl", agent_id: agentId, url: `${o}/`, status: "queued", limit: 50 })
+      const id = created.body.data.id as string
+      expect(id).toMatch(/^crl_/)
+
+      const crawl = yield* eventually(
+        Effect.map(h.call("GET", `/v1/agents/${agentId}/crawls/${id}`, { key: ws.secretTest }), (r) => r.body.data),
+        (c) => c.status === "completed" && c.pages.indexing === 0,
+        { tries: 3000, label: "crawl completed and indexed" }
+      )
+      expect(crawl.pages).toEqual({
+        discovered: 11,
+        queued: 0,
+        kept: 5,
+        indexed: 5,
+        indexing: 0,
+        failed: 1,
+        skipped: { disallowed: 1, off_origin: 1, duplicate: 1, over_limit: 0, not_html: 1, noindex: 1 }
+      })
+      expect(crawl.error).toBeNull()
+
+      const skipped = yield* h.call("GET", `/v1/agents/${agentId}/crawls/${id}/pages?outcome=skipped`, { key: ws.secretTest })
+      expect(Object.fromEntries(skipped.body.data.map((p: any) => [p.url, p.reason]))).toEqual({
+        [`${o}/private/x`]: "disallowed",
+        [`${o}/logo.png`]: "not_html",
+        "https://elsewhere.example/": "off_origin",
+        [`${o}/canon`]: "duplicate",
+        [`${o}/draft`]: "noindex"
+      })
+      const unreadable = yield* h.call("GET", `/v1/agents/${agentId}/crawls/${id}/pages?outcome=unreadable`, { key: ws.secretTest })
+      expect(unreadable.body.data.map((p: any) => [p.url, p.reason])).toEqual([[`${o}/broken`, "the page answered 500"]])
+
+      const kept = yield* h.call("GET", `/v1/agents/${agentId}/crawls/${id}/pages?outcome=kept&limit=100`, { key: ws.secretTest })
+      const sources = yield* h.call("GET", `/v1/agents/${agentId}/knowledge?limit=100`, { key: ws.secretTest })
+      expect(sources.body.data.map((s: any) => [s.source_ref, s.status, s.title]).sort()).toEqual(
+        [
+          [`${o}/`, "indexed", "Help centre"],
+          [`${o}/a`, "indexed", "Shipping"],
+          [`${o}/b`, "indexed", "Returns"],
+          [`${o}/c`, "indexed", "Payments"],
+          [`${o}/d`, "indexed", "Accounts"]
+        ].sort()
+      )
+      expect(new Set(kept.body.data.map((p: any) => p.source_id))).toEqual(new Set(sources.body.data.map((s: any) => s.id)))
+      // every page fetched once: by the crawl, never again by the pipeline
+      const fetches = site.received.map((r) => r.path).filter((p) => !p.endsWith(".txt") && !p.endsWith(".xml"))
+      expect(fetches.length).toBe(new Set(fetches).size)
+
+      const completed = yield* eventsOfType(ws.workspace.id, "crawl.completed")
+      expect(completed.map((e) => [e.data.crawl.id, e.data.crawl.status, e.data.crawl.pages.kept])).toEqual([[id, "completed", 5]])
+      const listed = yield* h.call("GET", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest })
+      expect(listed.body.data.map((c: any) => c.id)).toEqual([id])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("robots.txt answering 503 fails the crawl (robots_unreadable) with crawl.failed, and no page is read", () =>
+    Effect.gen(function* () {
+      const site = yield* loopbackServer((_request, res) => {
+        res.writeHead(503, { "content-type": "text/plain" })
+        res.end("down")
+      })
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body: { url: `${site.origin}/docs/` } })
+      expect(created.status).toBe(201)
+      const crawl = yield* eventually(
+        Effect.map(h.call("GET", `/v1/agents/${agentId}/crawls/${created.body.data.id}`, { key: ws.secretTest }), (r) => r.body.data),
+        (c) => c.status === "failed",
+        { tries: 3000, label: "crawl failed" }
+      )
+      expect(crawl.error.code).toBe("robots_unreadable")
+      expect(site.received.map((r) => r.path)).toEqual(["/robots.txt"])
+      const failed = yield* eventsOfType(ws.workspace.id, "crawl.failed")
+      expect(failed.map((e) => [e.data.crawl.id, e.data.error.code])).toEqual([[created.body.data.id, "robots_unreadable"]])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("one crawl of a site at a time per agent (409 crawl_in_progress); a cancel frees the site", () =>
+    Effect.gen(function* () {
+      const release = yield* Deferred.make<void>()
+      // robots.txt answers only once the test lets it: the first crawl stays running meanwhile
+      const site = yield* loopbackServer((_request, res) => {
+        Effect.runFork(
+          Effect.andThen(Deferred.await(release), () => {
+            res.writeHead(404).end()
+          })
+        )
+      })
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const body = { url: `${site.origin}/` }
+      const first = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body })
+      expect(first.status).toBe(201)
+      const second = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body })
+      expect([second.status, second.body.error.code, second.body.error.param]).toEqual([409, "crawl_in_progress", "url"])
+      const canceled = yield* h.call("POST", `/v1/agents/${agentId}/crawls/${first.body.data.id}/cancel`, { key: ws.secretTest })
+      expect([canceled.status, canceled.body.data.status]).toEqual([200, "canceled"])
+      expect(canceled.body.data.finished_at).not.toBeNull()
+      const again = yield* h.call("POST", `/v1/agents/${agentId}/crawls/${first.body.data.id}/cancel`, { key: ws.secretTest })
+      expect(again.body.data).toEqual(canceled.body.data)
+      const third = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body })
+      expect(third.status).toBe(201)
+      yield* Deferred.succeed(release, undefined)
+      const ended = yield* eventually(
+        Effect.map(h.call("GET", `/v1/agents/${agentId}/crawls/${third.body.data.id}`, { key: ws.secretTest }), (r) => r.body.data),
+        (c) => c.status === "completed",
+        { tries: 3000, label: "third crawl completed" }
+      )
+      // the site answered 404 to everything: no rules, and the start page unreadable
+      expect(ended.pages).toMatchObject({ kept: 0, failed: 1 })
+      const first_ = yield* h.call("GET", `/v1/agents/${agentId}/crawls/${first.body.data.id}`, { key: ws.secretTest })
+      expect(first_.body.data.status).toBe("canceled")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("bad requests: a missing or bad url, a sitemap elsewhere, a limit over the plan's cap, an unknown agent or crawl", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const post = (body: unknown, agent = agentId) => h.call("POST", `/v1/agents/${agent}/crawls`, { key: ws.secretTest, body })
+      const code = (r: { status: number; body: any }) => [r.status, r.body.error?.code, r.body.error?.param]
+      expect(code(yield* post({}))).toEqual([400, "parameter_missing", "url"])
+      expect(code(yield* post({ url: "not a url" }))).toEqual([400, "parameter_invalid", "url"])
+      expect(code(yield* post({ url: "ftp://example.com/" }))).toEqual([400, "parameter_invalid", "url"])
+      expect(code(yield* post({ url: "http://127.0.0.1:9/", sitemap_url: "http://127.0.0.2:9/sitemap.xml" }))).toEqual([
+        400,
+        "parameter_invalid",
+        "sitemap_url"
+      ])
+      const overCap = yield* post({ url: "http://127.0.0.1:9/", limit: 51 })
+      expect(code(overCap)).toEqual([400, "parameter_invalid", "limit"])
+      expect(overCap.body.error.message).toBe("limit must be 1 to 50 (the free plan's cap)")
+      expect(code(yield* post({ url: "http://127.0.0.1:9/", limit: 0 }))).toEqual([400, "parameter_invalid", "limit"])
+      expect(code(yield* post({ url: "http://127.0.0.1:9/" }, "agt_000000000000000000000000"))).toEqual([404, "resource_missing", "agent_id"])
+      const unknown = yield* h.call("GET", `/v1/agents/${agentId}/crawls/crl_000000000000000000000000`, { key: ws.secretTest })
+      expect(code(unknown)).toEqual([404, "resource_missing", "crawl_id"])
+      const pro = yield* h.seed({ plan: "pro" })
+      const proAgent = yield* createAgent(h, pro.secretTest)
+      const big = yield* h.call("POST", `/v1/agents/${proAgent}/crawls`, {
+        key: pro.secretTest,
+        body: { url: "http://127.0.0.1:9/", limit: 5000 }
+      })
+      expect([big.status, big.body.data?.limit]).toEqual([201, 5000])
+    })
+  )
+})
