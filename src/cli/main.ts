@@ -18,6 +18,7 @@ import type { ApiKey, CreatedApiKey, EmbeddingsStatus, Workspace } from "../../s
 import { Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
 import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { AdminClient, type Connection, connectionOptions, describeFailure, layer } from "./AdminClient.js"
+import { crawl } from "./Crawl.js"
 import { ingest } from "./Ingest.js"
 
 const common = {
@@ -262,7 +263,7 @@ const embeddings = Command.make("embeddings").pipe(
 
 const cli = Command.make("cli").pipe(
   Command.withDescription("Admin CLI for the assistant platform (talks to the running service)"),
-  Command.withSubcommands([workspaces, keys, ingest, embeddings])
+  Command.withSubcommands([workspaces, keys, ingest, crawl, embeddings])
 )
 
 const run = Command.run(cli, { name: "assistant-platform admin", version: "0.1.0" })

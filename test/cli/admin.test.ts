@@ -40,7 +40,8 @@ const commands = [
   ["keys", "create"],
   ["keys", "list"],
   ["keys", "revoke"],
-  ["ingest"]
+  ["ingest"],
+  ["crawl"]
 ] as const
 
 /** What @effect/cli says of an option's type or presence: not a description. */
@@ -99,7 +100,8 @@ describe("admin CLI help", () => {
             "keys create --scope SCOPE...",
             "keys list --workspace WORKSPACE_ID",
             "keys revoke --key KEY_ID",
-            "ingest --interval-ms MS"
+            "ingest --interval-ms MS",
+            "crawl --keep-to-path"
           ])
         )
         const keysCreate = runs[commands.findIndex((c) => c.join(" ") === "keys create")]!.stdout
