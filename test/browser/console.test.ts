@@ -627,6 +627,41 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
+    it.effect("a crawl started from the knowledge page: its counts move to completed, its pages become sources, its skipped pages listed with why", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Crawled desk" } })
+        const agentId = agent.body.data.id as string
+        const article = (title: string, body: string) =>
+          `<html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>${body}</p></main></body></html>`
+        const start = site.put(
+          "/crawl/start",
+          article("Help centre", 'Answers about orders. <a href="/crawl/delivery">Delivery</a> <a href="/crawl/warranty">Warranty</a> <a href="/crawl/logo.png">Logo</a>')
+        )
+        site.put("/crawl/delivery", article("Delivery", "Parcels reach mainland addresses within three working days of the order."))
+        site.put("/crawl/warranty", article("Warranty", "Every appliance carries a two year warranty covering parts and labour."))
+        yield* Effect.promise(async () => {
+          const opened = await open(h, `#/agents/${agentId}/knowledge`)
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          await page.getByRole("heading", { name: "Crawl a website" }).waitFor()
+          await page.getByLabel("Site address").fill(start)
+          await page.getByRole("button", { name: "Start crawl" }).click()
+          const crawl = page.locator("li.crawl").first()
+          await page.locator("li.crawl-completed").waitFor({ timeout: 60_000 })
+          await crawl.getByText("3 kept · 3 indexed · 0 indexing · 0 failed · 0 queued · skipped not html 1").waitFor({ timeout: 60_000 })
+          expect(await crawl.locator("progress").getAttribute("value")).toBe("100")
+          // its pages are the agent's sources, listed without reloading the page
+          await page.locator("li.source-indexed", { hasText: "Warranty" }).waitFor({ timeout: 30_000 })
+          await crawl.getByRole("button", { name: "Show skipped pages" }).click()
+          await crawl.getByRole("list", { name: "Skipped pages" }).getByText("not html").waitFor()
+          expect(await crawl.getByRole("list", { name: "Skipped pages" }).textContent()).toContain("/crawl/logo.png")
+          await check(opened, "knowledge-crawl")
+        })
+      })
+    )
+
     it.effect("a training agent's course: a module, a lesson, a text source reaching indexed, then the module deleted with all it holds", () =>
       Effect.gen(function* () {
         const h = yield* Harness

@@ -1,13 +1,14 @@
 /**
  * An agent's knowledge: adding text, a URL, a batch of URLs, a file or CSV
- * Q&A, each source's progress, polled while any is still moving, and a
- * retrieval test.
+ * Q&A, crawling a website, each source's progress, polled while any is still
+ * moving, and a retrieval test.
  */
 import type { KnowledgeSource } from "../../../../schema/Knowledge.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Status, useAction, usePagedList, usePolling, when } from "../ui.js"
 import { AgentHeader } from "./Agents.js"
+import { Crawls } from "./Crawls.js"
 import { TestRetrieval } from "./TestRetrieval.js"
 
 type Kind = "text" | "url" | "batch" | "file" | "csv"
@@ -239,6 +240,7 @@ export const KnowledgePage = ({ client, agentId }: { client: Client; agentId: st
     <section>
       <AgentHeader client={client} agentId={agentId} current="knowledge" />
       <AddSource client={client} agentId={agentId} onAdded={sources.reload} />
+      <Crawls client={client} agentId={agentId} onProgress={sources.reload} />
       <h2>Sources</h2>
       <Loaded resource={sources} what="sources">
         {(page) =>
