@@ -7,18 +7,13 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import { Api } from "../../schema/Api.js"
 import type { Crawl } from "../../schema/Crawls.js"
 import { AgentId } from "../../schema/Ids.js"
+import { apiClient, intervalOption, serviceOptions } from "./ApiClient.js"
 
 /** Every page it kept indexed or failed, and the walk over. */
 export const crawlSettled = (c: Crawl) => c.status !== "queued" && c.status !== "running" && c.pages.indexing === 0
@@ -60,34 +55,13 @@ const options = {
     Options.optional
   ),
   keepToPath: Options.boolean("keep-to-path").pipe(Options.withDescription("Keep to the start page's directory")),
-  url: Options.text("url").pipe(
-    Options.withPseudoName("URL"),
-    Options.withDescription("Service base URL (default: $SERVICE_URL, else http://127.0.0.1:$PORT, PORT defaulting to 3000)"),
-    Options.optional
-  ),
-  key: Options.redacted("key").pipe(
-    Options.withPseudoName("API_KEY"),
-    Options.withDescription("Secret API key (sk_…) with write:knowledge and read:knowledge (default: $API_KEY)"),
-    Options.optional
-  ),
-  interval: Options.integer("interval-ms").pipe(
-    Options.withPseudoName("MS"),
-    Options.withDescription("How often to poll the crawl, in milliseconds (default 1000)"),
-    Options.withDefault(1000)
-  )
+  ...serviceOptions,
+  interval: intervalOption("the crawl")
 }
 
 export const crawl = Command.make("crawl", options, (args) =>
   Effect.gen(function* () {
-    const port = yield* Config.integer("PORT").pipe(Config.withDefault(3000))
-    const baseUrl = Option.isSome(args.url)
-      ? args.url.value
-      : yield* Config.string("SERVICE_URL").pipe(Config.withDefault(`http://127.0.0.1:${port}`))
-    const key = Option.isSome(args.key) ? args.key.value : yield* Config.redacted("API_KEY")
-    const client = yield* HttpApiClient.make(Api, {
-      baseUrl,
-      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(key)))
-    })
+    const client = yield* apiClient(args)
     const created = yield* client.crawls.create({
       path: { agent_id: args.agent },
       payload: {

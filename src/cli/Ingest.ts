@@ -10,17 +10,11 @@ import * as Options from "@effect/cli/Options"
 import * as Command from "@effect/cli/Command"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import { Api } from "../../schema/Api.js"
 import { AgentId } from "../../schema/Ids.js"
+import { apiClient, intervalOption, serviceOptions } from "./ApiClient.js"
 import { MAX_BATCH_URLS, type KnowledgeSource } from "../../schema/Knowledge.js"
 
 const settled = (s: KnowledgeSource) => s.status === "indexed" || s.status === "failed"
@@ -62,21 +56,8 @@ const options = {
     Options.withPseudoName("FILE"),
     Options.withDescription(`File with one URL per line (at most ${MAX_BATCH_URLS}); blank lines and lines starting with # are skipped`)
   ),
-  url: Options.text("url").pipe(
-    Options.withPseudoName("URL"),
-    Options.withDescription("Service base URL (default: $SERVICE_URL, else http://127.0.0.1:$PORT, PORT defaulting to 3000)"),
-    Options.optional
-  ),
-  key: Options.redacted("key").pipe(
-    Options.withPseudoName("API_KEY"),
-    Options.withDescription("Secret API key (sk_…) with write:knowledge and read:knowledge (default: $API_KEY)"),
-    Options.optional
-  ),
-  interval: Options.integer("interval-ms").pipe(
-    Options.withPseudoName("MS"),
-    Options.withDescription("How often to poll the sources' progress, in milliseconds (default 1000)"),
-    Options.withDefault(1000)
-  )
+  ...serviceOptions,
+  interval: intervalOption("the sources' progress")
 }
 
 export const ingest = Command.make("ingest", options, (args) =>
@@ -87,15 +68,7 @@ export const ingest = Command.make("ingest", options, (args) =>
     if (urls.length > MAX_BATCH_URLS) {
       return yield* Effect.fail(new Error(`${args.urls} holds ${urls.length} URLs; a batch takes at most ${MAX_BATCH_URLS}`))
     }
-    const port = yield* Config.integer("PORT").pipe(Config.withDefault(3000))
-    const baseUrl = Option.isSome(args.url)
-      ? args.url.value
-      : yield* Config.string("SERVICE_URL").pipe(Config.withDefault(`http://127.0.0.1:${port}`))
-    const key = Option.isSome(args.key) ? args.key.value : yield* Config.redacted("API_KEY")
-    const client = yield* HttpApiClient.make(Api, {
-      baseUrl,
-      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(key)))
-    })
+    const client = yield* apiClient(args)
 
     const created = yield* client.knowledge.batch({
       path: { agent_id: args.agent },

@@ -5,24 +5,12 @@
  */
 import { expect, it as plain, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
 import type { Crawl } from "../../schema/Crawls.js"
 import { crawlLine, crawlSettled } from "../../src/cli/Crawl.js"
+import { runCli } from "../support/cli.js"
 import { Harness, testServer } from "../support/harness.js"
 import { loopbackServer } from "../support/loopback.js"
 import { createAgent } from "../knowledge/support.js"
-
-const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    const child = execFile(
-      process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", ...args],
-      { env: { ...process.env, ...env }, timeout: 90_000 },
-      (error, stdout, stderr) =>
-        resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
-    )
-    return Effect.sync(() => void child.kill())
-  })
 
 const crawlOf = (status: Crawl["status"], pages: Partial<Crawl["pages"]>): Crawl => ({
   id: "crl_x" as Crawl["id"],

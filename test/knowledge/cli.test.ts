@@ -6,25 +6,13 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseUrlList } from "../../src/cli/Ingest.js"
+import { runCli } from "../support/cli.js"
 import { Harness, testServer } from "../support/harness.js"
 import { createAgent, html, page, serveSite } from "./support.js"
-
-const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    const child = execFile(
-      process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", ...args],
-      { env: { ...process.env, ...env }, timeout: 90_000 },
-      (error, stdout, stderr) =>
-        resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
-    )
-    return Effect.sync(() => void child.kill())
-  })
 
 layer(testServer(), { excludeTestServices: true })("cli ingest", (it) => {
   it("reads one URL per line, skipping blanks and comments", () => {
