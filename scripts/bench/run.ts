@@ -9,6 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises"
 import { cpus, loadavg } from "node:os"
 import { claimCall } from "./claim-call.js"
 import { consolePages } from "./console.js"
+import { crawl } from "./crawl.js"
 import { decoders } from "./decoders.js"
 import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
@@ -27,6 +28,7 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   "claim-call": claimCall,
   tickets,
   knowledge,
+  crawl,
   decoders,
   replies,
   retrieval,
