@@ -1,14 +1,18 @@
 /**
  * Crawls through the API, against a local site the test serves (real HTTP on 127.0.0.1): a crawl keeps each
  * page of the site once as a `url` source, indexed without fetching the page again, reports every address it
- * skipped with its reason and the page it could not read, and ends with `crawl.completed`; a robots.txt that
- * answers 503 fails the crawl with `crawl.failed`; a second crawl of a site while one waits is refused, and a
- * cancel frees the site; bad requests get their documented errors.
+ * skipped with its reason and the page it could not read, and ends with `crawl.completed`; a crawl run again
+ * from its start keeps and counts nothing twice; a robots.txt that answers 503 fails the crawl with
+ * `crawl.failed`; a second crawl of a site while one waits is refused, and a cancel frees the site; bad
+ * requests get their documented errors.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { ServerResponse } from "node:http"
+import { JobQueue } from "../../layers/JobQueue.js"
+import { CRAWL_QUEUE } from "../../src/crawls/Crawls.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testServer } from "../support/harness.js"
 import { loopbackServer } from "../support/loopback.js"
@@ -119,6 +123,29 @@ layer(testServer(), { excludeTestServices: true })("crawls", (it) => {
       expect(completed.map((e) => [e.data.crawl.id, e.data.crawl.status, e.data.crawl.pages.kept])).toEqual([[id, "completed", 5]])
       const listed = yield* h.call("GET", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest })
       expect(listed.body.data.map((c: any) => c.id)).toEqual([id])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a crawl run again from its start (a restart, a lease lost) keeps no page twice and counts none twice", () =>
+    Effect.gen(function* () {
+      const site = yield* helpCentre
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body: { url: `${site.origin}/` } })
+      const id = created.body.data.id as string
+      const read = Effect.map(h.call("GET", `/v1/agents/${agentId}/crawls/${id}`, { key: ws.secretTest }), (r) => r.body.data)
+      const first = yield* eventually(read, (c) => c.status === "completed" && c.pages.indexing === 0, { tries: 3000, label: "first run" })
+      // what a process that died mid-crawl leaves: the crawl running and its job to run again
+      const sql = yield* SqlClient.SqlClient
+      yield* Effect.orDie(sql`update crawls set status = 'running', finished_at = null where id = ${id}`)
+      const queue = yield* JobQueue
+      yield* queue.enqueue({ queue: CRAWL_QUEUE, key: new URL(site.origin).origin, payload: { crawlId: id } })
+      yield* queue.wake(CRAWL_QUEUE)
+      const again = yield* eventually(read, (c) => c.status === "completed", { tries: 3000, label: "second run" })
+      expect(again.pages).toEqual(first.pages)
+      const sources = yield* h.call("GET", `/v1/agents/${agentId}/knowledge?limit=100`, { key: ws.secretTest })
+      expect(sources.body.data).toHaveLength(5)
     }).pipe(Effect.scoped)
   )
 
