@@ -11,19 +11,10 @@ import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { crawlSettled, crawlShare } from "../../schema/CrawlProgress.js"
 import type { Crawl } from "../../schema/Crawls.js"
 import { AgentId } from "../../schema/Ids.js"
 import { apiClient, intervalOption, serviceOptions } from "./ApiClient.js"
-
-/** Every page it kept indexed or failed, and the walk over. */
-export const crawlSettled = (c: Crawl) => c.status !== "queued" && c.status !== "running" && c.pages.indexing === 0
-
-/** Pages done (indexed or failed) against those and the ones still to go (being indexed, or to be read). */
-export const crawlShare = (c: Crawl) => {
-  const done = c.pages.indexed + c.pages.failed
-  const ahead = c.pages.indexing + c.pages.queued
-  return crawlSettled(c) ? 1 : done + ahead === 0 ? 0 : done / (done + ahead)
-}
 
 const skippedText = (c: Crawl) =>
   Object.entries(c.pages.skipped)

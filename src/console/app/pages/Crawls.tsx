@@ -2,19 +2,14 @@
  * "Crawl a website" on an agent's knowledge page: start a crawl from a site's address, watch its counts move
  * (polled while it runs or its pages are being indexed), see what it skipped and why, cancel it.
  */
+import { crawlSettled, crawlShare } from "../../../../schema/CrawlProgress.js"
 import type { Crawl, CrawlPage } from "../../../../schema/Crawls.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
 
-const moving = (c: Crawl) => c.status === "queued" || c.status === "running" || c.pages.indexing > 0
-
-/** Pages done (indexed or failed) against those and the ones still to go. */
-const share = (c: Crawl) => {
-  const done = c.pages.indexed + c.pages.failed
-  const ahead = c.pages.indexing + c.pages.queued
-  return done + ahead === 0 ? (moving(c) ? 0 : 100) : Math.round((100 * done) / (done + ahead))
-}
+const moving = (c: Crawl) => !crawlSettled(c)
+const share = (c: Crawl) => Math.round(100 * crawlShare(c))
 
 const Skipped = ({ client, crawl }: { client: Client; crawl: Crawl }) => {
   const pages = useResource(
