@@ -27,6 +27,7 @@ import embeddingSpace from "./0025_embedding_space.js"
 import statisticsTargets from "./0026_statistics_targets.js"
 import ginPendingLists from "./0027_gin_pending_lists.js"
 import crawls from "./0028_crawls.js"
+import crawlPagesByOutcome from "./0029_crawl_pages_by_outcome.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -56,5 +57,6 @@ export const migrations = {
   "0025_embedding_space": embeddingSpace,
   "0026_statistics_targets": statisticsTargets,
   "0027_gin_pending_lists": ginPendingLists,
-  "0028_crawls": crawls
+  "0028_crawls": crawls,
+  "0029_crawl_pages_by_outcome": crawlPagesByOutcome
 }
