@@ -62,6 +62,9 @@ const IngestWorkers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
         onGiveUp: pipeline.giveUp,
         // a job whose source ended (or is gone) needs only its settle: the next claim's statement carries it
         finish: JobQueue.settleByNextClaim,
+        // where the store speaks SQL, that claim also starts each source it takes (`ingest_jobs_claim`)
+        claimCall: pipeline.claimAndStart,
+        handBack: pipeline.handBack,
         handle: (job: JobQueue.Job) =>
           Effect.map(pipeline.handle(job), (outcome) => (outcome._tag === "Done" ? JobQueue.Outcome.finish(null) : outcome))
       })

@@ -21,6 +21,8 @@ import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, decodeOne, execute } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
+import type { ClaimCall } from "../../layers/JobQueue.js"
+import { CategoryRow } from "../qa/QaRepo.js"
 
 /**
  * A source's processing state as the pipeline keeps it in `knowledge_sources`:
@@ -85,6 +87,22 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
+
+/**
+ * What the ingestion queue's claim started for a job (`ingest_jobs_claim`, migration 0030), as JSON: the source's
+ * row (its timestamps as ISO text, `seq` and `size_bytes` as text) and its agent's categories, in order.
+ */
+const Started = Schema.Struct({
+  source: Schema.Struct({
+    ...SourceRow.fields,
+    next_attempt_at: Schema.NullOr(Schema.Date),
+    created_at: Schema.Date,
+    updated_at: Schema.Date
+  }),
+  categories: Schema.Array(Schema.Struct({ ...CategoryRow.fields, created_at: Schema.Date, updated_at: Schema.Date }))
+})
+export type Started = { readonly source: SourceRow; readonly categories: ReadonlyArray<CategoryRow> }
+const decodeStarted = Schema.decodeUnknown(Started)
 
 const Input = Schema.Struct({ content: Schema.NullOr(Schema.String) })
 const KeptPage = Schema.Struct({ page_type: Schema.String, page_body: Schema.Uint8ArrayFromSelf })
@@ -258,6 +276,31 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         returning ${cols}`)
 
     /**
+     * The ingestion queue's claim as one call (`ingest_jobs_claim`, migration 0030): the ended jobs settled, the
+     * next ones claimed, and each one's source started as `start` starts it, with what its handler needs
+     * (`startedBy`).
+     */
+    const claimAndStart = (call: ClaimCall<unknown>) => sql`
+      ingest_jobs_claim(${call.ended.map((job) => job.id)}::bigint[], ${call.ended.map((job) => job.claim)}::integer[],
+        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.limit}::integer, ${call.async})`
+
+    /** What `claimAndStart` started for a job (its `alongside`): none when its source had nothing to process. */
+    const startedBy = (alongside: Option.Option<unknown>): Effect.Effect<Option.Option<Started>> =>
+      Option.match(alongside, {
+        onNone: () => Effect.succeedNone,
+        onSome: (json) => Effect.map(Effect.orDie(decodeStarted(json)), Option.some)
+      })
+
+    /**
+     * A start handed back unrun (its job released on shutdown): the source waits `queued` again, its attempt
+     * uncounted, unless something moved it since.
+     */
+    const unstart = (source: SourceRow) =>
+      execute(sql`
+        update knowledge_sources set status = 'pending', phase = 'queued', progress = 0, attempts = attempts - 1
+        where id = ${source.id} and status = 'processing' and attempts = ${source.attempts}`)
+
+    /**
      * The last write of an attempt that succeeded, fenced by that attempt: none when the source was deleted
      * meanwhile, or another attempt took it over (its job's lease lost), so its result is written once. The
      * document's own title (a page's `<title>`) replaces `title.from` only while the source still has it: a
@@ -338,7 +381,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
     const countChunks = Effect.map(decodeAll(Count, sql`select count(*)::int as n from knowledge_chunks`), (rows) => rows[0]?.n ?? 0)
 
     return {
-      insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, complete, softDelete, insertChunks,
+      insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, claimAndStart, startedBy, unstart, complete, softDelete, insertChunks,
       indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
     } as const
   })

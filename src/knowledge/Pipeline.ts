@@ -31,7 +31,7 @@ import { Outbox } from "../events/Outbox.js"
 import { Files } from "../files/Files.js"
 import { describeSeconds, MAX_AUDIO_SECONDS } from "../../layers/extractor/AudioDuration.js"
 import { type AudioKind, detect, isAudio } from "../files/Magic.js"
-import { QaRepo } from "../qa/QaRepo.js"
+import { QaRepo, toCategory } from "../qa/QaRepo.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
@@ -57,6 +57,9 @@ export const stoppedMessage = "processing this source stopped its worker at ever
 
 /** Wait before attempt n+1 after a transient failure of attempt n: 10 s, then 40 s. */
 export const retryDelayMillis = (attempt: number) => 10_000 * 4 ** (attempt - 1)
+
+/** The agent's categories as the claim read them; undefined: not read yet. */
+type Known = ReadonlyArray<Category> | undefined
 
 class IngestFailure extends Data.TaggedError("IngestFailure")<{
   readonly code: SourceErrorCode
@@ -253,9 +256,10 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         return transcript.text
       })
 
-    const categoriesFor = (source: SourceRow, tenant: Tenant, doc: Document) =>
+    /** The agent's categories: those its claim read (`known`), else read now; its first document creates them. */
+    const categoriesFor = (source: SourceRow, tenant: Tenant, doc: Document, known: Known) =>
       Effect.gen(function* () {
-        const existing = yield* qa.categoriesOf(tenant, source.agent_id)
+        const existing = known !== undefined && known.length > 0 ? known : yield* qa.categoriesOf(tenant, source.agent_id)
         if (existing.length > 0) return existing
         const drafts = yield* Effect.mapError(ai.categorize(doc), fromAi)
         return yield* qa.createCategories(tenant, source.agent_id, drafts)
@@ -284,7 +288,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     }
 
     /** Everything up to the commit: the document (if any), chunks with vectors, Q&A with vectors. */
-    const build = (source: SourceRow, tenant: Tenant, phases: PhaseWriter) =>
+    const build = (source: SourceRow, tenant: Tenant, phases: PhaseWriter, known: Known) =>
       Effect.gen(function* () {
         let doc: Document | null = null
         let items: ReadonlyArray<Item>
@@ -301,7 +305,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           origin = "csv"
           yield* phase(phases, "categorizing", 40)
           const named = [...new Set(items.flatMap((i) => (i.category === null ? [] : [i.category])))]
-          const existing = yield* qa.categoriesOf(tenant, source.agent_id)
+          const existing = known ?? (yield* qa.categoriesOf(tenant, source.agent_id))
           const missing = named.filter((n) => placeIn(existing, n) === null)
           categories =
             missing.length === 0
@@ -312,7 +316,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           doc = yield* readDocument(source, tenant, phases)
           if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
           yield* phase(phases, "categorizing", 40)
-          categories = yield* categoriesFor(source, tenant, doc).pipe(phaseSpan("categorize"))
+          categories = yield* categoriesFor(source, tenant, doc, known).pipe(phaseSpan("categorize"))
           yield* phase(phases, "generating_qa", 60)
           const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
           items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi).pipe(phaseSpan("qa"))
@@ -336,6 +340,25 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           }))
         }
       })
+
+    /**
+     * The job's source, made `processing` for this attempt: by the claim that took the job (`ingest_jobs_claim`,
+     * with the agent's categories), or here where the queue's store made no such claim (memory). None: nothing to
+     * process (deleted, or already settled).
+     */
+    const startOf = (job: Job, sourceId: SourceId): Effect.Effect<Option.Option<{ source: SourceRow; known: Known }>> =>
+      job.alongside === undefined
+        ? Effect.flatMap(now, (at) => repo.start(sourceId, at)).pipe(
+            Effect.map(Option.map((source) => ({ source, known: undefined }))),
+            phaseSpan("progress")
+          )
+        : Effect.map(repo.startedBy(job.alongside), Option.map(({ categories, source }) => ({ source, known: categories.map(toCategory) })))
+
+    /** The queue's `handBack`: a job released unrun on shutdown leaves the source its claim started waiting again. */
+    const handBack = (job: Job): Effect.Effect<void> =>
+      job.alongside === undefined
+        ? Effect.void
+        : Effect.flatMap(repo.startedBy(job.alongside), Option.match({ onNone: () => Effect.void, onSome: ({ source }) => repo.unstart(source) }))
 
     const tenantOf = (source: SourceRow): Tenant => ({ workspaceId: source.workspace_id, environment: source.environment })
 
@@ -399,13 +422,13 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const handle = traced("Pipeline.handle")(function* (job: Job) {
       const payload = decodePayload(job.payload)
       if (Either.isLeft(payload)) return Outcome.failed("the job names no source")
-      const started = yield* Effect.flatMap(now, (at) => repo.start(payload.right.sourceId, at)).pipe(phaseSpan("progress"))
+      const started = yield* startOf(job, payload.right.sourceId)
       if (Option.isNone(started)) return Outcome.done
-      const source = started.value
+      const { known, source } = started.value
       const attempt = source.attempts
       const phases = yield* makePhaseWriter((changes) => step(source, changes))
       const result = yield* Effect.gen(function* () {
-        const built = yield* build(source, tenantOf(source), phases)
+        const built = yield* build(source, tenantOf(source), phases, known)
         yield* commit(source, built, yield* phases.take)
       }).pipe(Effect.either)
       if (Either.isRight(result)) return Outcome.done
@@ -475,7 +498,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         yield* fail(found.value, failure)
       }).pipe(Effect.catchTag("SourceGone", () => Effect.void))
 
-    return { handle, retrying, giveUp } as const
+    return { handle, retrying, giveUp, handBack, claimAndStart: repo.claimAndStart } as const
   }),
   dependencies: [KnowledgeRepo.Default, Files.Default]
 }) {}

@@ -20,7 +20,7 @@ import { fromPrimitives } from "../../layers/jobqueue/Worker.js"
 import { AppConfig } from "../../src/Config.js"
 import { Workers } from "../../src/knowledge/Area.js"
 import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
-import { JOB_MAX_ATTEMPTS, stoppedMessage } from "../../src/knowledge/Pipeline.js"
+import { JOB_MAX_ATTEMPTS, Pipeline, stoppedMessage } from "../../src/knowledge/Pipeline.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testConfig, testEpoch, testServer } from "../support/harness.js"
 import { createAgent, dyingAi, eventsOfType, html, page, serveSite, source, waitSettled } from "./support.js"
@@ -207,6 +207,7 @@ layer(testServer({ ingest: { ...ingestNone, concurrency: 0 } }, { extractor: sto
         const h = yield* Harness
         const store = yield* JobQueue
         const config = yield* AppConfig
+        const pipeline = yield* Pipeline
         const ws = yield* h.seed()
         const agentId = yield* createAgent(h, ws.secretTest)
         const post = (body: Record<string, unknown>) =>
@@ -214,17 +215,23 @@ layer(testServer({ ingest: { ...ingestNone, concurrency: 0 } }, { extractor: sto
         const poison = yield* post({ type: "url", url: `${site.origin}/hours` })
         const next = yield* post({ type: "text", title: "Returns", content: "Returns are accepted within thirty days." })
         const processConfig = { ...config, ingest: { ...config.ingest, concurrency: 1 }, workersStartAfterMillis: undefined }
-        const startProcess = Effect.gen(function* () {
+        const startProcess = (dies: boolean) => Effect.gen(function* () {
+          // a dead process runs no finalizer: neither its lease's release nor the hand-back of what its claim started
           const queue = yield* fromPrimitives({ ...store, release: () => Effect.void })
+          const dying = dies ? Pipeline.make({ ...pipeline, handBack: () => Effect.void }) : pipeline
           const scope = yield* Scope.make()
           yield* Layer.buildWithScope(
-            Workers.pipe(Layer.provide(Layer.succeed(JobQueue, queue)), Layer.provide(Layer.succeed(AppConfig, processConfig))),
+            Workers.pipe(
+              Layer.provide(Layer.succeed(JobQueue, queue)),
+              Layer.provide(Layer.succeed(AppConfig, processConfig)),
+              Layer.provide(Layer.succeed(Pipeline, dying))
+            ),
             scope
           )
           return { queue, kill: Scope.close(scope, Exit.void) }
         })
         for (let attempt = 1; attempt <= JOB_MAX_ATTEMPTS; attempt++) {
-          const process = yield* startProcess
+          const process = yield* startProcess(true)
           yield* eventually(Effect.sync(() => extractions), (n) => n === attempt, { label: `attempt ${attempt}` })
           const reading = yield* source(h, ws.secretTest, agentId, poison)
           expect(reading).toMatchObject({ status: "processing", attempts: attempt, error: null })
@@ -232,7 +239,7 @@ layer(testServer({ ingest: { ...ingestNone, concurrency: 0 } }, { extractor: sto
           yield* TestClock.adjust(config.ingest.leaseMillis)
         }
         // the process after the last attempt reads nothing: it gives the source up, then indexes the next one
-        const last = yield* startProcess
+        const last = yield* startProcess(false)
         yield* last.queue.awaitIdle(INGEST_QUEUE)
         const [failed, indexed] = yield* waitSettled(h, ws.secretTest, agentId, [poison, next])
         expect(extractions).toBe(JOB_MAX_ATTEMPTS)

@@ -189,12 +189,17 @@ describe("graceful shutdown", () => {
       expect(exit.code).toBe(0)
       // the second process takes the job: the page is asked for again and the source ends indexed
       let status = ""
+      let attempts = 0
       for (let i = 0; i < 300 && status !== "indexed"; i++) {
         await sleep(100)
         const r = await fetch(`${bases[1]}/v1/agents/${agentId}/knowledge`, { headers: { authorization: `Bearer ${key}` } })
-        status = ((await r.json()) as { data: Array<{ status: string }> }).data[0]?.status ?? ""
+        const listed = ((await r.json()) as { data: Array<{ status: string; attempts: number }> }).data[0]
+        status = listed?.status ?? ""
+        attempts = listed?.attempts ?? 0
       }
       expect(status).toBe("indexed")
+      // the attempt handed back on shutdown is not counted: the source shows the one that indexed it
+      expect(attempts).toBe(1)
       expect(requests).toHaveLength(2)
       const handedOverAfter = requests[1]! - signalledAt
       console.log(`[shutdown] second process asked for the page ${Math.round(handedOverAfter)} ms after the SIGTERM (lease 60 s)`)

@@ -28,6 +28,7 @@ import statisticsTargets from "./0026_statistics_targets.js"
 import ginPendingLists from "./0027_gin_pending_lists.js"
 import crawls from "./0028_crawls.js"
 import crawlPagesByOutcome from "./0029_crawl_pages_by_outcome.js"
+import ingestClaim from "./0030_ingest_claim.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -58,5 +59,6 @@ export const migrations = {
   "0026_statistics_targets": statisticsTargets,
   "0027_gin_pending_lists": ginPendingLists,
   "0028_crawls": crawls,
-  "0029_crawl_pages_by_outcome": crawlPagesByOutcome
+  "0029_crawl_pages_by_outcome": crawlPagesByOutcome,
+  "0030_ingest_claim": ingestClaim
 }
