@@ -70,6 +70,39 @@ const AllowedOrigins = Schema.Array(WebOrigin).pipe(
     "Origins whose pages may call this agent's widget surface (CORS); replaces the whole list. Duplicates are dropped."
 })
 
+export const RefreshSchedule = Schema.Literal("off", "daily", "weekly")
+export type RefreshSchedule = typeof RefreshSchedule.Type
+
+/** Days a page answering 404 or 410 keeps its knowledge, at most. */
+export const MAX_GONE_GRACE_DAYS = 365
+/** Days a gone page keeps its knowledge unless the agent says otherwise. */
+export const DEFAULT_GONE_GRACE_DAYS = 7
+
+/** How an agent keeps what it learnt from the web up to date. */
+export const KnowledgeRefresh = Schema.Struct({
+  schedule: RefreshSchedule.annotations({
+    description: "`daily` or `weekly`: every indexed `url` source of the agent is refreshed that often; `off`: on demand only"
+  }),
+  gone_grace_days: Schema.Int.annotations({
+    description: "Days a page that answers 404 or 410 keeps its knowledge before it is removed (0: at its next refresh)"
+  })
+}).annotations({ identifier: "KnowledgeRefresh" })
+export type KnowledgeRefresh = typeof KnowledgeRefresh.Type
+
+const KnowledgeRefreshInput = StrictStruct({
+  schedule: Schema.optional(RefreshSchedule),
+  gone_grace_days: Schema.optional(
+    Schema.Int.pipe(
+      Schema.between(0, MAX_GONE_GRACE_DAYS, {
+        message: () => `knowledge_refresh.gone_grace_days must be an integer from 0 to ${MAX_GONE_GRACE_DAYS}`
+      })
+    )
+  )
+}).annotations({
+  identifier: "KnowledgeRefreshInput",
+  description: "Either field or both; the other keeps its value (defaults: `off`, 7 days)"
+})
+
 export const Agent = Schema.Struct({
   id: AgentId,
   object: Schema.Literal("agent"),
@@ -81,6 +114,7 @@ export const Agent = Schema.Struct({
   allowed_origins: Schema.Array(Schema.String).annotations({
     description: "Origins allowed to call the widget surface for this agent (CORS), in normal form"
   }),
+  knowledge_refresh: KnowledgeRefresh,
   created_at: Timestamp,
   updated_at: Timestamp
 }).annotations({ identifier: "Agent" })
@@ -91,7 +125,8 @@ export const CreateAgent = StrictStruct({
   name: Name,
   instructions: Schema.optional(Instructions),
   welcome_message: Schema.optional(WelcomeMessage),
-  allowed_origins: Schema.optional(AllowedOrigins)
+  allowed_origins: Schema.optional(AllowedOrigins),
+  knowledge_refresh: Schema.optional(KnowledgeRefreshInput)
 }).annotations({ identifier: "CreateAgent" })
 export type CreateAgent = typeof CreateAgent.Type
 
@@ -99,7 +134,8 @@ export const UpdateAgent = StrictStruct({
   name: Schema.optional(Name),
   instructions: Schema.optional(Schema.NullOr(Instructions)),
   welcome_message: Schema.optional(Schema.NullOr(WelcomeMessage)),
-  allowed_origins: Schema.optional(AllowedOrigins)
+  allowed_origins: Schema.optional(AllowedOrigins),
+  knowledge_refresh: Schema.optional(KnowledgeRefreshInput)
 }).annotations({ identifier: "UpdateAgent" })
 export type UpdateAgent = typeof UpdateAgent.Type
 
@@ -111,7 +147,12 @@ const agentsReference = [
   "`allowed_origins` (the origins its widget may be embedded on; see the Widget group),",
   "`created_at`, `updated_at`. The slug is derived from the name (lower-case ASCII words joined by `-`,",
   "accents folded: \"Ayuda Técnica\" → `ayuda-tecnica`), unique per workspace and environment (`sales`, `sales-2`,",
-  "…), and follows the name when it changes."
+  "…), and follows the name when it changes.",
+  "",
+  "`knowledge_refresh` keeps what the agent learnt from the web up to date: `schedule` (`off`, `daily`, `weekly`)",
+  "refreshes every indexed `url` source that often, the first run one period after it is set; `gone_grace_days`",
+  "(0 to 365, default 7) is how long a page answering 404 or 410 keeps its knowledge. See the Knowledge group's",
+  "refresh for what a refresh does."
 ].join("\n")
 
 export class AgentsGroup extends HttpApiGroup.make("agents")

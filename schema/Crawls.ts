@@ -32,7 +32,7 @@ export const CrawlStatus = Schema.Literal("queued", "running", "completed", "fai
 export type CrawlStatus = typeof CrawlStatus.Type
 
 /** Why an address met was not kept (see the reference below). */
-export const SkipReason = Schema.Literal("disallowed", "off_origin", "duplicate", "over_limit", "not_html", "noindex")
+export const SkipReason = Schema.Literal("disallowed", "off_origin", "duplicate", "over_limit", "not_html", "noindex", "known")
 export type SkipReason = typeof SkipReason.Type
 
 export const CrawlErrorCode = Schema.Literal("robots_unreadable", "internal_error")
@@ -53,7 +53,8 @@ export const CrawlPages = Schema.Struct({
     duplicate: count("The same page as one met already (a redirect or a canonical link to it)"),
     over_limit: count("Met once the crawl's `limit` was reached"),
     not_html: count("Not a page: an image, a style sheet, an archive…"),
-    noindex: count("The page asks robots not to index it (`<meta name=\"robots\" content=\"noindex\">`)")
+    noindex: count("The page asks robots not to index it (`<meta name=\"robots\" content=\"noindex\">`)"),
+    known: count("Already a `url` source of the agent (an earlier crawl's, say): refreshed from the page read, not kept twice")
   })
 })
 
@@ -146,7 +147,7 @@ const crawlsReference = [
   "  indexing), `failed` or `canceled`. `pages` counts `discovered`, `queued` (waiting to be read), `kept`,",
   "  `indexed`, `indexing` and `failed` (these go on moving after `completed`, as the sources settle: a crawl's",
   "  pages are all indexed or failed once it is `completed` with `indexing` 0), and",
-  "  `skipped` by reason: `disallowed`, `off_origin`, `duplicate`, `over_limit`, `not_html`, `noindex`. Every",
+  "  `skipped` by reason: `disallowed`, `off_origin`, `duplicate`, `over_limit`, `not_html`, `noindex`, `known`. Every",
   "  address met is listed with what became of it at `GET …/crawls/{crawl_id}/pages` (`outcome`: `kept`,",
   "  `skipped` with its `reason`, `unreadable` with what went wrong).",
   "- **One at a time per site.** An agent's second crawl of a site whose crawl is `queued` or `running` is",
@@ -155,6 +156,9 @@ const crawlsReference = [
   "  sources it made stay. A crawl that ended is answered as it is.",
   "- **Events.** `crawl.completed` (`crawl`) when the walk ends, `crawl.failed` (`crawl`, `error`) when it cannot",
   "  go on; both in the transaction that records the crawl's end.",
+  "- **Crawling again.** A page the agent already has as a `url` source (from an earlier crawl, or added by URL) is",
+  "  not kept twice: it is skipped `known` and refreshed from the bytes this crawl read (see the Knowledge group's",
+  "  refresh), so a site crawled again finds its new pages and brings the known ones up to date.",
   "- **Restarts.** A crawl is a job: a crawl under way when the service stops is run again from its start by the",
   "  next process, keeping no page twice and counting none twice (pages it had read are read again)."
 ].join("\n")

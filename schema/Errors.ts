@@ -193,6 +193,12 @@ export class CrawlInProgress extends catalog(Schema.TaggedError<CrawlInProgress>
   type: "invalid_request",
   description: "The agent already has a crawl of this site queued or running; cancel it or wait for its end."
 }) {}
+export class SourceNotRefreshable extends catalog(Schema.TaggedError<SourceNotRefreshable>()("SourceNotRefreshable", fields), {
+  code: "source_not_refreshable",
+  status: 409,
+  type: "invalid_request",
+  description: "Only an indexed `url` source can be refreshed; this one is of another type, or not indexed yet."
+}) {}
 export class TermExists extends catalog(Schema.TaggedError<TermExists>()("TermExists", fields), {
   code: "term_exists",
   status: 409,
@@ -305,6 +311,7 @@ export const ErrorCatalog = [
   FileNotUploaded,
   SubscriptionInactive,
   CrawlInProgress,
+  SourceNotRefreshable,
   TermExists,
   CategoryExists,
   HasChildren,

@@ -8,7 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { Authentication, RequiredScope } from "./Auth.js"
+import { Authentication, type Plan, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import {
   AiUnavailable,
@@ -17,15 +17,20 @@ import {
   InvalidCursor,
   InvalidIdempotencyKey,
   InvalidLimit,
+  LimitReached,
   ParameterInvalid,
   ParameterMissing,
   PayloadTooLarge,
   ResourceMissing,
+  SourceNotRefreshable,
   TooManyUrls,
   UrlNotAllowed
 } from "./Errors.js"
 import { AgentId, FileId, SourceId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+
+/** Refreshes of `url` sources (on demand and scheduled) per calendar month (UTC) and environment; null: no cap. */
+export const monthlyRefreshCap: Record<Plan, number | null> = { free: 1_000, starter: 10_000, pro: 100_000, enterprise: null }
 
 /** URLs per batch call. */
 export const MAX_BATCH_URLS = 500
@@ -83,6 +88,24 @@ export const SourceErrorCode = Schema.Literal(
 })
 export type SourceErrorCode = typeof SourceErrorCode.Type
 
+export const RefreshStatus = Schema.Literal("idle", "queued")
+export type RefreshStatus = typeof RefreshStatus.Type
+
+/** A `url` source's freshness: what its refreshes found. */
+export const SourceRefresh = Schema.Struct({
+  status: RefreshStatus.annotations({ description: "`queued` while a refresh waits for its turn or runs; `idle` otherwise" }),
+  checked_at: Schema.NullOr(Timestamp).annotations({ description: "When a refresh last read the page (null: never refreshed)" }),
+  changed_at: Schema.NullOr(Timestamp).annotations({
+    description: "When a refresh last found the page changed and re-indexed it (null: unchanged since it was indexed)"
+  }),
+  gone_since: Schema.NullOr(Timestamp).annotations({
+    description:
+      "Since when the page answers 404 or 410 (null: it does not); its knowledge is removed once the agent's " +
+      "`knowledge_refresh.gone_grace_days` have passed"
+  })
+}).annotations({ identifier: "KnowledgeSourceRefresh" })
+export type SourceRefresh = typeof SourceRefresh.Type
+
 export const KnowledgeSource = Schema.Struct({
   id: SourceId,
   object: Schema.Literal("knowledge_source"),
@@ -106,6 +129,7 @@ export const KnowledgeSource = Schema.Struct({
   size_bytes: Schema.Int.annotations({ description: "Bytes read (the content, the page or the file)" }),
   chunk_count: Schema.Int.annotations({ description: "Passages of about 1,200 characters indexed for retrieval" }),
   qa_count: Schema.Int.annotations({ description: "Q&A drawn from this source (generated, or imported from CSV)" }),
+  refresh: Schema.NullOr(SourceRefresh).annotations({ description: "A `url` source's freshness; null for the other types" }),
   created_at: Timestamp,
   updated_at: Timestamp
 }).annotations({ identifier: "KnowledgeSource" })
@@ -301,7 +325,21 @@ const knowledgeReference = [
   "  (as the spec has it) and `error_code` gives the machine reason; the failed event's `error` is `{code, message}`.",
   "  Source fields `chunk_count` and `qa_count` are added. A file may be uploaded again until it is confirmed.",
   "- Test retrieval is a `POST` (a question stays out of URLs and access logs) but a read: it needs",
-  "  `read:knowledge`, like the list of sources, and changes nothing."
+  "  `read:knowledge`, like the list of sources, and changes nothing.",
+  "- **Freshness.** A `url` source's `refresh` (null for other types): `status` (`queued` while a refresh waits",
+  "  or runs), `checked_at`, `changed_at`, `gone_since`. `POST …/knowledge/{id}/refresh`, the agent's",
+  "  `knowledge_refresh.schedule` (`daily`, `weekly`: every indexed `url` source, the first round a period after",
+  "  it is set) and a crawl meeting a page the agent has (`skipped: known`, refreshed from the bytes it read) start",
+  "  one; refreshes run in turn with the agent's new sources. A conditional GET (`If-None-Match`,",
+  "  `If-Modified-Since`): a `304`, or the same extracted text, re-indexes nothing (`checked_at` moves, no event).",
+  "  A changed page is indexed again and its passages and generated Q&A replaced in one transaction, so a reply",
+  "  sees the old page or the new one; Q&A edited by hand stay. Event `knowledge.source.updated` (`source`). A",
+  "  page answering 404 or 410 keeps its knowledge, `gone_since` set (`knowledge.source.gone`), until the agent's",
+  "  `gone_grace_days` (default 7) have passed: then it is removed like a deleted source",
+  "  (`knowledge.source.removed`); a page that comes back first is read again. A page unreadable this time (a",
+  "  timeout, a 5xx) keeps its knowledge until the next refresh. Each refresh counts against the plan's refreshes",
+  `  a month (free ${monthlyRefreshCap.free}, starter ${monthlyRefreshCap.starter}, pro ${monthlyRefreshCap.pro}, enterprise no cap): \`402 limit_reached\` on demand; a`,
+  "  scheduled round stops at the cap and resumes next time."
 ].join("\n")
 
 export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
@@ -384,6 +422,25 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
       .annotate(RequiredScope, "read:knowledge")
       .annotate(OpenApi.Description, "The polling read")
       .annotate(OpenApi.Summary, "Retrieve a source (poll it to follow its phase and progress)")
+  )
+  .add(
+    HttpApiEndpoint.post("refresh")`/v1/agents/${agentPath}/knowledge/${sourcePath}/refresh`
+      .addSuccess(Envelope(KnowledgeSource), { status: 202 })
+      .addError(missing)
+      .addError(ApiError(SourceNotRefreshable))
+      .addError(ApiError(LimitReached))
+      .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Reads an indexed `url` source's page again, in turn with the agent's other sources: `202`, the source with " +
+          "`refresh.status: queued` (asking again while it waits queues nothing more). A conditional GET: a `304`, " +
+          "or the same text, re-indexes nothing; a changed page's passages and generated Q&A are replaced at once " +
+          "(`knowledge.source.updated`), hand-edited Q&A kept; a page answering 404 or 410 is `gone_since` " +
+          "(`knowledge.source.gone`) and its knowledge is removed after the agent's grace (`knowledge.source.removed`). " +
+          "`409 source_not_refreshable` for another type or a source not indexed; `402 limit_reached` when the " +
+          "plan's refreshes this month are used up"
+      )
+      .annotate(OpenApi.Summary, "Refresh a url source: read its page again and re-index it if it changed")
   )
   .add(
     HttpApiEndpoint.del("delete")`/v1/agents/${agentPath}/knowledge/${sourcePath}`

@@ -2,7 +2,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Agent, CreateAgent, UpdateAgent } from "../../schema/Agents.js"
+import {
+  type Agent,
+  type CreateAgent,
+  DEFAULT_GONE_GRACE_DAYS,
+  type KnowledgeRefresh,
+  type RefreshSchedule,
+  type UpdateAgent
+} from "../../schema/Agents.js"
 import type { PageParams } from "../../schema/Envelope.js"
 import { ResourceMissing } from "../../schema/Errors.js"
 import { AgentId } from "../../schema/Ids.js"
@@ -18,7 +25,16 @@ import { traced } from "../Performance.js"
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
 
-type Editable = "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins"
+type Editable = "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins" | "knowledge_refresh"
+
+/** A refresh schedule's period; the first run is one period after it is set. */
+export const refreshPeriodMillis: Record<Exclude<RefreshSchedule, "off">, number> = {
+  daily: 24 * 60 * 60 * 1000,
+  weekly: 7 * 24 * 60 * 60 * 1000
+}
+
+/** When a schedule set at `at` runs first (null: off). */
+const firstRun = (schedule: RefreshSchedule, at: Date) => (schedule === "off" ? null : new Date(at.getTime() + refreshPeriodMillis[schedule]))
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 const distinct = (origins: ReadonlyArray<string>) => [...new Set(origins)]
@@ -57,6 +73,9 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
           instructions: input.instructions ?? null,
           welcome_message: input.welcome_message ?? null,
           allowed_origins: distinct(input.allowed_origins ?? []),
+          refresh_schedule: input.knowledge_refresh?.schedule ?? "off",
+          refresh_next_at: firstRun(input.knowledge_refresh?.schedule ?? "off", at),
+          gone_grace_days: input.knowledge_refresh?.gone_grace_days ?? DEFAULT_GONE_GRACE_DAYS,
           created_at: at,
           updated_at: at
         })
@@ -89,15 +108,37 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
             : {}),
           ...(input.instructions !== undefined ? { instructions: input.instructions } : {}),
           ...(input.welcome_message !== undefined ? { welcome_message: input.welcome_message } : {}),
-          ...(input.allowed_origins !== undefined ? { allowed_origins: distinct(input.allowed_origins) } : {})
+          ...(input.allowed_origins !== undefined ? { allowed_origins: distinct(input.allowed_origins) } : {}),
+          ...(input.knowledge_refresh !== undefined
+            ? { knowledge_refresh: { ...before.knowledge_refresh, ...input.knowledge_refresh } satisfies KnowledgeRefresh }
+            : {})
         }
         const changes: Record<string, { from: unknown; to: unknown }> = {}
         for (const [field, to] of Object.entries(wanted) as Array<[Editable, unknown]>) {
           if (!sameValue(before[field], to)) changes[field] = { from: before[field], to }
         }
         if (Object.keys(changes).length === 0) return before
-        const changed = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v.to]))
-        const agent = toAgent(yield* repo.update(id, changed, yield* now))
+        const { knowledge_refresh: refresh, ...changed } = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v.to]))
+        const at = yield* now
+        const schedule = wanted.knowledge_refresh?.schedule
+        const agent = toAgent(
+          yield* repo.update(
+            id,
+            {
+              ...changed,
+              ...(refresh === undefined || wanted.knowledge_refresh === undefined
+                ? {}
+                : {
+                    gone_grace_days: wanted.knowledge_refresh.gone_grace_days,
+                    // a schedule set anew starts its period now; the grace alone changes no run
+                    ...(schedule !== undefined && schedule !== before.knowledge_refresh.schedule
+                      ? { refresh_schedule: schedule, refresh_next_at: firstRun(schedule, at) }
+                      : {})
+                  })
+            },
+            at
+          )
+        )
         yield* outbox.emit({ ...tenant, type: "agent.updated", data: { agent, changes } })
         return agent
       }).pipe(tx, retryOnSlugRace)

@@ -4,9 +4,10 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Agent, AgentType } from "../../schema/Agents.js"
+import { type Agent, AgentType, DEFAULT_GONE_GRACE_DAYS, RefreshSchedule } from "../../schema/Agents.js"
+import { Environment } from "../../schema/Auth.js"
 import type { PageRequest } from "../../schema/Envelope.js"
-import { AgentId } from "../../schema/Ids.js"
+import { AgentId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate, DbJson } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute, unique } from "../db/Sql.js"
@@ -21,10 +22,24 @@ export const AgentRow = Schema.Struct({
   instructions: Schema.NullOr(Schema.String),
   welcome_message: Schema.NullOr(Schema.String),
   allowed_origins: DbJson(Schema.Array(Schema.String)),
+  refresh_schedule: RefreshSchedule,
+  /** When the schedule's next run is due; null while it is off. */
+  refresh_next_at: Schema.NullOr(DbDate),
+  gone_grace_days: Schema.Int,
   created_at: DbDate,
   updated_at: DbDate
 })
 export type AgentRow = typeof AgentRow.Type
+
+/** An agent whose refresh schedule is due, with its tenant. */
+export const DueAgent = Schema.Struct({
+  id: AgentId,
+  workspace_id: WorkspaceId,
+  environment: Environment,
+  refresh_schedule: RefreshSchedule,
+  refresh_next_at: DbDate
+})
+export type DueAgent = typeof DueAgent.Type
 
 /** Another writer took the slug between our read and our insert; the program picks again. */
 export class SlugTaken extends Data.TaggedError("SlugTaken")<{}> {}
@@ -38,13 +53,15 @@ export const toAgent = (row: AgentRow): Agent => ({
   instructions: row.instructions,
   welcome_message: row.welcome_message,
   allowed_origins: row.allowed_origins,
+  knowledge_refresh: { schedule: row.refresh_schedule, gone_grace_days: row.gone_grace_days },
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
 
 // `seq` is read as text (a bigint); queries must order by `agents.seq`, not the text alias
 const columns =
-  "seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, created_at, updated_at"
+  "seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, refresh_schedule, " +
+  "refresh_next_at, gone_grace_days, created_at, updated_at"
 
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
   effect: Effect.gen(function* () {
@@ -78,6 +95,9 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
               instructions: row.instructions,
               welcome_message: row.welcome_message,
               allowed_origins: jsonb(row.allowed_origins),
+              refresh_schedule: row.refresh_schedule,
+              refresh_next_at: row.refresh_next_at,
+              gone_grace_days: row.gone_grace_days,
               created_at: row.created_at,
               updated_at: row.updated_at
             })}
@@ -108,7 +128,12 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
 
     const update = (
       id: AgentId,
-      changes: Partial<Pick<AgentRow, "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins">>,
+      changes: Partial<
+        Pick<
+          AgentRow,
+          "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins" | "refresh_schedule" | "refresh_next_at" | "gone_grace_days"
+        >
+      >,
       updated_at: Date
     ): Effect.Effect<AgentRow, SlugTaken> =>
       decodeSingle(
@@ -140,6 +165,36 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
         sql`select allowed_origins from agents where id = ${id} and deleted_at is null`
       ).pipe(Effect.map(Option.match({ onNone: () => [], onSome: (r) => r.allowed_origins })))
 
-    return { slugsLike, insert, find, page, update, softDelete, allowedOriginsOf } as const
+    /**
+     * Agents whose refresh schedule is due at `at`, oldest due first, each locked (others' sweeps pass over it) until
+     * the caller's transaction ends: read through the partial index on `refresh_next_at`.
+     */
+    const dueForRefresh = (at: Date, limit: number) =>
+      decodeAll(
+        DueAgent,
+        sql`select id, workspace_id, environment, refresh_schedule, refresh_next_at from agents
+            where refresh_next_at <= ${at} and deleted_at is null
+            order by refresh_next_at limit ${limit} for update skip locked`
+      )
+
+    /** When the earliest refresh round of any agent is due (none: no agent has a schedule). */
+    const nextRefreshDue = (): Effect.Effect<Option.Option<Date>> =>
+      decodeOne(
+        Schema.Struct({ refresh_next_at: DbDate }),
+        sql`select refresh_next_at from agents
+            where refresh_next_at is not null and deleted_at is null order by refresh_next_at limit 1`
+      ).pipe(Effect.map(Option.map((r) => r.refresh_next_at)))
+
+    /** A gone page's grace, by agent id alone (a deleted agent: the default). */
+    const goneGraceDays = (id: AgentId): Effect.Effect<number> =>
+      decodeOne(Schema.Struct({ gone_grace_days: Schema.Int }), sql`select gone_grace_days from agents where id = ${id}`).pipe(
+        Effect.map(Option.match({ onNone: () => DEFAULT_GONE_GRACE_DAYS, onSome: (r) => r.gone_grace_days }))
+      )
+
+    /** Moves a refresh schedule's next run (the agent locked by `dueForRefresh`). */
+    const advanceRefresh = (id: AgentId, next: Date): Effect.Effect<void> =>
+      execute(sql`update agents set refresh_next_at = ${next} where id = ${id}`)
+
+    return { slugsLike, insert, find, page, update, softDelete, allowedOriginsOf, dueForRefresh, nextRefreshDue, goneGraceDays, advanceRefresh } as const
   })
 }) {}

@@ -17,6 +17,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { type GiveUpHow, type Job, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
+import { Freshness } from "../knowledge/Freshness.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
 import { mint } from "../Mint.js"
 import { now } from "../Time.js"
@@ -45,6 +46,7 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* CrawlsRepo
     const knowledge = yield* Knowledge
+    const freshness = yield* Freshness
     const outbox = yield* Outbox
 
     /** The crawl's end and its event, unless it ended meanwhile (canceled). */
@@ -69,8 +71,16 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
         // the addresses waiting, as the last page read left them
         let waiting = 0
 
-        /** Records what waits and one page read (if any), counts what was new, and sees a cancel. */
-        const write = (page: MetAddress | undefined, queued: number, keep?: CrawledPage) =>
+        /**
+         * Records what waits and one page read (if any), counts what was new, and sees a cancel. A page read is
+         * kept as a new source (`keep`), or refreshes the agent's source of that address (`refresh`).
+         */
+        const write = (
+          page: MetAddress | undefined,
+          queued: number,
+          keep?: CrawledPage,
+          refresh?: { readonly sourceId: SourceId; readonly page: CrawledPage }
+        ) =>
           transaction(
             Effect.gen(function* () {
               waiting = queued
@@ -103,6 +113,9 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
                   crawl: { crawlId: row.id, contentType: keep.contentType, body: keep.body }
                 }])
               }
+              if (refresh !== undefined && page !== undefined && fresh.has(page.url)) {
+                yield* freshness.refreshFromPage(tenant, refresh.sourceId, refresh.page)
+              }
               const status = yield* repo.count(row.id, delta satisfies CountDelta, at)
               if (Option.isNone(status) || status.value !== "running") return yield* new Stopped()
             })
@@ -111,9 +124,18 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
         const outcome = yield* crawl(
           { root: row.url, keepToPath: row.keep_to_path, sitemap: row.sitemap_url ?? undefined, limit: row.page_limit, httpsOnly: row.environment === "live" },
           {
+            // a page the agent already has is refreshed from what was read, never kept twice
             page: (page, queued) =>
-              Effect.flatMap(mint(SourceId, "src"), (sourceId) =>
-                write({ url: page.url, outcome: "kept", reason: null, sourceId }, queued, page)
+              Effect.flatMap(
+                freshness.knownPage(tenant, row.agent_id, page.url),
+                Option.match({
+                  onNone: () =>
+                    Effect.flatMap(mint(SourceId, "src"), (sourceId) =>
+                      write({ url: page.url, outcome: "kept", reason: null, sourceId }, queued, page)
+                    ),
+                  onSome: (sourceId) =>
+                    write({ url: page.url, outcome: "skipped", reason: "known", sourceId: null }, queued, undefined, { sourceId, page })
+                })
               ),
             failed: (url, message, queued) => write({ url, outcome: "unreadable", reason: message, sourceId: null }, queued),
             skipped: (url: string, reason: CrawlSkip) =>

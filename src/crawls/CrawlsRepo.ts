@@ -38,6 +38,7 @@ export const CrawlRow = Schema.Struct({
   skipped_over_limit: Schema.Int,
   skipped_not_html: Schema.Int,
   skipped_noindex: Schema.Int,
+  skipped_known: Schema.Int,
   error_code: Schema.NullOr(CrawlErrorCode),
   error: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
@@ -48,7 +49,7 @@ export type CrawlRow = typeof CrawlRow.Type
 
 const columns = `seq::text as seq, id, workspace_id, environment, agent_id, url, origin, sitemap_url, keep_to_path,
   page_limit, status, pages_queued, pages_kept, pages_indexed, pages_unindexed, pages_unreadable, skipped_disallowed,
-  skipped_off_origin, skipped_duplicate, skipped_over_limit, skipped_not_html, skipped_noindex, error_code, error,
+  skipped_off_origin, skipped_duplicate, skipped_over_limit, skipped_not_html, skipped_noindex, skipped_known, error_code, error,
   created_at, started_at, finished_at`
 
 export const toCrawl = (row: CrawlRow): Crawl => {
@@ -58,7 +59,8 @@ export const toCrawl = (row: CrawlRow): Crawl => {
     duplicate: row.skipped_duplicate,
     over_limit: row.skipped_over_limit,
     not_html: row.skipped_not_html,
-    noindex: row.skipped_noindex
+    noindex: row.skipped_noindex,
+    known: row.skipped_known
   }
   const skippedAll = Object.values(skipped).reduce((a, b) => a + b, 0)
   return {
@@ -221,6 +223,7 @@ export class CrawlsRepo extends Effect.Service<CrawlsRepo>()("Crawls/Repo", {
           skipped_over_limit = skipped_over_limit + ${delta.skipped.over_limit ?? 0},
           skipped_not_html = skipped_not_html + ${delta.skipped.not_html ?? 0},
           skipped_noindex = skipped_noindex + ${delta.skipped.noindex ?? 0},
+          skipped_known = skipped_known + ${delta.skipped.known ?? 0},
           pages_queued = ${delta.queued},
           updated_at = ${at}
         where id = ${id}

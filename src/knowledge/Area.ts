@@ -4,16 +4,18 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
-import { queueWorker } from "../Background.js"
+import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { isolate } from "../Performance.js"
 import { QaRepo } from "../qa/QaRepo.js"
 import { SourceTexts } from "../qa/SourceTexts.js"
 import { Embeddings } from "./Embeddings.js"
+import { Freshness, REFRESH_TIMER_QUEUE } from "./Freshness.js"
 import { KnowledgeHttp } from "./Http.js"
 import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
@@ -24,6 +26,7 @@ import { VectorIndex } from "./VectorIndex.js"
 
 export const Live = Layer.mergeAll(
   Knowledge.Default,
+  Freshness.Default,
   KnowledgeSearch.Default,
   Pipeline.Default,
   Retrieval.Default,
@@ -34,7 +37,7 @@ export const Live = Layer.mergeAll(
 )
 
 /** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, IdGenerator, Knowledge, KnowledgeSearch)(KnowledgeHttp)
+export const ApiGroups = isolate(Authentication, IdGenerator, Knowledge, KnowledgeSearch, Freshness)(KnowledgeHttp)
 
 /** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
 export const SourceTextsLive = Layer.effect(
@@ -46,10 +49,11 @@ export const SourceTextsLive = Layer.effect(
  * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once; built with only
  * what it uses (see `Performance.ts`).
  */
-const IngestWorkers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
+const IngestWorkers = isolate(AppConfig, JobQueue.JobQueue, Pipeline, Freshness)(
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const pipeline = yield* Pipeline
+      const freshness = yield* Freshness
       const config = yield* AppConfig
       return queueWorker({
         queue: INGEST_QUEUE,
@@ -65,8 +69,12 @@ const IngestWorkers = isolate(AppConfig, JobQueue.JobQueue, Pipeline)(
         // where the store speaks SQL, that claim also starts each source it takes (`ingest_jobs_claim`)
         claimCall: pipeline.claimAndStart,
         handBack: pipeline.handBack,
+        // a source's refresh, or a new source's processing
         handle: (job: JobQueue.Job) =>
-          Effect.map(pipeline.handle(job), (outcome) => (outcome._tag === "Done" ? JobQueue.Outcome.finish(null) : outcome))
+          Effect.map(
+            Option.getOrElse(freshness.refreshOf(job), () => pipeline.handle(job)),
+            (outcome) => (outcome._tag === "Done" ? JobQueue.Outcome.finish(null) : outcome)
+          )
       })
     })
   )
@@ -93,7 +101,24 @@ const ReembedWorker = isolate(AppConfig, JobQueue.JobQueue, Embeddings)(
   )
 )
 
-export const Workers = Layer.merge(IngestWorkers, ReembedWorker)
+/**
+ * Freshness (`Freshness.ts`): the gone pages' grace timers, and the sweep that starts the agents' scheduled refresh
+ * rounds on the Clock. Built with only what they use.
+ */
+const FreshnessWorkers = isolate(AppConfig, JobQueue.JobQueue, Freshness)(
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const freshness = yield* Freshness
+      const config = yield* AppConfig
+      return Layer.merge(
+        queueWorker({ queue: REFRESH_TIMER_QUEUE, concurrency: 1, pollMillis: config.ingest.pollMillis, handle: freshness.timerDue }),
+        background(JobQueue.supervise("refresh-schedules", freshness.schedules))
+      )
+    })
+  )
+)
+
+export const Workers = Layer.mergeAll(IngestWorkers, ReembedWorker, FreshnessWorkers)
 
 /** At start, after the migrations: the stored vectors' space against the configured provider's (`Embeddings.ts`). */
 export const checkEmbeddings = Effect.flatMap(Embeddings, (embeddings) => embeddings.check)

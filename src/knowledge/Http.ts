@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
 import { ok, okList, runsToCompletion } from "../http/Envelope.js"
+import { Freshness } from "./Freshness.js"
 import { Knowledge } from "./Knowledge.js"
 import { KnowledgeSearch } from "./Search.js"
 
@@ -11,6 +12,7 @@ export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =
   Effect.gen(function* () {
     const knowledge = yield* Knowledge
     const search = yield* KnowledgeSearch
+    const freshness = yield* Freshness
     return handlers
       .handle(
         "create",
@@ -38,6 +40,12 @@ export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =
       )
       .handle("retrieve", ({ path }) =>
         Effect.flatMap(Caller, (c) => knowledge.retrieve(c, path.agent_id, path.source_id)).pipe(Effect.flatMap(ok))
+      )
+      .handle(
+        "refresh",
+        ({ path }) =>
+          Effect.flatMap(Caller, (c) => freshness.request(c, path.agent_id, path.source_id)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
       )
       .handle(
         "delete",

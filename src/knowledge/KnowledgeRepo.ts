@@ -10,6 +10,7 @@ import { Environment } from "../../schema/Auth.js"
 import { AgentId, SourceId, WorkspaceId } from "../../schema/Ids.js"
 import {
   type KnowledgeSource,
+  RefreshStatus,
   SourceErrorCode,
   SourcePhase,
   SourceStatus,
@@ -71,6 +72,13 @@ export const SourceRow = Schema.Struct({
   lesson_source_id: Schema.NullOr(Schema.String),
   /** The crawl that kept this page, which hears when it settles (`CrawlReport`). */
   crawl_id: Schema.NullOr(Schema.String),
+  /** A `url` source's validators from its last read page, for a refresh's conditional GET. */
+  etag: Schema.NullOr(Schema.String),
+  last_modified: Schema.NullOr(Schema.String),
+  refresh_status: RefreshStatus,
+  checked_at: Schema.NullOr(Schema.DateFromSelf),
+  changed_at: Schema.NullOr(Schema.DateFromSelf),
+  gone_since: Schema.NullOr(Schema.DateFromSelf),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -84,6 +92,15 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
   title: row.title,
   ...toProcessing(row),
   qa_count: row.qa_count,
+  refresh:
+    row.type === "url"
+      ? {
+          status: row.refresh_status,
+          checked_at: isoOrNull(row.checked_at),
+          changed_at: isoOrNull(row.changed_at),
+          gone_since: isoOrNull(row.gone_since)
+        }
+      : null,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
@@ -96,6 +113,9 @@ const Started = Schema.Struct({
   source: Schema.Struct({
     ...SourceRow.fields,
     next_attempt_at: Schema.NullOr(Schema.Date),
+    checked_at: Schema.NullOr(Schema.Date),
+    changed_at: Schema.NullOr(Schema.Date),
+    gone_since: Schema.NullOr(Schema.Date),
     created_at: Schema.Date,
     updated_at: Schema.Date
   }),
@@ -115,7 +135,8 @@ const SourceTitle = Schema.Struct({ id: SourceId, title: Schema.String })
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
 const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
   progress, attempts, next_attempt_at, error, error_code, source_ref, size_bytes::text as size_bytes, chunk_count,
-  qa_count, lesson_source_id, crawl_id, created_at, updated_at`
+  qa_count, lesson_source_id, crawl_id, etag, last_modified, refresh_status, checked_at, changed_at, gone_since,
+  created_at, updated_at`
 
 export interface NewSource {
   readonly id: SourceId
@@ -148,6 +169,8 @@ export interface SourceProgress {
   readonly qa_count?: number
   readonly started_at?: Date
   readonly finished_at?: Date
+  readonly etag?: string | null
+  readonly last_modified?: string | null
 }
 
 export interface NewChunk {
@@ -175,6 +198,12 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(columns)
+    // every end of a refresh: idle again, and a crawl's page read for it let go
+    const refreshDone = { refresh_status: "idle", page_body: null, page_type: null } as const
+    // what a refresh reads again: an indexed page of a knowledge endpoint (a lesson's sources are its course's)
+    const refreshable = sql.literal(
+      "type = 'url' and status = 'indexed' and deleted_at is null and lesson_source_id is null"
+    )
     const bulkInsert = yield* makeBulkInsert
 
     const insert = (tenant: Tenant, sources: ReadonlyArray<NewSource>) =>
@@ -319,6 +348,93 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         where id = ${id} and deleted_at is null and status = 'processing' and attempts = ${attempt}
         returning ${cols}`)
 
+    /**
+     * A refresh asked for: the source, an indexed `url` one of a knowledge endpoint, waits `queued` (none when it is
+     * not such a source, or a refresh is already queued).
+     */
+    const queueRefresh = (id: SourceId, at: Date) =>
+      decodeOne(SourceRow, sql`
+        update knowledge_sources set refresh_status = 'queued', updated_at = ${at}
+        where id = ${id} and ${refreshable} and refresh_status = 'idle'
+        returning ${cols}`)
+
+    /**
+     * The next of an agent's sources a scheduled round refreshes: up to `limit` refreshable sources not read since
+     * the round began (`since`), made `queued`, their ids returned. Fewer than `limit`: the round is complete.
+     */
+    const queueRound = (agentId: AgentId, since: Date, limit: number) =>
+      decodeAll(Schema.Struct({ id: SourceId }), sql`
+        update knowledge_sources set refresh_status = 'queued'
+        where id = any(array(
+          select id from knowledge_sources
+          where agent_id = ${agentId} and ${refreshable} and refresh_status = 'idle'
+            and (checked_at is null or checked_at < ${since})
+          order by seq limit ${limit}))
+        returning id`).pipe(Effect.map((rows) => rows.map((r) => r.id)))
+
+    /** A refresh that re-indexed nothing: the page read (its validators kept), the source idle again. */
+    const refreshChecked = (id: SourceId, at: Date, validators: Partial<Pick<SourceRow, "etag" | "last_modified">> = {}) =>
+      execute(sql`
+        update knowledge_sources set ${sql.update({ ...validators, ...refreshDone, checked_at: at, gone_since: null })}
+        where id = ${id} and deleted_at is null`)
+
+    /**
+     * A refresh that found nothing to do (the source no longer indexed) or could not read the page this time: idle
+     * again, its knowledge as it was; tried at `at`, so a scheduled round moves on.
+     */
+    const refreshEnded = (id: SourceId, at: Date) =>
+      execute(sql`
+        update knowledge_sources set refresh_status = 'idle', checked_at = ${at}, page_body = null, page_type = null
+        where id = ${id} and deleted_at is null`)
+
+    /**
+     * A refresh that read the page's text again: when it is the text indexed, recorded as `refreshChecked` does;
+     * whether it was the same. One statement compares and records.
+     */
+    const unchangedText = (id: SourceId, text: string, at: Date, validators: Pick<SourceRow, "etag" | "last_modified">) =>
+      decodeAll(Schema.Struct({ id: SourceId }), sql`
+        update knowledge_sources set ${sql.update({ ...validators, ...refreshDone, checked_at: at, gone_since: null })}
+        where id = ${id} and deleted_at is null and extracted_text = ${text}
+        returning id`).pipe(Effect.map((rows) => rows.length === 1))
+
+    /** A changed page's new state, fenced on the source still indexed; none when it is not. */
+    const replaced = (id: SourceId, changes: SourceProgress & { readonly changed_at: Date; readonly checked_at: Date }, at: Date) =>
+      decodeOne(SourceRow, sql`
+        update knowledge_sources
+        set ${sql.update({ ...changes, ...refreshDone, gone_since: null, updated_at: at })}
+        where id = ${id} and deleted_at is null and status = 'indexed'
+        returning ${cols}`)
+
+    /** A page that answers 404 or 410: gone since now, unless it already was. */
+    const markGone = (id: SourceId, at: Date) =>
+      decodeOne(SourceRow, sql`
+        update knowledge_sources
+        set gone_since = coalesce(gone_since, ${at}), checked_at = ${at}, refresh_status = 'idle', page_body = null,
+          page_type = null, updated_at = ${at}
+        where id = ${id} and deleted_at is null
+        returning ${cols}`)
+
+    /** The agent's `url` source of this address, if it has one (through `knowledge_sources_by_url`). */
+    const knownPage = (tenant: Tenant, agentId: AgentId, url: string) =>
+      decodeOne(Schema.Struct({ id: SourceId }), sql`
+        select id from knowledge_sources
+        where agent_id = ${agentId} and source_ref = ${url} and type = 'url' and deleted_at is null
+          and lesson_source_id is null and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+        limit 1`).pipe(Effect.map(Option.map((r) => r.id)))
+
+    /**
+     * A refresh from a page a crawl read: the bytes kept on the source for its refresh to read, and the source
+     * `queued`, unless it is not refreshable or a refresh is already queued (none).
+     */
+    const queueRefreshWith = (id: SourceId, page: { readonly contentType: string; readonly body: Uint8Array }, at: Date) =>
+      decodeOne(SourceRow, sql`
+        update knowledge_sources set refresh_status = 'queued', page_type = ${page.contentType}, page_body = ${page.body},
+          updated_at = ${at}
+        where id = ${id} and ${refreshable} and refresh_status = 'idle'
+        returning ${cols}`)
+
+    const deleteChunks = (id: SourceId) => execute(sql`delete from knowledge_chunks where source_id = ${id}`)
+
     const softDelete = (id: SourceId, at: Date) =>
       execute(
         Effect.zipRight(
@@ -381,7 +497,8 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
     const countChunks = Effect.map(decodeAll(Count, sql`select count(*)::int as n from knowledge_chunks`), (rows) => rows[0]?.n ?? 0)
 
     return {
-      insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, claimAndStart, startedBy, unstart, complete, softDelete, insertChunks,
+      insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, claimAndStart, startedBy, unstart, complete,
+      queueRefresh, queueRefreshWith, knownPage, queueRound, refreshChecked, refreshEnded, unchangedText, replaced, markGone, deleteChunks, softDelete, insertChunks,
       indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
     } as const
   })

@@ -58,10 +58,30 @@ export const stoppedMessage = "processing this source stopped its worker at ever
 /** Wait before attempt n+1 after a transient failure of attempt n: 10 s, then 40 s. */
 export const retryDelayMillis = (attempt: number) => 10_000 * 4 ** (attempt - 1)
 
+/** What a page answered with, for a later conditional GET. */
+export interface Validators {
+  readonly etag: string | null
+  readonly last_modified: string | null
+}
+
+export const validatorsOf = (response: GetResult): Validators | undefined =>
+  response._tag === "Response" ? { etag: response.etag ?? null, last_modified: response.lastModified ?? null } : undefined
+
+const conditionalHeaders = (validators: Validators): Record<string, string> => ({
+  ...(validators.etag === null ? {} : { "if-none-match": validators.etag }),
+  ...(validators.last_modified === null ? {} : { "if-modified-since": validators.last_modified })
+})
+
+/** A document as the pipeline read it, with its page's validators when it fetched one. */
+type ReadDocument = Document & { readonly validators?: Validators }
+
+/** The phases of work nobody polls (a refresh: the source stays `indexed` as it runs). */
+const unwatched: PhaseWriter = { enter: () => Effect.void, take: Effect.succeed({}) }
+
 /** The agent's categories as the claim read them; undefined: not read yet. */
 type Known = ReadonlyArray<Category> | undefined
 
-class IngestFailure extends Data.TaggedError("IngestFailure")<{
+export class IngestFailure extends Data.TaggedError("IngestFailure")<{
   readonly code: SourceErrorCode
   readonly message: string
   readonly transient: boolean
@@ -109,7 +129,7 @@ const pageKind = (contentType: string, body: Uint8Array): "html" | "text" | "pdf
   return undefined
 }
 
-const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "pdf"; body: Uint8Array }, IngestFailure> => {
+export const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "pdf"; body: Uint8Array }, IngestFailure> => {
   if (result._tag === "Failure") {
     switch (result.reason) {
       case "private_address":
@@ -139,7 +159,7 @@ const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "
 }
 
 /** A page as a crawl read it (an answer in 2xx, kept for its type). */
-const fromKeptPage = (contentType: string, body: Uint8Array) => {
+export const fromKeptPage = (contentType: string, body: Uint8Array) => {
   const kind = pageKind(contentType, body)
   return kind === undefined
     ? Either.left(permanent("unsupported_type", `content type ${contentType || "unknown"} is not HTML, text or PDF`))
@@ -170,11 +190,28 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     const phase = (phases: PhaseWriter, name: SourcePhase, progress: number) => phases.enter({ phase: name, progress })
 
+    /** A `url` source's page, conditional on `validators` when given (a refresh: `304` when it did not change). */
+    const fetchPage = (source: SourceRow, validators?: Validators) =>
+      fetcher.get({
+        url: source.source_ref,
+        ...(validators === undefined ? {} : { headers: conditionalHeaders(validators) }),
+        timeoutMillis: config.ingest.fetchTimeoutMillis,
+        maxBytes: config.ingest.maxPageBytes,
+        allowPrivate: config.allowPrivateUrls,
+        httpsOnly: source.environment === "live"
+      })
+
+    /** A page's text; a title given at creation wins over the page's own. */
+    const readPage = (source: SourceRow, page: { kind: "html" | "text" | "pdf"; body: Uint8Array }) =>
+      Effect.map(extract(page.kind, page.body, source.title), (doc): ReadDocument =>
+        source.title !== source.source_ref ? { ...doc, title: source.title } : doc
+      )
+
     /** Bytes to text in a decoder process, never here: the document is untrusted. */
     const extract = (kind: DocumentKind, bytes: Uint8Array, fallbackTitle: string) =>
       Effect.mapError(extractor.extract({ kind, bytes, fallbackTitle }), fromExtract).pipe(phaseSpan("extract"))
 
-    const readDocument = (source: SourceRow, tenant: Tenant, phases: PhaseWriter): Effect.Effect<Document, IngestFailure> =>
+    const readDocument = (source: SourceRow, tenant: Tenant, phases: PhaseWriter): Effect.Effect<ReadDocument, IngestFailure> =>
       Effect.gen(function* () {
         switch (source.type) {
           case "text": {
@@ -185,21 +222,18 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           case "url": {
             // a page a crawl kept comes with the bytes it read: read them, not the web again
             const kept = source.crawl_id === null ? Option.none() : yield* repo.keptPageOf(source.id)
-            const page = Option.isSome(kept)
-              ? yield* fromKeptPage(kept.value.contentType, kept.value.body)
-              : yield* fromFetch(
-                  yield* fetcher.get({
-                    url: source.source_ref,
-                    timeoutMillis: config.ingest.fetchTimeoutMillis,
-                    maxBytes: config.ingest.maxPageBytes,
-                    allowPrivate: config.allowPrivateUrls,
-                    httpsOnly: source.environment === "live"
-                  }).pipe(phaseSpan("fetch"))
-                )
+            let validators: Validators | undefined
+            let page: { kind: "html" | "text" | "pdf"; body: Uint8Array }
+            if (Option.isSome(kept)) {
+              page = yield* fromKeptPage(kept.value.contentType, kept.value.body)
+            } else {
+              const fetched = yield* fetchPage(source).pipe(phaseSpan("fetch"))
+              page = yield* fromFetch(fetched)
+              validators = validatorsOf(fetched)
+            }
             yield* phases.enter({ phase: "extracting", progress: 20, size_bytes: page.body.length })
-            const doc = yield* extract(page.kind, page.body, source.title)
-            // a title given at creation wins over the page's own
-            return source.title !== source.source_ref ? { ...doc, title: source.title } : doc
+            const doc = yield* readPage(source, page)
+            return validators === undefined ? doc : { ...doc, validators }
           }
           case "file_id": {
             const fileId = yield* Schema.decode(FileId)(source.source_ref).pipe(
@@ -290,38 +324,47 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     /** Everything up to the commit: the document (if any), chunks with vectors, Q&A with vectors. */
     const build = (source: SourceRow, tenant: Tenant, phases: PhaseWriter, known: Known) =>
       Effect.gen(function* () {
-        let doc: Document | null = null
-        let items: ReadonlyArray<Item>
-        let categories: ReadonlyArray<Category>
-        let origin: "generated" | "csv"
-        if (source.type === "csv_qa") {
-          const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
-          yield* phase(phases, "extracting", 20)
-          const parsed = yield* Effect.mapError(extractor.csvQa(content), fromExtract)
-          if (Either.isLeft(parsed)) {
-            return yield* permanent("csv_invalid", parsed.left.map((e) => `line ${e.line}: ${e.message}`).join("; "))
-          }
-          items = parsed.right
-          origin = "csv"
-          yield* phase(phases, "categorizing", 40)
-          const named = [...new Set(items.flatMap((i) => (i.category === null ? [] : [i.category])))]
-          const existing = known ?? (yield* qa.categoriesOf(tenant, source.agent_id))
-          const missing = named.filter((n) => placeIn(existing, n) === null)
-          categories =
-            missing.length === 0
-              ? existing
-              : yield* qa.createCategories(tenant, source.agent_id, missing.map((name) => ({ name, description: "" })))
-          yield* phase(phases, "generating_qa", 60)
-        } else {
-          doc = yield* readDocument(source, tenant, phases)
-          if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
-          yield* phase(phases, "categorizing", 40)
-          categories = yield* categoriesFor(source, tenant, doc, known).pipe(phaseSpan("categorize"))
-          yield* phase(phases, "generating_qa", 60)
-          const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
-          items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi).pipe(phaseSpan("qa"))
-          origin = "generated"
+        if (source.type !== "csv_qa") return yield* indexDocument(source, tenant, phases, known, yield* readDocument(source, tenant, phases))
+        const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
+        yield* phase(phases, "extracting", 20)
+        const parsed = yield* Effect.mapError(extractor.csvQa(content), fromExtract)
+        if (Either.isLeft(parsed)) {
+          return yield* permanent("csv_invalid", parsed.left.map((e) => `line ${e.line}: ${e.message}`).join("; "))
         }
+        const items = parsed.right
+        yield* phase(phases, "categorizing", 40)
+        const named = [...new Set(items.flatMap((i) => (i.category === null ? [] : [i.category])))]
+        const existing = known ?? (yield* qa.categoriesOf(tenant, source.agent_id))
+        const missing = named.filter((n) => placeIn(existing, n) === null)
+        const categories =
+          missing.length === 0
+            ? existing
+            : yield* qa.createCategories(tenant, source.agent_id, missing.map((name) => ({ name, description: "" })))
+        yield* phase(phases, "generating_qa", 60)
+        return yield* vectorize(source, phases, null, items, categories, "csv")
+      })
+
+    /** A document read (or read again by a refresh) to what its commit writes: categories, Q&A, chunks, vectors. */
+    const indexDocument = (source: SourceRow, tenant: Tenant, phases: PhaseWriter, known: Known, doc: ReadDocument) =>
+      Effect.gen(function* () {
+        if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
+        yield* phase(phases, "categorizing", 40)
+        const categories = yield* categoriesFor(source, tenant, doc, known).pipe(phaseSpan("categorize"))
+        yield* phase(phases, "generating_qa", 60)
+        const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
+        const items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi).pipe(phaseSpan("qa"))
+        return yield* vectorize(source, phases, doc, items, categories, "generated")
+      })
+
+    const vectorize = (
+      source: SourceRow,
+      phases: PhaseWriter,
+      doc: ReadDocument | null,
+      items: ReadonlyArray<Item>,
+      categories: ReadonlyArray<Category>,
+      origin: "generated" | "csv"
+    ) =>
+      Effect.gen(function* () {
         yield* phase(phases, "vectorizing", 80)
         const text = doc === null ? null : `${doc.title}\n\n${doc.text}`
         const chunks = text === null ? [] : yield* Effect.sync(() => chunk(text)).pipe(phaseSpan("chunk"))
@@ -329,6 +372,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         return {
           title: doc?.title ?? source.title,
           text: doc?.text ?? null,
+          validators: doc?.validators,
           chunks: chunks.map((content, position) => ({ content, position, embedding: vectors[position]! })),
           qa: items.map((item, i) => ({
             question: item.question,
@@ -387,7 +431,8 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             chunk_count: chunks.length,
             qa_count: built.qa.length,
             finished_at: at,
-            ...(built.text === null ? {} : { extracted_text: built.text })
+            ...(built.text === null ? {} : { extracted_text: built.text }),
+            ...(built.validators === undefined ? {} : built.validators)
           }, title, at).pipe(phaseSpan("progress"))
           if (Option.isNone(completed)) return yield* new SourceGone()
           const row = completed.value
@@ -498,7 +543,10 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         yield* fail(found.value, failure)
       }).pipe(Effect.catchTag("SourceGone", () => Effect.void))
 
-    return { handle, retrying, giveUp, handBack, claimAndStart: repo.claimAndStart } as const
+    /** A refresh's reading of a page (`Freshness.ts`): indexed as a new one is, against the agent's categories. */
+    const index = (source: SourceRow, doc: ReadDocument) => indexDocument(source, tenantOf(source), unwatched, undefined, doc)
+
+    return { handle, retrying, giveUp, handBack, claimAndStart: repo.claimAndStart, fetchPage, readPage, index } as const
   }),
   dependencies: [KnowledgeRepo.Default, Files.Default]
 }) {}

@@ -11,7 +11,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import type { Usage as UsageObject } from "../../schema/Usage.js"
 import { TicketsRepo } from "../tickets/TicketsRepo.js"
 import { iso, now } from "../Time.js"
-import { monthlyReplyCap, monthlyTicketCap, monthOf, periodOf } from "./Plans.js"
+import { monthlyRefreshCap, monthlyReplyCap, monthlyTicketCap, monthOf, periodOf } from "./Plans.js"
 import { UsageRepo } from "./UsageRepo.js"
 import { traced } from "../Performance.js"
 
@@ -87,7 +87,22 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
       } satisfies UsageObject
     })
 
-    return { reserveReply, releaseReply, withReply, summary } as const
+    /**
+     * Counts up to `wanted` refreshes this month within the plan's cap: how many may run (fewer, down to none, when
+     * the month's are nearly or all used). Inside the caller's transaction: they count when it commits.
+     */
+    const reserveRefreshes = traced("Usage.reserveRefreshes")(function* (tenant: Tenant, wanted: number) {
+      const at = yield* now
+      const plan = yield* repo.plan(tenant)
+      const granted = yield* repo.reserveRefreshes(tenant, monthOf(at), wanted, monthlyRefreshCap[plan])
+      return { granted: granted.granted, plan, cap: monthlyRefreshCap[plan] }
+    })
+
+    /** Gives back refreshes counted this month that will not run. */
+    const releaseRefreshes = (tenant: Tenant, count: number) =>
+      Effect.flatMap(now, (at) => repo.releaseRefreshes(tenant, monthOf(at), count))
+
+    return { reserveReply, releaseReply, withReply, summary, reserveRefreshes, releaseRefreshes } as const
   }),
   dependencies: [UsageRepo.Default, TicketsRepo.Default]
 }) {}

@@ -1,4 +1,7 @@
-/** SQL for the monthly reply counter (replies and credits per workspace, environment and month). */
+/**
+ * SQL for the monthly counters per workspace, environment and month: replies and credits (`reply_usage`), and
+ * refreshes of sources (`refresh_usage`).
+ */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -53,6 +56,36 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("Usage/Repo", {
         Effect.map(Option.getOrElse((): CounterRow => ({ replies: 0, credits: 0 })))
       )
 
-    return { plan, reserve, release, counter } as const
+    /**
+     * Counts up to `wanted` refreshes in `month` within `cap` (null: none): how many were counted. The counter row
+     * is locked by its upsert, so concurrent reservations queue on it and the cap is exact on every instance.
+     */
+    const reserveRefreshes = (tenant: Tenant, month: string, wanted: number, cap: number | null) =>
+      decodeSingle(Schema.Struct({ granted: Schema.Number }), sql`
+        with before as (
+          select refreshes from refresh_usage
+          where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and month = ${month}
+          for update
+        ),
+        granted as (
+          select greatest(0, least(${wanted}::integer,
+            coalesce(${cap}::integer - coalesce((select refreshes from before), 0), ${wanted}::integer))) as n
+        ),
+        counted as (
+          insert into refresh_usage (workspace_id, environment, month, refreshes)
+          select ${tenant.workspaceId}, ${tenant.environment}, ${month}, n from granted where n > 0
+          on conflict (workspace_id, environment, month) do update
+            set refreshes = refresh_usage.refreshes + excluded.refreshes
+          returning refreshes
+        )
+        select n as granted from granted`)
+
+    /** Gives back `count` refreshes counted in `month` and not run (never below zero). */
+    const releaseRefreshes = (tenant: Tenant, month: string, count: number) =>
+      execute(sql`
+        update refresh_usage set refreshes = greatest(refreshes - ${count}, 0)
+        where workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment} and month = ${month}`)
+
+    return { plan, reserve, release, counter, reserveRefreshes, releaseRefreshes } as const
   })
 }) {}

@@ -26,8 +26,14 @@ const links = (...hrefs: Array<string>) => hrefs.map((h) => `<a href="${h}">${h}
 const text = (topic: string) =>
   `<p>Our ${topic} policy explains how every ${topic} request is handled by the support team within two days.</p>`
 
+/** What a test may change on the help centre between two crawls: the returns page's text, a new page. */
+interface Edits {
+  returns: string
+  newPage: boolean
+}
+
 /** A small help centre: robots.txt, a sitemap, and each kind of address a crawl meets. */
-const helpCentre = Effect.gen(function* () {
+const helpCentreWith = (edits: Edits) => Effect.gen(function* () {
   let origin = ""
   const server = yield* loopbackServer(({ path }, res) => {
   switch (new URL(path, "http://x").pathname) {
@@ -38,11 +44,18 @@ const helpCentre = Effect.gen(function* () {
       res.writeHead(200, { "content-type": "application/xml" })
       return void res.end(`<urlset><url><loc>${origin}/a</loc></url><url><loc>${origin}/b</loc></url><url><loc>${origin}/private/x</loc></url></urlset>`)
     case "/":
-      return page(res, "Help centre", text("help") + links("/a", "/c", "/a?utm_source=mail", "/logo.png", "https://elsewhere.example/", "/canon", "/draft"))
+      return page(
+        res,
+        "Help centre",
+        text("help") +
+          links("/a", "/c", "/a?utm_source=mail", "/logo.png", "https://elsewhere.example/", "/canon", "/draft", ...(edits.newPage ? ["/e"] : []))
+      )
     case "/a":
       return page(res, "Shipping", text("shipping"))
     case "/b":
-      return page(res, "Returns", text("returns"))
+      return page(res, "Returns", text(edits.returns))
+    case "/e":
+      return edits.newPage ? page(res, "Gift cards", text("gift card")) : void res.writeHead(404).end()
     case "/c":
       return page(res, "Payments", text("payments") + links("/d"))
     case "/d":
@@ -61,6 +74,7 @@ const helpCentre = Effect.gen(function* () {
   origin = server.origin
   return server
 })
+const helpCentre = helpCentreWith({ returns: "returns", newPage: false })
 
 layer(testServer(), { excludeTestServices: true })("crawls", (it) => {
   it.effect("a site crawled: each page kept once and indexed from the bytes read, every skip reported, crawl.completed", () =>
@@ -88,7 +102,7 @@ layer(testServer(), { excludeTestServices: true })("crawls", (it) => {
         indexed: 5,
         indexing: 0,
         failed: 1,
-        skipped: { disallowed: 1, off_origin: 1, duplicate: 1, over_limit: 0, not_html: 1, noindex: 1 }
+        skipped: { disallowed: 1, off_origin: 1, duplicate: 1, over_limit: 0, not_html: 1, noindex: 1, known: 0 }
       })
       expect(crawl.error).toBeNull()
 
@@ -146,6 +160,51 @@ layer(testServer(), { excludeTestServices: true })("crawls", (it) => {
       expect(again.pages).toEqual(first.pages)
       const sources = yield* h.call("GET", `/v1/agents/${agentId}/knowledge?limit=100`, { key: ws.secretTest })
       expect(sources.body.data).toHaveLength(5)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("crawled again: the known pages refreshed from the bytes read (a changed one re-indexed), a new page kept", () =>
+    Effect.gen(function* () {
+      const edits: Edits = { returns: "returns", newPage: false }
+      const site = yield* helpCentreWith(edits)
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const crawlOnce = Effect.gen(function* () {
+        const created = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body: { url: `${site.origin}/` } })
+        expect(created.status, created.text).toBe(201)
+        return yield* eventually(
+          Effect.map(h.call("GET", `/v1/agents/${agentId}/crawls/${created.body.data.id}`, { key: ws.secretTest }), (r) => r.body.data),
+          (c) => c.status === "completed" && c.pages.indexing === 0,
+          { tries: 3000, label: "crawl completed and indexed" }
+        )
+      })
+      yield* crawlOnce
+      const before = (yield* h.call("GET", `/v1/agents/${agentId}/knowledge?limit=100`, { key: ws.secretTest })).body.data
+      expect(before).toHaveLength(5)
+      const returns = before.find((s: any) => s.source_ref === `${site.origin}/b`)
+
+      edits.returns = "exchange"
+      edits.newPage = true
+      const readBefore = site.received.length
+      const again = yield* crawlOnce
+      expect(again.pages).toMatchObject({ kept: 1, indexed: 1, skipped: { known: 5 } })
+      const sources = yield* eventually(
+        Effect.map(h.call("GET", `/v1/agents/${agentId}/knowledge?limit=100`, { key: ws.secretTest }), (r) => r.body.data),
+        (all: Array<any>) => all.length === 6 && all.every((s) => s.status === "indexed" && s.refresh.status === "idle"),
+        { tries: 3000, label: "the known pages refreshed" }
+      )
+      expect(sources.map((s: any) => new URL(s.source_ref).pathname).sort()).toEqual(["/", "/a", "/b", "/c", "/d", "/e"])
+      const refreshedReturns = sources.find((s: any) => s.id === returns.id)
+      expect(refreshedReturns.refresh.changed_at).not.toBeNull()
+      for (const s of sources.filter((s: any) => s.id !== returns.id && new URL(s.source_ref).pathname !== "/e")) {
+        expect(s.refresh.checked_at, s.source_ref).not.toBeNull()
+        expect(s.refresh.changed_at, s.source_ref).toBeNull()
+      }
+      expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.updated")).map((e) => e.data.source.id)).toEqual([returns.id])
+      // the second crawl read each page once, and its refreshes asked for none again
+      const pagesRead = site.received.slice(readBefore).map((r) => r.path).filter((p) => !p.endsWith(".txt") && !p.endsWith(".xml"))
+      expect(pagesRead.length).toBe(new Set(pagesRead).size)
     }).pipe(Effect.scoped)
   )
 

@@ -24,7 +24,7 @@ const crawlOf = (status: Crawl["status"], pages: Partial<Crawl["pages"]>): Crawl
   status,
   pages: {
     discovered: 0, queued: 0, kept: 0, indexed: 0, indexing: 0, failed: 0,
-    skipped: { disallowed: 0, off_origin: 0, duplicate: 0, over_limit: 0, not_html: 0, noindex: 0 },
+    skipped: { disallowed: 0, off_origin: 0, duplicate: 0, over_limit: 0, not_html: 0, noindex: 0, known: 0 },
     ...pages
   },
   error: null,
@@ -36,7 +36,7 @@ const crawlOf = (status: Crawl["status"], pages: Partial<Crawl["pages"]>): Crawl
 plain("a progress line: the share of pages done, the counts, the skips by reason; done once ended with nothing indexing", () => {
   const running = crawlOf("running", {
     kept: 6, indexed: 3, indexing: 3, failed: 1, queued: 4,
-    skipped: { disallowed: 2, off_origin: 0, duplicate: 1, over_limit: 0, not_html: 0, noindex: 0 }
+    skipped: { disallowed: 2, off_origin: 0, duplicate: 1, over_limit: 0, not_html: 0, noindex: 0, known: 0 }
   })
   expect(crawlLine(running, 10)).toBe("[####------] running: 6 kept, 3 indexed, 3 indexing, 1 failed, 4 queued; skipped disallowed 2, duplicate 1")
   expect(crawlSettled(running)).toBe(false)

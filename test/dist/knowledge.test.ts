@@ -345,6 +345,26 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     for (const failed of done.filter((s) => s.status === "failed")) expect(failed.error).toMatch(/^[^\n]{10,200}$/)
   }, 150_000)
 
+  it("a url source refreshed after its page changed: indexed again with the new text, knowledge.source.updated", async () => {
+    const agentId = await agent("Refreshed")
+    pages["/opening"] = htmlPage("Opening hours", [["Hours", "The shop opens from nine to five on weekdays only."]])
+    const created = await addSource(agentId, { type: "url", url: `${site.origin}/opening` })
+    const [done] = await waitSettled(agentId, [created.id])
+    expect(done.status, JSON.stringify(done)).toBe("indexed")
+    pages["/opening"] = htmlPage("Opening hours", [["Hours", "The shop now opens from eight to eight, every day of the week."]])
+    const asked = await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge/${created.id}/refresh`, 202, { key: ws.secret })
+    expect(asked.data.refresh.status).toBe("queued")
+    const after = await eventually(
+      () => readSource(agentId, created.id),
+      (s) => s.refresh.status === "idle" && s.refresh.changed_at !== null,
+      { label: "the refresh re-indexed the page", tries: 225, intervalMs: 200, timeoutMs: 45_000 }
+    )
+    expect(after).toMatchObject({ status: "indexed", refresh: { gone_since: null } })
+    const qa = await qaText(agentId)
+    expect(qa).toContain("eight to eight")
+    expect(qa).not.toContain("nine to five")
+  }, 150_000)
+
   it("a site crawled from its help page: each page kept once as a source and indexed, the skips and failures counted", async () => {
     const agentId = await agent("Crawled")
     const created = await expectCall(service, "POST", `/v1/agents/${agentId}/crawls`, 201, {

@@ -39,6 +39,8 @@ const publicByDesign: Record<string, string> = {
 
 const shop = "https://shop.example.com"
 
+let refreshedPages = 0
+
 /** The keys one world of objects is made with: a workspace's full secret and widget keys of one environment. */
 interface WorldKeys {
   readonly secret: string
@@ -210,6 +212,8 @@ interface Sample {
   readonly body?: (w: World) => Effect.Effect<unknown>
   readonly query?: (w: World) => Effect.Effect<Record<string, string>>
   readonly contentType?: string
+  /** Ids of these kinds made for this endpoint alone (once per world), where the shared fixture's would not do. */
+  readonly ids?: Record<string, (w: World) => Effect.Effect<string>>
 }
 
 let crawledSites = 0
@@ -244,6 +248,23 @@ const samples: Record<string, Sample> = {
   "knowledge.create": { body: fixed({ type: "text", title: "T", content: "Some text." }) },
   "knowledge.batch": { body: fixed({ urls: ["http://127.0.0.1:9/a"] }) },
   "knowledge.search": { body: fixed({ query: "What are the opening hours?" }) },
+  // only an indexed url source can be refreshed: one each world, its page answered by the test fetcher
+  "knowledge.refresh": {
+    ids: {
+      SourceId: ({ api, id }) =>
+        Effect.gen(function* () {
+          const agent_id = AgentId.make(yield* id("AgentId"))
+          const url = `https://pages.example/refresh-${++refreshedPages}`
+          const source = yield* data(api.knowledge.create({ path: { agent_id }, payload: { type: "url", url } }))
+          yield* eventually(
+            data(api.knowledge.retrieve({ path: { agent_id, source_id: source.id } })),
+            (s) => s.status === "indexed",
+            { label: "the url source to refresh indexed" }
+          ).pipe(Effect.orDie)
+          return source.id
+        })
+    }
+  },
   // a site of its own each time: an agent's second crawl of a site still running is refused
   "crawls.create": { body: () => Effect.sync(() => ({ url: `https://127.0.${++crawledSites % 250}.${1 + (crawledSites % 200)}:9/` })) },
   "training.createModule": { body: fixed({ title: "M" }) },
@@ -324,7 +345,19 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
     const widgetLive = (yield* ws.key({ kind: "widget", environment: "live" })).secret
     // the widget surface checks the page's origin against the agent's before anything else
     const surfaceHeaders: Record<string, string> = Option.isSome(e.widgetScope) ? { origin: shop } : {}
-    const missingKinds = e.params.filter((p) => fixtures[p.kind] === undefined)
+    const missingKinds = e.params.filter((p) => fixtures[p.kind] === undefined && sample.ids?.[p.kind] === undefined)
+    // an endpoint's own ids, made once per world
+    const ownIds = new Map<World, Map<string, string>>()
+    const ownId = (w: World, kind: string, make: (w: World) => Effect.Effect<string>) =>
+      Effect.gen(function* () {
+        const made = ownIds.get(w) ?? new Map<string, string>()
+        ownIds.set(w, made)
+        const known = made.get(kind)
+        if (known !== undefined) return known
+        const id = yield* make(w)
+        made.set(kind, id)
+        return id
+      })
 
     const sandboxKeys: WorldKeys = { secret: ws.secretTest, widget: ws.widgetTest }
     const liveKeys: WorldKeys = { secret: ws.secretLive, widget: widgetLive }
@@ -338,7 +371,10 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
     const callOn = (w: World, headers: Record<string, string>) =>
       Effect.gen(function* () {
         const ids = new Map<string, string>()
-        for (const p of e.params) ids.set(p.name, fixtures[p.kind] === undefined ? p.unknown : yield* w.id(p.kind))
+        for (const p of e.params) {
+          const own = sample.ids?.[p.kind]
+          ids.set(p.name, own !== undefined ? yield* ownId(w, p.kind, own) : fixtures[p.kind] === undefined ? p.unknown : yield* w.id(p.kind))
+        }
         const query = sample.query === undefined ? "" : `?${new URLSearchParams(yield* sample.query(w))}`
         const body = sample.body !== undefined ? yield* sample.body(w) : e.hasBody ? {} : undefined
         return yield* h.call(e.method, `${fillPath(e, (p) => ids.get(p.name)!)}${query}`, {
@@ -356,7 +392,11 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
     // 1. who the caller is, and whether its key may call this endpoint at all; a refused call changes
     // nothing, so all of them run on one set of objects
     const own = yield* world(sandboxKeys)
-    for (const p of e.params) if (fixtures[p.kind] !== undefined) yield* own.id(p.kind)
+    for (const p of e.params) {
+      const make = sample.ids?.[p.kind]
+      if (make !== undefined) yield* ownId(own, p.kind, make)
+      else if (fixtures[p.kind] !== undefined) yield* own.id(p.kind)
+    }
     if (sample.body !== undefined) yield* sample.body(own)
     if (sample.query !== undefined) yield* sample.query(own)
     yield* sourcesSettled(ws)
@@ -432,7 +472,20 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
   })
 
 /** Answers every webhook POST at once: `POST /v1/webhooks/:id/test` and deliveries never leave the machine. */
-const receiver = Fetcher.layerTest(() => Fetcher.response(200, "ok"))
+// webhooks' receivers answer 200; the refresh fixture's pages are plain text; no other page is reachable
+const receiver = Fetcher.layerTest(
+  () => Fetcher.response(200, "ok"),
+  (request) =>
+    request.url.startsWith("https://pages.example/")
+      ? {
+          _tag: "Response",
+          status: 200,
+          contentType: "text/plain",
+          body: new TextEncoder().encode("The shop opens from nine to five."),
+          url: request.url
+        }
+      : { _tag: "Failure", reason: "connect", message: `nothing answers ${request.url} here` }
+)
 
 layer(testServer({}, { fetcher: receiver }))("security matrix", (it) => {
   it("every endpoint of the contract is behind Authentication or listed as public with a reason", () => {

@@ -29,6 +29,7 @@ import ginPendingLists from "./0027_gin_pending_lists.js"
 import crawls from "./0028_crawls.js"
 import crawlPagesByOutcome from "./0029_crawl_pages_by_outcome.js"
 import ingestClaim from "./0030_ingest_claim.js"
+import sourceRefresh from "./0031_source_refresh.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -60,5 +61,6 @@ export const migrations = {
   "0027_gin_pending_lists": ginPendingLists,
   "0028_crawls": crawls,
   "0029_crawl_pages_by_outcome": crawlPagesByOutcome,
-  "0030_ingest_claim": ingestClaim
+  "0030_ingest_claim": ingestClaim,
+  "0031_source_refresh": sourceRefresh
 }

@@ -1,0 +1,287 @@
+/**
+ * Keeping `url` sources fresh. A refresh reads the page again with a conditional GET (the `ETag` and
+ * `Last-Modified` it last answered with): a `304`, or a page whose text is the text indexed, re-indexes nothing.
+ * A changed page is indexed again as the pipeline indexes a new one, and its passages and generated Q&A are
+ * replaced in one transaction with the source's new state and `knowledge.source.updated`, so a reply sees the old
+ * page or the new one, never a mix; Q&A edited by hand (now `manual`) stay. A page answering 404 or 410 is
+ * `gone_since` then (`knowledge.source.gone`), and once the agent's `gone_grace_days` have passed a refresh
+ * removes its knowledge (`knowledge.source.removed`); a page that comes back before is simply read again.
+ *
+ * A refresh is a job on the ingestion queue keyed by the agent, so it runs in turn with the agent's new sources.
+ * What starts one: `POST …/knowledge/{id}/refresh`, the agent's schedule (a sweep on the Clock, waking when the
+ * earliest round is due, queues its due agents' sources, a batch at a time), and a gone page's grace ending (a timer job on a queue of its own: a job
+ * waiting on the ingestion queue would hold the agent's later sources behind it). Each counts against the plan's
+ * refreshes a month; a page that cannot be read this time keeps its knowledge and waits for the next refresh.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { refreshPeriodMillis } from "../agents/Agents.js"
+import { AgentsRepo, type DueAgent } from "../agents/AgentsRepo.js"
+import type { CallerShape } from "../../schema/Auth.js"
+import { LimitReached, ResourceMissing, SourceNotRefreshable } from "../../schema/Errors.js"
+import { type AgentId, SourceId } from "../../schema/Ids.js"
+import type { Tenant } from "../../schema/Tenant.js"
+import { IdGenerator } from "../../layers/IdGenerator.js"
+import { type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
+import * as Sql from "../db/Sql.js"
+import { Outbox } from "../events/Outbox.js"
+import { QaRepo } from "../qa/QaRepo.js"
+import { now } from "../Time.js"
+import { Usage } from "../usage/Usage.js"
+import { tenantOf } from "./Guard.js"
+import { INGEST_QUEUE } from "./Knowledge.js"
+import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
+import { fromFetch, fromKeptPage, type IngestFailure, Pipeline, type Validators, validatorsOf } from "./Pipeline.js"
+import { traced } from "../Performance.js"
+
+/** The queue of gone pages' grace timers: each, when due, queues its source's refresh. */
+export const REFRESH_TIMER_QUEUE = "refresh-timer"
+
+/**
+ * The longest the schedules' sweep sleeps: it wakes when the earliest round is due, and at least this often to see
+ * schedules set since (by any process); a period is a day at least, so every round still starts on time.
+ */
+export const SWEEP_AT_MOST_EVERY_MILLIS = 60 * 60 * 1000
+
+/** Sources a scheduled round queues per agent and sweep; the rest follow at the next sweeps. */
+export const ROUND_BATCH = 500
+
+/** Agents one sweep takes on. */
+const SWEEP_AGENTS = 20
+
+const DAY_MILLIS = 24 * 60 * 60 * 1000
+
+/** The payload of a refresh job on the ingestion queue (a new source's job has no `refresh`). */
+export const RefreshJob = Schema.Struct({ sourceId: SourceId, refresh: Schema.Literal(true) })
+const decodeRefreshJob = Schema.decodeUnknownOption(RefreshJob)
+
+const TimerJob = Schema.Struct({ sourceId: SourceId })
+const decodeTimerJob = Schema.decodeUnknownOption(TimerJob)
+
+const tenantOfRow = (row: { readonly workspace_id: Tenant["workspaceId"]; readonly environment: Tenant["environment"] }): Tenant => ({
+  workspaceId: row.workspace_id,
+  environment: row.environment
+})
+
+export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness", {
+  effect: Effect.gen(function* () {
+    const transaction = Sql.transaction(yield* SqlClient.SqlClient)
+    const pipeline = yield* Pipeline
+    const repo = yield* KnowledgeRepo
+    const qa = yield* QaRepo
+    const agents = yield* AgentsRepo
+    const outbox = yield* Outbox
+    const jobs = yield* JobQueue
+    const usage = yield* Usage
+    const ids = yield* IdGenerator
+
+    const enqueueRefresh = (source: { readonly id: SourceId; readonly agent_id: AgentId }) =>
+      jobs.enqueue({ queue: INGEST_QUEUE, key: source.agent_id, payload: { sourceId: source.id, refresh: true } })
+
+    /** `POST …/knowledge/{id}/refresh`: queued (once: a refresh already queued is the one), counted against the plan. */
+    const request = traced("Knowledge.refresh")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
+      const tenant = tenantOf(caller)
+      const found = yield* repo.find(tenant, agentId, id)
+      if (Option.isNone(found)) return yield* new ResourceMissing({ message: `No such knowledge source: '${id}'`, param: "source_id" })
+      const source = found.value
+      if (source.type !== "url" || source.status !== "indexed") {
+        return yield* new SourceNotRefreshable({
+          message:
+            source.type !== "url"
+              ? `Only url sources can be refreshed; this one is of type ${source.type}.`
+              : `Only an indexed source can be refreshed; this one is ${source.status}.`,
+          param: "source_id"
+        })
+      }
+      return yield* transaction(
+        Effect.gen(function* () {
+          const queued = yield* repo.queueRefresh(id, yield* now)
+          if (Option.isNone(queued)) return toSource(source)
+          const { cap, granted, plan } = yield* usage.reserveRefreshes(tenant, 1)
+          if (granted === 0) {
+            return yield* new LimitReached({ message: `The ${plan} plan allows ${cap} refreshes per month; this month's are used up.` })
+          }
+          yield* enqueueRefresh(queued.value)
+          return toSource(queued.value)
+        })
+      )
+    })
+
+    /** The page read again: when its text changed, indexed anew and swapped in whole. */
+    const replace = (
+      source: SourceRow,
+      read: Either.Either<{ readonly kind: "html" | "text" | "pdf"; readonly body: Uint8Array }, IngestFailure>,
+      validators: Validators,
+      at: Date
+    ) =>
+      Effect.gen(function* () {
+        const page = yield* read
+        const doc = yield* pipeline.readPage(source, page)
+        if (yield* repo.unchangedText(source.id, doc.text, at, validators)) return
+        const built = yield* pipeline.index(source, doc)
+        const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
+        yield* transaction(
+          Effect.gen(function* () {
+            const tenant = tenantOfRow(source)
+            const row = yield* repo.replaced(
+              source.id,
+              {
+                ...validators,
+                extracted_text: built.text ?? "",
+                chunk_count: chunks.length,
+                qa_count: built.qa.length,
+                size_bytes: page.body.length,
+                checked_at: at,
+                changed_at: at
+              },
+              at
+            )
+            if (Option.isNone(row)) return
+            yield* repo.deleteChunks(source.id)
+            yield* repo.insertChunks(row.value, chunks)
+            yield* qa.deleteBySource(tenant, source.id)
+            yield* qa.insertQa(tenant, source.agent_id, built.qa)
+            yield* outbox.emit({ ...tenant, type: "knowledge.source.updated", data: { source: toSource(row.value) } })
+          })
+        )
+      })
+
+    /** A page answering 404 or 410: gone (its grace timer set), or past its grace, its knowledge removed. */
+    const gone = (source: SourceRow, at: Date) =>
+      Effect.gen(function* () {
+        const graceMillis = (yield* agents.goneGraceDays(source.agent_id)) * DAY_MILLIS
+        const tenant = tenantOfRow(source)
+        if (source.gone_since !== null && at.getTime() >= source.gone_since.getTime() + graceMillis) {
+          return yield* transaction(
+            Effect.gen(function* () {
+              yield* repo.softDelete(source.id, at)
+              yield* qa.deleteBySource(tenant, source.id)
+              yield* outbox.emit({ ...tenant, type: "knowledge.source.removed", data: { source: toSource(source) } })
+            })
+          )
+        }
+        yield* transaction(
+          Effect.gen(function* () {
+            const row = yield* repo.markGone(source.id, at)
+            // already gone: reported once, its timer set then
+            if (Option.isNone(row) || source.gone_since !== null) return
+            yield* outbox.emit({ ...tenant, type: "knowledge.source.gone", data: { source: toSource(row.value) } })
+            yield* jobs.enqueue({
+              queue: REFRESH_TIMER_QUEUE,
+              payload: { sourceId: source.id },
+              runAt: new Date(at.getTime() + graceMillis)
+            })
+          })
+        )
+      })
+
+    /** The refresh job of one source (the ingestion worker runs it for a job with `refresh`). */
+    const refresh = (sourceId: SourceId) =>
+      Effect.gen(function* () {
+        const found = yield* repo.byId(sourceId)
+        if (Option.isNone(found)) return
+        const source = found.value
+        const at = yield* now
+        if (source.type !== "url" || source.status !== "indexed" || source.lesson_source_id !== null) {
+          return yield* repo.refreshEnded(source.id, at)
+        }
+        const known: Validators = { etag: source.etag, last_modified: source.last_modified }
+        // a crawl that met the page read it for this refresh; otherwise it is asked for with its validators
+        const kept = yield* repo.keptPageOf(source.id)
+        let replaced: Either.Either<void, IngestFailure>
+        if (Option.isSome(kept)) {
+          replaced = yield* Effect.either(replace(source, fromKeptPage(kept.value.contentType, kept.value.body), known, at))
+        } else {
+          const fetched = yield* pipeline.fetchPage(source, known)
+          if (fetched._tag === "Response" && fetched.status === 304) return yield* repo.refreshChecked(source.id, at)
+          if (fetched._tag === "Response" && (fetched.status === 404 || fetched.status === 410)) return yield* gone(source, at)
+          replaced = yield* Effect.either(replace(source, fromFetch(fetched), validatorsOf(fetched) ?? known, at))
+        }
+        if (Either.isLeft(replaced)) {
+          // the page keeps what was learnt from it; the next refresh reads it again
+          yield* Effect.logWarning("a refresh could not read its page", { sourceId, reason: replaced.left.message })
+          yield* repo.refreshEnded(source.id, at)
+        }
+      })
+
+    /**
+     * A crawl met a page the agent already has: its refresh is queued with the bytes the crawl read (nothing when a
+     * refresh is queued already, or the month's refreshes are used up). In the crawl's transaction.
+     */
+    const refreshFromPage = (tenant: Tenant, sourceId: SourceId, page: { readonly contentType: string; readonly body: Uint8Array }) =>
+      Effect.gen(function* () {
+        const { granted } = yield* usage.reserveRefreshes(tenant, 1)
+        if (granted === 0) return
+        const queued = yield* repo.queueRefreshWith(sourceId, page, yield* now)
+        if (Option.isNone(queued)) return yield* usage.releaseRefreshes(tenant, 1)
+        yield* enqueueRefresh(queued.value)
+      })
+
+    /** The ingestion worker's hand-off: the job's refresh, when it is one. */
+    const refreshOf = (job: Job): Option.Option<Effect.Effect<Outcome>> =>
+      Option.map(decodeRefreshJob(job.payload), (payload) => Effect.as(refresh(payload.sourceId), Outcome.done))
+
+    /** A gone page's grace ended: its refresh is queued (it removes the knowledge if the page is still gone). */
+    const timerDue = (job: Job) =>
+      Effect.gen(function* () {
+        const payload = decodeTimerJob(job.payload)
+        if (Option.isNone(payload)) return Outcome.failed("the job names no source")
+        yield* transaction(
+          Effect.gen(function* () {
+            const queued = yield* repo.queueRefresh(payload.value.sourceId, yield* now)
+            if (Option.isSome(queued)) yield* enqueueRefresh(queued.value)
+          })
+        )
+        return Outcome.done
+      })
+
+    /** When a round due at `due` is followed by the next: a period later, or a period from now after a long stop. */
+    const nextRun = (agent: DueAgent, at: Date) => {
+      const period = agent.refresh_schedule === "off" ? DAY_MILLIS : refreshPeriodMillis[agent.refresh_schedule]
+      const next = agent.refresh_next_at.getTime() + period
+      return new Date(next > at.getTime() ? next : at.getTime() + period)
+    }
+
+    /** One agent's due round: its next batch of sources queued (as many as the plan's month allows). */
+    const round = (agent: DueAgent, at: Date) =>
+      Effect.gen(function* () {
+        const tenant = tenantOfRow(agent)
+        const { granted } = yield* usage.reserveRefreshes(tenant, ROUND_BATCH)
+        const queued = granted === 0 ? [] : yield* repo.queueRound(agent.id, agent.refresh_next_at, granted)
+        if (queued.length < granted) yield* usage.releaseRefreshes(tenant, granted - queued.length)
+        for (const id of queued) yield* enqueueRefresh({ id, agent_id: agent.id })
+        // a round ends when its last batch is queued, or when the month's refreshes are used up
+        if (queued.length < ROUND_BATCH) yield* agents.advanceRefresh(agent.id, nextRun(agent, at))
+      })
+
+    /** The schedules' sweep: every agent whose round is due gets its next batch queued. */
+    const sweep = Effect.gen(function* () {
+      const at = yield* now
+      yield* transaction(
+        Effect.gen(function* () {
+          for (const agent of yield* agents.dueForRefresh(at, SWEEP_AGENTS)) yield* round(agent, at)
+        })
+      ).pipe(withAfterCommit)
+    })
+
+    /** The sweep, for ever: again when the earliest round is due, or after the longest sleep. */
+    const schedules: Effect.Effect<never> = Effect.forever(
+      Effect.gen(function* () {
+        yield* sweep
+        const at = (yield* now).getTime()
+        const due = yield* agents.nextRefreshDue()
+        const wait = Option.match(due, {
+          onNone: () => SWEEP_AT_MOST_EVERY_MILLIS,
+          onSome: (d) => Math.min(Math.max(d.getTime() - at, 1000), SWEEP_AT_MOST_EVERY_MILLIS)
+        })
+        yield* Effect.sleep(wait)
+      })
+    )
+
+    return { request, refreshOf, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
+  }),
+  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default]
+}) {}

@@ -1,0 +1,220 @@
+/**
+ * Freshness of `url` sources against a local site, time driven by the TestClock: a refresh asks with the page's
+ * validators and re-indexes nothing on a `304` or on the same text; a changed page's passages and generated Q&A are
+ * replaced (a hand-edited Q&A kept) with `knowledge.source.updated`; a page answering 404 is gone, and its
+ * knowledge is removed once the agent's grace has passed; an agent's daily schedule refreshes its pages; the
+ * refusals (another type, an unknown source, the month's refreshes used up).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { eventually } from "../support/eventually.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
+import { createAgent, eventsOfType, page, serveSite, source, waitSettled } from "./support.js"
+
+const DAY = 24 * 60 * 60 * 1000
+
+/** A page whose text, `ETag` and status the test changes; it answers `304` when asked with its current `ETag`. */
+const changingPage = () => {
+  const state = { version: 1, status: 200, honoursEtag: true, conditional: [] as Array<string | undefined> }
+  const body = () =>
+    state.version === 1
+      ? page("Opening hours", [["Hours", "The shop opens from nine to five on weekdays."]])
+      : page("Opening hours", [["Hours", "The shop now opens from eight to eight, every day of the week."]])
+  const route = (req: IncomingMessage, res: ServerResponse) => {
+    state.conditional.push(req.headers["if-none-match"])
+    const etag = `"v${state.version}"`
+    if (state.status !== 200) {
+      res.writeHead(state.status, { "content-type": "text/plain" }).end("gone")
+      return
+    }
+    if (state.honoursEtag && req.headers["if-none-match"] === etag) {
+      res.writeHead(304, { etag }).end()
+      return
+    }
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", etag }).end(body())
+  }
+  return { state, route }
+}
+
+const setup = Effect.gen(function* () {
+  const site = changingPage()
+  const served = yield* serveSite(site.route)
+  const h = yield* Harness
+  const ws = yield* h.seed()
+  const agentId = yield* createAgent(h, ws.secretTest)
+  const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+    key: ws.secretTest,
+    body: { type: "url", url: `${served.origin}/hours` }
+  })
+  expect(created.status, created.text).toBe(201)
+  const id = created.body.data.id as string
+  const [indexed] = yield* waitSettled(h, ws.secretTest, agentId, [id])
+  expect(indexed).toMatchObject({ status: "indexed", refresh: { status: "idle", checked_at: null, changed_at: null, gone_since: null } })
+  return { site, h, ws, agentId, id }
+})
+
+const refresh = (h: HarnessShape, key: string, agentId: string, id: string) =>
+  h.call("POST", `/v1/agents/${agentId}/knowledge/${id}/refresh`, { key })
+
+/** The source once its refresh ended (read the page, or removed it: then the read answers 404). */
+const refreshed = (h: HarnessShape, key: string, agentId: string, id: string, after: string | null = null) =>
+  eventually(
+    h.call("GET", `/v1/agents/${agentId}/knowledge/${id}`, { key }),
+    (r) => r.status === 404 || (r.body.data.refresh.status === "idle" && r.body.data.refresh.checked_at !== after),
+    { label: "the refresh ended" }
+  )
+
+const chunkIds = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ id: string; content: string }>`select id, content from knowledge_chunks where source_id = ${id} order by position`
+  ).pipe(Effect.orDie)
+
+layer(testServer())("refreshing url sources", (it) => {
+  it.scoped("a 304 re-indexes nothing: the validators are sent, the passages stay, no event", () =>
+    Effect.gen(function* () {
+      const { agentId, h, id, site, ws } = yield* setup
+      const before = yield* chunkIds(id)
+      const asked = yield* refresh(h, ws.secretTest, agentId, id)
+      expect(asked.status, asked.text).toBe(202)
+      expect(asked.body.data.refresh.status).toBe("queued")
+      const after = yield* refreshed(h, ws.secretTest, agentId, id)
+      expect(after.body.data).toMatchObject({ status: "indexed", refresh: { status: "idle", changed_at: null, gone_since: null } })
+      expect(after.body.data.refresh.checked_at).not.toBeNull()
+      expect(site.state.conditional.at(-1)).toBe('"v1"')
+      expect(yield* chunkIds(id)).toEqual(before)
+      expect(yield* eventsOfType(ws.workspace.id, "knowledge.source.updated")).toEqual([])
+    })
+  )
+
+  it.scoped("the same text answered in full re-indexes nothing either", () =>
+    Effect.gen(function* () {
+      const { agentId, h, id, site, ws } = yield* setup
+      site.state.honoursEtag = false
+      const before = yield* chunkIds(id)
+      expect((yield* refresh(h, ws.secretTest, agentId, id)).status).toBe(202)
+      const after = yield* refreshed(h, ws.secretTest, agentId, id)
+      expect(after.body.data.refresh.changed_at).toBeNull()
+      expect(yield* chunkIds(id)).toEqual(before)
+      expect(yield* eventsOfType(ws.workspace.id, "knowledge.source.updated")).toEqual([])
+    })
+  )
+
+  it.scoped("a changed page: passages and generated Q&A replaced at once, a hand-edited Q&A kept, knowledge.source.updated", () =>
+    Effect.gen(function* () {
+      const { agentId, h, id, site, ws } = yield* setup
+      const qa = yield* h.call("GET", `/v1/agents/${agentId}/qa?limit=100`, { key: ws.secretTest })
+      const generated = qa.body.data.filter((q: any) => q.source_id === id)
+      expect(generated.length).toBeGreaterThanOrEqual(1)
+      const edited = yield* h.call("PATCH", `/v1/agents/${agentId}/qa/${generated[0].id}`, {
+        key: ws.secretTest,
+        body: { answer: "Ask at the desk for the hours." }
+      })
+      expect(edited.status, edited.text).toBe(200)
+
+      site.state.version = 2
+      expect((yield* refresh(h, ws.secretTest, agentId, id)).status).toBe(202)
+      const after = yield* refreshed(h, ws.secretTest, agentId, id)
+      expect(after.body.data.refresh.changed_at).not.toBeNull()
+      const chunks = yield* chunkIds(id)
+      expect(chunks.map((c) => c.content).join(" ")).toContain("eight to eight")
+      expect(chunks.map((c) => c.content).join(" ")).not.toContain("nine to five")
+      expect(after.body.data.chunk_count).toBe(chunks.length)
+
+      const qaAfter = (yield* h.call("GET", `/v1/agents/${agentId}/qa?limit=100`, { key: ws.secretTest })).body.data
+      const mine = qaAfter.filter((q: any) => q.source_id === id)
+      expect(mine.find((q: any) => q.id === generated[0].id)).toMatchObject({ origin: "manual", answer: "Ask at the desk for the hours." })
+      const fresh = mine.filter((q: any) => q.origin === "generated")
+      expect(fresh.length).toBeGreaterThanOrEqual(1)
+      expect(fresh.map((q: any) => q.answer).join(" ")).toContain("eight to eight")
+      for (const old of generated.slice(1)) expect(mine.map((q: any) => q.id)).not.toContain(old.id)
+
+      const found = yield* h.call("POST", `/v1/agents/${agentId}/knowledge/search`, {
+        key: ws.secretTest,
+        body: { query: "When does the shop open?" }
+      })
+      expect(JSON.stringify(found.body.data)).toContain("eight to eight")
+      const updated = yield* eventsOfType(ws.workspace.id, "knowledge.source.updated")
+      expect(updated.map((e) => e.data.source.id)).toEqual([id])
+      expect(updated[0].data.source.refresh.changed_at).not.toBeNull()
+    })
+  )
+
+  it.scoped("a page answering 404: gone, its knowledge kept through the agent's grace, then removed", () =>
+    Effect.gen(function* () {
+      const { agentId, h, id, site, ws } = yield* setup
+      const grace = yield* h.call("PATCH", `/v1/agents/${agentId}`, {
+        key: ws.secretTest,
+        body: { knowledge_refresh: { gone_grace_days: 2 } }
+      })
+      expect(grace.body.data.knowledge_refresh).toEqual({ schedule: "off", gone_grace_days: 2 })
+      site.state.status = 404
+      expect((yield* refresh(h, ws.secretTest, agentId, id)).status).toBe(202)
+      const gone = yield* refreshed(h, ws.secretTest, agentId, id)
+      expect(gone.body.data.refresh.gone_since).not.toBeNull()
+      expect(gone.body.data.chunk_count).toBeGreaterThan(0)
+      expect((yield* chunkIds(id)).length).toBeGreaterThan(0)
+      expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.gone")).map((e) => e.data.source.id)).toEqual([id])
+
+      // a day on, still within the grace: nothing removed
+      yield* TestClock.adjust(DAY)
+      expect((yield* source(h, ws.secretTest, agentId, id)).status).toBe("indexed")
+      // past the grace: the timer's refresh finds the page still gone and removes what was learnt from it
+      yield* TestClock.adjust(DAY + 1000)
+      const removed = yield* eventually(
+        Effect.zipRight(TestClock.adjust(1000), h.call("GET", `/v1/agents/${agentId}/knowledge/${id}`, { key: ws.secretTest })),
+        (r) => r.status === 404,
+        { label: "the gone page removed" }
+      )
+      expect(removed.status).toBe(404)
+      expect(yield* chunkIds(id)).toEqual([])
+      expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.removed")).map((e) => e.data.source.id)).toEqual([id])
+    })
+  )
+
+  it.scoped("an agent's daily schedule refreshes its pages a day after it is set", () =>
+    Effect.gen(function* () {
+      const { agentId, h, id, site, ws } = yield* setup
+      const set = yield* h.call("PATCH", `/v1/agents/${agentId}`, {
+        key: ws.secretTest,
+        body: { knowledge_refresh: { schedule: "daily" } }
+      })
+      expect(set.body.data.knowledge_refresh).toEqual({ schedule: "daily", gone_grace_days: 7 })
+      site.state.version = 2
+      yield* TestClock.adjust(DAY - 60_000)
+      expect((yield* source(h, ws.secretTest, agentId, id)).refresh.checked_at).toBeNull()
+      const after = yield* eventually(
+        Effect.zipRight(TestClock.adjust(60_000), source(h, ws.secretTest, agentId, id)),
+        (s) => s.refresh.checked_at !== null && s.refresh.status === "idle",
+        { label: "the scheduled refresh ran" }
+      )
+      expect(after.refresh.changed_at).not.toBeNull()
+      expect((yield* chunkIds(id)).map((c) => c.content).join(" ")).toContain("eight to eight")
+    })
+  )
+
+  it.scoped("refusals: a text source (409), an unknown source (404), the month's refreshes used up (402)", () =>
+    Effect.gen(function* () {
+      const { agentId, h, id, ws } = yield* setup
+      const text = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "text", title: "Returns", content: "Returns are accepted within thirty days." }
+      })
+      yield* waitSettled(h, ws.secretTest, agentId, [text.body.data.id])
+      const notUrl = yield* refresh(h, ws.secretTest, agentId, text.body.data.id)
+      expect([notUrl.status, notUrl.body.error.code, notUrl.body.error.param]).toEqual([409, "source_not_refreshable", "source_id"])
+      const unknown = yield* refresh(h, ws.secretTest, agentId, "src_unknownunknownunknown")
+      expect([unknown.status, unknown.body.error.code]).toEqual([404, "resource_missing"])
+
+      const sql = yield* SqlClient.SqlClient
+      const month = new Date(yield* TestClock.currentTimeMillis).toISOString().slice(0, 7)
+      yield* Effect.orDie(sql`
+        insert into refresh_usage (workspace_id, environment, month, refreshes) values (${ws.workspace.id}, 'test', ${month}, 1000)`)
+      const capped = yield* refresh(h, ws.secretTest, agentId, id)
+      expect([capped.status, capped.body.error.code]).toEqual([402, "limit_reached"])
+      expect((yield* source(h, ws.secretTest, agentId, id)).refresh.status).toBe("idle")
+    })
+  )
+})
