@@ -662,6 +662,38 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
+    it.effect("a url source refreshed from the knowledge page after its page changed, and the agent's refresh schedule saved", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Fresh desk" } })
+        const agentId = agent.body.data.id as string
+        const article = (body: string) =>
+          `<html><head><title>Opening hours</title></head><body><main><h1>Opening hours</h1><p>${body}</p></main></body></html>`
+        const url = site.put("/fresh/hours", article("The shop opens from nine to five on weekdays only."))
+        const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, { key: ws.secretTest, body: { type: "url", url } })
+        expect(created.status).toBe(201)
+        yield* Effect.promise(async () => {
+          const opened = await open(h, `#/agents/${agentId}/knowledge`)
+          const { page } = opened
+          await signIn(page, ws.secretTest)
+          const source = page.locator("li.source-indexed", { hasText: "Opening hours" })
+          await source.getByText(/Checked —/).waitFor({ timeout: 60_000 })
+          site.put("/fresh/hours", article("The shop now opens from eight to eight, every day of the week."))
+          await source.getByRole("button", { name: "Refresh Opening hours" }).click()
+          await source.getByText(/ · changed /).waitFor({ timeout: 60_000 })
+
+          await page.getByLabel("Refresh every web page").selectOption("weekly")
+          await page.getByLabel("Days a page gone keeps its knowledge").fill("3")
+          await page.getByRole("button", { name: "Save schedule" }).click()
+          await page.getByRole("status").getByText("Saved.").waitFor()
+          await check(opened, "knowledge-refresh")
+        })
+        const saved = yield* h.call("GET", `/v1/agents/${agentId}`, { key: ws.secretTest })
+        expect(saved.body.data.knowledge_refresh).toEqual({ schedule: "weekly", gone_grace_days: 3 })
+      })
+    )
+
     it.effect("a training agent's course: a module, a lesson, a text source reaching indexed, then the module deleted with all it holds", () =>
       Effect.gen(function* () {
         const h = yield* Harness

@@ -1,12 +1,14 @@
 /**
  * An agent's knowledge: adding text, a URL, a batch of URLs, a file or CSV
  * Q&A, crawling a website, each source's progress, polled while any is still
- * moving, and a retrieval test.
+ * moving (a refresh queued included), a url source's freshness with a refresh
+ * on demand, the agent's refresh schedule, and a retrieval test.
  */
+import type { Agent } from "../../../../schema/Agents.js"
 import type { KnowledgeSource } from "../../../../schema/Knowledge.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Status, useAction, usePagedList, usePolling, when } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, Status, useAction, usePagedList, usePolling, useResource, when } from "../ui.js"
 import { AgentHeader } from "./Agents.js"
 import { Crawls } from "./Crawls.js"
 import { TestRetrieval } from "./TestRetrieval.js"
@@ -185,7 +187,83 @@ const AddSource = ({ client, agentId, onAdded }: { client: Client; agentId: stri
   )
 }
 
-const moving = (s: KnowledgeSource) => s.status === "pending" || s.status === "processing"
+const moving = (s: KnowledgeSource) => s.status === "pending" || s.status === "processing" || s.refresh?.status === "queued"
+
+/** A url source's freshness: what its refreshes found, and a refresh on demand. */
+const Freshness = ({ client, source, onChanged }: { client: Client; source: KnowledgeSource; onChanged: () => void }) => {
+  const refresh = useAction()
+  if (source.refresh === null) return null
+  const { changed_at, checked_at, gone_since, status } = source.refresh
+  return (
+    <div class="freshness">
+      <p class="muted small">
+        {status === "queued" ? "Refresh queued" : `Checked ${when(checked_at)}`}
+        {changed_at === null ? "" : ` · changed ${when(changed_at)}`}
+      </p>
+      {gone_since === null ? null : (
+        <p class="source-warning">The page answers “not found” since {when(gone_since)}; its knowledge goes after the agent's grace.</p>
+      )}
+      <button
+        type="button"
+        disabled={refresh.pending || status === "queued" || source.status !== "indexed"}
+        aria-label={`Refresh ${source.title || source.source_ref}`}
+        onClick={async () => {
+          if (await refresh.run(() => client.call("POST", `/v1/agents/${source.agent_id}/knowledge/${source.id}/refresh`))) onChanged()
+        }}
+      >
+        Refresh
+      </button>
+      {refresh.error === undefined ? null : <ErrorBox error={refresh.error} />}
+    </div>
+  )
+}
+
+/** The agent's refresh schedule and the grace a gone page keeps its knowledge. */
+const RefreshSchedule = ({ client, agentId }: { client: Client; agentId: string }) => {
+  const agent = useResource(() => client.call<Agent>("GET", `/v1/agents/${agentId}`), [agentId])
+  return (
+    <Loaded resource={agent} what="refresh schedule">
+      {(data) => <ScheduleForm key={data.updated_at} client={client} agentId={agentId} initial={data.knowledge_refresh} />}
+    </Loaded>
+  )
+}
+
+const ScheduleForm = ({ client, agentId, initial }: { client: Client; agentId: string; initial: Agent["knowledge_refresh"] }) => {
+  const [schedule, setSchedule] = useState<string>(initial.schedule)
+  const [grace, setGrace] = useState(String(initial.gone_grace_days))
+  const [saved, setSaved] = useState(false)
+  const save = useAction()
+  return (
+    <form
+      class="refresh-schedule"
+      aria-label="Keep web pages fresh"
+      onSubmit={async (e) => {
+        e.preventDefault()
+        setSaved(false)
+        const body = { knowledge_refresh: { schedule, gone_grace_days: Number(grace) } }
+        if (await save.run(() => client.call("PATCH", `/v1/agents/${agentId}`, { body }))) setSaved(true)
+      }}
+    >
+      <h3>Keep web pages fresh</h3>
+      <Select
+        label="Refresh every web page"
+        value={schedule}
+        options={[
+          ["off", "Never (on demand only)"],
+          ["daily", "Daily"],
+          ["weekly", "Weekly"]
+        ]}
+        onChange={setSchedule}
+      />
+      <Field label="Days a page gone keeps its knowledge" type="number" value={grace} onInput={setGrace} />
+      <button type="submit" disabled={save.pending}>
+        Save schedule
+      </button>
+      {saved ? <span role="status"> Saved.</span> : null}
+      {save.error === undefined ? null : <ErrorBox error={save.error} />}
+    </form>
+  )
+}
 
 const SourceRow = ({ client, source, onDeleted }: { client: Client; source: KnowledgeSource; onDeleted: () => void }) => {
   const remove = useAction()
@@ -216,6 +294,7 @@ const SourceRow = ({ client, source, onDeleted }: { client: Client; source: Know
           {source.error_code === null ? "" : ` (${source.error_code})`}
         </p>
       )}
+      <Freshness client={client} source={source} onChanged={onDeleted} />
       <ConfirmButton
         label="Delete source"
         what={source.title || source.source_ref}
@@ -241,6 +320,7 @@ export const KnowledgePage = ({ client, agentId }: { client: Client; agentId: st
       <AgentHeader client={client} agentId={agentId} current="knowledge" />
       <AddSource client={client} agentId={agentId} onAdded={sources.reload} />
       <Crawls client={client} agentId={agentId} onProgress={sources.reload} />
+      <RefreshSchedule client={client} agentId={agentId} />
       <h2>Sources</h2>
       <Loaded resource={sources} what="sources">
         {(page) =>
