@@ -110,7 +110,7 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
                   sizeBytes: keep.body.length,
                   content: null,
                   at,
-                  crawl: { crawlId: row.id, contentType: keep.contentType, body: keep.body }
+                  crawl: { crawlId: row.id, contentType: keep.contentType, body: keep.body, etag: keep.etag, lastModified: keep.lastModified }
                 }])
               }
               if (refresh !== undefined && page !== undefined && fresh.has(page.url)) {

@@ -47,6 +47,9 @@ export interface CrawledPage {
   readonly url: string
   readonly contentType: string
   readonly body: Uint8Array
+  /** Its validators, for a later refresh's conditional GET. */
+  readonly etag?: string | undefined
+  readonly lastModified?: string | undefined
 }
 
 export type CrawlSkip = SkipReason | "noindex"
@@ -150,7 +153,10 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
       if (!isPage(answer.contentType)) {
         if (isDocument(answer.contentType)) {
           kept++
-          yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body }, frontier.queued())
+          yield* visitor.page(
+            { url: at, contentType: answer.contentType, body: answer.body, etag: answer.etag, lastModified: answer.lastModified },
+            frontier.queued()
+          )
         } else {
           yield* visitor.skipped(url, "not_html")
         }
@@ -174,7 +180,10 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
         continue
       }
       kept++
-      yield* visitor.page({ url: at, contentType: answer.contentType, body: answer.body }, frontier.queued())
+      yield* visitor.page(
+            { url: at, contentType: answer.contentType, body: answer.body, etag: answer.etag, lastModified: answer.lastModified },
+            frontier.queued()
+          )
     }
     return { _tag: "Completed", kept } satisfies CrawlOutcome
   })

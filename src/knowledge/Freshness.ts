@@ -55,7 +55,12 @@ const SWEEP_AGENTS = 20
 const DAY_MILLIS = 24 * 60 * 60 * 1000
 
 /** The payload of a refresh job on the ingestion queue (a new source's job has no `refresh`). */
-export const RefreshJob = Schema.Struct({ sourceId: SourceId, refresh: Schema.Literal(true) })
+export const RefreshJob = Schema.Struct({
+  sourceId: SourceId,
+  refresh: Schema.Literal(true),
+  /** A crawl read the page for this refresh: its bytes wait on the source. */
+  read: Schema.optional(Schema.Literal(true))
+})
 const decodeRefreshJob = Schema.decodeUnknownOption(RefreshJob)
 
 const TimerJob = Schema.Struct({ sourceId: SourceId })
@@ -78,8 +83,12 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const usage = yield* Usage
     const ids = yield* IdGenerator
 
-    const enqueueRefresh = (source: { readonly id: SourceId; readonly agent_id: AgentId }) =>
-      jobs.enqueue({ queue: INGEST_QUEUE, key: source.agent_id, payload: { sourceId: source.id, refresh: true } })
+    const enqueueRefresh = (source: { readonly id: SourceId; readonly agent_id: AgentId }, read = false) =>
+      jobs.enqueue({
+        queue: INGEST_QUEUE,
+        key: source.agent_id,
+        payload: { sourceId: source.id, refresh: true, ...(read ? { read: true } : {}) }
+      })
 
     /** `POST …/knowledge/{id}/refresh`: queued (once: a refresh already queued is the one), counted against the plan. */
     const request = traced("Knowledge.refresh")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
@@ -179,7 +188,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       })
 
     /** The refresh job of one source (the ingestion worker runs it for a job with `refresh`). */
-    const refresh = (sourceId: SourceId) =>
+    const refresh = (sourceId: SourceId, read: boolean) =>
       Effect.gen(function* () {
         const found = yield* repo.byId(sourceId)
         if (Option.isNone(found)) return
@@ -190,7 +199,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         }
         const known: Validators = { etag: source.etag, last_modified: source.last_modified }
         // a crawl that met the page read it for this refresh; otherwise it is asked for with its validators
-        const kept = yield* repo.keptPageOf(source.id)
+        const kept = read ? yield* repo.keptPageOf(source.id) : Option.none()
         let replaced: Either.Either<void, IngestFailure>
         if (Option.isSome(kept)) {
           replaced = yield* Effect.either(replace(source, fromKeptPage(kept.value.contentType, kept.value.body), known, at))
@@ -217,12 +226,12 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         if (granted === 0) return
         const queued = yield* repo.queueRefreshWith(sourceId, page, yield* now)
         if (Option.isNone(queued)) return yield* usage.releaseRefreshes(tenant, 1)
-        yield* enqueueRefresh(queued.value)
+        yield* enqueueRefresh(queued.value, true)
       })
 
     /** The ingestion worker's hand-off: the job's refresh, when it is one. */
     const refreshOf = (job: Job): Option.Option<Effect.Effect<Outcome>> =>
-      Option.map(decodeRefreshJob(job.payload), (payload) => Effect.as(refresh(payload.sourceId), Outcome.done))
+      Option.map(decodeRefreshJob(job.payload), (payload) => Effect.as(refresh(payload.sourceId, payload.read === true), Outcome.done))
 
     /** A gone page's grace ended: its refresh is queued (it removes the knowledge if the page is still gone). */
     const timerDue = (job: Job) =>

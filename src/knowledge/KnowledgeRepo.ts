@@ -150,7 +150,13 @@ export interface NewSource {
   /** The lesson source owning it, for a training source. */
   readonly lessonSourceId?: string
   /** The crawl that kept it, and the page as the crawl read it (the pipeline reads these bytes, not the web). */
-  readonly crawl?: { readonly crawlId: string; readonly contentType: string; readonly body: Uint8Array }
+  readonly crawl?: {
+    readonly crawlId: string
+    readonly contentType: string
+    readonly body: Uint8Array
+    readonly etag?: string | undefined
+    readonly lastModified?: string | undefined
+  }
 }
 
 /** What the pipeline may change on a source as it goes. */
@@ -226,6 +232,8 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
                 lesson_source_id: s.lessonSourceId ?? null,
                 crawl_id: s.crawl?.crawlId ?? null,
                 page_type: s.crawl?.contentType ?? null,
+                etag: s.crawl?.etag ?? null,
+                last_modified: s.crawl?.lastModified ?? null,
                 page_body: s.crawl === undefined ? null : Buffer.from(s.crawl.body.buffer, s.crawl.body.byteOffset, s.crawl.body.byteLength),
                 created_at: s.at,
                 updated_at: s.at
