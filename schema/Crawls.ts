@@ -20,6 +20,7 @@ import {
   ResourceMissing,
   UrlNotAllowed
 } from "./Errors.js"
+import { RefreshSchedule } from "./Agents.js"
 import { AgentId, CrawlId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
 
@@ -69,6 +70,13 @@ export const Crawl = Schema.Struct({
   status: CrawlStatus,
   pages: CrawlPages,
   error: Schema.NullOr(Schema.Struct({ code: CrawlErrorCode, message: Schema.String })),
+  schedule: RefreshSchedule.annotations({
+    description: "`daily` or `weekly`: the site is crawled again on that schedule, each run a new crawl; `off`: never"
+  }),
+  next_run_at: Schema.NullOr(Timestamp).annotations({ description: "When the schedule's next run starts (null: off)" }),
+  scheduled_by: Schema.NullOr(CrawlId).annotations({
+    description: "The crawl whose schedule started this one (null: asked for through the API)"
+  }),
   created_at: Timestamp,
   started_at: Schema.NullOr(Timestamp),
   finished_at: Schema.NullOr(Timestamp)
@@ -97,9 +105,17 @@ export const CreateCrawl = StrictStruct({
   }),
   limit: Schema.optional(Schema.Int).annotations({
     description: `Pages to read at most, 1 to the plan's cap; default ${DEFAULT_CRAWL_LIMIT} (or the cap, when lower)`
+  }),
+  schedule: Schema.optional(RefreshSchedule).annotations({
+    description: "Crawl the site again `daily` or `weekly`, the first run a period after this one is asked for; default `off`"
   })
 }).annotations({ identifier: "CreateCrawl" })
 export type CreateCrawl = typeof CreateCrawl.Type
+
+export const UpdateCrawl = StrictStruct({
+  schedule: RefreshSchedule.annotations({ description: "`daily`, `weekly` (the next run a period from now) or `off`" })
+}).annotations({ identifier: "UpdateCrawl" })
+export type UpdateCrawl = typeof UpdateCrawl.Type
 
 export const CrawlListParams = Schema.Struct({ ...PageParams.fields, status: Schema.optional(CrawlStatus) })
 export type CrawlListParams = typeof CrawlListParams.Type
@@ -159,6 +175,11 @@ const crawlsReference = [
   "- **Crawling again.** A page the agent already has as a `url` source (from an earlier crawl, or added by URL) is",
   "  not kept twice: it is skipped `known` and refreshed from the bytes this crawl read (see the Knowledge group's",
   "  refresh), so a site crawled again finds its new pages and brings the known ones up to date.",
+  "- **Schedule.** A crawl with `schedule` `daily` or `weekly` (at creation, or `PATCH` it later; `off` stops it)",
+  "  crawls its site again a period after it was asked for, then every period: each run is a new crawl with the",
+  "  same `url`, `sitemap_url`, `keep_to_path` and `limit` (within the plan's cap then), `scheduled_by` the crawl",
+  "  holding the schedule, so it finds the site's new pages and refreshes the known ones. A run that finds the",
+  "  agent's crawl of the site still under way is skipped; the next one keeps its time (`next_run_at`).",
   "- **Restarts.** A crawl is a job: a crawl under way when the service stops is run again from its start by the",
   "  next process, keeping no page twice and counting none twice (pages it had read are read again)."
 ].join("\n")
@@ -177,7 +198,7 @@ export class CrawlsGroup extends HttpApiGroup.make("crawls")
       .annotate(
         OpenApi.Description,
         "Body `url` (the URL policy of sources: `url_not_allowed`), optional `sitemap_url` (same site), " +
-          "`keep_to_path`, `limit`; `201`, the crawl `queued`; `409 crawl_in_progress` while the agent's crawl of " +
+          "`keep_to_path`, `limit`, `schedule`; `201`, the crawl `queued`; `409 crawl_in_progress` while the agent's crawl of " +
           "the same site is queued or running"
       )
       .annotate(OpenApi.Summary, "Crawl a website: its pages become the agent's sources")
@@ -198,6 +219,21 @@ export class CrawlsGroup extends HttpApiGroup.make("crawls")
       .addError(missing)
       .annotate(RequiredScope, "read:knowledge")
       .annotate(OpenApi.Summary, "Retrieve a crawl and its progress")
+  )
+  .add(
+    HttpApiEndpoint.patch("update")`/v1/agents/${agentPath}/crawls/${crawlPath}`
+      .setPayload(UpdateCrawl)
+      .addSuccess(Envelope(Crawl))
+      .addError(missing)
+      .addError(ApiError(ParameterInvalid))
+      .addError(ApiError(ParameterMissing))
+      .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Body `schedule`: `daily` or `weekly` crawls the site again a period from now, then every period (each run a " +
+          "new crawl, `scheduled_by` this one); `off` stops it. Any crawl may hold a schedule, whatever its status"
+      )
+      .annotate(OpenApi.Summary, "Set a crawl's schedule: crawl the site again daily, weekly, or never")
   )
   .add(
     HttpApiEndpoint.post("cancel")`/v1/agents/${agentPath}/crawls/${crawlPath}/cancel`

@@ -135,6 +135,16 @@ export const KnowledgeSource = Schema.Struct({
 }).annotations({ identifier: "KnowledgeSource" })
 export type KnowledgeSource = typeof KnowledgeSource.Type
 
+/** `POST …/knowledge/refresh`: a round over every `url` source of the agent, begun. */
+export const KnowledgeRefreshRound = Schema.Struct({
+  object: Schema.Literal("knowledge_refresh_round"),
+  agent_id: AgentId,
+  started_at: Timestamp.annotations({
+    description: "When the round began (a round already under way when asked for is the one answered)"
+  })
+}).annotations({ identifier: "KnowledgeRefreshRound" })
+export type KnowledgeRefreshRound = typeof KnowledgeRefreshRound.Type
+
 const Title = Schema.Trim.pipe(Schema.maxLength(500, { message: () => "title must be at most 500 characters" }))
 
 /**
@@ -327,10 +337,12 @@ const knowledgeReference = [
   "- Test retrieval is a `POST` (a question stays out of URLs and access logs) but a read: it needs",
   "  `read:knowledge`, like the list of sources, and changes nothing.",
   "- **Freshness.** A `url` source's `refresh` (null for other types): `status` (`queued` while a refresh waits",
-  "  or runs), `checked_at`, `changed_at`, `gone_since`. `POST …/knowledge/{id}/refresh`, the agent's",
-  "  `knowledge_refresh.schedule` (`daily`, `weekly`: every indexed `url` source, the first round a period after",
-  "  it is set) and a crawl meeting a page the agent has (`skipped: known`, refreshed from the bytes it read) start",
-  "  one; refreshes run in turn with the agent's new sources. A conditional GET (`If-None-Match`,",
+  "  or runs), `checked_at`, `changed_at`, `gone_since`. `POST …/knowledge/{id}/refresh` (one source),",
+  "  `POST …/knowledge/refresh` (a round of every indexed `url` source now), the agent's",
+  "  `knowledge_refresh.schedule` (`daily`, `weekly`: a round, the first a period after it is set, the next a",
+  "  period after the last began) and a crawl meeting a page the agent has (`skipped: known`, refreshed from the",
+  "  bytes it read) start one; refreshes run in turn with the agent's new sources, a round's pages checked a",
+  `  hundred to a job, one request at a time to the site. A conditional GET (\`If-None-Match\`,`,
   "  `If-Modified-Since`): a `304`, or the same extracted text, re-indexes nothing (`checked_at` moves, no event).",
   "  A changed page is indexed again and its passages and generated Q&A replaced in one transaction, so a reply",
   "  sees the old page or the new one; Q&A edited by hand stay. Event `knowledge.source.updated` (`source`). A",
@@ -414,6 +426,23 @@ export class KnowledgeGroup extends HttpApiGroup.make("knowledge")
         "Paginated, newest first; `status` filter (`pending`, `processing`, `indexed`, `failed`)"
       )
       .annotate(OpenApi.Summary, "List an agent's sources, newest first, optionally by `status`")
+  )
+  .add(
+    HttpApiEndpoint.post("refreshAll")`/v1/agents/${agentPath}/knowledge/refresh`
+      .addSuccess(Envelope(KnowledgeRefreshRound), { status: 202 })
+      .addError(missing)
+      .addError(ApiError(LimitReached))
+      .annotate(RequiredScope, "write:knowledge")
+      .annotate(
+        OpenApi.Description,
+        "Begins a round that refreshes every indexed `url` source of the agent, as a scheduled round does, in turn " +
+          "with its other sources: `202` with when it began. Asking again while a round is under way answers that " +
+          "round. Each source's `refresh` shows its part (`queued`, then `checked_at`); what changed is told by " +
+          "`knowledge.source.updated`, `gone` and `removed`, as for one source. With a `knowledge_refresh.schedule`, " +
+          "the next scheduled round follows a period after this one. `402 limit_reached` when the plan's " +
+          "refreshes this month are used up (a round that meets the cap stops there)"
+      )
+      .annotate(OpenApi.Summary, "Refresh every url source of an agent now")
   )
   .add(
     HttpApiEndpoint.get("retrieve")`/v1/agents/${agentPath}/knowledge/${sourcePath}`

@@ -99,7 +99,7 @@ interface Run {
   readonly skipped: Record<string, number>
   readonly requests: number
   readonly load: number
-  /** Every kept page refreshed on demand once indexed, the site unchanged: until every refresh ended. */
+  /** A round of every kept page asked for once indexed, the site unchanged: until every page was read again. */
   readonly refreshMs: number
   readonly refreshed: number
   readonly notModified: number
@@ -119,25 +119,19 @@ const allSources = async (base: string, headers: Record<string, string>, agentId
   return all
 }
 
-/** Refreshes every source (8 requests at a time), then waits until each refresh ended: the time it all took. */
+/** A round of every source asked for (`POST …/knowledge/refresh`), then waits until each page was read again. */
 const refreshAll = async (base: string, headers: Record<string, string>, agentId: string) => {
-  const ids = (await allSources(base, headers, agentId)).map((s) => s.id as string)
   const started = performance.now()
-  for (let i = 0; i < ids.length; i += 8) {
-    await Promise.all(
-      ids.slice(i, i + 8).map(async (id) => {
-        const r = await fetch(`${base}/v1/agents/${agentId}/knowledge/${id}/refresh`, { method: "POST", headers })
-        if (r.status !== 202) throw new Error(`POST refresh: ${r.status} ${await r.text()}`)
-      })
-    )
-  }
-  // bounded: at most half an hour of polls, every 500 ms
-  for (let i = 0; i < 3_600; i++) {
+  const r = await fetch(`${base}/v1/agents/${agentId}/knowledge/refresh`, { method: "POST", headers })
+  if (r.status !== 202) throw new Error(`POST refresh: ${r.status} ${await r.text()}`)
+  const round = ((await r.json()) as { data: { started_at: string } }).data.started_at
+  // bounded: at most half an hour of polls, every 250 ms
+  for (let i = 0; i < 7_200; i++) {
     const sources = await allSources(base, headers, agentId)
-    if (sources.every((s) => s.refresh.status === "idle" && s.refresh.checked_at !== null)) {
-      return { ms: performance.now() - started, refreshed: ids.length }
+    if (sources.every((s) => s.refresh.status === "idle" && s.refresh.checked_at !== null && s.refresh.checked_at >= round)) {
+      return { ms: performance.now() - started, refreshed: sources.length }
     }
-    await sleep(500)
+    await sleep(250)
   }
   throw new Error("the refreshes did not end within half an hour")
 }
@@ -242,9 +236,9 @@ export const crawl = async (): Promise<Section> => {
         "page and an image), crawled through the service by one agent of a pro workspace; beside it, the same pages fetched one " +
         "at a time by a bare loop in this process. Walk: from the request until the crawl is `completed` (every page read " +
         "once, kept as a source); indexed: until every kept page's source is indexed or failed. Requests: what the site " +
-        "received during the crawl (robots.txt and the sitemap included). Refresh: then every kept page refreshed on demand " +
-        "(`POST …/refresh`, 8 at a time), the site unchanged (each page answers a conditional GET with 304), until every " +
-        "refresh ended; refresh / crawl: its time against the crawl's until indexed.",
+        "received during the crawl (robots.txt and the sitemap included). Refresh: then a round of every kept page asked " +
+        "for (`POST …/knowledge/refresh`), the site unchanged (each page answers a conditional GET with 304), until every " +
+        "page was read again; refresh / crawl: its time against the crawl's until indexed.",
       "",
       "| database | pages | bare fetch loop | walk | walk / bare | indexed | kept / indexed / failed | images skipped | requests | refresh of the unchanged site | refresh / crawl | load at start |",
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

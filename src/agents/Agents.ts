@@ -34,7 +34,7 @@ export const refreshPeriodMillis: Record<Exclude<RefreshSchedule, "off">, number
 }
 
 /** When a schedule set at `at` runs first (null: off). */
-const firstRun = (schedule: RefreshSchedule, at: Date) => (schedule === "off" ? null : new Date(at.getTime() + refreshPeriodMillis[schedule]))
+export const firstRun = (schedule: RefreshSchedule, at: Date) => (schedule === "off" ? null : new Date(at.getTime() + refreshPeriodMillis[schedule]))
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 const distinct = (origins: ReadonlyArray<string>) => [...new Set(origins)]

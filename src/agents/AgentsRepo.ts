@@ -37,7 +37,9 @@ export const DueAgent = Schema.Struct({
   workspace_id: WorkspaceId,
   environment: Environment,
   refresh_schedule: RefreshSchedule,
-  refresh_next_at: DbDate
+  refresh_next_at: DbDate,
+  /** The last `seq` its round reached ("0": the round has not begun). */
+  refresh_round_after: Schema.String
 })
 export type DueAgent = typeof DueAgent.Type
 
@@ -143,6 +145,8 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
             update agents set ${sql.update({
               ...changes,
               ...(changes.allowed_origins === undefined ? {} : { allowed_origins: jsonb(changes.allowed_origins) }),
+              // a round moved to another instant starts again from the first source
+              ...(changes.refresh_next_at === undefined ? {} : { refresh_round_after: 0 }),
               updated_at
             })}
             where id = ${id}
@@ -172,7 +176,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
     const dueForRefresh = (at: Date, limit: number) =>
       decodeAll(
         DueAgent,
-        sql`select id, workspace_id, environment, refresh_schedule, refresh_next_at from agents
+        sql`select id, workspace_id, environment, refresh_schedule, refresh_next_at, refresh_round_after::text from agents
             where refresh_next_at <= ${at} and deleted_at is null
             order by refresh_next_at limit ${limit} for update skip locked`
       )
@@ -191,10 +195,33 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
         Effect.map(Option.match({ onNone: () => DEFAULT_GONE_GRACE_DAYS, onSome: (r) => r.gone_grace_days }))
       )
 
-    /** Moves a refresh schedule's next run (the agent locked by `dueForRefresh`). */
-    const advanceRefresh = (id: AgentId, next: Date): Effect.Effect<void> =>
-      execute(sql`update agents set refresh_next_at = ${next} where id = ${id}`)
+    /** A round ended: the next one due at `next` (none: the schedule is off), from the first source. */
+    const advanceRefresh = (id: AgentId, next: Date | null): Effect.Effect<void> =>
+      execute(sql`update agents set refresh_next_at = ${next}, refresh_round_after = 0 where id = ${id}`)
 
-    return { slugsLike, insert, find, page, update, softDelete, allowedOriginsOf, dueForRefresh, nextRefreshDue, goneGraceDays, advanceRefresh } as const
+    /** A round's batch queued: the round goes on after `seq` (the agent locked by `dueForRefresh`). */
+    const roundReached = (id: AgentId, seq: string): Effect.Effect<void> =>
+      execute(sql`update agents set refresh_round_after = ${seq}::bigint where id = ${id}`)
+
+    /**
+     * A round asked for now: due at `at` from the first source, unless one is due already (running, or waiting
+     * for the sweep), which is the round. The agent, locked until the caller's transaction ends; none when there is
+     * no such agent.
+     */
+    const roundNow = (tenant: Tenant, id: AgentId, at: Date): Effect.Effect<Option.Option<DueAgent>> =>
+      decodeOne(
+        DueAgent,
+        sql`update agents set
+              refresh_round_after = case when refresh_next_at <= ${at} then refresh_round_after else 0 end,
+              refresh_next_at = case when refresh_next_at <= ${at} then refresh_next_at else ${at} end
+            where id = ${id} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+              and deleted_at is null
+            returning id, workspace_id, environment, refresh_schedule, refresh_next_at, refresh_round_after::text`
+      )
+
+    return {
+      slugsLike, insert, find, page, update, softDelete, allowedOriginsOf, dueForRefresh, nextRefreshDue, goneGraceDays,
+      advanceRefresh, roundReached, roundNow
+    } as const
   })
 }) {}

@@ -46,6 +46,10 @@ const options = {
     Options.optional
   ),
   keepToPath: Options.boolean("keep-to-path").pipe(Options.withDescription("Keep to the start page's directory")),
+  schedule: Options.choice("schedule", ["off", "daily", "weekly"]).pipe(
+    Options.withDescription("Crawl the site again daily or weekly (default off)"),
+    Options.withDefault("off" as const)
+  ),
   ...serviceOptions,
   interval: intervalOption("the crawl")
 }
@@ -58,10 +62,14 @@ export const crawl = Command.make("crawl", options, (args) =>
       payload: {
         url: args.site,
         keep_to_path: args.keepToPath,
+        schedule: args.schedule,
         ...(Option.isSome(args.limit) ? { limit: args.limit.value } : {})
       }
     })
-    yield* Console.log(`Crawl ${created.data.id} of ${created.data.url} for ${args.agent} (at most ${created.data.limit} pages)`)
+    yield* Console.log(
+      `Crawl ${created.data.id} of ${created.data.url} for ${args.agent} (at most ${created.data.limit} pages)` +
+        (created.data.next_run_at === null ? "" : `; again ${created.data.schedule}, next at ${created.data.next_run_at}`)
+    )
     const poll = Effect.map(client.crawls.retrieve({ path: { agent_id: args.agent, crawl_id: created.data.id } }), (r) => r.data)
 
     const tty = process.stdout.isTTY === true

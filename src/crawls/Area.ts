@@ -16,11 +16,13 @@ import { CrawlReport } from "../knowledge/CrawlReport.js"
 import { isolate } from "../Performance.js"
 import { now } from "../Time.js"
 import { CRAWL_MAX_ATTEMPTS, CrawlJob } from "./CrawlJob.js"
-import { CRAWL_QUEUE, Crawls } from "./Crawls.js"
+import { Crawls } from "./Crawls.js"
+import { CrawlSchedule } from "./CrawlSchedule.js"
 import { CrawlsRepo } from "./CrawlsRepo.js"
 import { CrawlsHttp } from "./Http.js"
+import { CRAWL_QUEUE, CRAWL_SCHEDULE_QUEUE } from "./Queues.js"
 
-export const Live = Layer.mergeAll(Crawls.Default, CrawlJob.Default).pipe(Layer.provide(AgentsRepo.Default))
+export const Live = Layer.mergeAll(Crawls.Default, CrawlJob.Default, CrawlSchedule.Default).pipe(Layer.provide(AgentsRepo.Default))
 
 /** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, IdGenerator, Crawls)(CrawlsHttp)
@@ -40,19 +42,24 @@ export const CrawlReportLive = Layer.effect(
  */
 export const crawlConcurrency = 2
 
-export const Workers = isolate(AppConfig, JobQueue.JobQueue, IdGenerator, Fetcher, Extractor, CrawlJob)(
+export const Workers = isolate(AppConfig, JobQueue.JobQueue, IdGenerator, Fetcher, Extractor, CrawlJob, CrawlSchedule)(
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const job = yield* CrawlJob
+      const schedule = yield* CrawlSchedule
       const config = yield* AppConfig
-      return queueWorker({
-        queue: CRAWL_QUEUE,
-        concurrency: crawlConcurrency,
-        pollMillis: config.ingest.pollMillis,
-        maxAttempts: CRAWL_MAX_ATTEMPTS,
-        onGiveUp: job.giveUp,
-        handle: job.handle
-      })
+      return Layer.merge(
+        queueWorker({
+          queue: CRAWL_QUEUE,
+          concurrency: crawlConcurrency,
+          pollMillis: config.ingest.pollMillis,
+          maxAttempts: CRAWL_MAX_ATTEMPTS,
+          onGiveUp: job.giveUp,
+          handle: job.handle
+        }),
+        // scheduled runs: each timer starts its crawl's run and sets the next one
+        queueWorker({ queue: CRAWL_SCHEDULE_QUEUE, concurrency: 1, pollMillis: config.ingest.pollMillis, handle: schedule.due })
+      )
     })
   )
 )

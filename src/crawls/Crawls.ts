@@ -1,6 +1,7 @@
 /**
- * Crawls through the API: start one (the crawl and its job in one transaction), list, poll, cancel, and list
- * the addresses it met. The walk itself is the job's (`CrawlJob.ts`).
+ * Crawls through the API: start one (the crawl and its job in one transaction), list, poll, set its schedule,
+ * cancel, and list the addresses it met. The walk itself is the job's (`CrawlJob.ts`); a schedule's runs are
+ * `CrawlSchedule.ts`'s.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -11,12 +12,14 @@ import {
   type CrawlPageListParams,
   crawlPageCap,
   type CreateCrawl,
-  DEFAULT_CRAWL_LIMIT
+  DEFAULT_CRAWL_LIMIT,
+  type UpdateCrawl
 } from "../../schema/Crawls.js"
 import { CrawlInProgress, ParameterInvalid, ParameterMissing, ResourceMissing } from "../../schema/Errors.js"
 import { type AgentId, CrawlId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { JobQueue, withAfterCommit } from "../../layers/JobQueue.js"
+import { firstRun } from "../agents/Agents.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
@@ -28,10 +31,8 @@ import { traced } from "../Performance.js"
 import { now } from "../Time.js"
 import { Workspaces } from "../workspaces/Workspaces.js"
 import { CrawlsRepo, toCrawl, toCrawlPage } from "./CrawlsRepo.js"
+import { CRAWL_QUEUE, scheduleRun } from "./Queues.js"
 import { normalise } from "./PageUrl.js"
-
-/** The queue of crawl jobs; the key is the site's origin, so a site is crawled by one crawl at a time. */
-export const CRAWL_QUEUE = "crawl"
 
 export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
   effect: Effect.gen(function* () {
@@ -76,6 +77,8 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
       const limit = yield* limitFor(tenant, input.limit)
       const id = yield* mint(CrawlId, "crl")
       const at = yield* now
+      const schedule = input.schedule ?? "off"
+      const nextRunAt = firstRun(schedule, at)
       const row = yield* transaction(
         Effect.gen(function* () {
           const inserted = yield* repo.insert(tenant, {
@@ -86,7 +89,10 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
             sitemapUrl: sitemap?.href ?? null,
             keepToPath: input.keep_to_path ?? false,
             limit,
-            at
+            at,
+            schedule,
+            nextRunAt,
+            scheduledBy: null
           })
           if (Option.isNone(inserted)) {
             return yield* new CrawlInProgress({
@@ -95,6 +101,7 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
             })
           }
           yield* queue.enqueue({ queue: CRAWL_QUEUE, key: url.origin, payload: { crawlId: id } })
+          if (nextRunAt !== null) yield* scheduleRun(queue, id, nextRunAt)
           return inserted.value
         })
       ).pipe(withAfterCommit)
@@ -122,6 +129,23 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
       return toCrawl(yield* found(tenantOf(caller), agentId, id))
     })
 
+    /** A crawl's schedule set anew: its next run a period from now (a run timed before no longer starts). */
+    const update = traced("Crawls.update")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId, input: UpdateCrawl) {
+      const tenant = tenantOf(caller)
+      yield* found(tenant, agentId, id)
+      const at = yield* now
+      const nextRunAt = firstRun(input.schedule, at)
+      const row = yield* transaction(
+        Effect.gen(function* () {
+          const row = yield* repo.schedule(id, input.schedule, nextRunAt, at)
+          if (nextRunAt !== null) yield* scheduleRun(queue, id, nextRunAt)
+          return row
+        })
+      ).pipe(withAfterCommit)
+      // a crawl is never deleted: the one just found is there to update
+      return toCrawl(Option.getOrThrow(row))
+    })
+
     /** A queued or running crawl stops before its next page; one that ended is answered as it is. */
     const cancel = traced("Crawls.cancel")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId) {
       const crawl = yield* found(tenantOf(caller), agentId, id)
@@ -137,7 +161,7 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
       return { pages: kept.map(toCrawlPage), pagination }
     })
 
-    return { create, list, retrieve, cancel, pagesOf } as const
+    return { create, list, retrieve, update, cancel, pagesOf } as const
   }),
   dependencies: [CrawlsRepo.Default]
 }) {}

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Environment } from "../../schema/Auth.js"
+import { RefreshSchedule } from "../../schema/Agents.js"
 import { type Crawl, CrawlErrorCode, type CrawlPage, CrawlStatus, type SkipReason } from "../../schema/Crawls.js"
 import { AgentId, CrawlId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
@@ -41,6 +42,9 @@ export const CrawlRow = Schema.Struct({
   skipped_known: Schema.Int,
   error_code: Schema.NullOr(CrawlErrorCode),
   error: Schema.NullOr(Schema.String),
+  schedule: RefreshSchedule,
+  next_run_at: Schema.NullOr(Schema.DateFromSelf),
+  scheduled_by: Schema.NullOr(CrawlId),
   created_at: Schema.DateFromSelf,
   started_at: Schema.NullOr(Schema.DateFromSelf),
   finished_at: Schema.NullOr(Schema.DateFromSelf)
@@ -50,7 +54,7 @@ export type CrawlRow = typeof CrawlRow.Type
 const columns = `seq::text as seq, id, workspace_id, environment, agent_id, url, origin, sitemap_url, keep_to_path,
   page_limit, status, pages_queued, pages_kept, pages_indexed, pages_unindexed, pages_unreadable, skipped_disallowed,
   skipped_off_origin, skipped_duplicate, skipped_over_limit, skipped_not_html, skipped_noindex, skipped_known, error_code, error,
-  created_at, started_at, finished_at`
+  schedule, next_run_at, scheduled_by, created_at, started_at, finished_at`
 
 export const toCrawl = (row: CrawlRow): Crawl => {
   const skipped = {
@@ -82,6 +86,9 @@ export const toCrawl = (row: CrawlRow): Crawl => {
       skipped
     },
     error: row.error_code === null ? null : { code: row.error_code, message: row.error ?? "" },
+    schedule: row.schedule,
+    next_run_at: isoOrNull(row.next_run_at),
+    scheduled_by: row.scheduled_by,
     created_at: iso(row.created_at),
     started_at: isoOrNull(row.started_at),
     finished_at: isoOrNull(row.finished_at)
@@ -115,6 +122,9 @@ export interface NewCrawl {
   readonly keepToPath: boolean
   readonly limit: number
   readonly at: Date
+  readonly schedule: RefreshSchedule
+  readonly nextRunAt: Date | null
+  readonly scheduledBy: CrawlId | null
 }
 
 /** An address met, and what became of it. */
@@ -156,6 +166,9 @@ export class CrawlsRepo extends Effect.Service<CrawlsRepo>()("Crawls/Repo", {
           keep_to_path: crawl.keepToPath,
           page_limit: crawl.limit,
           status: "queued",
+          schedule: crawl.schedule,
+          next_run_at: crawl.nextRunAt,
+          scheduled_by: crawl.scheduledBy,
           created_at: crawl.at,
           updated_at: crawl.at
         })}
@@ -169,6 +182,16 @@ export class CrawlsRepo extends Effect.Service<CrawlsRepo>()("Crawls/Repo", {
           and environment = ${tenant.environment}`)
 
     const byId = (id: CrawlId) => decodeOne(CrawlRow, sql`select ${cols} from crawls where id = ${id}`)
+
+    /** The crawl locked until the caller's transaction ends (a schedule's run: one process starts it). */
+    const lockById = (id: CrawlId) => decodeOne(CrawlRow, sql`select ${cols} from crawls where id = ${id} for update`)
+
+    /** A crawl's schedule and the instant of its next run (null: off); the row after. */
+    const schedule = (id: CrawlId, schedule: RefreshSchedule, nextRunAt: Date | null, at: Date) =>
+      decodeOne(CrawlRow, sql`
+        update crawls set schedule = ${schedule}, next_run_at = ${nextRunAt}, updated_at = ${at}
+        where id = ${id}
+        returning ${cols}`)
 
     const page = (tenant: Tenant, agentId: AgentId, status: Option.Option<string>, page: PageRequest) =>
       decodeAll(CrawlRow, sql`
@@ -257,6 +280,6 @@ export class CrawlsRepo extends Effect.Service<CrawlsRepo>()("Crawls/Repo", {
         ? execute(sql`update crawls set pages_indexed = pages_indexed + 1, updated_at = ${at} where id = ${id}`)
         : execute(sql`update crawls set pages_unindexed = pages_unindexed + 1, updated_at = ${at} where id = ${id}`)
 
-    return { insert, find, byId, page, pagesOf, start, record, count, finish, cancel, settled } as const
+    return { insert, find, byId, lockById, schedule, page, pagesOf, start, record, count, finish, cancel, settled } as const
   })
 }) {}

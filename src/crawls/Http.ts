@@ -24,6 +24,12 @@ export const CrawlsHttp = HttpApiBuilder.group(Api, "crawls", (handlers) =>
         Effect.flatMap(Caller, (c) => crawls.retrieve(c, path.agent_id, path.crawl_id)).pipe(Effect.flatMap(ok))
       )
       .handle(
+        "update",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) => crawls.update(c, path.agent_id, path.crawl_id, payload)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+      .handle(
         "cancel",
         ({ path }) => Effect.flatMap(Caller, (c) => crawls.cancel(c, path.agent_id, path.crawl_id)).pipe(Effect.flatMap(ok)),
         runsToCompletion

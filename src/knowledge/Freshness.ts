@@ -25,11 +25,11 @@ import { LimitReached, ResourceMissing, SourceNotRefreshable } from "../../schem
 import { type AgentId, SourceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
+import { afterCommit, type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { QaRepo } from "../qa/QaRepo.js"
-import { now } from "../Time.js"
+import { iso, now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { tenantOf } from "./Guard.js"
 import { INGEST_QUEUE } from "./Knowledge.js"
@@ -46,22 +46,30 @@ export const REFRESH_TIMER_QUEUE = "refresh-timer"
  */
 export const SWEEP_AT_MOST_EVERY_MILLIS = 60 * 60 * 1000
 
-/** Sources a scheduled round queues per agent and sweep; the rest follow at the next sweeps. */
+/** Sources a round reads per agent and sweep; the rest follow at the next sweeps. */
 export const ROUND_BATCH = 500
+
+/** Pages one refresh job of a round checks: one claim, one read and one write of the unchanged ones for them all. */
+export const REFRESH_BATCH = 100
 
 /** Agents one sweep takes on. */
 const SWEEP_AGENTS = 20
 
 const DAY_MILLIS = 24 * 60 * 60 * 1000
 
-/** The payload of a refresh job on the ingestion queue (a new source's job has no `refresh`). */
+/** The payload of a refresh job on the ingestion queue (a new source's job has no `refresh`): one source, */
 export const RefreshJob = Schema.Struct({
   sourceId: SourceId,
   refresh: Schema.Literal(true),
   /** A crawl read the page for this refresh: its bytes wait on the source. */
   read: Schema.optional(Schema.Literal(true))
 })
-const decodeRefreshJob = Schema.decodeUnknownOption(RefreshJob)
+/** or a round's batch of sources. */
+export const RefreshBatchJob = Schema.Struct({
+  sourceIds: Schema.Array(SourceId).pipe(Schema.maxItems(REFRESH_BATCH)),
+  refresh: Schema.Literal(true)
+})
+const decodeRefreshJob = Schema.decodeUnknownOption(Schema.Union(RefreshJob, RefreshBatchJob))
 
 const TimerJob = Schema.Struct({ sourceId: SourceId })
 const decodeTimerJob = Schema.decodeUnknownOption(TimerJob)
@@ -82,6 +90,8 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const jobs = yield* JobQueue
     const usage = yield* Usage
     const ids = yield* IdGenerator
+    // opened by a round asked for in this process: its sweep queues the round's next batches without waiting
+    const wake = yield* Effect.makeLatch(false)
 
     const enqueueRefresh = (source: { readonly id: SourceId; readonly agent_id: AgentId }, read = false) =>
       jobs.enqueue({
@@ -187,33 +197,61 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         )
       })
 
-    /** The refresh job of one source (the ingestion worker runs it for a job with `refresh`). */
+    const canRefresh = (source: SourceRow) => source.type === "url" && source.status === "indexed" && source.lesson_source_id === null
+
+    /** A re-read that failed keeps the page's knowledge; the next refresh reads it again. */
+    const settle = (source: SourceRow, replacing: Effect.Effect<void, IngestFailure>, at: Date) =>
+      Effect.catchAll(replacing, (failure) =>
+        Effect.zipRight(
+          Effect.logWarning("a refresh could not read its page", { sourceId: source.id, reason: failure.message }),
+          repo.refreshEnded(source.id, at)
+        )
+      )
+
+    /**
+     * The page asked for again with its validators: true when it answered `304` (the caller records it, alone or
+     * with its batch); anything else is settled here (gone, changed, the same text, unreadable).
+     */
+    const check = (source: SourceRow, at: Date) =>
+      Effect.gen(function* () {
+        const known: Validators = { etag: source.etag, last_modified: source.last_modified }
+        const fetched = yield* pipeline.fetchPage(source, known)
+        if (fetched._tag === "Response" && fetched.status === 304) return true
+        if (fetched._tag === "Response" && (fetched.status === 404 || fetched.status === 410)) yield* gone(source, at)
+        else yield* settle(source, replace(source, fromFetch(fetched), validatorsOf(fetched) ?? known, at), at)
+        return false
+      })
+
+    /** The refresh job of one source. */
     const refresh = (sourceId: SourceId, read: boolean) =>
       Effect.gen(function* () {
         const found = yield* repo.byId(sourceId)
         if (Option.isNone(found)) return
         const source = found.value
         const at = yield* now
-        if (source.type !== "url" || source.status !== "indexed" || source.lesson_source_id !== null) {
-          return yield* repo.refreshEnded(source.id, at)
-        }
-        const known: Validators = { etag: source.etag, last_modified: source.last_modified }
-        // a crawl that met the page read it for this refresh; otherwise it is asked for with its validators
+        if (!canRefresh(source)) return yield* repo.refreshEnded(source.id, at)
+        // a crawl that met the page read it for this refresh
         const kept = read ? yield* repo.keptPageOf(source.id) : Option.none()
-        let replaced: Either.Either<void, IngestFailure>
         if (Option.isSome(kept)) {
-          replaced = yield* Effect.either(replace(source, fromKeptPage(kept.value.contentType, kept.value.body), known, at))
-        } else {
-          const fetched = yield* pipeline.fetchPage(source, known)
-          if (fetched._tag === "Response" && fetched.status === 304) return yield* repo.refreshChecked(source.id, at)
-          if (fetched._tag === "Response" && (fetched.status === 404 || fetched.status === 410)) return yield* gone(source, at)
-          replaced = yield* Effect.either(replace(source, fromFetch(fetched), validatorsOf(fetched) ?? known, at))
+          const known: Validators = { etag: source.etag, last_modified: source.last_modified }
+          return yield* settle(source, replace(source, fromKeptPage(kept.value.contentType, kept.value.body), known, at), at)
         }
-        if (Either.isLeft(replaced)) {
-          // the page keeps what was learnt from it; the next refresh reads it again
-          yield* Effect.logWarning("a refresh could not read its page", { sourceId, reason: replaced.left.message })
-          yield* repo.refreshEnded(source.id, at)
+        if (yield* check(source, at)) yield* repo.refreshChecked(source.id, at)
+      })
+
+    /**
+     * A round's batch: its sources read in one statement and checked one after another (one request at a time to
+     * the site, as a crawl); the pages that answered `304` recorded together at the end.
+     */
+    const refreshBatch = (ids: ReadonlyArray<SourceId>) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        const notModified: Array<SourceId> = []
+        for (const source of yield* repo.byIds(ids)) {
+          if (!canRefresh(source)) yield* repo.refreshEnded(source.id, at)
+          else if (yield* check(source, at)) notModified.push(source.id)
         }
+        yield* repo.refreshCheckedAll(notModified, at)
       })
 
     /**
@@ -231,7 +269,9 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
 
     /** The ingestion worker's hand-off: the job's refresh, when it is one. */
     const refreshOf = (job: Job): Option.Option<Effect.Effect<Outcome>> =>
-      Option.map(decodeRefreshJob(job.payload), (payload) => Effect.as(refresh(payload.sourceId, payload.read === true), Outcome.done))
+      Option.map(decodeRefreshJob(job.payload), (payload) =>
+        Effect.as("sourceIds" in payload ? refreshBatch(payload.sourceIds) : refresh(payload.sourceId, payload.read === true), Outcome.done)
+      )
 
     /** A gone page's grace ended: its refresh is queued (it removes the knowledge if the page is still gone). */
     const timerDue = (job: Job) =>
@@ -247,24 +287,64 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         return Outcome.done
       })
 
-    /** When a round due at `due` is followed by the next: a period later, or a period from now after a long stop. */
+    /**
+     * When a round due at `due` is followed by the next: a period later, or a period from now after a long stop;
+     * none for a round asked for while the schedule is off.
+     */
     const nextRun = (agent: DueAgent, at: Date) => {
-      const period = agent.refresh_schedule === "off" ? DAY_MILLIS : refreshPeriodMillis[agent.refresh_schedule]
+      if (agent.refresh_schedule === "off") return null
+      const period = refreshPeriodMillis[agent.refresh_schedule]
       const next = agent.refresh_next_at.getTime() + period
       return new Date(next > at.getTime() ? next : at.getTime() + period)
     }
 
-    /** One agent's due round: its next batch of sources queued (as many as the plan's month allows). */
+    /**
+     * One agent's due round, a batch further: its next sources read (as many as the plan's month allows), the
+     * refreshable ones queued as refresh jobs of `REFRESH_BATCH`. The plan's reservation (none granted: the
+     * month's refreshes are used up, and the round ended).
+     */
     const round = (agent: DueAgent, at: Date) =>
       Effect.gen(function* () {
         const tenant = tenantOfRow(agent)
-        const { granted } = yield* usage.reserveRefreshes(tenant, ROUND_BATCH)
-        const queued = granted === 0 ? [] : yield* repo.queueRound(agent.id, agent.refresh_next_at, granted)
-        if (queued.length < granted) yield* usage.releaseRefreshes(tenant, granted - queued.length)
-        for (const id of queued) yield* enqueueRefresh({ id, agent_id: agent.id })
-        // a round ends when its last batch is queued, or when the month's refreshes are used up
-        if (queued.length < ROUND_BATCH) yield* agents.advanceRefresh(agent.id, nextRun(agent, at))
+        const reserved = yield* usage.reserveRefreshes(tenant, ROUND_BATCH)
+        const granted = reserved.granted
+        const batch = granted === 0 ? { queued: [], reached: agent.refresh_round_after, read: 0 } : yield* repo.queueRound(agent.id, agent.refresh_round_after, granted)
+        if (batch.queued.length < granted) yield* usage.releaseRefreshes(tenant, granted - batch.queued.length)
+        for (let i = 0; i < batch.queued.length; i += REFRESH_BATCH) {
+          yield* jobs.enqueue({
+            queue: INGEST_QUEUE,
+            key: agent.id,
+            payload: { sourceIds: batch.queued.slice(i, i + REFRESH_BATCH), refresh: true }
+          })
+        }
+        // a round ends when it has read the agent's last source, or when the month's refreshes are used up
+        if (batch.read < ROUND_BATCH) yield* agents.advanceRefresh(agent.id, nextRun(agent, at))
+        else yield* agents.roundReached(agent.id, batch.reached)
+        return reserved
       })
+
+    /**
+     * `POST …/knowledge/refresh`: a round of every `url` source of the agent now (the round due already, if one
+     * is: it is the round), its first batch queued here, the rest by the sweep; a schedule's next round follows a
+     * period after it.
+     */
+    const requestRound = traced("Knowledge.refreshAll")(function* (caller: CallerShape, agentId: AgentId) {
+      const tenant = tenantOf(caller)
+      const at = yield* now
+      return yield* transaction(
+        Effect.gen(function* () {
+          const agent = yield* agents.roundNow(tenant, agentId, at)
+          if (Option.isNone(agent)) return yield* new ResourceMissing({ message: `No such agent: '${agentId}'`, param: "agent_id" })
+          const { cap, granted, plan } = yield* round(agent.value, at)
+          if (granted === 0) {
+            return yield* new LimitReached({ message: `The ${plan} plan allows ${cap} refreshes per month; this month's are used up.` })
+          }
+          // the sweep queues the round's next batches now, not at its next wake
+          yield* afterCommit(wake.open)
+          return { object: "knowledge_refresh_round", agent_id: agentId, started_at: iso(agent.value.refresh_next_at) } as const
+        })
+      )
+    })
 
     /** The schedules' sweep: every agent whose round is due gets its next batch queued. */
     const sweep = Effect.gen(function* () {
@@ -276,9 +356,10 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       ).pipe(withAfterCommit)
     })
 
-    /** The sweep, for ever: again when the earliest round is due, or after the longest sleep. */
+    /** The sweep, for ever: again when the earliest round is due, after the longest sleep, or when woken. */
     const schedules: Effect.Effect<never> = Effect.forever(
       Effect.gen(function* () {
+        yield* wake.close
         yield* sweep
         const at = (yield* now).getTime()
         const due = yield* agents.nextRefreshDue()
@@ -286,11 +367,11 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
           onNone: () => SWEEP_AT_MOST_EVERY_MILLIS,
           onSome: (d) => Math.min(Math.max(d.getTime() - at, 1000), SWEEP_AT_MOST_EVERY_MILLIS)
         })
-        yield* Effect.sleep(wait)
+        yield* Effect.raceFirst(Effect.sleep(wait), wake.await)
       })
     )
 
-    return { request, refreshOf, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
+    return { request, requestRound, refreshOf, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
   }),
   dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default]
 }) {}

@@ -38,6 +38,11 @@ export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =
           Effect.flatMap(({ pagination, sources }) => okList(sources, pagination))
         )
       )
+      .handle(
+        "refreshAll",
+        ({ path }) => Effect.flatMap(Caller, (c) => freshness.requestRound(c, path.agent_id)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
       .handle("retrieve", ({ path }) =>
         Effect.flatMap(Caller, (c) => knowledge.retrieve(c, path.agent_id, path.source_id)).pipe(Effect.flatMap(ok))
       )

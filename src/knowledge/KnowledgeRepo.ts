@@ -369,24 +369,49 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         returning ${cols}`)
 
     /**
-     * The next of an agent's sources a scheduled round refreshes: up to `limit` refreshable sources not read since
-     * the round began (`since`), made `queued`, their ids returned. Fewer than `limit`: the round is complete.
+     * A refresh round's next batch: the agent's next `limit` sources after `seq` `after` (in `seq` order, through
+     * `knowledge_sources_page`), the refreshable ones among them made `queued` (`queued`: their ids), with the last
+     * `seq` reached and how many were read: fewer than `limit`, the round has read its last source.
      */
-    const queueRound = (agentId: AgentId, since: Date, limit: number) =>
-      decodeAll(Schema.Struct({ id: SourceId }), sql`
-        update knowledge_sources set refresh_status = 'queued'
-        where id = any(array(
-          select id from knowledge_sources
-          where agent_id = ${agentId} and ${refreshable} and refresh_status = 'idle'
-            and (checked_at is null or checked_at < ${since})
-          order by seq limit ${limit}))
-        returning id`).pipe(Effect.map((rows) => rows.map((r) => r.id)))
+    const queueRound = (agentId: AgentId, after: string, limit: number) =>
+      decodeAll(Schema.Struct({ seq: Schema.String, queued: Schema.NullOr(SourceId) }), sql`
+        with batch as (
+          select id, seq from knowledge_sources
+          where agent_id = ${agentId} and deleted_at is null and seq > ${after}::bigint
+          order by seq limit ${limit}
+        ), queued as (
+          update knowledge_sources s set refresh_status = 'queued'
+          from batch where s.id = batch.id and ${refreshable} and s.refresh_status = 'idle'
+          returning s.id
+        )
+        select batch.seq::text as seq, queued.id as queued
+        from batch left join queued on queued.id = batch.id order by batch.seq`).pipe(
+        Effect.map((rows) => ({
+          queued: rows.flatMap((r) => (r.queued === null ? [] : [r.queued])),
+          reached: rows.length === 0 ? after : rows[rows.length - 1]!.seq,
+          read: rows.length
+        }))
+      )
+
+    /** The sources a refresh batch checks, by id alone (deleted ones left out). */
+    const byIds = (ids: ReadonlyArray<SourceId>) =>
+      ids.length === 0
+        ? Effect.succeed([])
+        : decodeAll(SourceRow, sql`select ${cols} from knowledge_sources where id in ${sql.in(ids)} and deleted_at is null order by seq`)
 
     /** A refresh that re-indexed nothing: the page read (its validators kept), the source idle again. */
     const refreshChecked = (id: SourceId, at: Date, validators: Partial<Pick<SourceRow, "etag" | "last_modified">> = {}) =>
       execute(sql`
         update knowledge_sources set ${sql.update({ ...validators, ...refreshDone, checked_at: at, gone_since: null })}
         where id = ${id} and deleted_at is null`)
+
+    /** `refreshChecked` for the pages of a batch that answered `304`, in one statement. */
+    const refreshCheckedAll = (ids: ReadonlyArray<SourceId>, at: Date) =>
+      ids.length === 0
+        ? Effect.void
+        : execute(sql`
+            update knowledge_sources set ${sql.update({ ...refreshDone, checked_at: at, gone_since: null })}
+            where id in ${sql.in(ids)} and deleted_at is null`)
 
     /**
      * A refresh that found nothing to do (the source no longer indexed) or could not read the page this time: idle
@@ -508,7 +533,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
 
     return {
       insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, claimAndStart, startedBy, unstart, complete,
-      queueRefresh, queueRefreshWith, knownPage, queueRound, refreshChecked, refreshEnded, unchangedText, replaced, markGone, deleteChunks, softDelete, insertChunks,
+      queueRefresh, queueRefreshWith, knownPage, queueRound, byIds, refreshChecked, refreshCheckedAll, refreshEnded, unchangedText, replaced, markGone, deleteChunks, softDelete, insertChunks,
       indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
     } as const
   })

@@ -627,7 +627,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("a crawl started from the knowledge page: its counts move to completed, its pages become sources, its skipped pages listed with why", () =>
+    it.effect("a crawl started from the knowledge page: its counts move to completed, its pages become sources, its skipped pages listed with why, its schedule stopped", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -647,6 +647,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await signIn(page, ws.secretTest)
           await page.getByRole("heading", { name: "Crawl a website" }).waitFor()
           await page.getByLabel("Site address").fill(start)
+          await page.getByLabel("Crawl the site again").selectOption("weekly")
           await page.getByRole("button", { name: "Start crawl" }).click()
           const crawl = page.locator("li.crawl").first()
           await page.locator("li.crawl-completed").waitFor({ timeout: 60_000 })
@@ -658,11 +659,14 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await crawl.getByRole("list", { name: "Skipped pages" }).getByText("not html").waitFor()
           expect(await crawl.getByRole("list", { name: "Skipped pages" }).textContent()).toContain("/crawl/logo.png")
           await check(opened, "knowledge-crawl")
+          await crawl.getByText(/again weekly, next /).waitFor()
+          await crawl.getByRole("button", { name: "Stop crawling again" }).click()
+          await crawl.getByRole("button", { name: "Stop crawling again" }).waitFor({ state: "detached" })
         })
       })
     )
 
-    it.effect("a url source refreshed from the knowledge page after its page changed, and the agent's refresh schedule saved", () =>
+    it.effect("a url source refreshed from the knowledge page after its page changed, the agent's refresh schedule saved, a round begun", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
@@ -687,6 +691,8 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByLabel("Days a page gone keeps its knowledge").fill("3")
           await page.getByRole("button", { name: "Save schedule" }).click()
           await page.getByRole("status").getByText("Saved.").waitFor()
+          await page.getByRole("button", { name: "Refresh every web page now" }).click()
+          await page.getByRole("status").getByText(/Round started/).waitFor()
           await check(opened, "knowledge-refresh")
         })
         const saved = yield* h.call("GET", `/v1/agents/${agentId}`, { key: ws.secretTest })

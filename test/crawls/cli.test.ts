@@ -28,6 +28,9 @@ const crawlOf = (status: Crawl["status"], pages: Partial<Crawl["pages"]>): Crawl
     ...pages
   },
   error: null,
+  schedule: "off",
+  next_run_at: null,
+  scheduled_by: null,
   created_at: "2026-11-27T00:00:00.000Z",
   started_at: null,
   finished_at: null

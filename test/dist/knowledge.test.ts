@@ -345,7 +345,7 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     for (const failed of done.filter((s) => s.status === "failed")) expect(failed.error).toMatch(/^[^\n]{10,200}$/)
   }, 150_000)
 
-  it("a url source refreshed after its page changed: indexed again with the new text, knowledge.source.updated", async () => {
+  it("a url source refreshed after its page changed: indexed again with the new text, knowledge.source.updated; then a round of every page", async () => {
     const agentId = await agent("Refreshed")
     pages["/opening"] = htmlPage("Opening hours", [["Hours", "The shop opens from nine to five on weekdays only."]])
     const created = await addSource(agentId, { type: "url", url: `${site.origin}/opening` })
@@ -363,6 +363,16 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     const qa = await qaText(agentId)
     expect(qa).toContain("eight to eight")
     expect(qa).not.toContain("nine to five")
+
+    // a round of every page: unchanged now, the page is read again and nothing re-indexed
+    const round = await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge/refresh`, 202, { key: ws.secret })
+    expect(round.data).toMatchObject({ object: "knowledge_refresh_round", agent_id: agentId })
+    const checked = await eventually(
+      () => readSource(agentId, created.id),
+      (s) => s.refresh.status === "idle" && s.refresh.checked_at >= round.data.started_at,
+      { label: "the round read the page again", tries: 225, intervalMs: 200, timeoutMs: 45_000 }
+    )
+    expect(checked.refresh.changed_at).toBe(after.refresh.changed_at)
   }, 150_000)
 
   it("a site crawled from its help page: each page kept once as a source and indexed, the skips and failures counted", async () => {

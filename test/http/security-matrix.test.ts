@@ -267,6 +267,7 @@ const samples: Record<string, Sample> = {
   },
   // a site of its own each time: an agent's second crawl of a site still running is refused
   "crawls.create": { body: () => Effect.sync(() => ({ url: `https://127.0.${++crawledSites % 250}.${1 + (crawledSites % 200)}:9/` })) },
+  "crawls.update": { body: fixed({ schedule: "weekly" }) },
   "training.createModule": { body: fixed({ title: "M" }) },
   "training.updateModule": { body: fixed({ title: "M2" }) },
   "training.deleteModule": { query: () => Effect.succeed({ cascade: "true" }) },

@@ -2,14 +2,17 @@
  * Freshness of `url` sources against a local site, time driven by the TestClock: a refresh asks with the page's
  * validators and re-indexes nothing on a `304` or on the same text; a changed page's passages and generated Q&A are
  * replaced (a hand-edited Q&A kept) with `knowledge.source.updated`; a page answering 404 is gone, and its
- * knowledge is removed once the agent's grace has passed; an agent's daily schedule refreshes its pages; the
- * refusals (another type, an unknown source, the month's refreshes used up).
+ * knowledge is removed once the agent's grace has passed; an agent's daily schedule refreshes its pages; a round of
+ * every page asked for now, its pages checked together; the walk of a round through an agent's sources, a batch at
+ * a time; the refusals (another type, an unknown source or agent, the month's refreshes used up).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { AgentId, SourceId } from "../../schema/Ids.js"
+import { KnowledgeRepo } from "../../src/knowledge/KnowledgeRepo.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, eventsOfType, page, serveSite, source, waitSettled } from "./support.js"
@@ -215,6 +218,97 @@ layer(testServer())("refreshing url sources", (it) => {
       const capped = yield* refresh(h, ws.secretTest, agentId, id)
       expect([capped.status, capped.body.error.code]).toEqual([402, "limit_reached"])
       expect((yield* source(h, ws.secretTest, agentId, id)).refresh.status).toBe("idle")
+    })
+  )
+
+  it.scoped("a round of every page now: each page asked for once, unchanged, changed and gone pages each settled", () =>
+    Effect.gen(function* () {
+      const pages = { same: changingPage(), moved: changingPage(), lost: changingPage() }
+      const served = yield* serveSite((req, res) => pages[(req.url ?? "").slice(1) as keyof typeof pages].route(req, res))
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const ids: Record<string, string> = {}
+      for (const name of Object.keys(pages)) {
+        const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+          key: ws.secretTest,
+          body: { type: "url", url: `${served.origin}/${name}` }
+        })
+        ids[name] = created.body.data.id
+      }
+      const text = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "text", title: "Returns", content: "Returns are accepted within thirty days." }
+      })
+      yield* waitSettled(h, ws.secretTest, agentId, [...Object.values(ids), text.body.data.id])
+      for (const p of Object.values(pages)) p.state.conditional.length = 0
+      pages.moved.state.version = 2
+      pages.lost.state.status = 404
+
+      const round = yield* h.call("POST", `/v1/agents/${agentId}/knowledge/refresh`, { key: ws.secretTest })
+      expect(round.status, round.text).toBe(202)
+      expect(round.body.data).toEqual({
+        object: "knowledge_refresh_round",
+        agent_id: agentId,
+        started_at: new Date(yield* TestClock.currentTimeMillis).toISOString()
+      })
+      // every page waits for the round's job; asked again meanwhile, none is queued twice
+      expect((yield* source(h, ws.secretTest, agentId, ids.same!)).refresh.status).toBe("queued")
+      expect((yield* h.call("POST", `/v1/agents/${agentId}/knowledge/refresh`, { key: ws.secretTest })).status).toBe(202)
+
+      const same = yield* refreshed(h, ws.secretTest, agentId, ids.same!)
+      const moved = yield* refreshed(h, ws.secretTest, agentId, ids.moved!)
+      const lost = yield* refreshed(h, ws.secretTest, agentId, ids.lost!)
+      expect(same.body.data.refresh).toMatchObject({ status: "idle", changed_at: null, gone_since: null })
+      expect(moved.body.data.refresh.changed_at).not.toBeNull()
+      expect(lost.body.data.refresh.gone_since).not.toBeNull()
+      expect((yield* source(h, ws.secretTest, agentId, text.body.data.id)).refresh).toBeNull()
+      expect(pages.same.state.conditional).toEqual(['"v1"'])
+      expect(pages.moved.state.conditional).toEqual(['"v1"'])
+      expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.updated")).map((e) => e.data.source.id)).toEqual([ids.moved])
+      expect((yield* eventsOfType(ws.workspace.id, "knowledge.source.gone")).map((e) => e.data.source.id)).toEqual([ids.lost])
+
+      const unknown = yield* h.call("POST", "/v1/agents/agt_unknownunknownunknown/knowledge/refresh", { key: ws.secretTest })
+      expect([unknown.status, unknown.body.error.code]).toEqual([404, "resource_missing"])
+      const sql = yield* SqlClient.SqlClient
+      const month = new Date(yield* TestClock.currentTimeMillis).toISOString().slice(0, 7)
+      yield* Effect.orDie(sql`
+        update refresh_usage set refreshes = 1000 where workspace_id = ${ws.workspace.id} and month = ${month}`)
+      const capped = yield* h.call("POST", `/v1/agents/${agentId}/knowledge/refresh`, { key: ws.secretTest })
+      expect([capped.status, capped.body.error.code]).toEqual([402, "limit_reached"])
+    })
+  )
+
+  it.scoped("a round walks the agent's sources a batch at a time, each batch reading only the sources after the last", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = AgentId.make(yield* createAgent(h, ws.secretTest))
+      const sql = yield* SqlClient.SqlClient
+      // 1,100 sources: every tenth a text source, every seventh url source still pending; the rest indexed pages
+      yield* Effect.orDie(sql`
+        insert into knowledge_sources (id, workspace_id, environment, agent_id, type, title, status, phase, source_ref,
+          created_at, updated_at)
+        select 'src_walk' || lpad(n::text, 5, '0'), ${ws.workspace.id}, 'test', ${agentId},
+          case when n % 10 = 0 then 'text' else 'url' end, 'Page ' || n,
+          case when n % 7 = 0 then 'pending' else 'indexed' end, 'done', 'https://example.com/' || n, now(), now()
+        from generate_series(1, 1100) as n`)
+      const refreshable = Array.from({ length: 1100 }, (_, i) => i + 1).filter((n) => n % 10 !== 0 && n % 7 !== 0).length
+      const repo = yield* Effect.provide(KnowledgeRepo, KnowledgeRepo.Default)
+      let after = "0"
+      const batches: Array<{ read: number; queued: number }> = []
+      for (let i = 0; i < 4; i++) {
+        const batch = yield* repo.queueRound(agentId, after, 500)
+        batches.push({ read: batch.read, queued: batch.queued.length })
+        after = batch.reached
+        if (batch.read < 500) break
+      }
+      expect(batches.map((b) => b.read)).toEqual([500, 500, 100])
+      expect(batches.reduce((n, b) => n + b.queued, 0)).toBe(refreshable)
+      // all queued now: a walk from the start queues none again
+      expect((yield* repo.queueRound(agentId, "0", 500)).queued).toEqual([])
+      const [first] = yield* repo.byIds([SourceId.make("src_walk00001")])
+      expect(first?.refresh_status).toBe("queued")
     })
   )
 })

@@ -30,6 +30,8 @@ import crawls from "./0028_crawls.js"
 import crawlPagesByOutcome from "./0029_crawl_pages_by_outcome.js"
 import ingestClaim from "./0030_ingest_claim.js"
 import sourceRefresh from "./0031_source_refresh.js"
+import refreshRounds from "./0032_refresh_rounds.js"
+import crawlSchedules from "./0033_crawl_schedules.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -62,5 +64,7 @@ export const migrations = {
   "0028_crawls": crawls,
   "0029_crawl_pages_by_outcome": crawlPagesByOutcome,
   "0030_ingest_claim": ingestClaim,
-  "0031_source_refresh": sourceRefresh
+  "0031_source_refresh": sourceRefresh,
+  "0032_refresh_rounds": refreshRounds,
+  "0033_crawl_schedules": crawlSchedules
 }

@@ -6,7 +6,7 @@ import { crawlSettled, crawlShare } from "../../../../schema/CrawlProgress.js"
 import type { Crawl, CrawlPage } from "../../../../schema/Crawls.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { Empty, ErrorBox, Field, Loaded, Status, useAction, usePolling, useResource, when } from "../ui.js"
+import { Empty, ErrorBox, Field, Loaded, Select, Status, useAction, usePolling, useResource, when } from "../ui.js"
 
 const moving = (c: Crawl) => !crawlSettled(c)
 const share = (c: Crawl) => Math.round(100 * crawlShare(c))
@@ -38,6 +38,7 @@ const Skipped = ({ client, crawl }: { client: Client; crawl: Crawl }) => {
 const CrawlRow = ({ client, crawl, onChanged }: { client: Client; crawl: Crawl; onChanged: () => void }) => {
   const [showSkipped, setShowSkipped] = useState(false)
   const cancel = useAction()
+  const unschedule = useAction()
   const { pages } = crawl
   const skipped = Object.entries(pages.skipped).filter(([, n]) => n > 0)
   return (
@@ -45,7 +46,11 @@ const CrawlRow = ({ client, crawl, onChanged }: { client: Client; crawl: Crawl; 
       <div class="source-head">
         <strong>{crawl.url}</strong>
         <Status value={crawl.status} />
-        <span class="muted">started {when(crawl.created_at)}</span>
+        <span class="muted">
+          started {when(crawl.created_at)}
+          {crawl.scheduled_by === null ? "" : " by its schedule"}
+          {crawl.next_run_at === null ? "" : ` · again ${crawl.schedule}, next ${when(crawl.next_run_at)}`}
+        </span>
       </div>
       <div class="progress-line">
         <label for={`crawl-${crawl.id}`}>{moving(crawl) ? "crawling" : "done"}</label>
@@ -77,7 +82,20 @@ const CrawlRow = ({ client, crawl, onChanged }: { client: Client; crawl: Crawl; 
           Cancel crawl
         </button>
       ) : null}
+      {crawl.next_run_at === null ? null : (
+        <button
+          type="button"
+          disabled={unschedule.pending}
+          onClick={async () => {
+            const body = { schedule: "off" }
+            if (await unschedule.run(() => client.call("PATCH", `/v1/agents/${crawl.agent_id}/crawls/${crawl.id}`, { body }))) onChanged()
+          }}
+        >
+          Stop crawling again
+        </button>
+      )}
       {cancel.error === undefined ? null : <ErrorBox error={cancel.error} />}
+      {unschedule.error === undefined ? null : <ErrorBox error={unschedule.error} />}
       {showSkipped ? <Skipped client={client} crawl={crawl} /> : null}
     </li>
   )
@@ -87,6 +105,7 @@ const CrawlRow = ({ client, crawl, onChanged }: { client: Client; crawl: Crawl; 
 export const Crawls = ({ client, agentId, onProgress }: { client: Client; agentId: string; onProgress: () => void }) => {
   const [url, setUrl] = useState("")
   const [limit, setLimit] = useState("")
+  const [schedule, setSchedule] = useState("off")
   const action = useAction()
   const crawls = useResource(() => client.list<Crawl>(`/v1/agents/${agentId}/crawls`, { limit: "5" }), [agentId])
   const active = crawls.data?.data.some(moving) ?? false
@@ -98,11 +117,12 @@ export const Crawls = ({ client, agentId, onProgress }: { client: Client; agentI
   const submit = async (e: Event) => {
     e.preventDefault()
     const ok = await action.run(() =>
-      client.call("POST", `/v1/agents/${agentId}/crawls`, { body: { url, ...(limit === "" ? {} : { limit: Number(limit) }) } })
+      client.call("POST", `/v1/agents/${agentId}/crawls`, { body: { url, schedule, ...(limit === "" ? {} : { limit: Number(limit) }) } })
     )
     if (ok) {
       setUrl("")
       setLimit("")
+      setSchedule("off")
       crawls.reload()
     }
   }
@@ -116,6 +136,16 @@ export const Crawls = ({ client, agentId, onProgress }: { client: Client; agentI
       <form onSubmit={submit}>
         <Field label="Site address" type="url" value={url} onInput={setUrl} required name="crawl-url" />
         <Field label="Pages at most (optional)" value={limit} onInput={setLimit} name="crawl-limit" hint="Default 500, capped by the plan." />
+        <Select
+          label="Crawl the site again"
+          value={schedule}
+          options={[
+            ["off", "Never"],
+            ["daily", "Daily"],
+            ["weekly", "Weekly"]
+          ]}
+          onChange={setSchedule}
+        />
         <button type="submit" disabled={action.pending}>
           {action.pending ? "Starting…" : "Start crawl"}
         </button>

@@ -233,6 +233,8 @@ const ScheduleForm = ({ client, agentId, initial }: { client: Client; agentId: s
   const [grace, setGrace] = useState(String(initial.gone_grace_days))
   const [saved, setSaved] = useState(false)
   const save = useAction()
+  const round = useAction()
+  const [started, setStarted] = useState<string | undefined>(undefined)
   return (
     <form
       class="refresh-schedule"
@@ -261,6 +263,23 @@ const ScheduleForm = ({ client, agentId, initial }: { client: Client; agentId: s
       </button>
       {saved ? <span role="status"> Saved.</span> : null}
       {save.error === undefined ? null : <ErrorBox error={save.error} />}
+      <p>
+        <button
+          type="button"
+          disabled={round.pending}
+          onClick={async () => {
+            setStarted(undefined)
+            await round.run(async () => {
+              const begun = await client.call<{ started_at: string }>("POST", `/v1/agents/${agentId}/knowledge/refresh`)
+              setStarted(begun.started_at)
+            })
+          }}
+        >
+          Refresh every web page now
+        </button>
+        {started === undefined ? null : <span role="status"> Round started {when(started)}.</span>}
+      </p>
+      {round.error === undefined ? null : <ErrorBox error={round.error} />}
     </form>
   )
 }
