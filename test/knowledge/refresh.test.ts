@@ -3,7 +3,7 @@
  * validators and re-indexes nothing on a `304` or on the same text; a changed page's passages and generated Q&A are
  * replaced (a hand-edited Q&A kept) with `knowledge.source.updated`; a page answering 404 is gone, and its
  * knowledge is removed once the agent's grace has passed; an agent's daily schedule refreshes its pages; a round of
- * every page asked for now, its pages checked together; the walk of a round through an agent's sources, a batch at
+ * every page asked for now, its pages checked together; a search during a re-index sees one page whole; the walk of a round through an agent's sources, a batch at
  * a time; the refusals (another type, an unknown source or agent, the month's refreshes used up).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -309,6 +309,57 @@ layer(testServer())("refreshing url sources", (it) => {
       expect((yield* repo.queueRound(agentId, "0", 500)).queued).toEqual([])
       const [first] = yield* repo.byIds([SourceId.make("src_walk00001")])
       expect(first?.refresh_status).toBe("queued")
+    })
+  )
+
+  it.scoped("a search while a changed page is re-indexed finds the old page or the new one, never a mix", () =>
+    Effect.gen(function* () {
+      const state = { edition: "first" }
+      // four sections of about 1,300 characters: the page is several passages, each naming its edition
+      const body = () =>
+        page(
+          "Warranty terms",
+          ["Coverage", "Claims", "Repairs", "Refunds"].map((topic) => [
+            topic,
+            Array.from({ length: 12 }, () => `The ${state.edition} edition of our warranty explains ${topic.toLowerCase()} in detail.`).join(" ")
+          ] as const)
+        )
+      const served = yield* serveSite((_req, res) => void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(body()))
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: { type: "url", url: `${served.origin}/warranty` }
+      })
+      const id = created.body.data.id as string
+      const [indexed] = yield* waitSettled(h, ws.secretTest, agentId, [id])
+      expect(indexed.chunk_count).toBeGreaterThanOrEqual(3)
+
+      state.edition = "second"
+      const search = Effect.map(
+        h.call("POST", `/v1/agents/${agentId}/knowledge/search`, {
+          key: ws.secretTest,
+          body: { query: "warranty edition coverage claims repairs refunds", limit: 20 }
+        }),
+        (r) => (r.body.data.hits as Array<any>).filter((hit) => hit.kind === "chunk").map((hit) => hit.text as string)
+      )
+      expect((yield* refresh(h, ws.secretTest, agentId, id)).status).toBe(202)
+      const seen: Array<ReadonlyArray<string>> = []
+      yield* eventually(
+        Effect.zipRight(
+          Effect.flatMap(search, (texts) => Effect.sync(() => seen.push(texts))),
+          h.call("GET", `/v1/agents/${agentId}/knowledge/${id}`, { key: ws.secretTest })
+        ),
+        (r) => r.body.data.refresh.changed_at !== null,
+        { label: "the changed page re-indexed" }
+      )
+      seen.push(yield* search)
+      for (const texts of seen) {
+        const editions = new Set(texts.flatMap((t) => (t.includes("first edition") ? ["first"] : t.includes("second edition") ? ["second"] : [])))
+        expect(editions.size, JSON.stringify(texts)).toBe(1)
+      }
+      expect(seen.at(-1)!.some((t) => t.includes("second edition"))).toBe(true)
     })
   )
 })
