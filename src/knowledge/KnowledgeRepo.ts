@@ -315,13 +315,11 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
     /**
      * The ingestion queue's claim as one call (`ingest_jobs_claim`, migration 0030): the ended jobs settled, the
      * next ones claimed, and each one's source started as `start` starts it, with what its handler needs
-     * (`startedBy`). It always waits for the WAL flush, unlike the queue's other bookkeeping: it records an attempt
-     * that may kill its process (a decoder's crash), and on PGlite, inside that process, a commit not yet flushed
-     * dies with it, so the attempt would never count and the job would kill every process after.
+     * (`startedBy`). Whether its commit may skip the WAL flush is the caller's (`call.async`; see the pipeline's).
      */
     const claimAndStart = (call: ClaimCall<unknown>) => sql`
       ingest_jobs_claim(${call.ended.map((job) => job.id)}::bigint[], ${call.ended.map((job) => job.claim)}::integer[],
-        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.limit}::integer, false)`
+        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.limit}::integer, ${call.async})`
 
     /** What `claimAndStart` started for a job (its `alongside`): none when its source had nothing to process. */
     const startedBy = (alongside: Option.Option<unknown>): Effect.Effect<Option.Option<Started>> =>

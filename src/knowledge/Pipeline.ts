@@ -22,7 +22,7 @@ import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
 import { type Document, type DocumentKind, type ExtractError, Extractor } from "../../layers/Extractor.js"
 import { Fetcher, type GetResult } from "../../layers/Fetcher.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
+import { type ClaimCall, type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
 import { Ocr } from "../../layers/Ocr.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
@@ -546,7 +546,16 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     /** A refresh's reading of a page (`Freshness.ts`): indexed as a new one is, against the agent's categories. */
     const index = (source: SourceRow, doc: ReadDocument) => indexDocument(source, tenantOf(source), unwatched, undefined, doc)
 
-    return { handle, retrying, giveUp, handBack, claimAndStart: repo.claimAndStart, fetchPage, readPage, index } as const
+    /**
+     * The claim records an attempt that may kill this process (a decoder's crash). A PostgreSQL server keeps a
+     * commit whatever becomes of this process, so the claim commits as the queue's other bookkeeping does; PGlite
+     * runs inside it, where a commit not yet flushed dies with it: the attempt would never count, and the job would
+     * kill every process after. There the claim waits for the flush.
+     */
+    const claimAndStart = (call: ClaimCall<unknown>) =>
+      repo.claimAndStart(Option.isSome(config.databaseUrl) ? call : { ...call, async: false })
+
+    return { handle, retrying, giveUp, handBack, claimAndStart, fetchPage, readPage, index } as const
   }),
   dependencies: [KnowledgeRepo.Default, Files.Default]
 }) {}
