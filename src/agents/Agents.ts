@@ -33,6 +33,17 @@ export const refreshPeriodMillis: Record<Exclude<RefreshSchedule, "off">, number
   weekly: 7 * 24 * 60 * 60 * 1000
 }
 
+/**
+ * When a scheduled run due at `due` is followed by the next, seen at `at`: a period later, or a period from `at`
+ * after a long stop (null: off).
+ */
+export const nextRun = (schedule: RefreshSchedule, due: Date, at: Date) => {
+  if (schedule === "off") return null
+  const period = refreshPeriodMillis[schedule]
+  const next = due.getTime() + period
+  return new Date(next > at.getTime() ? next : at.getTime() + period)
+}
+
 /** When a schedule set at `at` runs first (null: off). */
 export const firstRun = (schedule: RefreshSchedule, at: Date) => (schedule === "off" ? null : new Date(at.getTime() + refreshPeriodMillis[schedule]))
 

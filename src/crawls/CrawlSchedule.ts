@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import { crawlPageCap } from "../../schema/Crawls.js"
 import { CrawlId } from "../../schema/Ids.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
-import { refreshPeriodMillis } from "../agents/Agents.js"
+import { nextRun } from "../agents/Agents.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
 import * as Sql from "../db/Sql.js"
 import { mint } from "../Mint.js"
@@ -29,14 +29,6 @@ export class CrawlSchedule extends Effect.Service<CrawlSchedule>()("Crawls/Crawl
     const agents = yield* AgentsRepo
     const workspaces = yield* Workspaces
     const queue = yield* JobQueue
-
-    /** The run after one due at `due`: a period on, or a period from now after a long stop. */
-    const nextRun = (holder: CrawlRow, due: Date, at: Date) => {
-      if (holder.schedule === "off") return null
-      const period = refreshPeriodMillis[holder.schedule]
-      const next = due.getTime() + period
-      return new Date(next > at.getTime() ? next : at.getTime() + period)
-    }
 
     /** A new crawl like the holder, its `limit` within the plan's cap now; none when the site's crawl is under way. */
     const startRun = (holder: CrawlRow, at: Date) =>
@@ -78,7 +70,7 @@ export class CrawlSchedule extends Effect.Service<CrawlSchedule>()("Crawls/Crawl
               return yield* Effect.asVoid(repo.schedule(crawl.id, "off", null, at))
             }
             yield* startRun(crawl, at)
-            const next = nextRun(crawl, new Date(dueAt), at)
+            const next = nextRun(crawl.schedule, new Date(dueAt), at)
             yield* repo.schedule(crawl.id, crawl.schedule, next, at)
             if (next !== null) yield* scheduleRun(queue, crawl.id, next)
           })

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { refreshPeriodMillis } from "../agents/Agents.js"
+import { nextRun } from "../agents/Agents.js"
 import { AgentsRepo, type DueAgent } from "../agents/AgentsRepo.js"
 import type { CallerShape } from "../../schema/Auth.js"
 import { LimitReached, ResourceMissing, SourceNotRefreshable } from "../../schema/Errors.js"
@@ -288,17 +288,6 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       })
 
     /**
-     * When a round due at `due` is followed by the next: a period later, or a period from now after a long stop;
-     * none for a round asked for while the schedule is off.
-     */
-    const nextRun = (agent: DueAgent, at: Date) => {
-      if (agent.refresh_schedule === "off") return null
-      const period = refreshPeriodMillis[agent.refresh_schedule]
-      const next = agent.refresh_next_at.getTime() + period
-      return new Date(next > at.getTime() ? next : at.getTime() + period)
-    }
-
-    /**
      * One agent's due round, a batch further: its next sources read (as many as the plan's month allows), the
      * refreshable ones queued as refresh jobs of `REFRESH_BATCH`. The plan's reservation (none granted: the
      * month's refreshes are used up, and the round ended).
@@ -318,7 +307,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
           })
         }
         // a round ends when it has read the agent's last source, or when the month's refreshes are used up
-        if (batch.read < ROUND_BATCH) yield* agents.advanceRefresh(agent.id, nextRun(agent, at))
+        if (batch.read < ROUND_BATCH) yield* agents.advanceRefresh(agent.id, nextRun(agent.refresh_schedule, agent.refresh_next_at, at))
         else yield* agents.roundReached(agent.id, batch.reached)
         return reserved
       })
