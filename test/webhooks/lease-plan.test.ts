@@ -1,14 +1,13 @@
 /**
  * The delivery lease reaches its deliveries through their ids, never through
  * a walk of the subscription's pending backlog (migration 0018): its
- * statement, EXPLAINed over a backlog of pending deliveries that the planner
+ * statement, read from the function as installed and EXPLAINed over a backlog of pending deliveries that the planner
  * has no statistics for, uses no index but primary keys.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { runMigrations } from "../../src/db/Migrator.js"
-import { leaseStatement } from "../../src/db/migrations/0018_lease_by_id.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { databaseKind, testDatabaseLayer } from "../support/database.js"
 import { insertDeliveryBacklog } from "../support/deliveryBacklog.js"
@@ -33,6 +32,9 @@ describe(`the delivery lease's plan (${databaseKind})`, () => {
         yield* insertDeliveryBacklog({ count: backlog, at, horizon: at })
 
         const ids = ["whd_plan_7", "whd_plan_8", "whd_plan_9", "whd_plan_10"]
+        // the statement of the function as installed, its arguments made parameters
+        const [source] = yield* sql<{ prosrc: string }>`select prosrc from pg_proc where proname = 'webhook_deliveries_lease'`
+        const leaseStatement = /return query([\s\S]*?);\s*end/.exec(source!.prosrc)![1]!
         const statement = leaseStatement
           .replaceAll("p_ids", "$1::text[]")
           .replaceAll("p_at", "$2::timestamptz")

@@ -24,32 +24,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
-/**
- * The lease's update of the deliveries named by `ids` (an array expression) until `until`, by the rule above, at
- * the calling function's `p_at`. Its rows carry the subscription whole (`subscription`): `leasedColumns` spreads
- * them into what sending needs.
- */
-export const leaseUpdate = (ids: string, until = "p_until") => `
-    update webhook_deliveries d set locked_until = ${until}
-    where d.id = any(${ids}) and coalesce(d.status, '') = 'pending' and d.next_attempt_at <= p_at
-      and (d.locked_until is null or d.locked_until <= p_at)
-      and (select s.is_active and s.deleted_at is null from webhook_subscriptions s where s.id = d.subscription_id)
-    returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
-      (select s from webhook_subscriptions s where s.id = d.subscription_id) as subscription,
-      (select e.body from events e where e.id = d.event_id) as body
-  `
-
-/** The columns of a leased delivery `l` (a row of `leaseUpdate`), in the order of the lease's result. */
-export const leasedColumns = `l.id, l.subscription_id, l.event_id, l.event_type, l.attempt_count, l.max_attempts, l.horizon_at,
-    (l.subscription).url, (l.subscription).secret, (l.subscription).previous_secret,
-    (l.subscription).previous_secret_expires_at, l.body`
-
-/** The lease's statement, its parameters named as the function's arguments (`p_ids`, `p_at`, `p_until`). */
-export const leaseStatement = `
-  with leased as (${leaseUpdate("p_ids")})
-  select ${leasedColumns}
-  from leased l`
-
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql.unsafe(`
@@ -63,7 +37,20 @@ export default Effect.gen(function* () {
     as $$
     #variable_conflict use_column
     begin
-      return query ${leaseStatement};
+      return query 
+  with leased as (
+    update webhook_deliveries d set locked_until = p_until
+    where d.id = any(p_ids) and coalesce(d.status, '') = 'pending' and d.next_attempt_at <= p_at
+      and (d.locked_until is null or d.locked_until <= p_at)
+      and (select s.is_active and s.deleted_at is null from webhook_subscriptions s where s.id = d.subscription_id)
+    returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
+      (select s from webhook_subscriptions s where s.id = d.subscription_id) as subscription,
+      (select e.body from events e where e.id = d.event_id) as body
+  )
+  select l.id, l.subscription_id, l.event_id, l.event_type, l.attempt_count, l.max_attempts, l.horizon_at,
+    (l.subscription).url, (l.subscription).secret, (l.subscription).previous_secret,
+    (l.subscription).previous_secret_expires_at, l.body
+  from leased l;
     end
     $$`)
 })

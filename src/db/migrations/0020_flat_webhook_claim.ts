@@ -27,7 +27,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { leasedColumns, leaseUpdate } from "./0018_lease_by_id.js"
 
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -86,9 +85,19 @@ export default Effect.gen(function* () {
         firsts as (
           select distinct on (c.delivery_id) c.id, c.delivery_id from claimed c order by c.delivery_id, c.id
         ),
-        leased as (${leaseUpdate("array(select f.delivery_id from firsts f)", "p_lease_until")}),
+        leased as (
+    update webhook_deliveries d set locked_until = p_lease_until
+    where d.id = any(array(select f.delivery_id from firsts f)) and coalesce(d.status, '') = 'pending' and d.next_attempt_at <= p_at
+      and (d.locked_until is null or d.locked_until <= p_at)
+      and (select s.is_active and s.deleted_at is null from webhook_subscriptions s where s.id = d.subscription_id)
+    returning d.id, d.subscription_id, d.event_id, d.event_type, d.attempt_count, d.max_attempts, d.horizon_at,
+      (select s from webhook_subscriptions s where s.id = d.subscription_id) as subscription,
+      (select e.body from events e where e.id = d.event_id) as body
+  ),
         sending as (
-          select ${leasedColumns} from leased l
+          select l.id, l.subscription_id, l.event_id, l.event_type, l.attempt_count, l.max_attempts, l.horizon_at,
+    (l.subscription).url, (l.subscription).secret, (l.subscription).previous_secret,
+    (l.subscription).previous_secret_expires_at, l.body from leased l
         )
         select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at, to_json(s)
         from claimed c
