@@ -63,7 +63,9 @@ const IngestWorkers = isolate(AppConfig, JobQueue.JobQueue, Pipeline, Freshness)
         // processing that dies shows on the source while it waits, and fails it (`internal_error`) at the last
         maxAttempts: JOB_MAX_ATTEMPTS,
         onRetry: pipeline.retrying,
-        onGiveUp: pipeline.giveUp,
+        // a refresh's sources go back to idle; a new source fails
+        onGiveUp: (job: JobQueue.Job, reason: string, how: JobQueue.GiveUpHow) =>
+          Option.getOrElse(freshness.refreshGivenUp(job, reason), () => pipeline.giveUp(job, reason, how)),
         // a job whose source ended (or is gone) needs only its settle: the next claim's statement carries it
         finish: JobQueue.settleByNextClaim,
         // where the store speaks SQL, that claim also starts each source it takes (`ingest_jobs_claim`)

@@ -273,6 +273,20 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         Effect.as("sourceIds" in payload ? refreshBatch(payload.sourceIds) : refresh(payload.sourceId, payload.read === true), Outcome.done)
       )
 
+    /**
+     * The ingestion worker's give-up, for a refresh job: its last attempt died (or killed its process), so its
+     * sources are idle again with what was learnt from them, and the next refresh reads them again; a source left
+     * `queued` would never be refreshed again. None for a job that is not a refresh.
+     */
+    const refreshGivenUp = (job: Job, reason: string): Option.Option<Effect.Effect<void>> =>
+      Option.map(decodeRefreshJob(job.payload), (payload) => {
+        const ids = "sourceIds" in payload ? payload.sourceIds : [payload.sourceId]
+        return Effect.zipRight(
+          Effect.logWarning("a refresh was given up; its pages keep their knowledge", { sourceIds: ids, reason }),
+          Effect.flatMap(now, (at) => repo.refreshEndedAll(ids, at))
+        )
+      })
+
     /** A gone page's grace ended: its refresh is queued (it removes the knowledge if the page is still gone). */
     const timerDue = (job: Job) =>
       Effect.gen(function* () {
@@ -360,7 +374,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       })
     )
 
-    return { request, requestRound, refreshOf, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
+    return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
   }),
   dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default]
 }) {}

@@ -4,7 +4,8 @@
  * replaced (a hand-edited Q&A kept) with `knowledge.source.updated`; a page answering 404 is gone, and its
  * knowledge is removed once the agent's grace has passed; an agent's daily schedule refreshes its pages; a round of
  * every page asked for now, its pages checked together; a search during a re-index sees one page whole; the walk of a round through an agent's sources, a batch at
- * a time; the refusals (another type, an unknown source or agent, the month's refreshes used up).
+ * a time; the refusals (another type, an unknown source or agent, the month's refreshes used up); a refresh job whose
+ * every attempt killed its process, given up with its pages' knowledge kept.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
@@ -15,6 +16,9 @@ import { AgentId, SourceId } from "../../schema/Ids.js"
 import { KnowledgeRepo } from "../../src/knowledge/KnowledgeRepo.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
+import { JobQueue } from "../../layers/JobQueue.js"
+import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
+import { JOB_MAX_ATTEMPTS } from "../../src/knowledge/Pipeline.js"
 import { createAgent, eventsOfType, page, serveSite, source, waitSettled } from "./support.js"
 
 const DAY = 24 * 60 * 60 * 1000
@@ -360,6 +364,35 @@ layer(testServer())("refreshing url sources", (it) => {
         expect(editions.size, JSON.stringify(texts)).toBe(1)
       }
       expect(seen.at(-1)!.some((t) => t.includes("second edition"))).toBe(true)
+    })
+  )
+
+  it.scoped("a round's refresh job whose every attempt killed its process is given up: its pages idle with their knowledge", () =>
+    Effect.gen(function* () {
+      const { agentId, h, id, ws } = yield* setup
+      const before = yield* chunkIds(id)
+      const sql = yield* SqlClient.SqlClient
+      const at = new Date(yield* TestClock.currentTimeMillis)
+      // what such a job leaves: its page queued, the job pending with every attempt counted (at its claim)
+      yield* Effect.orDie(sql`update knowledge_sources set refresh_status = 'queued' where id = ${id}`)
+      yield* Effect.orDie(sql`
+        insert into jobs (queue, key, payload, status, attempts, run_at, created_at)
+        values (${INGEST_QUEUE}, ${agentId}, ${JSON.stringify({ sourceIds: [id], refresh: true })}, 'pending',
+          ${JOB_MAX_ATTEMPTS}, ${at}, ${at})`)
+      // as another instance's enqueue would, the local worker is rung
+      const queue = yield* JobQueue
+      yield* queue.wake(INGEST_QUEUE)
+      yield* queue.awaitIdle(INGEST_QUEUE)
+      const after = yield* source(h, ws.secretTest, agentId, id)
+      expect(after).toMatchObject({ status: "indexed", refresh: { status: "idle", changed_at: null } })
+      expect(yield* chunkIds(id)).toEqual(before)
+      const [job] = yield* Effect.orDie(sql<{ status: string; last_error: string | null }>`
+        select status, last_error from jobs where queue = ${INGEST_QUEUE} and payload like ${`%"sourceIds"%${id}%`}`)
+      expect(job?.status).toBe("failed")
+      expect(job?.last_error).toMatch(/^its last attempt stopped its worker/)
+      // and it can be refreshed again
+      const again = yield* refresh(h, ws.secretTest, agentId, id)
+      expect([again.status, again.body.data.refresh.status]).toEqual([202, "queued"])
     })
   )
 })
