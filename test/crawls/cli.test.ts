@@ -50,7 +50,7 @@ plain("a progress line: the share of pages done, the counts, the skips by reason
 
 layer(testServer(), { excludeTestServices: true })("cli crawl", (it) => {
   it.effect(
-    "starts the crawl, follows it until every kept page is indexed, says what was skipped, exits 0; a refused crawl exits 1",
+    "starts the crawl, follows it until every kept page is indexed, says what was skipped, exits 0; with a schedule; a refused crawl exits 1",
     () =>
       Effect.gen(function* () {
         const site = yield* loopbackServer(({ path }, res) => {
@@ -73,6 +73,16 @@ layer(testServer(), { excludeTestServices: true })("cli crawl", (it) => {
         expect(ok.stdout).toContain("[####################] completed: 3 kept, 3 indexed, 0 indexing, 0 failed, 0 queued; skipped not_html 1")
         expect(ok.stdout).toContain("Done: completed, 3 of 4 pages met indexed")
         expect(ok.code).toBe(0)
+
+        // crawled again weekly: the schedule is said, and the crawl keeps it
+        const weekly = yield* runCli(
+          ["crawl", "--agent", agentId, "--site", `${site.origin}/`, "--schedule", "weekly", "--url", h.url, "--interval-ms", "200"],
+          env
+        )
+        expect(weekly.stdout, weekly.stderr).toMatch(/ \(at most 50 pages\); again weekly, next at \d{4}-\d\d-\d\dT/)
+        expect(weekly.code).toBe(0)
+        const crawls = yield* h.call("GET", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest })
+        expect(crawls.body.data[0]).toMatchObject({ schedule: "weekly" })
 
         const refused = yield* runCli(["crawl", "--agent", agentId, "--site", `${down.origin}/`, "--url", h.url, "--interval-ms", "200"], env)
         expect(refused.stdout).toContain("failed:")

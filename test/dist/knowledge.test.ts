@@ -375,12 +375,14 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     expect(checked.refresh.changed_at).toBe(after.refresh.changed_at)
   }, 150_000)
 
-  it("a site crawled from its help page: each page kept once as a source and indexed, the skips and failures counted", async () => {
+  it("a site crawled from its help page: each page kept once as a source and indexed, the skips and failures counted, its schedule set and stopped", async () => {
     const agentId = await agent("Crawled")
     const created = await expectCall(service, "POST", `/v1/agents/${agentId}/crawls`, 201, {
       key: ws.secret,
-      body: { url: `${site.origin}/help` }
+      body: { url: `${site.origin}/help`, schedule: "weekly" }
     })
+    expect(created.data).toMatchObject({ schedule: "weekly", scheduled_by: null })
+    expect(Date.parse(created.data.next_run_at) - Date.parse(created.data.created_at)).toBe(7 * 24 * 60 * 60 * 1000)
     const crawl = await eventually(
       async () => (await expectCall(service, "GET", `/v1/agents/${agentId}/crawls/${created.data.id}`, 200, { key: ws.secret })).data,
       (c) => c.status === "completed" && c.pages.indexing === 0,
@@ -393,5 +395,11 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
       new Set(["/help", "/shipping", "/returns", "/payments", "/warranty"].map((p) => `indexed ${p}`))
     )
     expect(await qaText(agentId)).toContain("two year warranty")
+    // its schedule stopped
+    const stopped = await expectCall(service, "PATCH", `/v1/agents/${agentId}/crawls/${created.data.id}`, 200, {
+      key: ws.secret,
+      body: { schedule: "off" }
+    })
+    expect(stopped.data).toMatchObject({ schedule: "off", next_run_at: null })
   }, 150_000)
 })
