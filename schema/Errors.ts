@@ -358,7 +358,6 @@ export const ErrorMeta = Schema.Struct({ request_id: Schema.String })
  * OpenAPI document and the typed client's decoding.
  */
 const makeApiError = <C extends ApiFailureClass>(cls: C) => {
-  type Failure = InstanceType<C>
   const body = Schema.Struct({
     error: Schema.Struct({
       ...ErrorObject.fields,
@@ -367,14 +366,13 @@ const makeApiError = <C extends ApiFailureClass>(cls: C) => {
     }),
     meta: ErrorMeta
   }).annotations({ identifier: `Error_${cls.code}`, description: cls.description })
-  const failure = Schema.declare((u): u is Failure => u instanceof cls, { identifier: cls._tag })
-  return Schema.transform(body, failure, {
+  // the class is a schema of its own fields: decoding the envelope's fields with it makes an instance
+  return Schema.transform(body, Schema.asSchema(cls).annotations({ identifier: cls._tag }), {
     // the literal code and type are fixed by `body`; TypeScript cannot follow them through the union of classes
     strict: false,
     decode: ({ error }) => {
       const { message, param, field_errors } = error
-      const Ctor = cls as unknown as new (args: object) => Failure
-      return new Ctor({ message, param, ...(field_errors === undefined ? {} : { field_errors }) })
+      return { _tag: cls._tag, message, param, ...(field_errors === undefined ? {} : { field_errors }) }
     },
     encode: (f) => ({
       error: {
