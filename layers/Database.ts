@@ -10,9 +10,11 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { acquirePglite, openPglite, pgliteClient } from "./pglite/Client.js"
@@ -42,16 +44,15 @@ export class Database extends Context.Tag("Layers/Database")<
  * extension files behind `pg_available_extensions`.
  */
 const enableVector = (sql: SqlClient.SqlClient) => {
-  const installed = sql<{ readonly installed: boolean }>`
-    select exists (select 1 from pg_extension where extname = 'vector') as installed`
-  const install = sql<{ readonly available: boolean }>`
-    select exists (select 1 from pg_available_extensions where name = 'vector') as available`.pipe(
-    Effect.flatMap(([row]) =>
-      row?.available === true ? Effect.as(sql`create extension if not exists vector`, true) : Effect.succeed(false)
+  const exists = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+    SqlSchema.single({ Request: Schema.Void, Result: Schema.Struct({ exists: Schema.Boolean }), execute: () => statement })(undefined)
+  const install = exists(sql`select exists (select 1 from pg_available_extensions where name = 'vector')`).pipe(
+    Effect.flatMap((available) =>
+      available.exists ? Effect.as(sql`create extension if not exists vector`, true) : Effect.succeed(false)
     )
   )
-  return installed.pipe(
-    Effect.flatMap(([row]) => (row?.installed === true ? Effect.succeed(true) : install)),
+  return exists(sql`select exists (select 1 from pg_extension where extname = 'vector')`).pipe(
+    Effect.flatMap((installed) => (installed.exists ? Effect.succeed(true) : install)),
     Effect.catchAll((error) => Effect.as(Effect.logWarning("pgvector not enabled; retrieval uses real[] cosine", error), false))
   )
 }

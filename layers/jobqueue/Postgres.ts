@@ -19,6 +19,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -74,12 +75,14 @@ const makePostgres = Effect.gen(function* () {
   const asyncCommitRow = Effect.map(asyncCommit, (expression) => sql`(select ${expression}) as async_commit`)
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
+  const insertJob = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+    SqlSchema.single({ Request: Schema.Void, Result: Schema.Struct({ id: Schema.String }), execute: () => statement })(undefined)
 
   const primitives: Primitives = {
     enqueue: (input) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
-        const rows = yield* sql<{ id: string }>`
+        const row = yield* insertJob(sql`
           insert into jobs ${sql.insert({
             queue: input.queue,
             key: input.key ?? null,
@@ -87,8 +90,8 @@ const makePostgres = Effect.gen(function* () {
             status: "pending",
             run_at: input.runAt ?? at,
             created_at: at
-          })} returning id`
-        return String(rows[0]!.id)
+          })} returning id::text as id`)
+        return row.id
       }).pipe(orDie),
 
     // One statement (`jobs_claim`, migration 0014): under the queue's advisory lock, which serialises claims of

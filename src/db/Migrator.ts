@@ -6,8 +6,10 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 
 export type Migrations = Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
@@ -21,13 +23,25 @@ export const latestMigrationId = (migrations: Migrations): number =>
     return match ? Math.max(max, Number(match[1])) : max
   }, 0)
 
+/** The one row a catalog query returns, decoded; a row that does not decode is a defect. */
+const oneRow = <A, I>(Result: Schema.Schema<A, I>, statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+  SqlSchema.single({ Request: Schema.Void, Result, execute: () => statement })(undefined).pipe(
+    Effect.catchTags({ ParseError: Effect.die, NoSuchElementException: Effect.die })
+  )
+
 /** Highest applied id, 0 when nothing (not even the table) exists yet. */
 const highestAppliedId: Effect.Effect<number, SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const [table] = yield* sql<{ present: boolean }>`select to_regclass(${migrationsTable}) is not null as present`
-  if (!table?.present) return 0
-  const [row] = yield* sql<{ id: number | null }>`select max(migration_id) as id from ${sql(migrationsTable)}`
-  return row?.id ?? 0
+  const table = yield* oneRow(
+    Schema.Struct({ present: Schema.Boolean }),
+    sql`select to_regclass(${migrationsTable}) is not null as present`
+  )
+  if (!table.present) return 0
+  const row = yield* oneRow(
+    Schema.Struct({ id: Schema.NullOr(Schema.Number) }),
+    sql`select max(migration_id) as id from ${sql(migrationsTable)}`
+  )
+  return row.id ?? 0
 })
 
 /** True when the database is at exactly the latest migration of `migrations` (readiness). */
