@@ -1,83 +1,48 @@
 /**
  * The composition root: the areas (each `src/<area>/Area.ts` gives its programs, the adapters of the ports it
- * serves, its API groups and its workers), what they share, startup work (migrations, bootstrap) and the order
- * of a stop. `main.ts` runs it with layers from the environment; tests with test layers.
+ * serves, its API groups and its workers), what they share, and the order of a stop, on the infrastructure the
+ * caller chose (`Infrastructure.ts`) after the startup work (`Startup.ts`). `main.ts` runs it with layers from
+ * the environment; tests with test layers.
  */
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Api } from "../schema/Api.js"
-import type * as Ai from "../layers/Ai.js"
-import type { Database } from "../layers/Database.js"
-import type { IdGenerator } from "../layers/IdGenerator.js"
 import { layerPostgres as JobQueuePostgres } from "../layers/jobqueue/Postgres.js"
-import * as Lifecycle from "../layers/Lifecycle.js"
-import * as Decoders from "../layers/Decoders.js"
-import * as Extractor from "../layers/Extractor.js"
-import type { Fetcher } from "../layers/Fetcher.js"
-import type { FileStorage } from "../layers/FileStorage.js"
-import * as Ocr from "../layers/Ocr.js"
-import type { Mailer } from "../layers/Mailer.js"
-import type * as RateLimitStore from "../layers/RateLimitStore.js"
 import { AdminRoutes } from "./admin/Http.js"
 import * as Agents from "./agents/Area.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
-import { AppConfig, type AppConfigShape } from "./Config.js"
 import { ConsoleRoutes } from "./console/ConsoleBundle.js"
 import * as Conversations from "./conversations/Area.js"
 import * as Crawls from "./crawls/Area.js"
-import { migrations } from "./db/migrations/index.js"
 import * as Maintenance from "./db/Maintenance.js"
-import { runMigrations } from "./db/Migrator.js"
 import * as Email from "./email/Area.js"
 import { Outbox } from "./events/Outbox.js"
 import * as Files from "./files/Area.js"
 import * as Forms from "./forms/Area.js"
 import * as Glossary from "./glossary/Area.js"
 import * as HttpPlumbing from "./http/Area.js"
-import { CursorKeyLive } from "./http/CursorSecret.js"
 import { EdgeLive } from "./http/Edge.js"
+import { makeInfrastructure, type ServerLayers } from "./Infrastructure.js"
 import { isolate } from "./Performance.js"
 import * as Keys from "./keys/Area.js"
 import * as Knowledge from "./knowledge/Area.js"
-import { VectorIndex } from "./knowledge/VectorIndex.js"
 import * as Leads from "./leads/Area.js"
 import * as Qa from "./qa/Area.js"
-import type { SourceTexts } from "./qa/SourceTexts.js"
 import { inShutdownOrder } from "./Shutdown.js"
+import { Startup } from "./Startup.js"
 import * as System from "./system/Area.js"
 import * as Tickets from "./tickets/Area.js"
 import * as Training from "./training/Area.js"
 import * as Usage from "./usage/Area.js"
 import * as Webhooks from "./webhooks/Area.js"
 import * as Widget from "./widget/Area.js"
-import { bootstrap } from "./workspaces/Bootstrap.js"
 import { Workspaces } from "./workspaces/Workspaces.js"
 
-export interface ServerLayers {
-  readonly config: AppConfigShape
-  readonly database: Layer.Layer<SqlClient.SqlClient | Database, SqlError>
-  readonly rateLimitStore: Layer.Layer<RateLimiter.RateLimiterStore>
-  readonly ids: Layer.Layer<IdGenerator>
-  readonly mailer: Layer.Layer<Mailer>
-  readonly fetcher: Layer.Layer<Fetcher>
-  readonly ai: Layer.Layer<Ai.Ai>
-  /** Default: sharp and tesseract.js on the decoder processes. */
-  readonly ocr?: Layer.Layer<Ocr.Ocr, never, Decoders.Decoders>
-  readonly fileStorage: Layer.Layer<FileStorage>
-  /** Default: the knowledge area's indexed sources. */
-  readonly sourceTexts?: Layer.Layer<SourceTexts>
-  /** Default: the readers on the decoder processes. */
-  readonly extractor?: Layer.Layer<Extractor.Extractor, never, Decoders.Decoders>
-}
-export type { RateLimitStore }
+export type { RateLimitStore, ServerLayers } from "./Infrastructure.js"
 
 /**
  * What every area uses: the outbox (its fan-out to webhook endpoints served by the webhooks area), e-mails,
@@ -124,45 +89,11 @@ const Workers = Layer.mergeAll(
 )
 
 /**
- * Migrations, retrieval's indexes, the first-start bootstrap, then the check of the stored vectors' embedding
- * space (which may queue their re-embedding): done before the port opens.
- */
-const Startup = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const applied = yield* runMigrations(migrations)
-    if (applied.length > 0) yield* Effect.logInfo(`applied migrations: ${applied.map(([, name]) => name).join(", ")}`)
-    yield* Effect.flatMap(VectorIndex, (index) => index.ensure)
-    yield* bootstrap
-    yield* Knowledge.checkEmbeddings
-  })
-)
-
-/**
  * Everything, listening on `config.port` (0 picks a free port). The output
  * keeps the services so tests can reach the HttpServer address and seed data.
  */
 export const makeServer = (layers: ServerLayers) => {
-  const Infra = Layer.mergeAll(
-    layers.ids,
-    layers.mailer,
-    layers.fetcher,
-    layers.ai,
-    Layer.merge(layers.ocr ?? Ocr.layerDecoders, layers.extractor ?? Extractor.layerDecoders).pipe(
-      Layer.provide(
-        Decoders.layerProcesses({
-          processes: layers.config.ingest.concurrency,
-          timeoutMillis: layers.config.ingest.extractTimeoutMillis,
-          memoryMb: layers.config.ingest.extractMemoryMb
-        })
-      )
-    ),
-    layers.fileStorage,
-    Layer.succeed(AppConfig, layers.config),
-    Lifecycle.layer,
-    CursorKeyLive.pipe(Layer.provide(Layer.succeed(AppConfig, layers.config))),
-    // the request limiter takes from the store itself; the forms limiter uses `RateLimiter`
-    RateLimiter.layer.pipe(Layer.provideMerge(layers.rateLimitStore))
-  ).pipe(Layer.provideMerge(layers.database))
+  const Infra = makeInfrastructure(layers)
   const { Serving, drain } = HttpPlumbing.makeServing(layers.config)
   // Every request's fiber starts from the context the server is built in: only the API and the platform's
   // services (see `Performance.ts`). The API, the routes beside it and the edge are built first, each with what it
