@@ -260,7 +260,7 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
  * multi-row INSERT on PostgreSQL). What the service's work costs before any design: the service's overhead is its
  * time above this loop's.
  */
-const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>) => {
+const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRun> => {
   const sink = await sinkOf(db)
   await sink.query(
     "create table chunks (id serial primary key, agent text not null, url text not null, position int not null, " +
@@ -298,6 +298,8 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>) => {
     await sink.query(`insert into ${table} (${columns.join(", ")}) values ${values.join(", ")}`, params)
   }
   const agent = "agt_bench"
+  const cpuAtStart = process.cpuUsage()
+  const databaseCpuAtStart = db === "PostgreSQL" ? postgresCpuMs() : 0
   const started = performance.now()
   let categories: ReadonlyArray<Extract.Category> | undefined
   for (const url of urls) {
@@ -323,8 +325,18 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>) => {
     await sink.query("commit")
   }
   const ms = performance.now() - started
+  const cpu = process.cpuUsage(cpuAtStart)
+  // before the close: a backend's CPU leaves the count with its process
+  const databaseCpuMs = db === "PostgreSQL" ? postgresCpuMs() - databaseCpuAtStart : 0
   await sink.close()
-  return ms
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, databaseCpuMs }
+}
+
+/** The same-work loop's time, and its CPU: the benchmark's process (which serves the site's pages too) and PostgreSQL's. */
+interface LoopRun {
+  readonly ms: number
+  readonly cpuMs: number
+  readonly databaseCpuMs: number
 }
 
 interface Measured {
@@ -334,6 +346,7 @@ interface Measured {
   readonly bareMs: number
   readonly bareLoad: number
   readonly sameMs: number
+  readonly sameCpu: string
   readonly sameLoad: number
   readonly many: Run
 }
@@ -389,6 +402,7 @@ export const knowledge = async (): Promise<Section> => {
         let bareMs = 0
         let bareLoad = 0
         let sameMs = 0
+        let sameCpu = ""
         let sameLoad = 0
         const steps = [
           async () => {
@@ -402,8 +416,10 @@ export const knowledge = async (): Promise<Section> => {
           },
           async () => {
             sameLoad = load1()
-            sameMs = await sameWorkLoop(db, urls)
-            console.log(`    bare loop, same work: ${fmt(sameMs / 1000, 1)} s, ${fmt(pagesPerSecond(sameMs), 2)} pages/s, load ${fmt(sameLoad, 2)}`)
+            const same = await sameWorkLoop(db, urls)
+            sameMs = same.ms
+            sameCpu = cpuCell({ ...same, indexed: pages, failed: 0, peakMb: 0, loadAtStart: sameLoad })
+            console.log(`    bare loop, same work: ${fmt(sameMs / 1000, 1)} s, ${fmt(pagesPerSecond(sameMs), 2)} pages/s, CPU ${sameCpu}, load ${fmt(sameLoad, 2)}`)
           },
           async () => {
             many = await ingest(db, urls, agentCount)
@@ -412,7 +428,7 @@ export const knowledge = async (): Promise<Section> => {
         ]
         // the machine's pace drifts over minutes: neighbours in alternating order compare better
         for (const step of round % 2 === 0 ? steps : [...steps].reverse()) await step()
-        measured.push({ db, round, one: one!, bareMs, bareLoad, sameMs, sameLoad, many: many! })
+        measured.push({ db, round, one: one!, bareMs, bareLoad, sameMs, sameCpu, sameLoad, many: many! })
       }
     }
   } finally {
@@ -427,15 +443,15 @@ export const knowledge = async (): Promise<Section> => {
       "Load: the 1-minute load average at the start of each run (2 cores).",
     "",
     "| database | round | service, 1 agent | bare loop | service / bare | bare loop, same work | service / same work | service, " +
-      `${agentCount} agents | ${agentCount} agents vs 1 (pages/s) | CPU a page, 1 / ${agentCount} agents (cores busy) | peak RSS 1 agent / ${agentCount} agents |`,
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      `${agentCount} agents | ${agentCount} agents vs 1 (pages/s) | CPU a page, 1 / ${agentCount} agents (cores busy) | CPU a page, same-work loop | peak RSS 1 agent / ${agentCount} agents |`,
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...measured.map(
       (m) =>
         `| ${m.db} | ${m.round + 1} | ${fmt(m.one.ms / 1000, 1)} s, ${fmt(pagesPerSecond(m.one.ms), 2)}/s (load ${fmt(m.one.loadAtStart, 2)}) | ` +
         `${fmt(m.bareMs / 1000, 1)} s, ${fmt(pagesPerSecond(m.bareMs), 1)}/s (load ${fmt(m.bareLoad, 2)}) | ${fmt(m.one.ms / m.bareMs, 2)}× | ` +
         `${fmt(m.sameMs / 1000, 1)} s, ${fmt(pagesPerSecond(m.sameMs), 1)}/s (load ${fmt(m.sameLoad, 2)}) | ${fmt(m.one.ms / m.sameMs, 2)}× | ` +
         `${fmt(m.many.ms / 1000, 1)} s, ${fmt(pagesPerSecond(m.many.ms), 2)}/s (load ${fmt(m.many.loadAtStart, 2)}) | ` +
-        `${fmt(m.one.ms / m.many.ms, 2)}× | ${cpuCell(m.one)} / ${cpuCell(m.many)} | ${fmt(m.one.peakMb)} / ${fmt(m.many.peakMb)} MB |`
+        `${fmt(m.one.ms / m.many.ms, 2)}× | ${cpuCell(m.one)} / ${cpuCell(m.many)} | ${m.sameCpu} | ${fmt(m.one.peakMb)} / ${fmt(m.many.peakMb)} MB |`
     ),
     ...dbs.map((db) => {
       const mine = measured.filter((m) => m.db === db)
@@ -444,14 +460,15 @@ export const knowledge = async (): Promise<Section> => {
         `| ${db} | median | ${fmt(pagesPerSecond(mid((m) => m.one.ms)), 2)}/s | ${fmt(pagesPerSecond(mid((m) => m.bareMs)), 1)}/s | ` +
         `${fmt(mid((m) => m.one.ms / m.bareMs), 2)}× | ${fmt(pagesPerSecond(mid((m) => m.sameMs)), 1)}/s | ${fmt(mid((m) => m.one.ms / m.sameMs), 2)}× | ` +
         `${fmt(pagesPerSecond(mid((m) => m.many.ms)), 2)}/s | ` +
-        `${fmt(mid((m) => m.one.ms / m.many.ms), 2)}× | ${medianCpu(mine.map((m) => m.one))} / ${medianCpu(mine.map((m) => m.many))} | ` +
+        `${fmt(mid((m) => m.one.ms / m.many.ms), 2)}× | ${medianCpu(mine.map((m) => m.one))} / ${medianCpu(mine.map((m) => m.many))} | | ` +
         `${fmt(Math.max(...mine.map((m) => m.one.peakMb)))} / ${fmt(Math.max(...mine.map((m) => m.many.peakMb)))} MB (max) |`
       )
     }),
     "",
     "CPU: the service process's user and system time over the run (all its threads), plus on PostgreSQL the " +
       "server's processes' (every `postgres` process on the machine, the benchmark's databases only), per page, and " +
-      "as cores busy on average (of 2).",
+      "as cores busy on average (of 2). The same-work loop's: the benchmark's process (which serves the site's pages " +
+      "as well) plus PostgreSQL's.",
     "",
     `Every run: ${measured.every((m) => m.one.failed === 0 && m.many.failed === 0 && m.one.indexed === pages && m.many.indexed === pages) ? `all ${pages} sources indexed, none failed` : measured.map((m) => `${m.db} round ${m.round + 1}: ${m.one.indexed}/${m.one.failed} and ${m.many.indexed}/${m.many.failed} indexed/failed`).join("; ")}.`,
     ""
