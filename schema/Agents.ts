@@ -13,6 +13,7 @@ import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelo
 import { ApiError, InvalidCursor, InvalidLimit, ResourceMissing } from "./Errors.js"
 import { AgentId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 export const AgentType = Schema.Literal("support", "training")
 export type AgentType = typeof AgentType.Type
@@ -141,19 +142,6 @@ export type UpdateAgent = typeof UpdateAgent.Type
 
 const idPath = HttpApiSchema.param("id", AgentId)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const agentsReference = [
-  "An agent: `id` (`agt_…`), `object: \"agent\"`, `type`, `name`, `slug`, `instructions`, `welcome_message`,",
-  "`allowed_origins` (the origins its widget may be embedded on; see the Widget group),",
-  "`created_at`, `updated_at`. The slug is derived from the name (lower-case ASCII words joined by `-`,",
-  "accents folded: \"Ayuda Técnica\" → `ayuda-tecnica`), unique per workspace and environment (`sales`, `sales-2`,",
-  "…), and follows the name when it changes.",
-  "",
-  "`knowledge_refresh` keeps what the agent learnt from the web up to date: `schedule` (`off`, `daily`, `weekly`)",
-  "refreshes every indexed `url` source that often, the first run one period after it is set; `gone_grace_days`",
-  "(0 to 365, default 7) is how long a page answering 404 or 410 keeps its knowledge. See the Knowledge group's",
-  "refresh for what a refresh does."
-].join("\n")
 
 export class AgentsGroup extends HttpApiGroup.make("agents")
   .add(
@@ -206,5 +194,5 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .annotate(OpenApi.Summary, "Delete an agent (soft delete)")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, agentsReference)
+  .annotate(OpenApi.Description, reference("agents"))
   .annotate(OpenApi.Title, "Agents") {}

@@ -23,6 +23,7 @@ import {
 import { RefreshSchedule } from "./Agents.js"
 import { AgentId, CrawlId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 /** Pages one crawl may read at most, by plan: a request's `limit` above it is refused. */
 export const crawlPageCap: Record<Plan, number> = { free: 50, starter: 500, pro: 5_000, enterprise: 10_000 }
@@ -130,59 +131,14 @@ const agentPath = HttpApiSchema.param("agent_id", AgentId)
 const crawlPath = HttpApiSchema.param("crawl_id", CrawlId)
 const missing = ApiError(ResourceMissing)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const crawlsReference = [
-  "A crawl learns a whole website for an agent from one address: its pages become the agent's `url` sources.",
-  "",
-  "```sh",
-  "curl -s http://127.0.0.1:3000/v1/agents/agt_…/crawls -H \"Authorization: Bearer $KEY\" \\",
-  "     -H 'Content-Type: application/json' -d '{\"url\":\"https://help.example.com/\",\"limit\":200}'",
-  "```",
-  "",
-  "- **What it reads.** The site's `robots.txt` first, for our user agent `AssistantPlatformBot` (its `User-Agent`",
-  "  is `AssistantPlatformBot/1.0 (…)`): its `Disallow`/`Allow` rules and `Crawl-delay` are obeyed. A robots.txt",
-  "  that answers 5xx or not at all stops the crawl (`failed`, `error.code: robots_unreadable`), as RFC 9309 asks;",
-  "  a 4xx means no rules. Then the sitemaps robots.txt names, `sitemap_url` and `/sitemap.xml` (sitemap indexes",
-  "  and gzip-encoded sitemaps too, of the same site, 100 files at most), then the pages: the start page, the",
-  "  sitemaps' pages and the links of each page read, in the order met.",
-  "- **What it keeps.** Pages of the start page's origin (and directory, with `keep_to_path`), each once: an",
-  "  address is spelled one way (no fragment, no tracking parameters such as `utm_*`, its query sorted), a",
-  "  redirect is followed within the site only, a page naming another as its `<link rel=\"canonical\">` met",
-  "  already is a duplicate, a page marked `noindex` is not kept (its links are followed). HTML pages, PDFs and",
-  "  plain text are kept; images and other files are not.",
-  "- **Politeness.** One request at a time per site, across every crawl of every workspace (a second crawl of the",
-  "  same site waits for the first), `Crawl-delay` seconds apart (60 at most).",
-  `- **Limit.** \`limit\` pages are read at most (kept or not), ${DEFAULT_CRAWL_LIMIT} by default; each plan caps it:`,
-  `  free ${crawlPageCap.free}, starter ${crawlPageCap.starter}, pro ${crawlPageCap.pro}, enterprise`,
-  `  ${crawlPageCap.enterprise}. Above the cap, \`400 parameter_invalid\` (\`param: limit\`). Addresses met past it`,
-  "  are skipped `over_limit`.",
-  "- **Sources.** Each page kept becomes a `url` source of the agent at once (its title the page's own), carrying",
-  "  the bytes the crawl read, so the page is not fetched again; sources are indexed one at a time per agent, in",
-  "  order, as a batch's are, with their own `knowledge.source.indexed` / `knowledge.source.failed` events.",
-  "- **Progress.** `status` is `queued`, `running`, then `completed` (every page it keeps is a source, queued for",
-  "  indexing), `failed` or `canceled`. `pages` counts `discovered`, `queued` (waiting to be read), `kept`,",
-  "  `indexed`, `indexing` and `failed` (these go on moving after `completed`, as the sources settle: a crawl's",
-  "  pages are all indexed or failed once it is `completed` with `indexing` 0), and",
-  "  `skipped` by reason: `disallowed`, `off_origin`, `duplicate`, `over_limit`, `not_html`, `noindex`, `known`. Every",
-  "  address met is listed with what became of it at `GET …/crawls/{crawl_id}/pages` (`outcome`: `kept`,",
-  "  `skipped` with its `reason`, `unreadable` with what went wrong).",
-  "- **One at a time per site.** An agent's second crawl of a site whose crawl is `queued` or `running` is",
-  "  `409 crawl_in_progress`.",
-  "- **Cancel.** `POST …/cancel` stops a `queued` or `running` crawl before its next page (`canceled`); the",
-  "  sources it made stay. A crawl that ended is answered as it is.",
-  "- **Events.** `crawl.completed` (`crawl`) when the walk ends, `crawl.failed` (`crawl`, `error`) when it cannot",
-  "  go on; both in the transaction that records the crawl's end.",
-  "- **Crawling again.** A page the agent already has as a `url` source (from an earlier crawl, or added by URL) is",
-  "  not kept twice: it is skipped `known` and refreshed from the bytes this crawl read (see the Knowledge group's",
-  "  refresh), so a site crawled again finds its new pages and brings the known ones up to date.",
-  "- **Schedule.** A crawl with `schedule` `daily` or `weekly` (at creation, or `PATCH` it later; `off` stops it)",
-  "  crawls its site again a period after it was asked for, then every period: each run is a new crawl with the",
-  "  same `url`, `sitemap_url`, `keep_to_path` and `limit` (within the plan's cap then), `scheduled_by` the crawl",
-  "  holding the schedule, so it finds the site's new pages and refreshes the known ones. A run that finds the",
-  "  agent's crawl of the site still under way is skipped; the next one keeps its time (`next_run_at`).",
-  "- **Restarts.** A crawl is a job: a crawl under way when the service stops is run again from its start by the",
-  "  next process, keeping no page twice and counting none twice (pages it had read are read again)."
-].join("\n")
+/** The group's reference (its tag's description in the OpenAPI document and on `/docs`), with the figures it quotes. */
+const crawlsReference = reference("crawls", {
+  DEFAULT_CRAWL_LIMIT,
+  "crawlPageCap.free": crawlPageCap.free,
+  "crawlPageCap.starter": crawlPageCap.starter,
+  "crawlPageCap.pro": crawlPageCap.pro,
+  "crawlPageCap.enterprise": crawlPageCap.enterprise
+})
 
 export class CrawlsGroup extends HttpApiGroup.make("crawls")
   .add(

@@ -21,6 +21,7 @@ import {
 } from "./Errors.js"
 import { FileId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 /** Largest upload: 25 MB, counted while the bytes stream in. */
 export const MAX_FILE_BYTES = 25 * 1024 * 1024
@@ -78,16 +79,6 @@ export type CreateFile = typeof CreateFile.Type
 const id = HttpApiSchema.param("id", FileId)
 const missing = ApiError(ResourceMissing)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const filesReference = [
-  "Files hold the bytes of documents, images and audio that knowledge and lesson sources read (`file_id`):",
-  "declare a file (`POST /v1/files`, at most 25 MB, else `413`), send its bytes to its `upload_url`",
-  "(`PUT /v1/files/{id}/content`, checked against the declared type by their magic bytes), confirm it, then name it",
-  "in a source (a file not confirmed is `409 file_not_uploaded` there). A file: `id`, `filename`, `content_type`,",
-  "`size_bytes`, `status` (`pending`, `uploaded`), `received`, `upload_url`, `created_at`, `uploaded_at`. Deleting",
-  "a file deletes its record and bytes; sources already indexed from it stay. Images are read through OCR",
-  "(tesseract.js; 4 MB or more downscaled first); MP3, WAV, M4A and OGG are transcribed (see the Training group)."
-].join("\n")
 
 export class FilesGroup extends HttpApiGroup.make("files")
   .add(
@@ -160,5 +151,5 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .annotate(OpenApi.Summary, "Delete a file and its bytes (sources already indexed from it stay)")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, filesReference)
+  .annotate(OpenApi.Description, reference("files"))
   .annotate(OpenApi.Title, "Files") {}

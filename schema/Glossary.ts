@@ -13,6 +13,7 @@ import { Envelope, Timestamp } from "./Envelope.js"
 import { ApiError, ParameterInvalid, ResourceMissing, TermExists } from "./Errors.js"
 import { AgentId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 /** Most terms one agent's glossary holds. */
 export const maxTerms = 1000
@@ -89,22 +90,6 @@ const termPath = HttpApiSchema.param(
 )
 const missing = ApiError(ResourceMissing)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const glossaryReference = [
-  "A glossary term: `object: \"glossary_term\"`, `term`, `definition`, `synonyms`, `case_sensitive`, `enabled`,",
-  "`created_at`, `updated_at`.",
-  "",
-  "**Which agent.** Every path names an agent of the key's environment; another environment's or workspace's",
-  "agent is `404 resource_missing` (`param: \"id\"`), and a term of another agent is `404 resource_missing`",
-  "(`param: \"term\"`).",
-  "",
-  "**Glossary.** Terms are unique per agent ignoring case (`term_exists` names the stored spelling), and",
-  "`{term}` in a path is the term percent-encoded (`Wi-Fi%20%2F%20Router`), matched ignoring case. Surrounding",
-  "spaces are trimmed. `PUT` checks the whole list first (a repeated term is `400 parameter_invalid` with",
-  "`param: \"terms[2].term\"`) and then swaps it in one transaction under the agent's glossary lock: a refused list",
-  "changes nothing, and concurrent replacements never mix. Enabled terms feed answers (definitions) and",
-  "retrieval (synonyms expand the query); disabled ones are kept but unused."
-].join("\n")
 
 export class GlossaryGroup extends HttpApiGroup.make("glossary")
   .add(
@@ -170,5 +155,5 @@ export class GlossaryGroup extends HttpApiGroup.make("glossary")
       .annotate(OpenApi.Summary, "Remove a term")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, glossaryReference)
+  .annotate(OpenApi.Description, reference("glossary"))
   .annotate(OpenApi.Title, "Glossary") {}

@@ -14,6 +14,7 @@ import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelo
 import { ApiError, InvalidCursor, InvalidLimit, ResourceMissing } from "./Errors.js"
 import { ApiKeyId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 const kindDescription =
   "`secret`: `sk_test_`/`sk_live_`, for servers, with scopes; `widget`: `widget_pk_`, public, for the widget surface " +
@@ -66,24 +67,6 @@ export type CreateKey = typeof CreateKey.Type
 
 const idPath = HttpApiSchema.param("id", ApiKeyId)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const keysReference = [
-  "A workspace's API keys, managed by a secret key with `read:keys` / `write:keys` (the sandbox key printed at",
-  "first start and the CLI's keys hold both). A key: `id` (`key_…`), `object: \"api_key\"`, `kind` (`secret`,",
-  "`widget`, `forms`), `livemode`, `name`, `prefix`, `last4`, `redacted` (`sk_test_…AbCd`), `scopes`, `created_at`. Keys are stored",
-  "hashed: the full value is in `secret` in the creation response only. A retry of the creation with the same",
-  "`Idempotency-Key` gets the same response for 24 hours (like every `POST`), so a lost response does not leave a",
-  "key nobody can use.",
-  "",
-  "### Choices",
-  "- A key acts on its own workspace and environment only; another's key is `404 resource_missing`.",
-  "- No escalation: a key grants only scopes it holds (`403 key_scope_mismatch`, `param: \"scopes\"`). The widget",
-  "  scopes stand for the writes they make: `widget:tickets` needs `write:tickets`, `widget:chat` needs",
-  "  `write:conversations`; a forms key needs `write:forms`. A scope the kind cannot hold, or an empty list, is",
-  "  `400 parameter_invalid`; omitted `scopes` give every scope of the kind the caller may grant.",
-  "- A key cannot revoke itself (`400 parameter_invalid`): one request must not lock out the integration that sent it.",
-  "- Keys made with every scope before `keys` existed got `read:keys` and `write:keys` (migration 0021); narrowed keys did not."
-].join("\n")
 
 export class KeysGroup extends HttpApiGroup.make("keys")
   .add(
@@ -130,5 +113,5 @@ export class KeysGroup extends HttpApiGroup.make("keys")
       )
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, keysReference)
+  .annotate(OpenApi.Description, reference("keys"))
   .annotate(OpenApi.Title, "API keys") {}

@@ -12,6 +12,7 @@ import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelo
 import { ApiError, InvalidCursor, InvalidLimit, ParameterMissing, ResourceMissing } from "./Errors.js"
 import { AgentId, ConversationId, LeadId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 /** Free keys; `source` (`widget`, `api`, or the integrator's own) and `page` are the usual ones. */
 export const LeadMetadata = Schema.Record({ key: Schema.String.pipe(Schema.maxLength(100)), value: Schema.Unknown }).pipe(
@@ -73,43 +74,6 @@ export type LeadListParams = typeof LeadListParams.Type
 
 const idPath = HttpApiSchema.param("id", LeadId)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const leadsReference = [
-  "A lead is a visitor's contact details, left in the widget (`POST /widget/v1/agents/{agent_id}/leads`, see",
-  "the Widget group) or recorded by an integration.",
-  "",
-  "A lead: `id` (`ldx_…`), `object: \"lead\"`, `agent_id`, `email`, `name`, `phone` (each a string or null),",
-  "`metadata` (free keys, at most 50; `source` is `api` or `widget` unless the caller set it, `page` is the page",
-  "it came from by convention), `conversation_id` (`cnv_…` or null), `created_at`.",
-  "",
-  "```sh",
-  "curl -s http://127.0.0.1:3000/v1/leads -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' \\",
-  "     -d '{\"agent_id\":\"agt_…\",\"email\":\"ada@example.com\",\"name\":\"Ada\",\"metadata\":{\"page\":\"/pricing\"}}'",
-  "```",
-  "",
-  "- **Which agent.** `agent_id` must be an agent of the key's environment, else `404 resource_missing`",
-  "  (`param: \"agent_id\"`).",
-  "- **Contact.** A lead needs an `email` or a `phone`: with neither, `400 parameter_missing` (`param: \"email\"`).",
-  "  `email` must look like `name@domain.tld` (trimmed, stored as given); `phone` is digits with an optional",
-  "  leading `+` and spaces, dots, dashes or parentheses, 5 digits at least, 40 characters at most. Anything else is",
-  "  `400 parameter_invalid` naming the field.",
-  "- **Conversation.** `conversation_id`, when given, must be a conversation id (`cnv_…`, else",
-  "  `400 parameter_invalid`); it is stored and sent as given.",
-  "- **Event.** `lead.captured` (`lead`, `conversation_id`) is written in the same transaction as the lead.",
-  "- **Delete.** A deleted lead leaves a tombstone: its id, agent and times stay, its `email`, `name`, `phone` and",
-  "  `metadata` are cleared at once. It no longer appears in reads and lists; deleting it again answers `200` with",
-  "  the same body; an id that never existed (or another workspace's or environment's) is `404 resource_missing`.",
-  "  In the same transaction the stored copies lose it too, as with ticket erasure: the bodies of its",
-  "  `lead.captured` events (so a pending webhook delivery sends the cleared lead) and the stored responses of",
-  "  idempotent requests (a replay shows the cleared lead). What receivers already got cannot be recalled.",
-  "",
-  "**Choices** (where the spec leaves one open):",
-  "",
-  "- Leads: a lead needs an `email` or a `phone` (a name alone reaches nobody); `DELETE` is idempotent (the",
-  "  second answers as the first, unlike other deletes, as the spec asks) and clears the personal data at once,",
-  "  keeping a tombstone; `metadata.source` defaults to `api` or `widget`. There is no `created` date filter on",
-  "  lists: no other list has one."
-].join("\n")
 
 export class LeadsGroup extends HttpApiGroup.make("leads")
   .add(
@@ -159,5 +123,5 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
       .annotate(OpenApi.Summary, "Delete a lead and its personal data; deleting again answers the same")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, leadsReference)
+  .annotate(OpenApi.Description, reference("leads"))
   .annotate(OpenApi.Title, "Leads") {}

@@ -13,6 +13,7 @@ import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelo
 import { ApiError, CategoryExists, InvalidCursor, InvalidLimit, ParameterInvalid, ResourceMissing } from "./Errors.js"
 import { AgentId, CategoryId, QaId, SourceId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 /** Most categories one agent holds. */
 export const maxCategories = 100
@@ -123,47 +124,6 @@ const qaPath = HttpApiSchema.param("qa_id", QaId)
 const categoryPath = HttpApiSchema.param("category_id", CategoryId)
 const missing = ApiError(ResourceMissing)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const qaReference = [
-  "A Q&A: `id` (`qa_…`), `object: \"qa\"`, `agent_id`, `question`, `answer`, `category_id` (or null), `origin`",
-  "(`manual`: written through the API; `generated`: drawn from a knowledge source by the AI pipeline; `csv`:",
-  "imported from a `csv_qa` source), `source_id` (the knowledge source it came from, or null), `created_at`,",
-  "`updated_at`. Each Q&A has an embedding (the AI provider's vector of its question and answer), computed when it",
-  "is written or its text changes; it serves retrieval and is never returned. A category: `id` (`cat_…`),",
-  "`object: \"category\"`, `agent_id`, `name`, `description`, `position` (the agent's categories are numbered",
-  "`0..n-1`), `created_at`, `updated_at`.",
-  "",
-  "**Which agent.** Every path names an agent of the key's environment; another environment's or workspace's",
-  "agent is `404 resource_missing` (`param: \"id\"`), and a Q&A or category of another agent is",
-  "`404 resource_missing` (`param` `qa_id` or `category_id`), as is a `category_id` in a body that is not",
-  "the same agent's.",
-  "",
-  "**Categories.** Names are unique per agent ignoring case (`409 category_exists`); an agent holds at most 100",
-  "categories (`400 parameter_invalid`). A `position` past the end puts the category last. Writes to one agent's",
-  "categories queue on a per-agent lock (on every instance), so positions stay dense under concurrency.",
-  "Deleting a category does not delete its Q&A: they become uncategorised, since an answer an integrator wrote",
-  "or kept should not disappear with a filing decision.",
-  "",
-  "**Editing generated Q&A.** Changing the `question` or `answer` of a `generated` Q&A makes it `manual` (its",
-  "`source_id` stays): it is now the integrator's text, so regeneration keeps it and deleting its source does",
-  "not remove it. Moving it to another category keeps it `generated`.",
-  "",
-  "**Regeneration.** `POST …/qa/regenerate` queues a job (queue `qa-regenerate`, one at a time per agent, in",
-  "order) and answers `202` at once. The job draws Q&A again from the extracted text of each of the agent's",
-  "indexed sources, with the `AI_PROVIDER` in use, files them under the agent's categories (an agent with no",
-  "categories gets them from its first source, as in ingestion), and in one transaction replaces the generated",
-  "Q&A and writes `qa.regenerated` with `qa_count` = the number of generated Q&A it wrote. Manual and CSV Q&A are",
-  "never touched. A source indexed while the job runs keeps the Q&A its ingestion wrote. A provider that fails",
-  "transiently (timeouts, 429, 5xx) is retried after 10 s, 40 s and 160 s; after that, or on a lasting",
-  "failure, the job stops without an event and the Q&A stay as they were.",
-  "",
-  "**Choices** (where the spec leaves one open):",
-  "",
-  "- Q&A and glossary: see the sections above — deleting a category",
-  "  leaves its Q&A uncategorised; editing a generated Q&A's text makes it `manual`; `qa_count` in",
-  "  `qa.regenerated` counts the generated Q&A written; the categories list is one page in position order;",
-  "  categories and glossary terms are unique per agent ignoring case."
-].join("\n")
 
 export class QaGroup extends HttpApiGroup.make("qa")
   .add(
@@ -270,5 +230,5 @@ export class QaGroup extends HttpApiGroup.make("qa")
       .annotate(OpenApi.Summary, "Delete a category; its Q&A stay, uncategorised")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, qaReference)
+  .annotate(OpenApi.Description, reference("qa"))
   .annotate(OpenApi.Title, "Q&A and categories") {}

@@ -22,6 +22,7 @@ import {
 } from "./Errors.js"
 import { AgentId } from "./Ids.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 export const TicketPublicId = Schema.String.pipe(
   Schema.pattern(/^tck_[A-Za-z0-9]{8,64}$/, { message: () => "Expected a ticket id (tck_...)" }),
@@ -265,61 +266,6 @@ export const ActingHeaders = Schema.Struct({
 const id = HttpApiSchema.param("public_id", TicketPublicId)
 const missing = ApiError(ResourceMissing)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const ticketsReference = [
-  "A ticket: `id` (UUID, internal), `public_id` (`tck_…`, used in paths), `object: \"ticket\"`, `agent_id`, `status`",
-  "(`open`, `pending_user`, `resolved`), `priority` (`low`, `normal` — the default —, `high`, `urgent`), `origin`",
-  "(`api`, `widget_button`, `ai_escalation`, `form`), `visitor_name`, `visitor_email` (both nullable), `subject`,",
-  "`assigned_to`, `tags`, `metadata`, `conversation_id`, `created_at`, `updated_at`, `resolved_at`,",
-  "`first_response_at`. A message: `id` (`tmsg_…`), `object: \"ticket_message\"`, `ticket_public_id`, `author_type`",
-  "(`visitor` or `member`), `author_id` (the `Service-Member-Id` of a member message, else null), `body`,",
-  "`created_at`. A thread event: `id` (`tev_…`), `object: \"ticket_event\"`, `type` (`created`, `status_changed`,",
-  "`resolved`, `reopened`, `message_added`, `assigned`, `erased`), `from`, `to`, `actor` `{type, id}`, `created_at`.",
-  "",
-  "**Who may create what.** The `agent_id` must be an agent of the key's environment (else `404 resource_missing`,",
-  "`param: \"agent_id\"`).",
-  whoCreatesWhich,
-  "The origin thus always says which surface a ticket came through: an integration relaying its widget's",
-  "visitors creates their tickets with a widget key. The first message, when given, is always the visitor's.",
-  "",
-  "**Actors.** A change made with a secret key is by actor `api` (id = the key id), or by `member` (id = the value)",
-  "when the request carries `Service-Member-Id: <member UID>`; with a widget key it is by the `visitor`.",
-  "",
-  "**Status rules.**",
-  "",
-  "| From | Trigger | To | Also |",
-  "|---|---|---|---|",
-  "| any | `PATCH` with another `status` | the value given | `ticket.status.changed`; entering `resolved` sets `resolved_at` and writes `ticket.resolved` (`ticket`); leaving it clears `resolved_at` |",
-  "| not `resolved` | `POST …/resolve` | `resolved` | as above; already resolved: nothing |",
-  "| `resolved` | `POST …/reopen` | `open` | clears `resolved_at`; `ticket.status.changed` |",
-  "| `open` | member message | `pending_user` | actor `system` |",
-  "| `pending_user`, `resolved` | visitor message | `open` | actor `system`; clears `resolved_at` |",
-  "",
-  "The first member message sets `first_response_at` (once). Every message writes `ticket.message.created`",
-  "(`ticket_public_id`, `message`) before any status change it causes. `ticket.status.changed` carries",
-  "`ticket_public_id`, `from`, `to`, `actor` and `changed_at`. A change that changes nothing writes nothing.",
-  "",
-  "**Plan caps.** Tickets created per calendar month (UTC, by the service clock), per workspace and environment:",
-  "Free 20, Starter 200, Pro and Enterprise unlimited; over the cap `402 limit_reached`. Widget and API tickets",
-  "count alike; refused or failed creations do not count. The count is a row per workspace, environment and month,",
-  "incremented conditionally (`... on conflict do update ... where count < cap`) inside the creation's",
-  "transaction, so it is exact under any concurrency and with many instances.",
-  "",
-  "**Erasure.** `DELETE` replaces `visitor_name`, `visitor_email` (when set) and every message body with the",
-  "literal `[deleted]`, and removes the same values from every stored copy: the bodies of the ticket's events",
-  "(which pending webhook deliveries send, so their next attempt carries `[deleted]`) and the stored responses",
-  "of idempotent requests. The ticket, its messages (ids, authors, times), its thread events and its webhook",
-  "events stay; an `erased` thread event is added once. A second `DELETE` returns the same ticket. The owner's",
-  "notification e-mail never contains the visitor's name, e-mail or message, since a sent e-mail cannot be erased.",
-  "",
-  "**Choices** (where the spec leaves one open):",
-  "",
-  "- Tickets: `GET /v1/tickets/{public_id}/messages` lists oldest first (a thread is read in order); every other",
-  "  list is newest first. `reopen` on a ticket that is not resolved, and `resolve` on a resolved one, answer",
-  "  `200` with the ticket unchanged. `DELETE` of a ticket is an erasure, not a removal, and returns the ticket.",
-  "  Origins follow the key's kind (above); nobody creates `form` through the API. `PATCH` also accepts",
-  "  `priority`."
-].join("\n")
 
 export class TicketsGroup extends HttpApiGroup.make("tickets")
   .add(
@@ -434,5 +380,5 @@ export class TicketsGroup extends HttpApiGroup.make("tickets")
       .annotate(OpenApi.Summary, "Erase the visitor's personal data (name, e-mail, message bodies); idempotent")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, ticketsReference)
+  .annotate(OpenApi.Description, reference("tickets", { whoCreatesWhich }))
   .annotate(OpenApi.Title, "Tickets") {}

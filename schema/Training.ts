@@ -25,6 +25,7 @@ import {
 import { AgentId, FileId, LessonId, LessonSourceId, ModuleId } from "./Ids.js"
 import { SourceErrorCode, SourcePhase, SourceStatus } from "./Knowledge.js"
 import { StrictStruct } from "./Payload.js"
+import { reference } from "./Reference.js"
 
 /** Children per parent: modules per agent, lessons per module, sources per lesson. */
 export const MAX_MODULES = 100
@@ -175,71 +176,6 @@ const sourcePath = HttpApiSchema.param("source_id", LessonSourceId)
 const missing = ApiError(ResourceMissing)
 const mismatch = ApiError(AgentTypeMismatch)
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const trainingReference = [
-  "Agents of type `training` hold a course: modules (`mod_…`), each with lessons (`lsn_…`), each with lesson",
-  "sources (`lsrc_…`) that are indexed like knowledge sources and that the agent's replies draw on. Every",
-  "endpoint answers `400 agent_type_mismatch` (`param: id`) for an agent of another type, and `404",
-  "resource_missing` for an agent, module, lesson or source not of this agent in this environment (another",
-  "agent's ids included), naming the parameter (`id`, `module_id`, `lesson_id`, `source_id`).",
-  "",
-  "A module: `id`, `object: \"module\"`, `agent_id`, `title`, `description`, `position`, `created_at`,",
-  "`updated_at`. A lesson: `id`, `object: \"lesson\"`, `agent_id`, `module_id`, `title`, `content`, `position`,",
-  "`created_at`, `updated_at`. A lesson source: `id`, `object: \"lesson_source\"`, `agent_id`, `lesson_id`, `type`,",
-  "`title`, `is_primary`, `position`, and the knowledge pipeline's progress fields: `status`, `phase`, `progress`,",
-  "`attempts`, `next_attempt_at`, `error`, `error_code`, `source_ref` (the URL, the file id, or `inline`),",
-  "`size_bytes`, `chunk_count`. Positions are 0-based and dense within the parent.",
-  "",
-  "**Events.** A lesson source ends with `course.lesson.source.indexed` (`lesson`, `source`: the lesson and the",
-  "lesson source as above) or `course.lesson.source.failed` (`lesson`, `source`, `error` = `{code, message}`),",
-  "never with the `knowledge.source.*` events.",
-  "",
-  "**Audio.** MP3, WAV, M4A and OGG are recognised by their magic bytes (uploads of those types are accepted by",
-  "`/v1/files`). Their length is read from the headers (WAV `fmt `/`data`; MP3 Xing/Info or VBRI frame count,",
-  "else the constant bit rate over the size; OGG the last granule over the Vorbis or Opus rate; M4A `mvhd`): more",
-  "than 10 minutes is refused at creation (`400 parameter_invalid`, `param: file_id`, naming the length). The",
-  "pipeline then transcribes it: a `transcript` sent with the source is used as is; otherwise the AI provider",
-  "transcribes. `openai` posts the file as multipart to `{AI_BASE_URL}/audio/transcriptions` (model",
-  "`AI_TRANSCRIPTION_MODEL`, `response_format=verbose_json`, up to 10 minutes per request); a reported duration",
-  "over 10 minutes fails the source (`audio_too_long`). `local` cannot transcribe: the source fails with",
-  "`transcription_failed` and a message saying to send a `transcript` or use `openai`. While it runs the source",
-  "shows `status: processing`, `phase: extracting`, `progress: 20`, and the job's lease is extended every third",
-  "of `INGEST_LEASE_MS`, so a long transcription is never taken over by another worker. Audio files given to a",
-  "knowledge source as `file_id` are transcribed the same way.",
-  "",
-  "**Replies.** A training agent's replies draw on its lesson sources' chunks (and Q&A generated from them); each",
-  "`chunk` entry of the `sources` event and of the message's `sources` carries `lesson: {id, title}`.",
-  "",
-  "```sh",
-  "TRAINER=$(curl -s http://127.0.0.1:3000/v1/agents -H \"Authorization: Bearer $KEY\" \\",
-  "  -H 'Content-Type: application/json' -d '{\"type\":\"training\",\"name\":\"Studio course\"}' | jq -r .data.id)",
-  "MOD=$(curl -s http://127.0.0.1:3000/v1/agents/$TRAINER/modules -H \"Authorization: Bearer $KEY\" \\",
-  "  -H \"Content-Type: application/json\" -d '{\"title\":\"Basics\"}' | jq -r .data.id)",
-  "LSN=$(curl -s http://127.0.0.1:3000/v1/agents/$TRAINER/lessons -H \"Authorization: Bearer $KEY\" \\",
-  "  -H \"Content-Type: application/json\" -d \"{\\\"module_id\\\":\\\"$MOD\\\",\\\"title\\\":\\\"Getting started\\\"}\" | jq -r .data.id)",
-  "curl -s http://127.0.0.1:3000/v1/agents/$TRAINER/sources -H \"Authorization: Bearer $KEY\" \\",
-  "  -H \"Content-Type: application/json\" \\",
-  "  -d \"{\\\"lesson_id\\\":\\\"$LSN\\\",\\\"type\\\":\\\"text\\\",\\\"title\\\":\\\"Hours\\\",\\\"content\\\":\\\"The studio opens at nine.\\\"}\"",
-  "curl -s \"http://127.0.0.1:3000/v1/agents/$TRAINER/sources?lesson_id=$LSN\" -H \"Authorization: Bearer $KEY\"",
-  "```",
-  "",
-  "**Choices** (where the spec leaves one open):",
-  "",
-  "- A lesson source owns one knowledge source row (hidden from the knowledge endpoints) which the ingestion",
-  "  pipeline processes unchanged, on the same `ingest` queue keyed by the agent: knowledge and lesson sources of",
-  "  one agent run one at a time in creation order. The pipeline reports the end of such a row through a port",
-  "  (`knowledge/SourceOwner.ts`) that the training area implements, so the knowledge area never imports it.",
-  "  Replies name the lesson through the training repository.",
-  "- `is_primary` is true on the first source a lesson ever had (a counter on the lesson), so deleting it",
-  "  promotes none and a later source is never primary.",
-  "- Lists of modules, lessons and sources are one page each (the counts are capped); lessons and sources are",
-  "  listed per parent (`module_id`, `lesson_id` required), which keeps each list bounded.",
-  "- Every write to one agent's course takes one advisory lock (`course:<agent>`), so positions stay dense.",
-  "- The scopes are the knowledge ones (`read:knowledge`, `write:knowledge`): a course is the training agent's",
-  "  knowledge.",
-  "- An `audio` source is stored as a `file_id` row (the pipeline recognises audio by its bytes) with the",
-  "  `transcript` as its content; its `type` stays `audio` on the lesson source."
-].join("\n")
 
 export class TrainingGroup extends HttpApiGroup.make("training")
   .add(
@@ -407,5 +343,5 @@ export class TrainingGroup extends HttpApiGroup.make("training")
       .annotate(OpenApi.Summary, "Delete a lesson source with its chunks (a primary one is not replaced)")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, trainingReference)
+  .annotate(OpenApi.Description, reference("training"))
   .annotate(OpenApi.Title, "Training") {}

@@ -8,6 +8,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { Authentication, Plan, RequiredScope } from "./Auth.js"
 import { Envelope, Timestamp } from "./Envelope.js"
+import { reference } from "./Reference.js"
 
 const Counted = (what: string) =>
   Schema.Struct({
@@ -31,44 +32,6 @@ export const Usage = Schema.Struct({
 }).annotations({ identifier: "Usage" })
 export type Usage = typeof Usage.Type
 
-/** The reference of this group, in Markdown: its tag's description in the OpenAPI document and on `/docs`. */
-const usageReference = [
-  "```json",
-  "{",
-  "  \"object\": \"usage\",",
-  "  \"plan\": \"free\",",
-  "  \"livemode\": true,",
-  "  \"period\": { \"start\": \"2026-11-01T00:00:00.000Z\", \"end\": \"2026-12-01T00:00:00.000Z\" },",
-  "  \"tickets\": { \"used\": 2, \"cap\": 20 },",
-  "  \"replies\": { \"used\": 3, \"cap\": 100 },",
-  "  \"credits\": { \"consumed\": 3 }",
-  "}",
-  "```",
-  "",
-  "The period is the calendar month in UTC by the service clock (`end` is exclusive: the next month's first",
-  "instant). Counts are per workspace **and environment**, like ticket caps: a sandbox key reports the sandbox.",
-  "",
-  "| Plan | Tickets per month | Replies per month |",
-  "|---|---:|---:|",
-  "| Free | 20 | 100 |",
-  "| Starter | 200 | 2,000 |",
-  "| Pro | unlimited | unlimited |",
-  "| Enterprise | unlimited | unlimited |",
-  "",
-  "`cap: null` means unlimited. Replies meter themselves through the `Usage` service (`src/usage/Usage.ts`):",
-  "`withReply(tenant, reply)`, or `reserveReply` / `releaseReply` around a streamed reply. A reply is counted before it is generated: over the cap it is refused with",
-  "`402 limit_reached`, and a reply that does not complete (it fails, or the client goes away) is given back.",
-  "Every counted reply made with a live key consumes one credit; sandbox replies never consume credits. The",
-  "counter is one row per workspace, environment and month, incremented by one conditional statement",
-  "(`insert … on conflict do update … where replies < cap`), so the cap is exact under any concurrency and across",
-  "instances. The caps live in `src/usage/Plans.ts` (the ticket caps are the tickets area's, re-exported there).",
-  "",
-  "**Choices** (where the spec leaves one open):",
-  "",
-  "- Usage: replies caps Free 100 and Starter 2,000 a month, Pro and Enterprise none, counted per workspace and",
-  "  environment like tickets; one credit per live reply, none in the sandbox; the usage object adds `livemode`.",
-  "  A reply is reserved before it is generated and released if it does not complete."
-].join("\n")
 
 export class UsageGroup extends HttpApiGroup.make("usage")
   .add(
@@ -79,5 +42,5 @@ export class UsageGroup extends HttpApiGroup.make("usage")
       .annotate(OpenApi.Summary, "This month's usage: tickets and replies against the plan's caps, credits consumed")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, usageReference)
+  .annotate(OpenApi.Description, reference("usage"))
   .annotate(OpenApi.Title, "Usage") {}

@@ -9,6 +9,7 @@
  *   dist/pglite-template/            an initialised, migrated empty database, copied at a first start
  *                                    (opened then as an existing one, not created by initdb)
  *   dist/node_modules/…              the packages left external, with their dependencies
+ *                                    (the reference's Markdown, `docs/reference/*.md`, is in the bundle)
  *   dist/chunks.json                 each chunk's source files (for the check that the bundle suite loads them all)
  *   dist/widget/v1/service-form-element.esm.js
  *                                    the `<service-form>` component, served as it is
@@ -16,9 +17,9 @@
  *
  * Each step is one entry of `steps`: a new asset is one more entry.
  */
-import { build, type BuildOptions } from "esbuild"
+import { build, type BuildOptions, type Plugin } from "esbuild"
 import * as Effect from "effect/Effect"
-import { copyFile, cp, mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { copyFile, cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { existsSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -57,6 +58,35 @@ const banner = [
 ].join("\n")
 
 /**
+ * The reference's Markdown (`docs/reference/*.md`) read at build: the module that reads the files from the
+ * sources' tree (`schema/ReferenceFiles.ts`) becomes their text, so the bundle reads no file for it.
+ */
+const referenceInlined: Plugin = {
+  name: "reference-inlined",
+  setup: (build) => {
+    build.onLoad({ filter: /schema[\\/]ReferenceFiles\.ts$/ }, async () => {
+      const folder = join(root, "docs/reference")
+      const files = (await readdir(folder)).filter((file) => file.endsWith(".md"))
+      const texts = Object.fromEntries(
+        await Promise.all(files.map(async (file) => [file.slice(0, -3), await readFile(join(folder, file), "utf8")] as const))
+      )
+      return {
+        loader: "ts",
+        watchFiles: files.map((file) => join(folder, file)),
+        contents: [
+          `const texts: Record<string, string> = ${JSON.stringify(texts)}`,
+          "export const referenceFile = (name: string): string => {",
+          "  const text = texts[name]",
+          "  if (text === undefined) throw new Error(`docs/reference/${name}.md was not in the build`)",
+          "  return text",
+          "}"
+        ].join("\n")
+      }
+    })
+  }
+}
+
+/**
  * The entry points in one build; code loaded on demand (`import("unpdf")`,
  * `import("sharp")`) becomes a chunk read on first use. Chunks stay beside
  * the entries: bundled packages find their files relative to `import.meta.url`.
@@ -82,7 +112,8 @@ const bundle = async () => {
     minifySyntax: true,
     legalComments: "none",
     logLevel: "warning",
-    metafile: true
+    metafile: true,
+    plugins: [referenceInlined]
   }
   const result = await build(options)
   const problems = lazyCommonJs(result.metafile!)

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 
 /** What `scripts/build.ts` reads: a change to any of them calls for a new build. */
-export const buildInputs = ["src", "layers", "schema", "scripts/build.ts", "package-lock.json"]
+export const buildInputs = ["src", "layers", "schema", "docs/reference", "scripts/build.ts", "package-lock.json"]
 
 /** Newest modification time under `path` (a file or a folder, walked with an explicit bounded stack). */
 const newest = (path) => {

@@ -11,7 +11,9 @@ import { readFileSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Api } from "../../schema/Api.js"
 import { elementPath } from "../../src/forms/ElementBundle.js"
 import { verifyWebhook } from "../../src/sdk/webhooks.js"
 import {
@@ -201,6 +203,14 @@ describe(`the API through the bundle (${databaseName})`, () => {
     const errors = await fetch(`${service.base}/docs/errors`)
     expect(errors.status).toBe(200)
     expect(await errors.text()).toContain("invalid_api_key")
+  })
+
+  // the bundle runs from a copy outside the project: the reference's Markdown (docs/reference) is in it, read at build
+  it("/v1/openapi.json is the sources' document, with the reference's Markdown the build put in the bundle", async () => {
+    const served = (await (await fetch(`${service.base}/v1/openapi.json`)).json()) as OpenApi.OpenAPISpec
+    expect(served).toEqual(JSON.parse(JSON.stringify(OpenApi.fromApi(Api))))
+    const system = served.tags.find((tag) => tag.name === "System")
+    expect(system?.description).toContain("| `DATABASE_URL` |")
   })
 
   it("the keys API: a key created (value shown once, again to its Idempotency-Key's retry), listed without its value, revoked and refused next", async () => {

@@ -2,8 +2,8 @@
  * Configuration as an operator meets it: the service started as a process
  * with one wrong variable stops before listening, with exit code 1 and one
  * line on stderr naming the variable (no stack trace); every refusal's line
- * (the same function, in-process); and the README's
- * Configuration table lists exactly the variables `src/Config.ts` reads.
+ * (the same function, in-process); and the configuration table
+ * (`docs/reference/configuration.md`) lists exactly the variables `src/Config.ts` reads.
  */
 import { execFile } from "node:child_process"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
@@ -89,11 +89,10 @@ describe("a wrong variable is refused at start", () => {
   })
 })
 
-describe("README Configuration table", () => {
+describe("the configuration table", () => {
   it("lists exactly the variables src/Config.ts reads", async () => {
-    const readme = await readFile(join(repoRoot, "README.md"), "utf8")
-    const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1))
-    const documented = new Set([...section.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]))
+    const table = await readFile(join(repoRoot, "docs/reference/configuration.md"), "utf8")
+    const documented = new Set([...table.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]))
     const source = await readFile(join(repoRoot, "src/Config.ts"), "utf8")
     // every variable is read by name as a string literal in a Config constructor or helper call
     const read = new Set([...source.matchAll(/\(\s*"([A-Z][A-Z0-9_]*)"/g)].map((m) => m[1]))
