@@ -31,6 +31,8 @@ interface AgentRow {
   readonly instructions: string | null
   readonly welcome_message: string | null
   readonly allowed_origins: ReadonlyArray<string>
+  readonly refresh_schedule: string
+  readonly gone_grace_days: number
   readonly created_at: Date
   readonly updated_at: Date
 }
@@ -171,7 +173,8 @@ const server = createServer((req, res) => {
       return send(res, 200, { data, meta: { request_id: requestId } }, requestId)
     }
     const agents = await pool.query<AgentRow>(
-      `select seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, created_at, updated_at
+      `select seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, refresh_schedule,
+         gone_grace_days, created_at, updated_at
        from agents where id = $1 and workspace_id = $2 and environment = $3 and deleted_at is null`,
       [match![1], key.workspace_id, key.environment]
     )
@@ -186,6 +189,7 @@ const server = createServer((req, res) => {
       instructions: a.instructions,
       welcome_message: a.welcome_message,
       allowed_origins: a.allowed_origins,
+      knowledge_refresh: { schedule: a.refresh_schedule, gone_grace_days: a.gone_grace_days },
       created_at: a.created_at.toISOString(),
       updated_at: a.updated_at.toISOString()
     }

@@ -40,6 +40,7 @@ const Agent = Schema.Struct({
   instructions: Schema.NullOr(Schema.String),
   welcome_message: Schema.NullOr(Schema.String),
   allowed_origins: Schema.Array(Schema.String),
+  knowledge_refresh: Schema.Struct({ schedule: Schema.String, gone_grace_days: Schema.Number }),
   created_at: Schema.String,
   updated_at: Schema.String
 })
@@ -78,9 +79,12 @@ const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
           instructions: string | null
           welcome_message: string | null
           allowed_origins: ReadonlyArray<string>
+          refresh_schedule: string
+          gone_grace_days: number
           created_at: Date
           updated_at: Date
-        }>`select seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, created_at, updated_at
+        }>`select seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, refresh_schedule,
+             gone_grace_days, created_at, updated_at
            from agents where id = ${path.id} and workspace_id = ${key.workspace_id}
              and environment = ${key.environment} and deleted_at is null`
         const a = rows[0]
@@ -95,6 +99,7 @@ const AgentsLive = HttpApiBuilder.group(Api, "agents", (handlers) =>
             instructions: a.instructions,
             welcome_message: a.welcome_message,
             allowed_origins: a.allowed_origins,
+            knowledge_refresh: { schedule: a.refresh_schedule, gone_grace_days: a.gone_grace_days },
             created_at: a.created_at.toISOString(),
             updated_at: a.updated_at.toISOString()
           },
