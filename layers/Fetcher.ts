@@ -251,6 +251,76 @@ const postAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
  */
 const staleSocketCodes = new Set(["ECONNRESET", "EPIPE"])
 
+/** A literal loopback, private or link-local host (names are checked at connect time, by `guardedLookup`), or none. */
+const privateLiteral = (url: URL, allowPrivate: boolean): string | undefined => {
+  if (allowPrivate) return undefined
+  // an IP literal never goes through `lookup` (Node connects to it directly), so it is checked here
+  const host = bareHostname(url.hostname)
+  return isLocalhostName(host) || (isIP(host) !== 0 && !isPublicAddress(host))
+    ? `${host} is a private, loopback or link-local address`
+    : undefined
+}
+
+/** Why a POST may not be sent before any socket opens (a URL that does not parse, its scheme, a private literal). */
+const refusedPost = (request: PostRequest): Outcome | URL => {
+  let url: URL
+  try {
+    url = new URL(request.url)
+  } catch {
+    return fail("other", "invalid URL")
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return fail("other", `unsupported protocol ${url.protocol}`)
+  const privately = privateLiteral(url, request.allowPrivate)
+  return privately === undefined ? url : fail("private_address", privately)
+}
+
+/** Records on `progress` how far a request's connection got, for `classify` (a reused socket got all the way). */
+const trackConnection = (req: http.ClientRequest, progress: Progress) =>
+  req.on("socket", (socket) => {
+    if (req.reusedSocket) {
+      progress.connected = true
+      progress.secured = true
+      return
+    }
+    socket.once("connect", () => {
+      progress.connected = true
+    })
+    socket.once("secureConnect", () => {
+      progress.secured = true
+    })
+  })
+
+/**
+ * A POST's answer: its status and the first `EXCERPT_BYTES` of its body. `complete`: the body was read to its
+ * end (the socket can serve the next POST); `cut`: the excerpt is full, or the body broke off.
+ */
+const readExcerpt = (
+  incoming: http.IncomingMessage,
+  ended: { readonly complete: (outcome: Outcome) => void; readonly cut: (outcome: Outcome) => void }
+) => {
+  const status = incoming.statusCode ?? 0
+  const chunks: Array<Buffer> = []
+  let size = 0
+  incoming.on("data", (chunk: Buffer) => {
+    const room = EXCERPT_BYTES - size
+    if (room <= 0) return
+    if (chunk.length < room) {
+      chunks.push(chunk)
+      size += chunk.length
+      return
+    }
+    chunks.push(chunk.subarray(0, room))
+    size = EXCERPT_BYTES
+    // a character cut at the 1 KiB mark is dropped rather than shown as U+FFFD
+    ended.cut({ _tag: "Response", status, bodyExcerpt: new StringDecoder("utf8").write(Buffer.concat(chunks)) })
+  })
+  incoming.on("end", () => ended.complete({ _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).toString("utf8") }))
+  incoming.on("error", (error) => ended.cut(fail("other", `response body interrupted: ${messageOf(error)}`)))
+  incoming.on("close", () => {
+    if (!incoming.complete) ended.cut(fail("other", "connection closed before the response body ended"))
+  })
+}
+
 /**
  * Runs one POST and calls `done` exactly once. Returns a canceller for
  * interruption. The connection comes from the policy's pool (`postAgent`); a
@@ -286,26 +356,12 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
     teardown()
   }
 
-  let url: URL
-  try {
-    url = new URL(request.url)
-  } catch {
-    finish(fail("other", "invalid URL"))
+  const url = refusedPost(request)
+  if (!(url instanceof URL)) {
+    finish(url)
     return cancel
   }
   const isTls = url.protocol === "https:"
-  if (!isTls && url.protocol !== "http:") {
-    finish(fail("other", `unsupported protocol ${url.protocol}`))
-    return cancel
-  }
-  if (!request.allowPrivate) {
-    // An IP literal never goes through `lookup` (Node connects to it directly), so it is checked here.
-    const host = bareHostname(url.hostname)
-    if (isLocalhostName(host) || (isIP(host) !== 0 && !isPublicAddress(host))) {
-      finish(fail("private_address", `${host} is a private, loopback or link-local address`))
-      return cancel
-    }
-  }
 
   // The deadline is a real timer, not Effect's Clock: the socket is real even
   // when a TestClock drives the rest of the program, and a TestClock that
@@ -335,20 +391,7 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
       return finish(fail("other", messageOf(error)))
     }
     req = sent
-    sent.on("socket", (socket) => {
-      // a reused socket is connected (and secured) already
-      if (sent.reusedSocket) {
-        progress.connected = true
-        progress.secured = true
-        return
-      }
-      socket.once("connect", () => {
-        progress.connected = true
-      })
-      socket.once("secureConnect", () => {
-        progress.secured = true
-      })
-    })
+    trackConnection(sent, progress)
     sent.on("error", (error) => {
       if (settled || req !== sent) return
       const code = (error as NodeError).code
@@ -360,29 +403,7 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
     })
     sent.on("response", (incoming) => {
       res = incoming
-      const status = incoming.statusCode ?? 0
-      const chunks: Array<Buffer> = []
-      let size = 0
-      incoming.on("data", (chunk: Buffer) => {
-        if (settled) return
-        const room = EXCERPT_BYTES - size
-        if (chunk.length < room) {
-          chunks.push(chunk)
-          size += chunk.length
-          return
-        }
-        chunks.push(chunk.subarray(0, room))
-        // a character cut at the 1 KiB mark is dropped rather than shown as U+FFFD
-        const bodyExcerpt = new StringDecoder("utf8").write(Buffer.concat(chunks))
-        finish({ _tag: "Response", status, bodyExcerpt })
-      })
-      incoming.on("end", () =>
-        finishComplete({ _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).toString("utf8") })
-      )
-      incoming.on("error", (error) => finish(fail("other", `response body interrupted: ${messageOf(error)}`)))
-      incoming.on("close", () => {
-        if (!incoming.complete) finish(fail("other", "connection closed before the response body ended"))
-      })
+      readExcerpt(incoming, { complete: finishComplete, cut: finish })
     })
     sent.end(request.body)
   }
@@ -395,11 +416,8 @@ const refusedBeforeConnect = (url: URL, allowPrivate: boolean): GetFailure | und
   const refuse = (reason: GetFailureReason, message: string): GetFailure => ({ _tag: "Failure", reason, message })
   if (url.protocol !== "https:" && url.protocol !== "http:") return refuse("other", `unsupported protocol ${url.protocol}`)
   if (url.username !== "" || url.password !== "") return refuse("other", "credentials in URLs are not sent")
-  if (allowPrivate) return undefined
-  const host = bareHostname(url.hostname)
-  return isLocalhostName(host) || (isIP(host) !== 0 && !isPublicAddress(host))
-    ? refuse("private_address", `${host} is a private, loopback or link-local address`)
-    : undefined
+  const privately = privateLiteral(url, allowPrivate)
+  return privately === undefined ? undefined : refuse("private_address", privately)
 }
 
 type GetOutcome = GetResult | { readonly _tag: "Redirect"; readonly location: string }
@@ -471,14 +489,7 @@ const getHop = (
     finish({ _tag: "Failure", reason: "other", message: messageOf(error) })
     return () => {}
   }
-  req.on("socket", (socket) => {
-    socket.once("connect", () => {
-      progress.connected = true
-    })
-    socket.once("secureConnect", () => {
-      progress.secured = true
-    })
-  })
+  trackConnection(req, progress)
   req.on("error", (error) => finish({ _tag: "Failure", reason: classify(error, progress), message: messageOf(error) }))
   req.on("response", (incoming) => {
     res = incoming
