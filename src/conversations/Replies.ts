@@ -1,11 +1,9 @@
 /**
  * Replies being generated, and their readers. A reply runs in its own fiber
  * (supervised by this service, so it lives as long as the server), apart from
- * any HTTP request: it numbers each event 1, 2, ..., keeps it in memory for
- * readers in this process, and writes it to `message_events` in small batches
- * (whatever accumulated while the previous batch was written; the first once
- * the first token is out, so no write delays it), so a reader on
- * any instance can resume after its `Last-Event-ID`.
+ * any HTTP request: its events go through its `ReplyLog` (numbered, kept in
+ * memory for readers in this process, written to `message_events` in small
+ * batches), so a reader on any instance can resume after its `Last-Event-ID`.
  *
  * The reply becomes final only at its end: the message's content and sources,
  * the conversation's count and the `done` event commit in one statement,
@@ -16,17 +14,14 @@
  * `error` event.
  */
 import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Cause from "effect/Cause"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Ai, type AiError, type Grounding, wordTokens } from "../../layers/Ai.js"
 import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
 import { AiUnavailable } from "../../schema/Errors.js"
@@ -38,10 +33,11 @@ import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
 import { TrainingRepo } from "../training/TrainingRepo.js"
 import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
-import { now } from "../Time.js"
 import { type Reservation, Usage } from "../usage/Usage.js"
-import { ConversationsRepo, type EventRow } from "./ConversationsRepo.js"
-import { traced } from "../Performance.js"
+import { ConversationsRepo } from "./ConversationsRepo.js"
+import { type Live, makeLive, makeReplyLog, type Numbered, type ReplyLog } from "./ReplyLog.js"
+
+export type { Numbered }
 
 export const fallbackAnswer =
   "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
@@ -50,25 +46,30 @@ export const escalationOffer = "No relevant answer was found: offer a human (cre
 export const defaultGraceSeconds = 30
 const historyLimit = 10
 
-/** An event as sent: its number and its JSON. */
-export interface Numbered {
-  readonly id: number
-  readonly data: string
-  readonly terminal: boolean
-}
-
 const isSourceId = Schema.is(SourceId)
 
-const isTerminal = (event: StreamEvent) => event.type === "done" || event.type === "error"
 const terminalData = (data: string) => /^\{"type":"(done|error)"/.test(data)
 
-interface Live {
-  readonly events: Array<Numbered>
-  readonly count: SubscriptionRef.SubscriptionRef<number>
-  readers: number
-  timer: Fiber.RuntimeFiber<void> | undefined
-  generator: Fiber.RuntimeFiber<void> | undefined
-  finished: boolean
+/**
+ * The `error` event a failed reply ends with: retrieval's outage has its own code (a non-streamed reply answers it
+ * as that 503), a provider's transient failure is `service_unavailable`, anything else `internal_error`.
+ */
+export const errorEventOf = (failure: Option.Option<AiError | AiUnavailable>): StreamEvent => {
+  const code = Option.isNone(failure)
+    ? "internal_error"
+    : failure.value instanceof AiUnavailable
+      ? AiUnavailable.code
+      : failure.value.transient
+        ? "service_unavailable"
+        : "internal_error"
+  return {
+    type: "error",
+    code,
+    message:
+      code === "internal_error"
+        ? "The reply failed; the request id of the message names it in our logs"
+        : "The AI provider did not answer; send the message again later"
+  }
 }
 
 export interface ReplyPlan {
@@ -126,7 +127,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         )
       })
 
-    const sources = traced("Replies.sources")(function* (tenant: Tenant, agentId: AgentId, hits: ReadonlyArray<Hit>) {
+    const sources = Effect.fn("Replies.sources")(function* (tenant: Tenant, agentId: AgentId, hits: ReadonlyArray<Hit>) {
       const out: Array<MessageSource> = []
       const titles = new Map<string, string>()
       for (const hit of hits) {
@@ -159,174 +160,108 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
       return { sources: out, grounding }
     })
 
+    /** The reply's text so far: what a stopped or failed reply keeps. */
+    interface Draft {
+      content: string
+    }
+
+    /** The reply itself: its history, knowledge and glossary read, the model's tokens, then its sources and end. */
+    const generate = (plan: ReplyPlan, log: ReplyLog, draft: Draft) =>
+      Effect.gen(function* () {
+        yield* log.emit({ type: "conversation", conversation_id: plan.conversationId, message_id: plan.messageId })
+        // a conversation this message opened has no history: no statement to learn that
+        const history = plan.opened
+          ? []
+          : (yield* repo.finalMessages(plan.conversationId))
+              .filter((m) => m.id !== plan.messageId)
+              .slice(0, -1)
+              .slice(-historyLimit)
+              .map((m) => ({ role: m.role, content: m.content }))
+        // read once: retrieval expands the query with them, and the model is told the synonyms too
+        const terms = yield* glossary.enabledTerms(plan.tenant, plan.agentId)
+        const hits = (yield* retrieval.search(plan.tenant, plan.agentId, plan.question, { limit: 5, terms })).filter(
+          (hit) => hit.score >= relevanceThreshold
+        )
+        const described = yield* sources(plan.tenant, plan.agentId, hits)
+        const expanded = hits.length === 0 ? plan.question : expandQuery(plan.question, terms)
+        const tokens: Stream.Stream<string, AiError> =
+          hits.length === 0
+            ? Stream.fromIterable(wordTokens(fallbackAnswer))
+            : ai.answer({
+                instructions: plan.instructions,
+                question: plan.question,
+                history,
+                grounding: described.grounding,
+                expandedQuery: expanded === plan.question ? undefined : expanded
+              })
+        let output = 0
+        yield* Stream.runForEach(tokens, (piece) => {
+          draft.content += piece
+          output++
+          if (output > 1) return log.emit({ type: "token", content: piece })
+          // past its first token the reply's statements (events, its end) wait behind the first tokens queued now
+          return Effect.zipRight(log.emit({ type: "token", content: piece }), Effect.zipRight(log.firstTokenOut, takeLaterTurn))
+        })
+        yield* log.emit({ type: "sources", sources: described.sources })
+        if (hits.length === 0) yield* log.emit({ type: "escalation", message: escalationOffer })
+        const input = wordTokens(plan.question).length + described.grounding.reduce((n, g) => n + wordTokens(g.text).length, 0)
+        yield* log.finish(
+          {
+            type: "done",
+            message_id: plan.messageId,
+            conversation_id: plan.conversationId,
+            usage: { input_tokens: input, output_tokens: output, credits: plan.reservation.credits }
+          },
+          (at, rest) => repo.completeReply(plan.messageId, draft.content, described.sources, at, rest)
+        )
+      })
+
+    /** A reply that failed ends with its `error` event, and its reservation is given back. */
+    const failed = (plan: ReplyPlan, log: ReplyLog, draft: Draft, cause: Cause.Cause<AiError | AiUnavailable>) =>
+      Effect.gen(function* () {
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure)) yield* Effect.logWarning("reply failed", failure.value.message)
+        else yield* Effect.logError("reply failed with a defect", cause)
+        yield* log.finish(errorEventOf(failure), (at, rest) => repo.stopReply(plan.messageId, "failed", draft.content, at, rest))
+        yield* usage.releaseReply(plan.tenant, plan.reservation)
+      })
+
+    /** A reply stopped while no one read it (see `armTimer`) ends with an `error` event; its reservation is given back. */
+    const stopped = (plan: ReplyPlan, entry: Live, log: ReplyLog, draft: Draft) =>
+      Effect.gen(function* () {
+        if (entry.finished) return
+        yield* Effect.logInfo(`reply ${plan.messageId} stopped: no reader within the grace period`)
+        yield* log.finish(
+          { type: "error", code: "service_unavailable", message: "The reply was stopped: no client read it; send the message again" },
+          (at, rest) => repo.stopReply(plan.messageId, "interrupted", draft.content, at, rest)
+        )
+        yield* usage.releaseReply(plan.tenant, plan.reservation)
+      })
+
     /**
      * Starts the reply's fiber and returns at once. Readers attach with `follow`;
      * until one does, the grace timer runs.
      */
     const start = (plan: ReplyPlan) =>
       Effect.gen(function* () {
-        const entry: Live = {
-          events: [],
-          count: yield* SubscriptionRef.make(0),
-          readers: 0,
-          timer: undefined,
-          generator: undefined,
-          finished: false
-        }
+        const entry = yield* makeLive
         live.set(plan.messageId, entry)
-        const pending = yield* Queue.unbounded<Numbered>()
-        // events up to this number are in the database
-        let persisted = 0
-
-        // the first token is sent before anything is written: the reply's statements before it wait their turn on
-        // the database's session (PGlite has one), and `finish` writes whatever the flusher did not
-        const firstToken = yield* Deferred.make<void>()
-        // writes whatever queued up while the previous batch was being written
-        const flusher = yield* FiberSet.run(
+        const log = yield* makeReplyLog({
+          entry,
           fibers,
-          Effect.interruptible(
-            Effect.zipRight(Effect.zipRight(Deferred.await(firstToken), takeLaterTurn), Effect.forever(
-              Effect.gen(function* () {
-                const batch = yield* Queue.takeBetween(pending, 1, 64)
-                const rows = Array.from(batch, (e): EventRow => ({ seq: e.id, data: e.data }))
-                yield* repo.insertEvents(plan.messageId, rows)
-                persisted = Math.max(persisted, rows[rows.length - 1]!.seq)
-              })
-            ))
-          )
-        )
-
-        const publish = (event: StreamEvent) =>
-          Effect.gen(function* () {
-            const numbered: Numbered = { id: entry.events.length + 1, data: JSON.stringify(event), terminal: isTerminal(event) }
-            entry.events.push(numbered)
-            yield* SubscriptionRef.set(entry.count, entry.events.length)
-            return numbered
-          })
-
-        const emit = (event: StreamEvent) => Effect.flatMap(publish(event), (n) => Queue.offer(pending, n))
-
-        /**
-         * The flusher stopped (it does not outlive the reply, even at shutdown), then the events it had
-         * not written, `store` and the terminal event in one transaction, then the terminal event published.
-         */
-        const finish = (event: StreamEvent, store: (at: Date, rest: ReadonlyArray<EventRow>) => Effect.Effect<unknown>) =>
-          Effect.gen(function* () {
-            yield* Fiber.interrupt(flusher)
-            const at = yield* now
-            const rest = entry.events.slice(persisted).map((e): EventRow => ({ seq: e.id, data: e.data }))
-            rest.push({ seq: entry.events.length + 1, data: JSON.stringify(event) })
-            // one statement (atomic): a batch the flusher was writing when stopped may be in already, inserts skip what exists
-            yield* store(at, rest)
-            entry.finished = true
-            yield* publish(event)
-            yield* stopTimer(entry)
-            live.delete(plan.messageId)
-          }).pipe(Effect.uninterruptible)
-
-        let content = ""
-        const generate = Effect.gen(function* () {
-          yield* emit({ type: "conversation", conversation_id: plan.conversationId, message_id: plan.messageId })
-          // a conversation this message opened has no history: no statement to learn that
-          const history = plan.opened
-            ? []
-            : (yield* repo.finalMessages(plan.conversationId))
-                .filter((m) => m.id !== plan.messageId)
-                .slice(0, -1)
-                .slice(-historyLimit)
-                .map((m) => ({ role: m.role, content: m.content }))
-          // read once: retrieval expands the query with them, and the model is told the synonyms too
-          const terms = yield* glossary.enabledTerms(plan.tenant, plan.agentId)
-          const hits = (yield* retrieval.search(plan.tenant, plan.agentId, plan.question, { limit: 5, terms })).filter(
-            (hit) => hit.score >= relevanceThreshold
-          )
-          const described = yield* sources(plan.tenant, plan.agentId, hits)
-          const expanded = hits.length === 0 ? plan.question : expandQuery(plan.question, terms)
-          const tokens: Stream.Stream<string, AiError> =
-            hits.length === 0
-              ? Stream.fromIterable(wordTokens(fallbackAnswer))
-              : ai.answer({
-                  instructions: plan.instructions,
-                  question: plan.question,
-                  history,
-                  grounding: described.grounding,
-                  expandedQuery: expanded === plan.question ? undefined : expanded
-                })
-          let output = 0
-          yield* Stream.runForEach(tokens, (piece) => {
-            content += piece
-            output++
-            if (output > 1) return emit({ type: "token", content: piece })
-            // past its first token the reply's statements (events, its end) wait behind the first tokens queued now
-            return Effect.zipRight(emit({ type: "token", content: piece }), Effect.zipRight(Deferred.succeed(firstToken, undefined), takeLaterTurn))
-          })
-          yield* emit({ type: "sources", sources: described.sources })
-          if (hits.length === 0) yield* emit({ type: "escalation", message: escalationOffer })
-          const input =
-            wordTokens(plan.question).length + described.grounding.reduce((n, g) => n + wordTokens(g.text).length, 0)
-          yield* finish(
-            {
-              type: "done",
-              message_id: plan.messageId,
-              conversation_id: plan.conversationId,
-              usage: { input_tokens: input, output_tokens: output, credits: plan.reservation.credits }
-            },
-            (at, rest) => repo.completeReply(plan.messageId, content, described.sources, at, rest)
-          )
+          insertEvents: (rows) => repo.insertEvents(plan.messageId, rows),
+          onFinished: Effect.zipRight(stopTimer(entry), Effect.sync(() => live.delete(plan.messageId)))
         })
-
-        const failed = (cause: Cause.Cause<AiError | AiUnavailable>) => {
-          const failure = Cause.failureOption(cause)
-          // retrieval's outage has its own code (a non-streamed reply answers it as that 503)
-          const code = Option.isNone(failure)
-            ? "internal_error"
-            : failure.value instanceof AiUnavailable
-              ? AiUnavailable.code
-              : failure.value.transient
-                ? "service_unavailable"
-                : "internal_error"
-          const transient = code !== "internal_error"
-          return Effect.zipRight(
-            Option.isSome(failure)
-              ? Effect.logWarning("reply failed", failure.value.message)
-              : Effect.logError("reply failed with a defect", cause),
-            finish(
-              {
-                type: "error",
-                code,
-                message: transient
-                  ? "The AI provider did not answer; send the message again later"
-                  : "The reply failed; the request id of the message names it in our logs"
-              },
-              (at, rest) => repo.stopReply(plan.messageId, "failed", content, at, rest)
-            ).pipe(Effect.zipRight(usage.releaseReply(plan.tenant, plan.reservation)))
-          )
-        }
-
-        const generator = yield* FiberSet.run(
+        const draft: Draft = { content: "" }
+        entry.generator = yield* FiberSet.run(
           fibers,
-          generate.pipe(
+          generate(plan, log, draft).pipe(
             Effect.interruptible,
-            Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.interrupt : failed(cause))),
-            Effect.onInterrupt(() =>
-              Effect.gen(function* () {
-                if (entry.finished) return
-                yield* Effect.logInfo(`reply ${plan.messageId} stopped: no reader within the grace period`)
-                yield* finish(
-                  {
-                    type: "error",
-                    code: "service_unavailable",
-                    message: "The reply was stopped: no client read it; send the message again"
-                  },
-                  (at, rest) => repo.stopReply(plan.messageId, "interrupted", content, at, rest)
-                )
-                yield* usage.releaseReply(plan.tenant, plan.reservation)
-              })
-            ),
+            Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.interrupt : failed(plan, log, draft, cause))),
+            Effect.onInterrupt(() => stopped(plan, entry, log, draft)),
             Effect.asVoid
           )
         )
-        entry.generator = generator
         yield* armTimer(entry)
       })
 
