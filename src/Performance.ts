@@ -14,46 +14,6 @@ import type * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import * as Layer from "effect/Layer"
-import type { NoInfer } from "effect/Types"
-import type { YieldWrap } from "effect/Utils"
-
-type ErrorOf<Eff> = [Eff] extends [never] ? never : [Eff] extends [YieldWrap<Effect.Effect<infer _A, infer E, infer _R>>] ? E : never
-type ContextOf<Eff> = [Eff] extends [never] ? never : [Eff] extends [YieldWrap<Effect.Effect<infer _A, infer _E, infer R>>] ? R : never
-
-/**
- * `traced("Tickets.create")(function* (...) {...})`: a named program, as `Effect.fn("Tickets.create")` makes
- * it, whose span exists only while tracing is on (`OTEL_EXPORTER_OTLP_ENDPOINT` set). Why: without a
- * collector the service turns tracing off, and `Effect.fn` still builds a no-op span on every call (a stack
- * capture, copies of the fiber's context, fiber steps); each call here reads the setting and runs the body
- * with its span or without one.
- */
-export const traced = (name: string) => {
-  type Made<Eff, AEff> = Effect.Effect<AEff, ErrorOf<Eff>, ContextOf<Eff>>
-  function make<Eff extends YieldWrap<Effect.Effect<any, any, any>>, AEff, Args extends Array<any>>(
-    body: (...args: Args) => Generator<Eff, AEff, never>
-  ): (...args: Args) => Made<Eff, AEff>
-  function make<
-    Eff extends YieldWrap<Effect.Effect<any, any, any>>,
-    AEff,
-    Args extends Array<any>,
-    A extends Effect.Effect<any, any, any>
-  >(
-    body: (...args: Args) => Generator<Eff, AEff, never>,
-    pipeable: (effect: Made<Eff, AEff>, ...args: NoInfer<Args>) => A
-  ): (...args: Args) => Effect.Effect.AsEffect<A>
-  function make(
-    body: (...args: Array<any>) => Generator<YieldWrap<Effect.Effect<any, any, any>>, unknown, never>,
-    pipeable?: (effect: Effect.Effect<unknown, any, any>, ...args: Array<any>) => Effect.Effect<unknown, any, any>
-  ): (...args: Array<any>) => Effect.Effect<unknown, any, any> {
-    const withSpan = pipeable === undefined ? Effect.fn(name)(body) : Effect.fn(name)(body, pipeable)
-    const without = pipeable === undefined ? Effect.fnUntraced(body) : Effect.fnUntraced(body, pipeable)
-    return (...args) =>
-      Effect.withFiberRuntime((fiber) =>
-        fiber.getFiberRef(FiberRef.currentTracerEnabled) ? withSpan(...args) : without(...args)
-      )
-  }
-  return make
-}
 
 /**
  * `isolate(A, B)(layer)`: `layer` built with only the services `A` and `B` from the context around it (the

@@ -23,7 +23,6 @@ import { Embeddings } from "../knowledge/Embeddings.js"
 import { Workspaces } from "../workspaces/Workspaces.js"
 import { resolveAdminToken } from "./AdminToken.js"
 import { checkFrame } from "./Frame.js"
-import { traced } from "../Performance.js"
 
 const digest = (s: string) => createHash("sha256").update(s).digest()
 
@@ -88,7 +87,7 @@ const AdminHandlers = AdminRpcs.toLayer(
           : Effect.fail(new AdminError({ code: "not_found", message: `No workspace ${id}` }))
       )
 
-    const createKey = traced("Admin.createKey")(function* (input: {
+    const createKey = Effect.fn("Admin.createKey")(function* (input: {
       readonly workspace_id: WorkspaceId
       readonly environment: Environment
       readonly kind: KeyKind

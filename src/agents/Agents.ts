@@ -21,7 +21,6 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { transaction } from "../db/Sql.js"
 import { AgentsRepo, SlugTaken, toAgent } from "./AgentsRepo.js"
 import { firstFree, slugify } from "./Slug.js"
-import { traced } from "../Performance.js"
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
 
@@ -71,7 +70,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
       )
     const tx = transaction(sql)
 
-    const create = traced("Agents.create")(function* (tenant: Tenant, input: CreateAgent) {
+    const create = Effect.fn("Agents.create")(function* (tenant: Tenant, input: CreateAgent) {
       const id = AgentId.make(yield* ids.make("agt"))
       return yield* Effect.gen(function* () {
         const at = yield* now
@@ -96,19 +95,19 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
       }).pipe(tx, retryOnSlugRace)
     })
 
-    const retrieve = traced("Agents.retrieve")(function* (tenant: Tenant, id: AgentId) {
+    const retrieve = Effect.fn("Agents.retrieve")(function* (tenant: Tenant, id: AgentId) {
       const row = yield* repo.find(tenant, id)
       return Option.isSome(row) ? toAgent(row.value) : yield* missing(id)
     })
 
-    const list = traced("Agents.list")(function* (tenant: Tenant, params: PageParams) {
+    const list = Effect.fn("Agents.list")(function* (tenant: Tenant, params: PageParams) {
       const page = yield* pages.parse("agents", params)
       const rows = yield* repo.page(tenant, page)
       const { rows: kept, pagination } = toPage(rows, page)
       return { agents: kept.map(toAgent), pagination }
     })
 
-    const update = traced("Agents.update")(function* (tenant: Tenant, id: AgentId, input: UpdateAgent) {
+    const update = Effect.fn("Agents.update")(function* (tenant: Tenant, id: AgentId, input: UpdateAgent) {
       return yield* Effect.gen(function* () {
         const found = yield* repo.find(tenant, id, { forUpdate: true })
         if (Option.isNone(found)) return yield* missing(id)
@@ -155,7 +154,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
       }).pipe(tx, retryOnSlugRace)
     })
 
-    const remove = traced("Agents.delete")(function* (tenant: Tenant, id: AgentId) {
+    const remove = Effect.fn("Agents.delete")(function* (tenant: Tenant, id: AgentId) {
       return yield* Effect.gen(function* () {
         const found = yield* repo.find(tenant, id, { forUpdate: true })
         if (Option.isNone(found)) return yield* missing(id)

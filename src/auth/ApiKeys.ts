@@ -19,7 +19,6 @@ import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { AppConfig } from "../Config.js"
 import { iso, isoOrNull, now } from "../Time.js"
-import { traced } from "../Performance.js"
 
 const secretLength = 32
 
@@ -107,7 +106,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
     const ids = yield* IdGenerator
     const config = yield* AppConfig
 
-    const create = traced("ApiKeys.create")(function* (input: {
+    const create = Effect.fn("ApiKeys.create")(function* (input: {
       readonly workspaceId: WorkspaceId
       readonly environment: Environment
       readonly kind: KeyKind
@@ -135,14 +134,14 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
       return { key: toApiKey(row), secret } satisfies CreatedApiKey
     })
 
-    const list = traced("ApiKeys.list")(function* (workspaceId: WorkspaceId) {
+    const list = Effect.fn("ApiKeys.list")(function* (workspaceId: WorkspaceId) {
       const rows = yield* decodeAll(KeyRow, sql`
         select ${sql.literal(keyColumns)} from api_keys where workspace_id = ${workspaceId} order by created_at, id`)
       return rows.map(toApiKey)
     })
 
     /** Revoking twice keeps the first revocation time. */
-    const revoke = traced("ApiKeys.revoke")(function* (id: ApiKeyId) {
+    const revoke = Effect.fn("ApiKeys.revoke")(function* (id: ApiKeyId) {
       const at = yield* now
       const row = yield* decodeOne(KeyRow, sql`
         update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id}

@@ -27,7 +27,6 @@ import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
 import { type Numbered, Replies } from "./Replies.js"
-import { traced } from "../Performance.js"
 
 export const IDLE_QUEUE = "conversation-idle"
 /**
@@ -113,7 +112,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
      * writes): `conversation.started` is emitted by its first message, and a
      * conversation that never had one ends without events.
      */
-    const open = traced("Conversations.open")(function* (
+    const open = Effect.fn("Conversations.open")(function* (
       tenant: Tenant,
       channel: Channel,
       agentId: AgentId,
@@ -125,7 +124,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     })
 
     /** The agent's conversation with its final messages; another agent's is missing (404 on `param`). */
-    const ofAgent = traced("Conversations.ofAgent")(function* (
+    const ofAgent = Effect.fn("Conversations.ofAgent")(function* (
       tenant: Tenant,
       agentId: AgentId,
       id: ConversationId,
@@ -143,7 +142,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
      * Stores the user message (opening a conversation if needed) and starts the
      * reply. Failures here are the request's; later ones are events of the reply.
      */
-    const send = traced("Conversations.send")(function* (
+    const send = Effect.fn("Conversations.send")(function* (
       tenant: Tenant,
       channel: Channel,
       agentId: AgentId,
@@ -222,7 +221,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     const events = (sent: Sent): Stream.Stream<Numbered> => replies.follow(sent.messageId, 0)
 
     /** The reply, once complete; its `error` event as a failure. */
-    const awaitReply = traced("Conversations.awaitReply")(function* (tenant: Tenant, sent: Sent) {
+    const awaitReply = Effect.fn("Conversations.awaitReply")(function* (tenant: Tenant, sent: Sent) {
       const last = yield* Stream.runLast(Stream.filter(events(sent), (e) => e.terminal))
       const event: StreamEvent | undefined = Option.isSome(last) ? decodeEvent(last.value.data) : undefined
       if (event?.type !== "done") {
@@ -236,7 +235,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     })
 
     /** A reply's events after `Last-Event-ID`. */
-    const resume = traced("Conversations.resume")(function* (
+    const resume = Effect.fn("Conversations.resume")(function* (
       tenant: Tenant,
       conversationId: ConversationId,
       messageId: MessageId,
@@ -266,7 +265,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       return replies.follow(messageId, value === "" ? 0 : Number(value))
     })
 
-    const list = traced("Conversations.list")(function* (tenant: Tenant, params: ConversationListParams) {
+    const list = Effect.fn("Conversations.list")(function* (tenant: Tenant, params: ConversationListParams) {
       const page = yield* pages.parse("conversations", params, { agent_id: params.agent_id, status: params.status })
       const rows = yield* repo.page(
         tenant,
@@ -277,7 +276,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       return { items: kept.map(toConversation), pagination }
     })
 
-    const retrieve = traced("Conversations.retrieve")(function* (tenant: Tenant, id: ConversationId) {
+    const retrieve = Effect.fn("Conversations.retrieve")(function* (tenant: Tenant, id: ConversationId) {
       const row = yield* repo.findConversation(tenant, id)
       if (Option.isNone(row)) return yield* new ResourceMissing({ message: `No such conversation: '${id}'`, param: "id" })
       const messages = yield* repo.finalMessages(id)
@@ -285,7 +284,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     })
 
     /** Ends an open conversation (the visitor left); an ended one is answered as it is. */
-    const end = traced("Conversations.end")(function* (tenant: Tenant, id: ConversationId) {
+    const end = Effect.fn("Conversations.end")(function* (tenant: Tenant, id: ConversationId) {
       return yield* repo.transaction(
         Effect.gen(function* () {
           const found = yield* repo.findConversation(tenant, id, { forUpdate: true })

@@ -27,7 +27,6 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { agentExists, tenantOf } from "../knowledge/Guard.js"
 import { mint } from "../Mint.js"
 import { checkUrl } from "../net/UrlPolicy.js"
-import { traced } from "../Performance.js"
 import { now } from "../Time.js"
 import { Workspaces } from "../workspaces/Workspaces.js"
 import { CrawlsRepo, toCrawl, toCrawlPage } from "./CrawlsRepo.js"
@@ -65,7 +64,7 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
         return asked
       })
 
-    const create = traced("Crawls.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateCrawl) {
+    const create = Effect.fn("Crawls.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateCrawl) {
       const tenant = tenantOf(caller)
       yield* agentExists(agents, tenant, agentId)
       if (input.url === undefined) return yield* new ParameterMissing({ message: "Missing required parameter: url", param: "url" })
@@ -116,7 +115,7 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
         })
       )
 
-    const list = traced("Crawls.list")(function* (caller: CallerShape, agentId: AgentId, params: CrawlListParams) {
+    const list = Effect.fn("Crawls.list")(function* (caller: CallerShape, agentId: AgentId, params: CrawlListParams) {
       const tenant = tenantOf(caller)
       const page = yield* pages.parse(`agents/${agentId}/crawls`, params, { status: params.status })
       yield* agentExists(agents, tenant, agentId)
@@ -125,12 +124,12 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
       return { crawls: kept.map(toCrawl), pagination }
     })
 
-    const retrieve = traced("Crawls.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId) {
+    const retrieve = Effect.fn("Crawls.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId) {
       return toCrawl(yield* found(tenantOf(caller), agentId, id))
     })
 
     /** A crawl's schedule set anew: its next run a period from now (a run timed before no longer starts). */
-    const update = traced("Crawls.update")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId, input: UpdateCrawl) {
+    const update = Effect.fn("Crawls.update")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId, input: UpdateCrawl) {
       const tenant = tenantOf(caller)
       yield* found(tenant, agentId, id)
       const at = yield* now
@@ -147,13 +146,13 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
     })
 
     /** A queued or running crawl stops before its next page; one that ended is answered as it is. */
-    const cancel = traced("Crawls.cancel")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId) {
+    const cancel = Effect.fn("Crawls.cancel")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId) {
       const crawl = yield* found(tenantOf(caller), agentId, id)
       // a crawl is never deleted: the one just found is there to update
       return toCrawl(Option.getOrElse(yield* repo.cancel(id, yield* now), () => crawl))
     })
 
-    const pagesOf = traced("Crawls.pages")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId, params: CrawlPageListParams) {
+    const pagesOf = Effect.fn("Crawls.pages")(function* (caller: CallerShape, agentId: AgentId, id: CrawlId, params: CrawlPageListParams) {
       const page = yield* pages.parse(`crawls/${id}/pages`, params, { outcome: params.outcome })
       yield* found(tenantOf(caller), agentId, id)
       const rows = yield* repo.pagesOf(id, Option.fromNullable(params.outcome), page)

@@ -26,7 +26,6 @@ import { Mailer } from "../../layers/Mailer.js"
 import { AppConfig } from "../Config.js"
 import { decodeOne, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
-import { traced } from "../Performance.js"
 
 export interface EnqueueInput {
   readonly to: string
@@ -97,7 +96,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
     const pollMillis = (yield* AppConfig).emailPollMillis
 
     /** Queue a message; call it inside the transaction of the change it reports. Returns the `eml_` id. */
-    const enqueue = traced("Emails.enqueue")(function* (input: EnqueueInput) {
+    const enqueue = Effect.fn("Emails.enqueue")(function* (input: EnqueueInput) {
       const at = yield* now
       const id = yield* ids.make("eml")
       yield* execute(sql`
@@ -168,7 +167,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
     const leaseMillisOf = leaseMillis
 
     /** Claim due e-mails (at most `batch`), send them, record each outcome. */
-    const dispatchDue = traced("Emails.dispatchDue")(function* (batch: number = defaultBatch) {
+    const dispatchDue = Effect.fn("Emails.dispatchDue")(function* (batch: number = defaultBatch) {
       const claimed = yield* jobs.claim({ queue: emailQueue, limit: batch, leaseMillis: leaseMillisOf })
       const outcomes = yield* Effect.forEach(
         claimed,

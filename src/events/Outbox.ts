@@ -15,7 +15,6 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { now, unixSeconds } from "../Time.js"
 import { EventsRepo } from "./EventsRepo.js"
 import { FanOut } from "./FanOut.js"
-import { traced } from "../Performance.js"
 
 export interface EmitInput {
   readonly workspaceId: WorkspaceId
@@ -32,7 +31,7 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
     const repo = yield* EventsRepo
     const fanOut = yield* FanOut
 
-    const emit = traced("Outbox.emit")(function* (input: EmitInput) {
+    const emit = Effect.fn("Outbox.emit")(function* (input: EmitInput) {
       const created_at = yield* now
       const event: Event = {
         id: EventId.make(yield* ids.make("evt")),
@@ -56,7 +55,7 @@ export class Outbox extends Effect.Service<Outbox>()("Events/Outbox", {
      * `scrub` (which returns none when nothing changes). Events keep their place
      * and type; pending deliveries send the body as it is at send time.
      */
-    const scrub = traced("Outbox.scrub")(function* (
+    const scrub = Effect.fn("Outbox.scrub")(function* (
       tenant: Tenant,
       needle: string,
       scrub: (body: string) => Option.Option<string>,

@@ -18,7 +18,6 @@ import { mint } from "../Mint.js"
 import { iso, isoOrNull, now } from "../Time.js"
 import { FilesRepo, type FileRow } from "./FilesRepo.js"
 import { detect, matches } from "./Magic.js"
-import { traced } from "../Performance.js"
 
 const tenantOf = (caller: CallerShape): Tenant => ({ workspaceId: caller.workspaceId, environment: caller.environment })
 
@@ -49,7 +48,7 @@ export class Files extends Effect.Service<Files>()("Files/Files", {
         })
       )
 
-    const create = traced("Files.create")(function* (caller: CallerShape, input: CreateFile) {
+    const create = Effect.fn("Files.create")(function* (caller: CallerShape, input: CreateFile) {
       if (input.size_bytes > MAX_FILE_BYTES) {
         return yield* new PayloadTooLarge({
           message: `Files may be at most ${MAX_FILE_BYTES} bytes (25 MB)`,
@@ -67,7 +66,7 @@ export class Files extends Effect.Service<Files>()("Files/Files", {
       return toFile(row)
     })
 
-    const upload = traced("Files.upload")(function* (caller: CallerShape, id: FileId, bytes: Uint8Array) {
+    const upload = Effect.fn("Files.upload")(function* (caller: CallerShape, id: FileId, bytes: Uint8Array) {
       const tenant = tenantOf(caller)
       const row = yield* found(tenant, id)
       if (row.status === "uploaded") {
@@ -85,7 +84,7 @@ export class Files extends Effect.Service<Files>()("Files/Files", {
       return toFile(yield* repo.markReceived(id, bytes.length, yield* now))
     })
 
-    const confirm = traced("Files.confirm")(function* (caller: CallerShape, id: FileId) {
+    const confirm = Effect.fn("Files.confirm")(function* (caller: CallerShape, id: FileId) {
       const row = yield* found(tenantOf(caller), id)
       if (!row.received) {
         return yield* new FileNotUploaded({ message: `No bytes were uploaded for file '${id}'; PUT them to its upload_url` })
@@ -93,11 +92,11 @@ export class Files extends Effect.Service<Files>()("Files/Files", {
       return toFile(row.status === "uploaded" ? row : yield* repo.markUploaded(id, yield* now))
     })
 
-    const retrieve = traced("Files.retrieve")(function* (caller: CallerShape, id: FileId) {
+    const retrieve = Effect.fn("Files.retrieve")(function* (caller: CallerShape, id: FileId) {
       return toFile(yield* found(tenantOf(caller), id))
     })
 
-    const remove = traced("Files.delete")(function* (caller: CallerShape, id: FileId) {
+    const remove = Effect.fn("Files.delete")(function* (caller: CallerShape, id: FileId) {
       yield* found(tenantOf(caller), id)
       yield* repo.softDelete(id, yield* now)
       yield* storage.remove(id)

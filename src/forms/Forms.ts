@@ -16,7 +16,6 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type Definition, FormsRepo, toForm } from "./FormsRepo.js"
 import { defaultSettings, fieldProblems, mergeSettings, toField } from "./Rules.js"
-import { traced } from "../Performance.js"
 
 export const missingForm = (id: FormId, param = "id") =>
   new ResourceMissing({ message: `No such form: '${id}'`, param })
@@ -43,7 +42,7 @@ export class Forms extends Effect.Service<Forms>()("Forms/Programs", {
         return { type: target.type, agent_id: agentId }
       })
 
-    const create = traced("Forms.create")(function* (tenant: Tenant, input: CreateForm) {
+    const create = Effect.fn("Forms.create")(function* (tenant: Tenant, input: CreateForm) {
       const settings = mergeSettings(defaultSettings, input.settings)
       yield* checkFields(input.fields, settings.honeypot_field)
       const definition: Definition = {
@@ -60,18 +59,18 @@ export class Forms extends Effect.Service<Forms>()("Forms/Programs", {
       return toForm(yield* repo.insert(tenant, id, definition, settings, yield* now))
     })
 
-    const list = traced("Forms.list")(function* (tenant: Tenant, params: PageParams) {
+    const list = Effect.fn("Forms.list")(function* (tenant: Tenant, params: PageParams) {
       const page = yield* pages.parse("forms", params)
       const { rows, pagination } = toPage(yield* repo.page(tenant, page), page)
       return { forms: rows.map(toForm), pagination }
     })
 
-    const retrieve = traced("Forms.retrieve")(function* (tenant: Tenant, id: FormId) {
+    const retrieve = Effect.fn("Forms.retrieve")(function* (tenant: Tenant, id: FormId) {
       const row = yield* repo.find(tenant, id)
       return Option.isSome(row) ? toForm(row.value) : yield* missingForm(id)
     })
 
-    const update = traced("Forms.update")(function* (tenant: Tenant, id: FormId, input: UpdateForm) {
+    const update = Effect.fn("Forms.update")(function* (tenant: Tenant, id: FormId, input: UpdateForm) {
       const found = yield* repo.find(tenant, id)
       if (Option.isNone(found)) return yield* missingForm(id)
       const before = found.value
@@ -98,7 +97,7 @@ export class Forms extends Effect.Service<Forms>()("Forms/Programs", {
       return Option.isSome(row) ? toForm(row.value) : yield* missingForm(id)
     })
 
-    const remove = traced("Forms.delete")(function* (tenant: Tenant, id: FormId) {
+    const remove = Effect.fn("Forms.delete")(function* (tenant: Tenant, id: FormId) {
       if (!(yield* repo.remove(tenant, id))) return yield* missingForm(id)
       return { id, object: "form" as const, deleted: true as const }
     })

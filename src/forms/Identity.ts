@@ -17,7 +17,6 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { iso, now } from "../Time.js"
 import { FormsRepo } from "./FormsRepo.js"
 import { SecretBox } from "./SecretBox.js"
-import { traced } from "../Performance.js"
 
 /** How long a process trusts its copy of a secret. */
 export const secretCacheMillis = 5 * 60_000
@@ -66,7 +65,7 @@ export class IdentitySecrets extends Effect.Service<IdentitySecrets>()("Forms/Id
         return secret
       })
 
-    const rotate = traced("IdentitySecrets.rotate")(function* (tenant: Tenant) {
+    const rotate = Effect.fn("IdentitySecrets.rotate")(function* (tenant: Tenant) {
       const secret = `idsec_${yield* ids.secret(48)}`
       const at = yield* now
       yield* repo.storeSecret(tenant, yield* box.seal(secret, contextOf(tenant)), at)
@@ -79,7 +78,7 @@ export class IdentitySecrets extends Effect.Service<IdentitySecrets>()("Forms/Id
     })
 
     /** The identity a token proves, or why it proves none. HS256 only; `email`, `iat` and `exp` required. */
-    const verify = traced("IdentitySecrets.verify")(function* (tenant: Tenant, token: unknown): Effect.fn.Return<Verification> {
+    const verify = Effect.fn("IdentitySecrets.verify")(function* (tenant: Tenant, token: unknown): Effect.fn.Return<Verification> {
       if (typeof token !== "string" || token.length === 0 || token.length > maxTokenLength) {
         return { _tag: "Refused", refused: "malformed" }
       }

@@ -40,7 +40,6 @@ import {
   textOf,
   validateValues
 } from "./Rules.js"
-import { traced } from "../Performance.js"
 
 export interface FormsRequest {
   readonly formId: FormId
@@ -114,13 +113,13 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
       )
 
     /** The origin to answer CORS for (any key or none): the form's allowed origins, read by id alone. */
-    const corsOrigin = traced("Forms.corsOrigin")(function* (formId: FormId, origin: string | undefined) {
+    const corsOrigin = Effect.fn("Forms.corsOrigin")(function* (formId: FormId, origin: string | undefined) {
       if (origin === undefined) return Option.none<string>()
       const row = yield* repo.findAnywhere(formId)
       return Option.isSome(row) && originAllowed(row.value.settings, origin) ? Option.some(origin) : Option.none<string>()
     })
 
-    const config = traced("Forms.config")(function* (request: FormsRequest) {
+    const config = Effect.fn("Forms.config")(function* (request: FormsRequest) {
       const { caller } = yield* authenticate(request.key)
       const row = yield* formFor(caller, request.formId)
       const data = publicConfig(row)
@@ -198,7 +197,7 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
         return values
       })
 
-    const submit = traced("Forms.submit")(function* (request: FormsRequest, body: unknown) {
+    const submit = Effect.fn("Forms.submit")(function* (request: FormsRequest, body: unknown) {
       const { caller, plan } = yield* authenticate(request.key)
       const row = yield* formFor(caller, request.formId)
       if (!originAllowed(row.settings, request.origin)) {

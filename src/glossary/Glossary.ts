@@ -17,7 +17,6 @@ import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
 import { GlossaryRepo, type TermValues, toTerm } from "./GlossaryRepo.js"
-import { traced } from "../Performance.js"
 
 const values = (input: CreateTerm): TermValues => ({
   term: input.term,
@@ -46,13 +45,13 @@ export class Glossary extends Effect.Service<Glossary>()("Glossary/Programs", {
     const repo = yield* GlossaryRepo
     const agents = yield* Agents
 
-    const retrieve = traced("Glossary.retrieve")(function* (tenant: Tenant, agentId: AgentId) {
+    const retrieve = Effect.fn("Glossary.retrieve")(function* (tenant: Tenant, agentId: AgentId) {
       yield* agents.retrieve(tenant, agentId)
       const rows = yield* repo.list(tenant, agentId)
       return { object: "glossary", agent_id: agentId, terms: rows.map(toTerm) } satisfies GlossaryResource
     })
 
-    const replace = traced("Glossary.replace")(function* (tenant: Tenant, agentId: AgentId, input: ReplaceGlossary) {
+    const replace = Effect.fn("Glossary.replace")(function* (tenant: Tenant, agentId: AgentId, input: ReplaceGlossary) {
       yield* agents.retrieve(tenant, agentId)
       const duplicate = firstDuplicate(input.terms)
       if (Option.isSome(duplicate)) {
@@ -79,7 +78,7 @@ export class Glossary extends Effect.Service<Glossary>()("Glossary/Programs", {
       return { object: "glossary", agent_id: agentId, terms: rows.map(toTerm) } satisfies GlossaryResource
     })
 
-    const addTerm = traced("Glossary.addTerm")(function* (tenant: Tenant, agentId: AgentId, input: CreateTerm) {
+    const addTerm = Effect.fn("Glossary.addTerm")(function* (tenant: Tenant, agentId: AgentId, input: CreateTerm) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.transaction(
         Effect.gen(function* () {
@@ -99,7 +98,7 @@ export class Glossary extends Effect.Service<Glossary>()("Glossary/Programs", {
       )
     })
 
-    const updateTerm = traced("Glossary.updateTerm")(function* (
+    const updateTerm = Effect.fn("Glossary.updateTerm")(function* (
       tenant: Tenant,
       agentId: AgentId,
       term: string,
@@ -110,7 +109,7 @@ export class Glossary extends Effect.Service<Glossary>()("Glossary/Programs", {
       return Option.isSome(row) ? toTerm(row.value) : yield* noSuchTerm(term)
     })
 
-    const deleteTerm = traced("Glossary.deleteTerm")(function* (tenant: Tenant, agentId: AgentId, term: string) {
+    const deleteTerm = Effect.fn("Glossary.deleteTerm")(function* (tenant: Tenant, agentId: AgentId, term: string) {
       yield* agents.retrieve(tenant, agentId)
       const removed = yield* repo.remove(tenant, agentId, term.trim())
       if (Option.isNone(removed)) return yield* noSuchTerm(term)

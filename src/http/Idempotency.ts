@@ -37,7 +37,6 @@ import { Authenticator, mayCall, presentedKey } from "../auth/Authentication.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
-import { traced } from "../Performance.js"
 import type { Answer, EdgeRequest } from "./EdgeRequest.js"
 import * as SealedAnswer from "./SealedAnswer.js"
 
@@ -98,7 +97,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const claim = traced("Idempotency.claim")(function* (
+    const claim = Effect.fn("Idempotency.claim")(function* (
       scope: IdempotencyScope,
       fingerprint: string
     ): Effect.fn.Return<Claim> {
@@ -137,7 +136,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
       }
     })
 
-    const complete = traced("Idempotency.complete")(function* (scope: IdempotencyScope, response: StoredResponse) {
+    const complete = Effect.fn("Idempotency.complete")(function* (scope: IdempotencyScope, response: StoredResponse) {
       yield* execute(sql`
         update idempotency_keys set state = 'done', response_status = ${response.status},
           response_content_type = ${response.contentType}, response_body = ${response.body},
@@ -146,7 +145,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
     })
 
     /** Forget a claim whose request failed on our side (5xx) or was interrupted. */
-    const release = traced("Idempotency.release")(function* (scope: IdempotencyScope) {
+    const release = Effect.fn("Idempotency.release")(function* (scope: IdempotencyScope) {
       yield* execute(sql`
         delete from idempotency_keys
         where workspace_id = ${scope.workspaceId} and environment = ${scope.environment} and key = ${scope.key}
@@ -158,7 +157,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
      * (one retention ahead when none is left: a newer record expires later still),
      * so the sweeper sleeps until there is work rather than waking on a fixed beat.
      */
-    const sweep = traced("Idempotency.sweep")(function* () {
+    const sweep = Effect.fn("Idempotency.sweep")(function* () {
       const at = yield* now
       yield* execute(sql`delete from idempotency_keys where created_at <= ${new Date(at.getTime() - retentionMillis)}`)
       const oldest = yield* decodeSingle(
@@ -173,7 +172,7 @@ export class IdempotencyStore extends Effect.Service<IdempotencyStore>()("Http/I
      * with `scrub` (none when nothing changes), so a replay cannot bring erased
      * data back.
      */
-    const scrub = traced("Idempotency.scrub")(function* (
+    const scrub = Effect.fn("Idempotency.scrub")(function* (
       tenant: Tenant,
       needle: string,
       scrub: (body: string) => Option.Option<string>

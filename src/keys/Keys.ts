@@ -17,7 +17,6 @@ import type { ApiKeyId } from "../../schema/Ids.js"
 import type { CreateKey, KeyWithSecret } from "../../schema/Keys.js"
 import { ApiKeys, keyPrefix, scopesFor } from "../auth/ApiKeys.js"
 import { Paginator, toPage } from "../http/Pagination.js"
-import { traced } from "../Performance.js"
 import { KeysRepo, rowToKey, toKey } from "./KeysRepo.js"
 
 type WidgetScope = (typeof WidgetScopes)[number]
@@ -101,13 +100,13 @@ export class Keys extends Effect.Service<Keys>()("Keys/Programs", {
     const repo = yield* KeysRepo
     const pages = yield* Paginator
 
-    const list = traced("Keys.list")(function* (caller: CallerShape, params: PageParams) {
+    const list = Effect.fn("Keys.list")(function* (caller: CallerShape, params: PageParams) {
       const page = yield* pages.parse("keys", params)
       const { rows, pagination } = toPage(yield* repo.page(caller, page), page)
       return { keys: rows.map(rowToKey), pagination }
     })
 
-    const create = traced("Keys.create")(function* (caller: CallerShape, input: CreateKey) {
+    const create = Effect.fn("Keys.create")(function* (caller: CallerShape, input: CreateKey) {
       const scopes = yield* grantedScopes(caller, input.kind, input.scopes)
       const { key, secret } = yield* apiKeys.create({
         workspaceId: caller.workspaceId,
@@ -123,7 +122,7 @@ export class Keys extends Effect.Service<Keys>()("Keys/Programs", {
     })
 
     /** Revoked at once: its next request is refused (see `ApiKeys` for the cache of other instances). */
-    const revoke = traced("Keys.revoke")(function* (caller: CallerShape, id: ApiKeyId) {
+    const revoke = Effect.fn("Keys.revoke")(function* (caller: CallerShape, id: ApiKeyId) {
       if (id === caller.keyId) {
         return yield* new ParameterInvalid({
           message:

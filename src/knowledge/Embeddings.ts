@@ -26,7 +26,6 @@ import { Ai, type AiError, embeddingSpace } from "../../layers/Ai.js"
 import { type GiveUpHow, type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import { vectorsFor } from "../AiFailure.js"
 import { transaction } from "../db/Sql.js"
-import { traced } from "../Performance.js"
 import { qaEmbeddingText, QaRepo } from "../qa/QaRepo.js"
 import { isoOrNull, now } from "../Time.js"
 import { EmbeddingSpaceRepo, type Position, type SpaceRow } from "./EmbeddingSpaceRepo.js"
@@ -245,7 +244,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
           )
       })
 
-    const status = traced("Embeddings.status")(function* () {
+    const status = Effect.fn("Embeddings.status")(function* () {
       const row = yield* state.current
       return {
         space: row.space,

@@ -35,7 +35,6 @@ import { tenantOf } from "./Guard.js"
 import { INGEST_QUEUE } from "./Knowledge.js"
 import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { fromFetch, fromKeptPage, type IngestFailure, Pipeline, type Validators, validatorsOf } from "./Pipeline.js"
-import { traced } from "../Performance.js"
 
 /** The queue of gone pages' grace timers: each, when due, queues its source's refresh. */
 export const REFRESH_TIMER_QUEUE = "refresh-timer"
@@ -101,7 +100,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       })
 
     /** `POST …/knowledge/{id}/refresh`: queued (once: a refresh already queued is the one), counted against the plan. */
-    const request = traced("Knowledge.refresh")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
+    const request = Effect.fn("Knowledge.refresh")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       const tenant = tenantOf(caller)
       const found = yield* repo.find(tenant, agentId, id)
       if (Option.isNone(found)) return yield* new ResourceMissing({ message: `No such knowledge source: '${id}'`, param: "source_id" })
@@ -331,7 +330,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
      * is: it is the round), its first batch queued here, the rest by the sweep; a schedule's next round follows a
      * period after it.
      */
-    const requestRound = traced("Knowledge.refreshAll")(function* (caller: CallerShape, agentId: AgentId) {
+    const requestRound = Effect.fn("Knowledge.refreshAll")(function* (caller: CallerShape, agentId: AgentId) {
       const tenant = tenantOf(caller)
       const at = yield* now
       return yield* transaction(

@@ -39,7 +39,6 @@ import { Extractor } from "../../layers/Extractor.js"
 import { now } from "../Time.js"
 import { agentExists, tenantOf } from "./Guard.js"
 import { KnowledgeRepo, type NewSource, toSource } from "./KnowledgeRepo.js"
-import { traced } from "../Performance.js"
 
 /** The queue of ingestion jobs; the key is the agent id, so an agent's sources run one at a time, in order. */
 export const INGEST_QUEUE = "ingest"
@@ -89,7 +88,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     })
 
     /** Checks one source's input and builds its row (no write): shared with lesson sources. */
-    const prepare = traced("Knowledge.prepare")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
+    const prepare = Effect.fn("Knowledge.prepare")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
       const tenant = tenantOf(caller)
       const base = { id: yield* mint(SourceId, "src"), agentId, type: input.type, at: yield* now }
       let source: NewSource
@@ -145,14 +144,14 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       return source
     })
 
-    const create = traced("Knowledge.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
+    const create = Effect.fn("Knowledge.create")(function* (caller: CallerShape, agentId: AgentId, input: CreateSource) {
       const tenant = tenantOf(caller)
       yield* agentExists(agents, tenant, agentId)
       const [created] = yield* store(tenant, agentId, [yield* prepare(caller, agentId, input)])
       return created!
     })
 
-    const batch = traced("Knowledge.batch")(function* (
+    const batch = Effect.fn("Knowledge.batch")(function* (
       caller: CallerShape,
       agentId: AgentId,
       urls: ReadonlyArray<string>,
@@ -197,7 +196,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       return { count: created.length, sources: created }
     })
 
-    const list = traced("Knowledge.list")(function* (caller: CallerShape, agentId: AgentId, params: SourceListParams) {
+    const list = Effect.fn("Knowledge.list")(function* (caller: CallerShape, agentId: AgentId, params: SourceListParams) {
       const tenant = tenantOf(caller)
       const page = yield* pages.parse(`agents/${agentId}/knowledge`, params, { status: params.status })
       yield* agentExists(agents, tenant, agentId)
@@ -214,12 +213,12 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
         })
       )
 
-    const retrieve = traced("Knowledge.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
+    const retrieve = Effect.fn("Knowledge.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       return toSource(yield* found(tenantOf(caller), agentId, id))
     })
 
     /** Deletes the source, its chunks and its generated and CSV Q&A; a job still queued for it just ends. */
-    const remove = traced("Knowledge.delete")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
+    const remove = Effect.fn("Knowledge.delete")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       const tenant = tenantOf(caller)
       yield* found(tenant, agentId, id)
       const at = yield* now

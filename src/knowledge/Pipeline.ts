@@ -38,7 +38,6 @@ import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./
 import { makePhaseWriter, type PhaseWriter } from "./PhaseWriter.js"
 import { CrawlReport } from "./CrawlReport.js"
 import { SourceOwner } from "./SourceOwner.js"
-import { traced } from "../Performance.js"
 
 /** Attempts of one source after transient failures, the first included. */
 export const MAX_ATTEMPTS = 3
@@ -464,7 +463,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         })
       )
 
-    const handle = traced("Pipeline.handle")(function* (job: Job) {
+    const handle = Effect.fn("Pipeline.handle")(function* (job: Job) {
       const payload = decodePayload(job.payload)
       if (Either.isLeft(payload)) return Outcome.failed("the job names no source")
       const started = yield* startOf(job, payload.right.sourceId)

@@ -34,7 +34,6 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
-import { traced } from "../Performance.js"
 import { VectorIndex } from "./VectorIndex.js"
 
 export interface Hit {
@@ -347,7 +346,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       )
 
     /** `terms`: the agent's enabled glossary terms when the caller has read them already (else read here). */
-    const search = traced("Retrieval.search")(function* (
+    const search = Effect.fn("Retrieval.search")(function* (
       tenant: Tenant,
       agentId: AgentId,
       query: string,

@@ -10,7 +10,6 @@ import type { CallerShape } from "../../schema/Auth.js"
 import { type AgentId, SourceId } from "../../schema/Ids.js"
 import { DEFAULT_SEARCH_LIMIT, type KnowledgeSearch as SearchResult, type SearchKnowledge } from "../../schema/Knowledge.js"
 import { AgentsRepo } from "../agents/AgentsRepo.js"
-import { traced } from "../Performance.js"
 import { agentExists, tenantOf } from "./Guard.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
 import { relevanceThreshold, Retrieval } from "./Retrieval.js"
@@ -23,7 +22,7 @@ export class KnowledgeSearch extends Effect.Service<KnowledgeSearch>()("Knowledg
     const repo = yield* KnowledgeRepo
     const retrieval = yield* Retrieval
 
-    const search = traced("Knowledge.search")(function* (caller: CallerShape, agentId: AgentId, input: SearchKnowledge) {
+    const search = Effect.fn("Knowledge.search")(function* (caller: CallerShape, agentId: AgentId, input: SearchKnowledge) {
       const tenant = tenantOf(caller)
       yield* agentExists(agents, tenant, agentId)
       const hits = yield* retrieval.search(tenant, agentId, input.query, { limit: input.limit ?? DEFAULT_SEARCH_LIMIT })

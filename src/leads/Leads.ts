@@ -21,7 +21,6 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { editObjects } from "../JsonDocument.js"
 import { now } from "../Time.js"
 import { LeadsRepo, toLead } from "./LeadsRepo.js"
-import { traced } from "../Performance.js"
 
 /** Where a lead came from: the default of its `metadata.source`. */
 export type LeadChannel = "api" | "widget" | "form"
@@ -67,7 +66,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
      * `agentParam`). `conversation_id` is kept as given; a conversation of the
      * tenant by that id gets the lead as its `lead_id` (the `ConversationLink` port).
      */
-    const capture = traced("Leads.capture")(function* (
+    const capture = Effect.fn("Leads.capture")(function* (
       tenant: Tenant,
       agentId: AgentId,
       input: CaptureLead,
@@ -103,12 +102,12 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
       }).pipe(tx)
     })
 
-    const retrieve = traced("Leads.retrieve")(function* (tenant: Tenant, id: LeadId) {
+    const retrieve = Effect.fn("Leads.retrieve")(function* (tenant: Tenant, id: LeadId) {
       const row = yield* repo.find(tenant, id)
       return Option.isSome(row) && row.value.deleted_at === null ? toLead(row.value) : yield* missing(id)
     })
 
-    const list = traced("Leads.list")(function* (tenant: Tenant, params: LeadListParams) {
+    const list = Effect.fn("Leads.list")(function* (tenant: Tenant, params: LeadListParams) {
       const page = yield* pages.parse("leads", params, {
         agent_id: params.agent_id,
         email: params.email?.toLowerCase(),
@@ -124,7 +123,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
     })
 
     /** Idempotent: a lead deleted before answers as it did then; one that never existed is 404. */
-    const remove = traced("Leads.delete")(function* (tenant: Tenant, id: LeadId) {
+    const remove = Effect.fn("Leads.delete")(function* (tenant: Tenant, id: LeadId) {
       return yield* Effect.gen(function* () {
         const row = yield* repo.find(tenant, id, { forUpdate: true })
         if (Option.isNone(row)) return yield* missing(id)

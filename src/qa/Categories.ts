@@ -12,7 +12,6 @@ import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
 import { QaRepo, toCategory } from "./QaRepo.js"
-import { traced } from "../Performance.js"
 
 const missing = (id: CategoryId) =>
   new ResourceMissing({ message: `No such category: '${id}'`, param: "category_id" })
@@ -25,12 +24,12 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
     const repo = yield* QaRepo
     const agents = yield* Agents
 
-    const list = traced("Categories.list")(function* (tenant: Tenant, agentId: AgentId) {
+    const list = Effect.fn("Categories.list")(function* (tenant: Tenant, agentId: AgentId) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.categoriesOf(tenant, agentId)
     })
 
-    const create = traced("Categories.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateCategory) {
+    const create = Effect.fn("Categories.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateCategory) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.transaction(
         Effect.gen(function* () {
@@ -55,7 +54,7 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
       )
     })
 
-    const update = traced("Categories.update")(function* (
+    const update = Effect.fn("Categories.update")(function* (
       tenant: Tenant,
       agentId: AgentId,
       id: CategoryId,
@@ -93,7 +92,7 @@ export class Categories extends Effect.Service<Categories>()("Qa/Categories", {
       )
     })
 
-    const remove = traced("Categories.delete")(function* (tenant: Tenant, agentId: AgentId, id: CategoryId) {
+    const remove = Effect.fn("Categories.delete")(function* (tenant: Tenant, agentId: AgentId, id: CategoryId) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.transaction(
         Effect.gen(function* () {

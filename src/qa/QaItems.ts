@@ -15,7 +15,6 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
-import { traced } from "../Performance.js"
 
 const missing = (id: QaId) => new ResourceMissing({ message: `No such Q&A: '${id}'`, param: "qa_id" })
 const missingCategory = (id: CategoryId) =>
@@ -44,7 +43,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
             Option.isSome(found) ? Effect.void : Effect.fail(missingCategory(id))
           )
 
-    const create = traced("Qa.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateQa) {
+    const create = Effect.fn("Qa.create")(function* (tenant: Tenant, agentId: AgentId, input: CreateQa) {
       yield* agents.retrieve(tenant, agentId)
       const embedding = yield* embed(input.question, input.answer)
       const categoryId = input.category_id ?? null
@@ -59,7 +58,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
       return row === undefined ? yield* Effect.dieMessage("insert returned no row") : toQa(row)
     })
 
-    const list = traced("Qa.list")(function* (tenant: Tenant, agentId: AgentId, params: QaListParams) {
+    const list = Effect.fn("Qa.list")(function* (tenant: Tenant, agentId: AgentId, params: QaListParams) {
       yield* agents.retrieve(tenant, agentId)
       const page = yield* pages.parse(`agents/${agentId}/qa`, params, {
         category_id: params.category_id,
@@ -75,7 +74,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
       return { items: kept.map(toQa), pagination }
     })
 
-    const update = traced("Qa.update")(function* (tenant: Tenant, agentId: AgentId, id: QaId, input: UpdateQa) {
+    const update = Effect.fn("Qa.update")(function* (tenant: Tenant, agentId: AgentId, id: QaId, input: UpdateQa) {
       yield* agents.retrieve(tenant, agentId)
       return yield* repo.transaction(
         Effect.gen(function* () {
@@ -106,7 +105,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
       )
     })
 
-    const remove = traced("Qa.delete")(function* (tenant: Tenant, agentId: AgentId, id: QaId) {
+    const remove = Effect.fn("Qa.delete")(function* (tenant: Tenant, agentId: AgentId, id: QaId) {
       yield* agents.retrieve(tenant, agentId)
       const deleted = yield* repo.deleteQa(tenant, agentId, id)
       if (Option.isNone(deleted)) return yield* missing(id)

@@ -23,7 +23,6 @@ import { Outbox } from "../events/Outbox.js"
 import { now } from "../Time.js"
 import { type QaInsert, qaEmbeddingText, QaRepo } from "./QaRepo.js"
 import { SourceTexts } from "./SourceTexts.js"
-import { traced } from "../Performance.js"
 
 export const regenerateQueue = "qa-regenerate"
 
@@ -45,7 +44,7 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
     const queue = yield* JobQueue
     const outbox = yield* Outbox
 
-    const request = traced("Qa.regenerate")(function* (tenant: Tenant, agentId: AgentId) {
+    const request = Effect.fn("Qa.regenerate")(function* (tenant: Tenant, agentId: AgentId) {
       yield* agents.retrieve(tenant, agentId)
       // the job is the whole change, one insert: no transaction to wait for, so workers wake at once
       yield* queue.enqueue({

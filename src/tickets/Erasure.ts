@@ -16,7 +16,6 @@ import { editObjects } from "../JsonDocument.js"
 import { type Acting, actorOf } from "./Rules.js"
 import { TicketThread } from "./Thread.js"
 import { erasedText, TicketsRepo, toTicket } from "./TicketsRepo.js"
-import { traced } from "../Performance.js"
 
 /**
  * A copy of a stored JSON document with this ticket's personal data replaced:
@@ -51,7 +50,7 @@ export class Erasure extends Effect.Service<Erasure>()("Tickets/Erasure", {
     const tx = transaction(sql)
 
     /** Idempotent: a second erasure changes nothing and records no second thread entry. */
-    const erase = traced("Tickets.erase")(function* (acting: Acting, publicId: TicketPublicId) {
+    const erase = Effect.fn("Tickets.erase")(function* (acting: Acting, publicId: TicketPublicId) {
       const tenant = acting.caller
       return yield* Effect.gen(function* () {
         const row = yield* thread.locked(tenant, publicId)

@@ -31,7 +31,6 @@ import { now } from "../Time.js"
 import { type Acting, actorOf, missingTicket as missing, monthlyTicketCap, monthOf, systemActor as system } from "./Rules.js"
 import { stateOf, TicketThread } from "./Thread.js"
 import { type TicketFilters, type TicketRow, TicketsRepo, toEvent, toMessage, toTicket } from "./TicketsRepo.js"
-import { traced } from "../Performance.js"
 
 export type { Acting } from "./Rules.js"
 export { monthlyTicketCap } from "./Rules.js"
@@ -53,7 +52,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
     const threadEvent = thread.entry
     const recordStatus = thread.recordStatus
 
-    const create = traced("Tickets.create")(function* (acting: Acting, input: CreateTicket) {
+    const create = Effect.fn("Tickets.create")(function* (acting: Acting, input: CreateTicket) {
       const tenant: Tenant = acting.caller
       const origin = input.origin ?? originsByKeyKind[acting.caller.keyKind][0]
       if (!originsByKeyKind[acting.caller.keyKind].includes(origin)) {
@@ -145,7 +144,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
     })
 
     /** The filters arrive validated by `TicketListParams`: only known statuses, priorities, origins and includes. */
-    const list = traced("Tickets.list")(function* (tenant: Tenant, params: TicketListParams) {
+    const list = Effect.fn("Tickets.list")(function* (tenant: Tenant, params: TicketListParams) {
       const page = yield* pages.parse("tickets", params, {
         status: params.status,
         priority: params.priority,
@@ -167,7 +166,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
       return { tickets: rows.map(toTicket), pagination: { ...pagination, ...total } }
     })
 
-    const retrieve = traced("Tickets.retrieve")(function* (tenant: Tenant, publicId: TicketPublicId) {
+    const retrieve = Effect.fn("Tickets.retrieve")(function* (tenant: Tenant, publicId: TicketPublicId) {
       const found = yield* repo.findWithThread(tenant, publicId)
       if (Option.isNone(found)) return yield* missing(publicId)
       const { messages, events } = found.value
@@ -179,7 +178,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
       return { ...toTicket(found.value), thread: thread.map((t) => t.item) }
     })
 
-    const messages = traced("Tickets.messages")(function* (tenant: Tenant, publicId: TicketPublicId, params: PageParams) {
+    const messages = Effect.fn("Tickets.messages")(function* (tenant: Tenant, publicId: TicketPublicId, params: PageParams) {
       const page = yield* pages.parse(`tickets/${publicId}/messages`, params)
       const found = yield* repo.find(tenant, publicId)
       if (Option.isNone(found)) return yield* missing(publicId)
@@ -231,19 +230,19 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
         return ticket
       }).pipe(tx)
 
-    const update = traced("Tickets.update")(function* (acting: Acting, publicId: TicketPublicId, input: UpdateTicket) {
+    const update = Effect.fn("Tickets.update")(function* (acting: Acting, publicId: TicketPublicId, input: UpdateTicket) {
       return yield* change(acting, publicId, () => input)
     })
 
-    const resolve = traced("Tickets.resolve")(function* (acting: Acting, publicId: TicketPublicId) {
+    const resolve = Effect.fn("Tickets.resolve")(function* (acting: Acting, publicId: TicketPublicId) {
       return yield* change(acting, publicId, () => ({ status: "resolved" }))
     })
 
-    const reopen = traced("Tickets.reopen")(function* (acting: Acting, publicId: TicketPublicId) {
+    const reopen = Effect.fn("Tickets.reopen")(function* (acting: Acting, publicId: TicketPublicId) {
       return yield* change(acting, publicId, (row) => (row.status === "resolved" ? { status: "open" } : {}))
     })
 
-    const addMessage = traced("Tickets.addMessage")(function* (acting: Acting, publicId: TicketPublicId, body: string) {
+    const addMessage = Effect.fn("Tickets.addMessage")(function* (acting: Acting, publicId: TicketPublicId, body: string) {
       const tenant: Tenant = acting.caller
       return yield* Effect.gen(function* () {
         const row = yield* locked(tenant, publicId)

@@ -23,7 +23,6 @@ import { now } from "../Time.js"
 import { tenantOf, trainingAgent } from "./Guard.js"
 import { SourceRemoval } from "./SourceRemoval.js"
 import { toLesson, toModule, TrainingRepo } from "./TrainingRepo.js"
-import { traced } from "../Performance.js"
 
 const noModule = (id: string, param: string) => new ResourceMissing({ message: `No such module: '${id}'`, param })
 const noLesson = (id: string) => new ResourceMissing({ message: `No such lesson: '${id}'`, param: "lesson_id" })
@@ -61,13 +60,13 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
 
     // modules
 
-    const listModules = traced("Course.listModules")(function* (caller: CallerShape, agentId: AgentId) {
+    const listModules = Effect.fn("Course.listModules")(function* (caller: CallerShape, agentId: AgentId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       return (yield* repo.modules(tenant, agentId)).map(toModule)
     })
 
-    const createModule = traced("Course.createModule")(function* (caller: CallerShape, agentId: AgentId, input: CreateModule) {
+    const createModule = Effect.fn("Course.createModule")(function* (caller: CallerShape, agentId: AgentId, input: CreateModule) {
       const id = yield* mint(ModuleId, "mod")
       return yield* writing(caller, agentId, (tenant) =>
         Effect.gen(function* () {
@@ -88,7 +87,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
       )
     })
 
-    const updateModule = traced("Course.updateModule")(function* (
+    const updateModule = Effect.fn("Course.updateModule")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ModuleId,
@@ -121,7 +120,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
         yield* repo.deleteLesson(lessonId)
       })
 
-    const deleteModule = traced("Course.deleteModule")(function* (
+    const deleteModule = Effect.fn("Course.deleteModule")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ModuleId,
@@ -149,14 +148,14 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
 
     // lessons
 
-    const listLessons = traced("Course.listLessons")(function* (caller: CallerShape, agentId: AgentId, moduleId: ModuleId) {
+    const listLessons = Effect.fn("Course.listLessons")(function* (caller: CallerShape, agentId: AgentId, moduleId: ModuleId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       yield* moduleOf(tenant, agentId, moduleId, "module_id")
       return (yield* repo.lessons(tenant, agentId, moduleId)).map(toLesson)
     })
 
-    const createLesson = traced("Course.createLesson")(function* (caller: CallerShape, agentId: AgentId, input: CreateLesson) {
+    const createLesson = Effect.fn("Course.createLesson")(function* (caller: CallerShape, agentId: AgentId, input: CreateLesson) {
       const id = yield* mint(LessonId, "lsn")
       return yield* writing(caller, agentId, (tenant) =>
         Effect.gen(function* () {
@@ -178,7 +177,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
       )
     })
 
-    const updateLesson = traced("Course.updateLesson")(function* (
+    const updateLesson = Effect.fn("Course.updateLesson")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: LessonId,
@@ -217,7 +216,7 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
       )
     })
 
-    const deleteLesson = traced("Course.deleteLesson")(function* (
+    const deleteLesson = Effect.fn("Course.deleteLesson")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: LessonId,

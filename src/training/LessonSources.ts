@@ -25,7 +25,6 @@ import { now } from "../Time.js"
 import { tenantOf, trainingAgent } from "./Guard.js"
 import { SourceRemoval } from "./SourceRemoval.js"
 import { toLessonSource, TrainingRepo } from "./TrainingRepo.js"
-import { traced } from "../Performance.js"
 
 const noLesson = (id: string) => new ResourceMissing({ message: `No such lesson: '${id}'`, param: "lesson_id" })
 /** The file is audio of a known kind, and not longer than 10 minutes when its headers tell. */
@@ -91,14 +90,14 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
         return { ...prepared, content: transcript !== undefined && transcript.trim() !== "" ? transcript : null }
       })
 
-    const list = traced("LessonSources.list")(function* (caller: CallerShape, agentId: AgentId, lessonId: LessonId) {
+    const list = Effect.fn("LessonSources.list")(function* (caller: CallerShape, agentId: AgentId, lessonId: LessonId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       yield* lessonExists(tenant, agentId, lessonId)
       return (yield* repo.lessonSources(tenant, agentId, lessonId)).map(toLessonSource)
     })
 
-    const create = traced("LessonSources.create")(function* (
+    const create = Effect.fn("LessonSources.create")(function* (
       caller: CallerShape,
       agentId: AgentId,
       input: CreateLessonSource
@@ -144,7 +143,7 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
         .pipe(withAfterCommit)
     })
 
-    const update = traced("LessonSources.update")(function* (
+    const update = Effect.fn("LessonSources.update")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: LessonSourceId,
@@ -177,7 +176,7 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
       )
     })
 
-    const remove = traced("LessonSources.delete")(function* (caller: CallerShape, agentId: AgentId, id: LessonSourceId) {
+    const remove = Effect.fn("LessonSources.delete")(function* (caller: CallerShape, agentId: AgentId, id: LessonSourceId) {
       const tenant = tenantOf(caller)
       yield* trainingAgent(agents, tenant, agentId)
       return yield* repo.transaction(

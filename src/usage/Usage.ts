@@ -13,7 +13,6 @@ import { TicketsRepo } from "../tickets/TicketsRepo.js"
 import { iso, now } from "../Time.js"
 import { monthlyRefreshCap, monthlyReplyCap, monthlyTicketCap, monthOf, periodOf } from "./Plans.js"
 import { UsageRepo } from "./UsageRepo.js"
-import { traced } from "../Performance.js"
 
 /** A reply counted by `reserveReply`; hand it back to `releaseReply` if the reply is not completed. */
 export interface Reservation {
@@ -33,7 +32,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
      * when this month's replies are used up. Runs as one statement that commits
      * on its own: call it before the reply, outside any long transaction.
      */
-    const reserveReply = traced("Usage.reserveReply")(function* (tenant: Tenant) {
+    const reserveReply = Effect.fn("Usage.reserveReply")(function* (tenant: Tenant) {
       const at = yield* now
       const month = monthOf(at)
       const credits = tenant.environment === "live" ? 1 : 0
@@ -50,7 +49,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
     })
 
     /** Undoes a reservation whose reply was not completed (failed, interrupted, refused later). */
-    const releaseReply = traced("Usage.releaseReply")(function* (tenant: Tenant, reservation: Reservation) {
+    const releaseReply = Effect.fn("Usage.releaseReply")(function* (tenant: Tenant, reservation: Reservation) {
       yield* repo.release(tenant, reservation.month, reservation.credits)
     })
 
@@ -70,7 +69,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
         )
       )
 
-    const summary = traced("Usage.summary")(function* (tenant: Tenant) {
+    const summary = Effect.fn("Usage.summary")(function* (tenant: Tenant) {
       const at = yield* now
       const month = monthOf(at)
       const period = periodOf(at)
@@ -91,7 +90,7 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
      * Counts up to `wanted` refreshes this month within the plan's cap: how many may run (fewer, down to none, when
      * the month's are nearly or all used). Inside the caller's transaction: they count when it commits.
      */
-    const reserveRefreshes = traced("Usage.reserveRefreshes")(function* (tenant: Tenant, wanted: number) {
+    const reserveRefreshes = Effect.fn("Usage.reserveRefreshes")(function* (tenant: Tenant, wanted: number) {
       const at = yield* now
       const plan = yield* repo.plan(tenant)
       const granted = yield* repo.reserveRefreshes(tenant, monthOf(at), wanted, monthlyRefreshCap[plan])

@@ -23,7 +23,6 @@ import { transaction } from "../db/Sql.js"
 import { now } from "../Time.js"
 import { webhookQueue } from "./Dispatcher.js"
 import { toDelivery, toSubscription, WebhooksRepo } from "./WebhooksRepo.js"
-import { traced } from "../Performance.js"
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const rotationOverlapMillis = 24 * 60 * 60 * 1000
@@ -70,7 +69,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
         Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(missingSubscription(id))
       )
 
-    const create = traced("Webhooks.create")(function* (tenant: Tenant, input: CreateWebhook) {
+    const create = Effect.fn("Webhooks.create")(function* (tenant: Tenant, input: CreateWebhook) {
       const events = yield* checkEvents(input.events)
       const url = yield* receiverUrl(tenant, input.url)
       const secret = yield* newSecret
@@ -79,17 +78,17 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return { ...toSubscription(row), secret }
     })
 
-    const list = traced("Webhooks.list")(function* (tenant: Tenant, params: PageParams) {
+    const list = Effect.fn("Webhooks.list")(function* (tenant: Tenant, params: PageParams) {
       const page = yield* pages.parse("webhooks", params)
       const { rows, pagination } = toPage(yield* repo.pageSubscriptions(tenant, page), page)
       return { subscriptions: rows.map(toSubscription), pagination }
     })
 
-    const retrieve = traced("Webhooks.retrieve")(function* (tenant: Tenant, id: WebhookId) {
+    const retrieve = Effect.fn("Webhooks.retrieve")(function* (tenant: Tenant, id: WebhookId) {
       return toSubscription(yield* subscriptionOf(tenant, id))
     })
 
-    const update = traced("Webhooks.update")(function* (tenant: Tenant, id: WebhookId, input: UpdateWebhook) {
+    const update = Effect.fn("Webhooks.update")(function* (tenant: Tenant, id: WebhookId, input: UpdateWebhook) {
       const events = input.events === undefined ? undefined : yield* checkEvents(input.events)
       const url = input.url === undefined ? undefined : yield* receiverUrl(tenant, input.url)
       const row = yield* Effect.gen(function* () {
@@ -113,7 +112,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return toSubscription(row)
     })
 
-    const remove = traced("Webhooks.delete")(function* (tenant: Tenant, id: WebhookId) {
+    const remove = Effect.fn("Webhooks.delete")(function* (tenant: Tenant, id: WebhookId) {
       yield* Effect.gen(function* () {
         yield* subscriptionOf(tenant, id, { forUpdate: true })
         yield* repo.deleteSubscription(id, yield* now)
@@ -121,7 +120,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return { id, object: "webhook_subscription" as const, deleted: true as const }
     })
 
-    const sendTest = traced("Webhooks.test")(function* (tenant: Tenant, id: WebhookId) {
+    const sendTest = Effect.fn("Webhooks.test")(function* (tenant: Tenant, id: WebhookId) {
       return yield* Effect.gen(function* () {
         // read under the lock a deactivation takes, so a test is never scheduled to a subscription just deactivated
         const subscription = yield* subscriptionOf(tenant, id, { forUpdate: true })
@@ -141,7 +140,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       }).pipe(tx)
     })
 
-    const deliveries = traced("Webhooks.deliveries")(function* (tenant: Tenant, id: WebhookId, params: DeliveryListParams) {
+    const deliveries = Effect.fn("Webhooks.deliveries")(function* (tenant: Tenant, id: WebhookId, params: DeliveryListParams) {
       const page = yield* pages.parse(`webhooks/${id}/deliveries`, params, { status: params.status })
       yield* subscriptionOf(tenant, id)
       const rows = yield* repo.pageDeliveries(id, Option.fromNullable(params.status), page)
@@ -149,7 +148,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return { deliveries: kept.map(toDelivery), pagination }
     })
 
-    const delivery = traced("Webhooks.delivery")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
+    const delivery = Effect.fn("Webhooks.delivery")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
       yield* subscriptionOf(tenant, id)
       const row = yield* repo.findDelivery(id, deliveryId)
       if (Option.isNone(row)) return yield* missingDelivery(deliveryId)
@@ -166,7 +165,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       }
     })
 
-    const retry = traced("Webhooks.retry")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
+    const retry = Effect.fn("Webhooks.retry")(function* (tenant: Tenant, id: WebhookId, deliveryId: DeliveryId) {
       yield* subscriptionOf(tenant, id)
       if (Option.isNone(yield* repo.findDelivery(id, deliveryId))) return yield* missingDelivery(deliveryId)
       const at = yield* now
@@ -175,7 +174,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       return toDelivery(row)
     })
 
-    const rotateSecret = traced("Webhooks.rotateSecret")(function* (tenant: Tenant, id: WebhookId) {
+    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function* (tenant: Tenant, id: WebhookId) {
       const secret = yield* newSecret
       const row = yield* Effect.gen(function* () {
         const current = yield* subscriptionOf(tenant, id, { forUpdate: true })

@@ -14,7 +14,6 @@ import type { Escalate, OpenConversation, WidgetMessage } from "../../schema/Wid
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
 import { Tickets } from "../tickets/Tickets.js"
-import { traced } from "../Performance.js"
 
 /** The longest ticket message; a longer transcript keeps its latest lines. */
 export const maxTranscriptChars = 20_000
@@ -55,13 +54,13 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
     const conversationOf = (caller: CallerShape, agentId: AgentId, id: ConversationId) =>
       Effect.zipRight(agentOf(caller, agentId), conversations.ofAgent(caller, agentId, id, "conversation_id"))
 
-    const open = traced("WidgetChat.open")(function* (caller: CallerShape, agentId: AgentId, input: OpenConversation) {
+    const open = Effect.fn("WidgetChat.open")(function* (caller: CallerShape, agentId: AgentId, input: OpenConversation) {
       yield* agentOf(caller, agentId)
       return yield* conversations.open(caller, "widget", agentId, input.metadata ?? {})
     })
 
     /** Stores the visitor's message and starts the reply (see `Conversations.send`). */
-    const send = traced("WidgetChat.send")(function* (
+    const send = Effect.fn("WidgetChat.send")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ConversationId,
@@ -75,7 +74,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       })
     })
 
-    const resume = traced("WidgetChat.resume")(function* (
+    const resume = Effect.fn("WidgetChat.resume")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ConversationId,
@@ -86,7 +85,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.resume(caller, id, messageId, lastEventId)
     })
 
-    const escalate = traced("WidgetChat.escalate")(function* (
+    const escalate = Effect.fn("WidgetChat.escalate")(function* (
       caller: CallerShape,
       agentId: AgentId,
       id: ConversationId,
@@ -109,7 +108,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return { ticket }
     })
 
-    const end = traced("WidgetChat.end")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
+    const end = Effect.fn("WidgetChat.end")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
       yield* conversationOf(caller, agentId, id)
       return yield* conversations.end(caller, id)
     })

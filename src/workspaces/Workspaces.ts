@@ -10,7 +10,6 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { DbDate } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle } from "../db/Sql.js"
 import { iso, now } from "../Time.js"
-import { traced } from "../Performance.js"
 
 const WorkspaceRow = Schema.Struct({
   id: WorkspaceId,
@@ -34,7 +33,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("Workspaces/Repo", 
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
 
-    const create = traced("Workspaces.create")(function* (input: {
+    const create = Effect.fn("Workspaces.create")(function* (input: {
       readonly name: string
       readonly owner_email: string
       readonly plan: Plan

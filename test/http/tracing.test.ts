@@ -1,13 +1,11 @@
-import { describe, expect, it, layer } from "@effect/vitest"
+import { expect, it, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { layerOtlp } from "../../layers/Tracing.js"
-import { traced } from "../../src/Performance.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testServer } from "../support/harness.js"
 
@@ -82,28 +80,6 @@ layer(withCollector)("OpenTelemetry", (it) => {
       expect(attribute(server, "http.request.method")).toBe("GET")
       expect(collector.bodies.join("\n")).not.toContain(ws.secretTest)
     })
-  )
-})
-
-describe("traced", () => {
-  const retrieve = traced("Things.retrieve")(function* (id: string) {
-    const span = yield* Effect.option(Effect.currentSpan)
-    if (id === "missing") return yield* Effect.fail(`no thing ${id}`)
-    return { id, span: Option.map(span, (s) => s.name) }
-  })
-
-  it.effect("names its program's span while tracing is on", () =>
-    Effect.gen(function* () {
-      expect(yield* retrieve("a")).toEqual({ id: "a", span: Option.some("Things.retrieve") })
-      expect(yield* Effect.flip(retrieve("missing"))).toBe("no thing missing")
-    })
-  )
-
-  it.effect("makes no span at all while tracing is off (the service without a collector), and runs the same", () =>
-    Effect.gen(function* () {
-      expect(yield* retrieve("b")).toEqual({ id: "b", span: Option.none() })
-      expect(yield* Effect.flip(retrieve("missing"))).toBe("no thing missing")
-    }).pipe(Effect.withTracerEnabled(false))
   )
 })
 
