@@ -203,7 +203,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       Effect.catchAll(replacing, (failure) =>
         Effect.zipRight(
           Effect.logWarning("a refresh could not read its page", { sourceId: source.id, reason: failure.message }),
-          repo.refreshEnded(source.id, at)
+          repo.refreshEnded([source.id], at)
         )
       )
 
@@ -228,7 +228,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         if (Option.isNone(found)) return
         const source = found.value
         const at = yield* now
-        if (!canRefresh(source)) return yield* repo.refreshEnded(source.id, at)
+        if (!canRefresh(source)) return yield* repo.refreshEnded([source.id], at)
         // a crawl that met the page read it for this refresh
         const kept = read ? yield* repo.keptPageOf(source.id) : Option.none()
         if (Option.isSome(kept)) {
@@ -247,7 +247,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         const at = yield* now
         const notModified: Array<SourceId> = []
         for (const source of yield* repo.byIds(ids)) {
-          if (!canRefresh(source)) yield* repo.refreshEnded(source.id, at)
+          if (!canRefresh(source)) yield* repo.refreshEnded([source.id], at)
           else if (yield* check(source, at)) notModified.push(source.id)
         }
         yield* repo.refreshCheckedAll(notModified, at)
@@ -282,7 +282,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         const ids = "sourceIds" in payload ? payload.sourceIds : [payload.sourceId]
         return Effect.zipRight(
           Effect.logWarning("a refresh was given up; its pages keep their knowledge", { sourceIds: ids, reason }),
-          Effect.flatMap(now, (at) => repo.refreshEndedAll(ids, at))
+          Effect.flatMap(now, (at) => repo.refreshEnded(ids, at))
         )
       })
 

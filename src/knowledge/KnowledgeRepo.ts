@@ -411,22 +411,16 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
             update knowledge_sources set ${sql.update({ ...refreshDone, checked_at: at, gone_since: null })}
             where id in ${sql.in(ids)} and deleted_at is null`)
 
-    /** `refreshEnded` for every source of a refresh job given up: idle again, their knowledge as it was. */
-    const refreshEndedAll = (ids: ReadonlyArray<SourceId>, at: Date) =>
+    /**
+     * Refreshes that found nothing to do (the source no longer indexed), could not read the page this time, or were
+     * given up: idle again, their knowledge as it was; tried at `at`, so a scheduled round moves on.
+     */
+    const refreshEnded = (ids: ReadonlyArray<SourceId>, at: Date) =>
       ids.length === 0
         ? Effect.void
         : execute(sql`
-            update knowledge_sources set refresh_status = 'idle', checked_at = ${at}, page_body = null, page_type = null
+            update knowledge_sources set ${sql.update({ ...refreshDone, checked_at: at })}
             where id in ${sql.in(ids)} and deleted_at is null`)
-
-    /**
-     * A refresh that found nothing to do (the source no longer indexed) or could not read the page this time: idle
-     * again, its knowledge as it was; tried at `at`, so a scheduled round moves on.
-     */
-    const refreshEnded = (id: SourceId, at: Date) =>
-      execute(sql`
-        update knowledge_sources set refresh_status = 'idle', checked_at = ${at}, page_body = null, page_type = null
-        where id = ${id} and deleted_at is null`)
 
     /**
      * A refresh that read the page's text again: when it is the text indexed, recorded as `refreshChecked` does;
@@ -539,7 +533,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
 
     return {
       insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, claimAndStart, startedBy, unstart, complete,
-      queueRefresh, queueRefreshWith, knownPage, queueRound, byIds, refreshChecked, refreshCheckedAll, refreshEnded, refreshEndedAll, unchangedText, replaced, markGone, deleteChunks, softDelete, insertChunks,
+      queueRefresh, queueRefreshWith, knownPage, queueRound, byIds, refreshChecked, refreshCheckedAll, refreshEnded, unchangedText, replaced, markGone, deleteChunks, softDelete, insertChunks,
       indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
     } as const
   })
