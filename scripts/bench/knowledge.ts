@@ -354,7 +354,7 @@ interface Measured {
 const pagesPerSecond = (ms: number) => (pages / ms) * 1000
 
 /** CPU time a page (the service's, plus PostgreSQL's on PostgreSQL), and the cores busy on average over the run. */
-const cpuCell = (run: Run) =>
+const cpuCell = (run: Pick<Run, "ms" | "cpuMs" | "databaseCpuMs">) =>
   run.databaseCpuMs === 0
     ? `${fmt(run.cpuMs / pages, 1)} ms (${fmt(run.cpuMs / run.ms, 2)})`
     : `${fmt(run.cpuMs / pages, 1)} + ${fmt(run.databaseCpuMs / pages, 1)} ms (${fmt((run.cpuMs + run.databaseCpuMs) / run.ms, 2)})`
@@ -362,7 +362,6 @@ const cpuCell = (run: Run) =>
 /** `cpuCell` of the runs' medians. */
 const medianCpu = (runs: ReadonlyArray<Run>) =>
   cpuCell({
-    ...runs[0]!,
     ms: median(runs.map((r) => r.ms)),
     cpuMs: median(runs.map((r) => r.cpuMs)),
     databaseCpuMs: median(runs.map((r) => r.databaseCpuMs))
@@ -418,7 +417,7 @@ export const knowledge = async (): Promise<Section> => {
             sameLoad = load1()
             const same = await sameWorkLoop(db, urls)
             sameMs = same.ms
-            sameCpu = cpuCell({ ...same, indexed: pages, failed: 0, peakMb: 0, loadAtStart: sameLoad })
+            sameCpu = cpuCell(same)
             console.log(`    bare loop, same work: ${fmt(sameMs / 1000, 1)} s, ${fmt(pagesPerSecond(sameMs), 2)} pages/s, CPU ${sameCpu}, load ${fmt(sameLoad, 2)}`)
           },
           async () => {

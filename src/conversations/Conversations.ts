@@ -26,7 +26,8 @@ import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
-import { type Numbered, Replies } from "./Replies.js"
+import { Replies } from "./Replies.js"
+import type { Numbered } from "./ReplyLog.js"
 
 export const IDLE_QUEUE = "conversation-idle"
 /**

@@ -12,7 +12,7 @@ import { ok, okList } from "../http/Envelope.js"
 import { ReplayableStreams } from "../http/Idempotency.js"
 import { eventStream, frame } from "../http/Sse.js"
 import { Conversations } from "./Conversations.js"
-import type { Numbered } from "./Replies.js"
+import type { Numbered } from "./ReplyLog.js"
 
 /** A comment line goes out after this much silence, so proxies keep the connection. */
 export const pingInterval = "15 seconds"

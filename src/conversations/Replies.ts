@@ -37,8 +37,6 @@ import { type Reservation, Usage } from "../usage/Usage.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
 import { type Live, makeLive, makeReplyLog, type Numbered, type ReplyLog } from "./ReplyLog.js"
 
-export type { Numbered }
-
 export const fallbackAnswer =
   "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
 export const escalationOffer = "No relevant answer was found: offer a human (create a ticket with origin `ai_escalation`)."
