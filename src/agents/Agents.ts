@@ -164,7 +164,10 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
       }).pipe(tx)
     })
 
-    return { create, retrieve, list, update, remove } as const
+    /** Whether the tenant has this agent (not deleted): the first check of another area's call on an agent. */
+    const exists = (tenant: Tenant, id: AgentId): Effect.Effect<boolean> => Effect.map(repo.find(tenant, id), Option.isSome)
+
+    return { create, retrieve, list, update, remove, exists } as const
   }),
   dependencies: [AgentsRepo.Default]
 }) {}

@@ -7,9 +7,10 @@ import { isolate } from "../Performance.js"
 import { Agents } from "./Agents.js"
 import { AgentsRepo } from "./AgentsRepo.js"
 import { AgentsHttp } from "./Http.js"
+import { RefreshRounds } from "./RefreshRounds.js"
 
-/** Keeps the repository in its output: other areas' programs read agents through it too. */
-export const Live = Agents.Default.pipe(Layer.provideMerge(AgentsRepo.Default))
+/** Its programs, and the refresh schedules the knowledge area's sweep runs. */
+export const Live = Layer.mergeAll(Agents.Default, RefreshRounds.Default)
 
 /** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, Agents)(AgentsHttp)

@@ -10,8 +10,7 @@ import * as Schema from "effect/Schema"
 import { crawlPageCap } from "../../schema/Crawls.js"
 import { CrawlId } from "../../schema/Ids.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
-import { nextRun } from "../agents/Agents.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents, nextRun } from "../agents/Agents.js"
 import * as Sql from "../db/Sql.js"
 import { mint } from "../Mint.js"
 import { now } from "../Time.js"
@@ -26,7 +25,7 @@ export class CrawlSchedule extends Effect.Service<CrawlSchedule>()("Crawls/Crawl
   effect: Effect.gen(function* () {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* CrawlsRepo
-    const agents = yield* AgentsRepo
+    const agents = yield* Agents
     const workspaces = yield* Workspaces
     const queue = yield* JobQueue
 
@@ -66,7 +65,7 @@ export class CrawlSchedule extends Effect.Service<CrawlSchedule>()("Crawls/Crawl
             const crawl = holder.value
             const at = yield* now
             const tenant = { workspaceId: crawl.workspace_id, environment: crawl.environment }
-            if (Option.isNone(yield* agents.find(tenant, crawl.agent_id))) {
+            if (!(yield* agents.exists(tenant, crawl.agent_id))) {
               return yield* Effect.asVoid(repo.schedule(crawl.id, "off", null, at))
             }
             yield* startRun(crawl, at)

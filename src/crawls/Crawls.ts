@@ -19,8 +19,7 @@ import { CrawlInProgress, ParameterInvalid, ParameterMissing, ResourceMissing } 
 import { type AgentId, CrawlId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { JobQueue, withAfterCommit } from "../../layers/JobQueue.js"
-import { firstRun } from "../agents/Agents.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents, firstRun } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
 import { Paginator, toPage } from "../http/Pagination.js"
@@ -37,7 +36,7 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
   effect: Effect.gen(function* () {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* CrawlsRepo
-    const agents = yield* AgentsRepo
+    const agents = yield* Agents
     const workspaces = yield* Workspaces
     const queue = yield* JobQueue
     const config = yield* AppConfig

@@ -11,7 +11,7 @@ import { ParameterInvalid, ResourceMissing } from "../../schema/Errors.js"
 import { type CreateForm, FormId, type FormFieldInput, type TargetInput, type UpdateForm } from "../../schema/Forms.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents } from "../agents/Agents.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type Definition, FormsRepo, toForm } from "./FormsRepo.js"
@@ -23,7 +23,7 @@ export const missingForm = (id: FormId, param = "id") =>
 export class Forms extends Effect.Service<Forms>()("Forms/Programs", {
   effect: Effect.gen(function* () {
     const repo = yield* FormsRepo
-    const agents = yield* AgentsRepo
+    const agents = yield* Agents
     const ids = yield* IdGenerator
     const pages = yield* Paginator
 
@@ -36,7 +36,7 @@ export class Forms extends Effect.Service<Forms>()("Forms/Programs", {
     const checkTarget = (tenant: Tenant, target: TargetInput) =>
       Effect.gen(function* () {
         const agentId = target.agent_id ?? null
-        if (agentId !== null && Option.isNone(yield* agents.find(tenant, agentId))) {
+        if (agentId !== null && !(yield* agents.exists(tenant, agentId))) {
           return yield* new ResourceMissing({ message: `No such agent: '${agentId}'`, param: "target.agent_id" })
         }
         return { type: target.type, agent_id: agentId }
@@ -104,5 +104,5 @@ export class Forms extends Effect.Service<Forms>()("Forms/Programs", {
 
     return { create, list, retrieve, update, remove } as const
   }),
-  dependencies: [FormsRepo.Default, AgentsRepo.Default]
+  dependencies: [FormsRepo.Default, Agents.Default]
 }) {}

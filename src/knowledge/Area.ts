@@ -8,7 +8,8 @@ import * as Option from "effect/Option"
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import * as JobQueue from "../../layers/JobQueue.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents } from "../agents/Agents.js"
+import { RefreshRounds } from "../agents/RefreshRounds.js"
 import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { isolate } from "../Performance.js"
@@ -33,7 +34,7 @@ export const Live = Layer.mergeAll(
   VectorIndex.Default,
   Embeddings.Default
 ).pipe(
-  Layer.provide([AgentsRepo.Default, QaRepo.Default])
+  Layer.provide([Agents.Default, RefreshRounds.Default, QaRepo.Default])
 )
 
 /** Built with only the services its handlers use (see `Performance.ts`). */

@@ -18,8 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { nextRun } from "../agents/Agents.js"
-import { AgentsRepo, type DueAgent } from "../agents/AgentsRepo.js"
+import { type DueAgent, RefreshRounds } from "../agents/RefreshRounds.js"
 import type { CallerShape } from "../../schema/Auth.js"
 import { LimitReached, ResourceMissing, SourceNotRefreshable } from "../../schema/Errors.js"
 import { type AgentId, SourceId } from "../../schema/Ids.js"
@@ -84,7 +83,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const pipeline = yield* Pipeline
     const repo = yield* KnowledgeRepo
     const qa = yield* QaRepo
-    const agents = yield* AgentsRepo
+    const rounds = yield* RefreshRounds
     const outbox = yield* Outbox
     const jobs = yield* JobQueue
     const usage = yield* Usage
@@ -170,7 +169,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     /** A page answering 404 or 410: gone (its grace timer set), or past its grace, its knowledge removed. */
     const gone = (source: SourceRow, at: Date) =>
       Effect.gen(function* () {
-        const graceMillis = (yield* agents.goneGraceDays(source.agent_id)) * DAY_MILLIS
+        const graceMillis = (yield* rounds.goneGraceDays(source.agent_id)) * DAY_MILLIS
         const tenant = tenantOfRow(source)
         if (source.gone_since !== null && at.getTime() >= source.gone_since.getTime() + graceMillis) {
           return yield* transaction(
@@ -320,8 +319,8 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
           })
         }
         // a round ends when it has read the agent's last source, or when the month's refreshes are used up
-        if (batch.read < ROUND_BATCH) yield* agents.advanceRefresh(agent.id, nextRun(agent.refresh_schedule, agent.refresh_next_at, at))
-        else yield* agents.roundReached(agent.id, batch.reached)
+        if (batch.read < ROUND_BATCH) yield* rounds.ended(agent, at)
+        else yield* rounds.reached(agent.id, batch.reached)
         return reserved
       })
 
@@ -335,7 +334,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       const at = yield* now
       return yield* transaction(
         Effect.gen(function* () {
-          const agent = yield* agents.roundNow(tenant, agentId, at)
+          const agent = yield* rounds.startNow(tenant, agentId, at)
           if (Option.isNone(agent)) return yield* new ResourceMissing({ message: `No such agent: '${agentId}'`, param: "agent_id" })
           const { cap, granted, plan } = yield* round(agent.value, at)
           if (granted === 0) {
@@ -353,7 +352,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       const at = yield* now
       yield* transaction(
         Effect.gen(function* () {
-          for (const agent of yield* agents.dueForRefresh(at, SWEEP_AGENTS)) yield* round(agent, at)
+          for (const agent of yield* rounds.due(at, SWEEP_AGENTS)) yield* round(agent, at)
         })
       ).pipe(withAfterCommit)
     })
@@ -364,7 +363,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         yield* wake.close
         yield* sweep
         const at = (yield* now).getTime()
-        const due = yield* agents.nextRefreshDue()
+        const due = yield* rounds.nextDue()
         const wait = Option.match(due, {
           onNone: () => SWEEP_AT_MOST_EVERY_MILLIS,
           onSome: (d) => Math.min(Math.max(d.getTime() - at, 1000), SWEEP_AT_MOST_EVERY_MILLIS)

@@ -27,7 +27,7 @@ import {
 } from "../../schema/Knowledge.js"
 import { JobQueue, withAfterCommit } from "../../layers/JobQueue.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
 import { Files } from "../files/Files.js"
@@ -59,7 +59,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
   effect: Effect.gen(function* () {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* KnowledgeRepo
-    const agents = yield* AgentsRepo
+    const agents = yield* Agents
     const files = yield* Files
     const qa = yield* QaRepo
     const queue = yield* JobQueue

@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import type { CallerShape } from "../../schema/Auth.js"
 import { type AgentId, SourceId } from "../../schema/Ids.js"
 import { DEFAULT_SEARCH_LIMIT, type KnowledgeSearch as SearchResult, type SearchKnowledge } from "../../schema/Knowledge.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents } from "../agents/Agents.js"
 import { agentExists, tenantOf } from "./Guard.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
 import { relevanceThreshold, Retrieval } from "./Retrieval.js"
@@ -18,7 +18,7 @@ const isSourceId = Schema.is(SourceId)
 
 export class KnowledgeSearch extends Effect.Service<KnowledgeSearch>()("Knowledge/Search", {
   effect: Effect.gen(function* () {
-    const agents = yield* AgentsRepo
+    const agents = yield* Agents
     const repo = yield* KnowledgeRepo
     const retrieval = yield* Retrieval
 

@@ -12,7 +12,7 @@ import { type AgentId, type ConversationId, LeadId } from "../../schema/Ids.js"
 import type { CaptureLead, LeadListParams } from "../../schema/Leads.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents } from "../agents/Agents.js"
 import { transaction } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { IdempotencyStore } from "../http/Idempotency.js"
@@ -53,7 +53,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* LeadsRepo
-    const agents = yield* AgentsRepo
+    const agents = yield* Agents
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
     const pages = yield* Paginator
@@ -79,7 +79,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
       }
       const id = LeadId.make(yield* ids.make("ldx"))
       return yield* Effect.gen(function* () {
-        if (Option.isNone(yield* agents.find(tenant, agentId))) {
+        if (!(yield* agents.exists(tenant, agentId))) {
           return yield* new ResourceMissing({ message: `No such agent: '${agentId}'`, param: options.agentParam })
         }
         const conversationId: ConversationId | null = input.conversation_id ?? null
@@ -140,5 +140,5 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
 
     return { capture, retrieve, list, remove } as const
   }),
-  dependencies: [LeadsRepo.Default, AgentsRepo.Default]
+  dependencies: [LeadsRepo.Default, Agents.Default]
 }) {}

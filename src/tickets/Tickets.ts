@@ -22,7 +22,7 @@ import {
   type UpdateTicket
 } from "../../schema/Tickets.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
+import { Agents } from "../agents/Agents.js"
 import { transaction } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { Outbox } from "../events/Outbox.js"
@@ -41,7 +41,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* TicketsRepo
-    const agents = yield* AgentsRepo
+    const agents = yield* Agents
     const outbox = yield* Outbox
     const emails = yield* Emails
     const ids = yield* IdGenerator
@@ -69,7 +69,7 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
       const publicId = TicketPublicIdSchema.make(yield* ids.make("tck"))
       const ticketId = yield* ids.uuid
       return yield* Effect.gen(function* () {
-        if (Option.isNone(yield* agents.find(tenant, input.agent_id))) {
+        if (!(yield* agents.exists(tenant, input.agent_id))) {
           return yield* new ResourceMissing({ message: `No such agent: '${input.agent_id}'`, param: "agent_id" })
         }
         const at = yield* now
@@ -278,5 +278,5 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
 
     return { create, list, retrieve, messages, update, resolve, reopen, addMessage } as const
   }),
-  dependencies: [TicketsRepo.Default, AgentsRepo.Default, TicketThread.Default]
+  dependencies: [TicketsRepo.Default, Agents.Default, TicketThread.Default]
 }) {}

@@ -6,7 +6,6 @@ import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { Agents } from "../agents/Agents.js"
-import { AgentsRepo } from "../agents/AgentsRepo.js"
 import { isolate } from "../Performance.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
 import { QaRepo } from "../qa/QaRepo.js"
@@ -16,7 +15,7 @@ import { LessonSources } from "./LessonSources.js"
 import { LessonSourceOwner } from "./Outcome.js"
 
 export const Live = Layer.mergeAll(Course.Default, LessonSources.Default.pipe(Layer.provide(Knowledge.Default))).pipe(
-  Layer.provide([Agents.Default, AgentsRepo.Default, QaRepo.Default])
+  Layer.provide([Agents.Default, QaRepo.Default])
 )
 
 /** Built with only the services its handlers use (see `Performance.ts`). */
