@@ -29,10 +29,10 @@ import { type AgentId, type ConversationId, type MessageId, SourceId } from "../
 import type { Tenant } from "../../schema/Tenant.js"
 import { takeLaterTurn } from "../../layers/SessionTurn.js"
 import { AppConfig } from "../Config.js"
-import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
-import { TrainingRepo } from "../training/TrainingRepo.js"
+import { Knowledge } from "../knowledge/Knowledge.js"
+import { LessonSources } from "../training/LessonSources.js"
 import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
-import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
+import { Glossary } from "../glossary/Glossary.js"
 import { type Reservation, Usage } from "../usage/Usage.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
 import { type Live, makeLive, makeReplyLog, type Numbered, type ReplyLog } from "./ReplyLog.js"
@@ -86,10 +86,10 @@ export interface ReplyPlan {
 export class Replies extends Effect.Service<Replies>()("Conversations/Replies", {
   scoped: Effect.gen(function* () {
     const repo = yield* ConversationsRepo
-    const knowledge = yield* KnowledgeRepo
-    const training = yield* TrainingRepo
+    const knowledge = yield* Knowledge
+    const lessons = yield* LessonSources
     const retrieval = yield* Retrieval
-    const glossary = yield* GlossaryRepo
+    const glossary = yield* Glossary
     const ai = yield* Ai
     const usage = yield* Usage
     const config = yield* AppConfig
@@ -135,11 +135,11 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         }
         const sourceId = hit.sourceId
         if (!isSourceId(sourceId) || out.some((s) => s.type === "chunk" && s.id === sourceId)) continue
-        const source = yield* knowledge.findAny(tenant, agentId, sourceId)
+        const source = yield* knowledge.sourceOf(tenant, agentId, sourceId)
         if (Option.isNone(source)) continue
         // a training agent's lesson source names its lesson
         const owner = source.value.lesson_source_id
-        const lesson = owner === null ? Option.none() : yield* training.lessonOfSource(tenant, agentId, owner)
+        const lesson = owner === null ? Option.none() : yield* lessons.lessonOf(tenant, agentId, owner)
         titles.set(hit.id, source.value.title)
         out.push({
           type: "chunk",
@@ -349,5 +349,5 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
 
     return { start, follow } as const
   }),
-  dependencies: [ConversationsRepo.Default, KnowledgeRepo.Default, TrainingRepo.Default, GlossaryRepo.Default, Usage.Default]
+  dependencies: [ConversationsRepo.Default, Knowledge.Default, LessonSources.Default, Glossary.Default, Usage.Default]
 }) {}

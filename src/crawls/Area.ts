@@ -9,7 +9,6 @@ import { Extractor } from "../../layers/Extractor.js"
 import { Fetcher } from "../../layers/Fetcher.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import * as JobQueue from "../../layers/JobQueue.js"
-import { Agents } from "../agents/Agents.js"
 import { queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { CrawlReport } from "../knowledge/CrawlReport.js"
@@ -22,7 +21,7 @@ import { CrawlsRepo } from "./CrawlsRepo.js"
 import { CrawlsHttp } from "./Http.js"
 import { CRAWL_QUEUE, CRAWL_SCHEDULE_QUEUE } from "./Queues.js"
 
-export const Live = Layer.mergeAll(Crawls.Default, CrawlJob.Default, CrawlSchedule.Default).pipe(Layer.provide(Agents.Default))
+export const Live = Layer.mergeAll(Crawls.Default, CrawlJob.Default, CrawlSchedule.Default)
 
 /** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, IdGenerator, Crawls)(CrawlsHttp)

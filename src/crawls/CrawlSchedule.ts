@@ -79,5 +79,5 @@ export class CrawlSchedule extends Effect.Service<CrawlSchedule>()("Crawls/Crawl
 
     return { due } as const
   }),
-  dependencies: [CrawlsRepo.Default]
+  dependencies: [CrawlsRepo.Default, Agents.Default]
 }) {}

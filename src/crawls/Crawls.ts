@@ -161,5 +161,5 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
 
     return { create, list, retrieve, update, cancel, pagesOf } as const
   }),
-  dependencies: [CrawlsRepo.Default]
+  dependencies: [CrawlsRepo.Default, Agents.Default]
 }) {}

@@ -8,12 +8,9 @@ import * as Option from "effect/Option"
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import * as JobQueue from "../../layers/JobQueue.js"
-import { Agents } from "../agents/Agents.js"
-import { RefreshRounds } from "../agents/RefreshRounds.js"
 import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { isolate } from "../Performance.js"
-import { QaRepo } from "../qa/QaRepo.js"
 import { SourceTexts } from "../qa/SourceTexts.js"
 import { Embeddings } from "./Embeddings.js"
 import { Freshness, REFRESH_TIMER_QUEUE } from "./Freshness.js"
@@ -33,8 +30,6 @@ export const Live = Layer.mergeAll(
   Retrieval.Default,
   VectorIndex.Default,
   Embeddings.Default
-).pipe(
-  Layer.provide([Agents.Default, RefreshRounds.Default, QaRepo.Default])
 )
 
 /** Built with only the services its handlers use (see `Performance.ts`). */

@@ -26,7 +26,7 @@ import { Ai, type AiError, embeddingSpace } from "../../layers/Ai.js"
 import { type GiveUpHow, type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import { vectorsFor } from "../AiFailure.js"
 import { transaction } from "../db/Sql.js"
-import { qaEmbeddingText, QaRepo } from "../qa/QaRepo.js"
+import { SourceQa } from "../qa/SourceQa.js"
 import { isoOrNull, now } from "../Time.js"
 import { EmbeddingSpaceRepo, type Position, type SpaceRow } from "./EmbeddingSpaceRepo.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
@@ -61,7 +61,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
     const queue = yield* JobQueue
     const state = yield* EmbeddingSpaceRepo
     const chunks = yield* KnowledgeRepo
-    const qa = yield* QaRepo
+    const qa = (yield* SourceQa).reembedding
     const space = embeddingSpace(ai)
     const queueName = reembedQueue(space)
     const inTransaction = transaction(sql)
@@ -79,11 +79,11 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
       }
       // never recorded (the first start of a version that records it): the stored vectors were made by the provider
       // the deployment runs with, which an upgrade does not change; re-embedding them would only cost
-      if (row.space === null || (!(yield* chunks.anyChunk) && !(yield* qa.anyQa))) {
+      if (row.space === null || (!(yield* chunks.anyChunk) && !(yield* qa.any))) {
         yield* state.record(space, at)
         return { _tag: "Recorded", previous: row.space } satisfies Checked
       }
-      const total = (yield* chunks.countChunks) + (yield* qa.countQa)
+      const total = (yield* chunks.countChunks) + (yield* qa.count)
       yield* enqueue(yield* state.queue(space, total, at))
       return { _tag: "Queued", previous: row.space, total } satisfies Checked
     })
@@ -132,14 +132,12 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
         ? Effect.map(chunks.chunksAfter(position.cursor, batchSize), (rows) => ({
             rows: rows.map((r) => ({ id: r.id, text: r.content }))
           }))
-        : Effect.map(qa.qaAfter(position.cursor, batchSize), (rows) => ({
-            rows: rows.map((r) => ({ id: r.id, text: qaEmbeddingText(r.question, r.answer), question: r.question, answer: r.answer }))
-          }))
+        : Effect.map(qa.after(position.cursor, batchSize), (rows) => ({ rows }))
 
     const write = (phase: Position["phase"], batch: Batch, vectors: ReadonlyArray<ReadonlyArray<number>>) =>
       phase === "chunks"
         ? chunks.setChunkEmbeddings(batch.rows.map((r, i) => ({ id: r.id, embedding: vectors[i]! })))
-        : qa.setQaEmbeddings(
+        : qa.set(
             batch.rows.map((r, i) => ({ id: r.id, question: r.question ?? "", answer: r.answer ?? "", embedding: vectors[i]! }))
           )
 
@@ -261,5 +259,5 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
 
     return { space, queue: queueName, check, handle, retrying, giveUp, status } as const
   }),
-  dependencies: [EmbeddingSpaceRepo.Default, KnowledgeRepo.Default]
+  dependencies: [EmbeddingSpaceRepo.Default, KnowledgeRepo.Default, SourceQa.Default]
 }) {}

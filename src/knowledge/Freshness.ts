@@ -27,7 +27,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { afterCommit, type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
-import { QaRepo } from "../qa/QaRepo.js"
+import { SourceQa } from "../qa/SourceQa.js"
 import { iso, now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { tenantOf } from "./Guard.js"
@@ -82,7 +82,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const pipeline = yield* Pipeline
     const repo = yield* KnowledgeRepo
-    const qa = yield* QaRepo
+    const qa = yield* SourceQa
     const rounds = yield* RefreshRounds
     const outbox = yield* Outbox
     const jobs = yield* JobQueue
@@ -159,8 +159,8 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
             if (Option.isNone(row)) return
             yield* repo.deleteChunks(source.id)
             yield* repo.insertChunks(row.value, chunks)
-            yield* qa.deleteBySource(tenant, source.id)
-            yield* qa.insertQa(tenant, source.agent_id, built.qa)
+            yield* qa.removeOf(tenant, source.id)
+            yield* qa.insert(tenant, source.agent_id, built.qa)
             yield* outbox.emit({ ...tenant, type: "knowledge.source.updated", data: { source: toSource(row.value) } })
           })
         )
@@ -175,7 +175,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
           return yield* transaction(
             Effect.gen(function* () {
               yield* repo.softDelete(source.id, at)
-              yield* qa.deleteBySource(tenant, source.id)
+              yield* qa.removeOf(tenant, source.id)
               yield* outbox.emit({ ...tenant, type: "knowledge.source.removed", data: { source: toSource(source) } })
             })
           )
@@ -374,5 +374,5 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
 
     return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
   }),
-  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default]
+  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default, RefreshRounds.Default, SourceQa.Default]
 }) {}

@@ -34,7 +34,7 @@ import { Files } from "../files/Files.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { mint } from "../Mint.js"
 import { checkUrl } from "../net/UrlPolicy.js"
-import { QaRepo } from "../qa/QaRepo.js"
+import { SourceQa } from "../qa/SourceQa.js"
 import { Extractor } from "../../layers/Extractor.js"
 import { now } from "../Time.js"
 import { agentExists, tenantOf } from "./Guard.js"
@@ -61,7 +61,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const repo = yield* KnowledgeRepo
     const agents = yield* Agents
     const files = yield* Files
-    const qa = yield* QaRepo
+    const qa = yield* SourceQa
     const queue = yield* JobQueue
     const config = yield* AppConfig
     const pages = yield* Paginator
@@ -217,16 +217,26 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
       return toSource(yield* found(tenantOf(caller), agentId, id))
     })
 
-    /** Deletes the source, its chunks and its generated and CSV Q&A; a job still queued for it just ends. */
+    /**
+     * The source gone with its chunks and its generated and CSV Q&A, in the caller's transaction; a job still
+     * queued for it just ends. Also a lesson source's (training).
+     */
+    const drop = (tenant: Tenant, id: SourceId, at: Date) => Effect.zipRight(repo.softDelete(id, at), qa.removeOf(tenant, id))
+
     const remove = Effect.fn("Knowledge.delete")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       const tenant = tenantOf(caller)
       yield* found(tenant, agentId, id)
-      const at = yield* now
-      yield* transaction(Effect.zipRight(repo.softDelete(id, at), qa.deleteBySource(tenant, id)))
+      yield* transaction(drop(tenant, id, yield* now))
       return { id, object: "knowledge_source" as const, deleted: true as const }
     })
 
-    return { create, batch, list, retrieve, remove, prepare, insertWithJobs } as const
+    /** A lesson source's new title on the source it owns (training), in the caller's transaction. */
+    const retitle = (id: SourceId, title: string, at: Date) => Effect.asVoid(repo.update(id, { title }, at))
+
+    /** An agent's source, lesson-owned ones too (what a reply citing it names). */
+    const sourceOf = (tenant: Tenant, agentId: AgentId, id: SourceId) => repo.findAny(tenant, agentId, id)
+
+    return { create, batch, list, retrieve, remove, drop, retitle, sourceOf, prepare, insertWithJobs } as const
   }),
-  dependencies: [KnowledgeRepo.Default, Files.Default]
+  dependencies: [KnowledgeRepo.Default, Files.Default, Agents.Default, SourceQa.Default]
 }) {}

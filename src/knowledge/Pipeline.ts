@@ -31,7 +31,8 @@ import { Outbox } from "../events/Outbox.js"
 import { Files } from "../files/Files.js"
 import { describeSeconds, MAX_AUDIO_SECONDS } from "../../layers/extractor/AudioDuration.js"
 import { type AudioKind, detect, isAudio } from "../files/Magic.js"
-import { QaRepo, toCategory } from "../qa/QaRepo.js"
+import { toCategory } from "../qa/CategoryRow.js"
+import { SourceQa } from "../qa/SourceQa.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
@@ -169,7 +170,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
   effect: Effect.gen(function* () {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* KnowledgeRepo
-    const qa = yield* QaRepo
+    const qa = yield* SourceQa
     const files = yield* Files
     const ai = yield* Ai
     const ocr = yield* Ocr
@@ -436,7 +437,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           if (Option.isNone(completed)) return yield* new SourceGone()
           const row = completed.value
           yield* repo.insertChunks(row, chunks)
-          yield* qa.insertQa(tenant, source.agent_id, built.qa)
+          yield* qa.insert(tenant, source.agent_id, built.qa)
           // a lesson's source reports through its owner (`course.lesson.source.indexed`)
           if (row.lesson_source_id !== null) yield* owner.indexed(row)
           else yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
@@ -556,5 +557,5 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     return { handle, retrying, giveUp, handBack, claimAndStart, fetchPage, readPage, index } as const
   }),
-  dependencies: [KnowledgeRepo.Default, Files.Default]
+  dependencies: [KnowledgeRepo.Default, Files.Default, SourceQa.Default]
 }) {}

@@ -33,7 +33,7 @@ import { providerFailure } from "../AiFailure.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, execute, transaction } from "../db/Sql.js"
-import { GlossaryRepo } from "../glossary/GlossaryRepo.js"
+import { Glossary } from "../glossary/Glossary.js"
 import { VectorIndex } from "./VectorIndex.js"
 
 export interface Hit {
@@ -154,7 +154,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ai = yield* Ai
-    const glossary = yield* GlossaryRepo
+    const glossary = yield* Glossary
     const { plan } = yield* VectorIndex
 
     // each table as one agent's rows, with its text and question columns named alike, and the text its `tsv` holds
@@ -378,7 +378,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
 
     return { search } as const
   }),
-  dependencies: [GlossaryRepo.Default, VectorIndex.Default]
+  dependencies: [Glossary.Default, VectorIndex.Default]
 }) {}
 
 /** The query's words, letters and digits only, accents off: what the text-search parser is given. */

@@ -49,5 +49,5 @@ export class KnowledgeSearch extends Effect.Service<KnowledgeSearch>()("Knowledg
 
     return { search } as const
   }),
-  dependencies: [KnowledgeRepo.Default, Retrieval.Default]
+  dependencies: [KnowledgeRepo.Default, Retrieval.Default, Agents.Default]
 }) {}

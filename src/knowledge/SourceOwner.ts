@@ -8,6 +8,8 @@ import type * as Effect from "effect/Effect"
 import type { SourceErrorCode } from "../../schema/Knowledge.js"
 import type { SourceRow } from "./KnowledgeRepo.js"
 
+export type { SourceRow } from "./KnowledgeRepo.js"
+
 export interface SourceOwnerShape {
   /** Inside the transaction that marked `row` indexed. */
   readonly indexed: (row: SourceRow) => Effect.Effect<void>

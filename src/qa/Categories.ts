@@ -11,7 +11,8 @@ import { type CreateCategory, maxCategories, type UpdateCategory } from "../../s
 import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { now } from "../Time.js"
-import { QaRepo, toCategory } from "./QaRepo.js"
+import { toCategory } from "./CategoryRow.js"
+import { QaRepo } from "./QaRepo.js"
 
 const missing = (id: CategoryId) =>
   new ResourceMissing({ message: `No such category: '${id}'`, param: "category_id" })

@@ -1,9 +1,8 @@
 /**
  * SQL for Q&A and categories, through the `db/Sql.ts` helpers (rows decoded,
  * database failures defects). Every query is scoped to one workspace and environment.
- * Knowledge ingestion writes through `createCategories` and `insertQa`, a
- * source's deletion through `deleteBySource`; retrieval reads `qa_items`
- * itself (see 0007_qa.ts).
+ * The knowledge area writes a source's Q&A through `SourceQa.ts`; retrieval
+ * reads `qa_items` itself (see 0007_qa.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -18,6 +17,7 @@ import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, now } from "../Time.js"
+import { CategoryRow, toCategory } from "./CategoryRow.js"
 
 /** The text a Q&A's embedding is computed from, the same for every writer. */
 export const qaEmbeddingText = (question: string, answer: string): string => `${question}\n${answer}`
@@ -36,17 +36,6 @@ export const QaRow = Schema.Struct({
 })
 export type QaRow = typeof QaRow.Type
 
-export const CategoryRow = Schema.Struct({
-  id: CategoryId,
-  agent_id: AgentId,
-  name: Schema.String,
-  description: Schema.String,
-  position: Schema.Int,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
-export type CategoryRow = typeof CategoryRow.Type
-
 export const toQa = (row: QaRow): Qa => ({
   id: row.id,
   object: "qa",
@@ -56,17 +45,6 @@ export const toQa = (row: QaRow): Qa => ({
   category_id: row.category_id,
   origin: row.origin,
   source_id: row.source_id,
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at)
-})
-
-export const toCategory = (row: CategoryRow): Category => ({
-  id: row.id,
-  object: "category",
-  agent_id: row.agent_id,
-  name: row.name,
-  description: row.description,
-  position: row.position,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })

@@ -276,7 +276,10 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
       }).pipe(tx)
     })
 
-    return { create, list, retrieve, messages, update, resolve, reopen, addMessage } as const
+    /** Tickets the tenant created in `month` (`YYYY-MM`): what the plan's cap counts, and the usage report shows. */
+    const monthCount = (tenant: Tenant, month: string) => repo.monthCount(tenant, month)
+
+    return { create, list, retrieve, messages, update, resolve, reopen, addMessage, monthCount } as const
   }),
   dependencies: [TicketsRepo.Default, Agents.Default, TicketThread.Default]
 }) {}

@@ -5,18 +5,13 @@
 import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { Agents } from "../agents/Agents.js"
 import { isolate } from "../Performance.js"
-import { Knowledge } from "../knowledge/Knowledge.js"
-import { QaRepo } from "../qa/QaRepo.js"
 import { Course } from "./Course.js"
 import { TrainingHttp } from "./Http.js"
 import { LessonSources } from "./LessonSources.js"
 import { LessonSourceOwner } from "./Outcome.js"
 
-export const Live = Layer.mergeAll(Course.Default, LessonSources.Default.pipe(Layer.provide(Knowledge.Default))).pipe(
-  Layer.provide([Agents.Default, QaRepo.Default])
-)
+export const Live = Layer.mergeAll(Course.Default, LessonSources.Default)
 
 /** Built with only the services its handlers use (see `Performance.ts`). */
 export const ApiGroups = isolate(Authentication, IdGenerator, Course, LessonSources)(TrainingHttp)

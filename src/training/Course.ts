@@ -252,5 +252,5 @@ export class Course extends Effect.Service<Course>()("Training/Course", {
       deleteLesson
     } as const
   }),
-  dependencies: [TrainingRepo.Default, SourceRemoval.Default]
+  dependencies: [TrainingRepo.Default, SourceRemoval.Default, Agents.Default]
 }) {}

@@ -19,7 +19,6 @@ import { Extractor, type ExtractorShape } from "../../layers/Extractor.js"
 import { Files } from "../files/Files.js"
 import { detect, isAudio } from "../files/Magic.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
-import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
 import { mint } from "../Mint.js"
 import { now } from "../Time.js"
 import { tenantOf, trainingAgent } from "./Guard.js"
@@ -54,7 +53,6 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
     const repo = yield* TrainingRepo
     const agents = yield* Agents
     const knowledge = yield* Knowledge
-    const knowledgeRows = yield* KnowledgeRepo
     const removal = yield* SourceRemoval
     const files = yield* Files
     const extractor = yield* Extractor
@@ -169,7 +167,7 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
             const order = [...others.slice(0, target), current, ...others.slice(target)].map((s) => s.id)
             yield* repo.renumber("lesson_sources", order, at)
           }
-          if (input.title !== undefined) yield* knowledgeRows.update(current.knowledge_source_id, { title: input.title }, at)
+          if (input.title !== undefined) yield* knowledge.retitle(current.knowledge_source_id, input.title, at)
           yield* repo.touchSource(id, at)
           return toLessonSource(yield* sourceOf(tenant, agentId, id))
         })
@@ -192,7 +190,10 @@ export class LessonSources extends Effect.Service<LessonSources>()("Training/Les
       )
     })
 
-    return { list, create, update, remove } as const
+    /** The lesson a lesson source belongs to (what a reply citing its knowledge source names). */
+    const lessonOf = (tenant: Tenant, agentId: AgentId, lessonSourceId: string) => repo.lessonOfSource(tenant, agentId, lessonSourceId)
+
+    return { list, create, update, remove, lessonOf } as const
   }),
-  dependencies: [TrainingRepo.Default, SourceRemoval.Default, KnowledgeRepo.Default, Files.Default]
+  dependencies: [TrainingRepo.Default, SourceRemoval.Default, Files.Default, Knowledge.Default, Agents.Default]
 }) {}

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Outbox } from "../events/Outbox.js"
-import type { SourceRow } from "../knowledge/KnowledgeRepo.js"
+import type { SourceRow } from "../knowledge/SourceOwner.js"
 import { SourceOwner } from "../knowledge/SourceOwner.js"
 import { toLesson, toLessonSource, TrainingRepo } from "./TrainingRepo.js"
 

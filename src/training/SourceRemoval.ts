@@ -5,29 +5,23 @@
  */
 import * as Effect from "effect/Effect"
 import type { Tenant } from "../../schema/Tenant.js"
-import { KnowledgeRepo } from "../knowledge/KnowledgeRepo.js"
-import { QaRepo } from "../qa/QaRepo.js"
+import { Knowledge } from "../knowledge/Knowledge.js"
 import { type LessonSourceRow, TrainingRepo } from "./TrainingRepo.js"
 
 export class SourceRemoval extends Effect.Service<SourceRemoval>()("Training/SourceRemoval", {
   effect: Effect.gen(function* () {
     const repo = yield* TrainingRepo
-    const knowledge = yield* KnowledgeRepo
-    const qa = yield* QaRepo
+    const knowledge = yield* Knowledge
 
     const drop = (tenant: Tenant, rows: ReadonlyArray<LessonSourceRow>, at: Date) =>
       Effect.forEach(
         rows,
         (row) =>
-          Effect.all([
-            repo.deleteSource(row.id),
-            knowledge.softDelete(row.knowledge_source_id, at),
-            qa.deleteBySource(tenant, row.knowledge_source_id)
-          ]),
+          Effect.zipRight(repo.deleteSource(row.id), knowledge.drop(tenant, row.knowledge_source_id, at)),
         { discard: true }
       )
 
     return { drop } as const
   }),
-  dependencies: [TrainingRepo.Default, KnowledgeRepo.Default]
+  dependencies: [TrainingRepo.Default, Knowledge.Default]
 }) {}

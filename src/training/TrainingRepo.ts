@@ -13,7 +13,7 @@ import { AgentId, LessonId, LessonSourceId, ModuleId, SourceId } from "../../sch
 import type { Tenant } from "../../schema/Tenant.js"
 import { type Lesson, type LessonSource, LessonSourceType, type Module } from "../../schema/Training.js"
 import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
-import { processingFields, toProcessing } from "../knowledge/KnowledgeRepo.js"
+import { processingFields, toProcessing } from "../knowledge/Processing.js"
 import { iso } from "../Time.js"
 
 export const ModuleRow = Schema.Struct({

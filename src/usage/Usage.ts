@@ -9,7 +9,7 @@ import * as Exit from "effect/Exit"
 import { LimitReached } from "../../schema/Errors.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import type { Usage as UsageObject } from "../../schema/Usage.js"
-import { TicketsRepo } from "../tickets/TicketsRepo.js"
+import { Tickets } from "../tickets/Tickets.js"
 import { iso, now } from "../Time.js"
 import { monthlyRefreshCap, monthlyReplyCap, monthlyTicketCap, monthOf, periodOf } from "./Plans.js"
 import { UsageRepo } from "./UsageRepo.js"
@@ -25,7 +25,7 @@ export interface Reservation {
 export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
   effect: Effect.gen(function* () {
     const repo = yield* UsageRepo
-    const tickets = yield* TicketsRepo
+    const tickets = yield* Tickets
 
     /**
      * Counts a reply about to be generated, or fails with `LimitReached` (402)
@@ -103,5 +103,5 @@ export class Usage extends Effect.Service<Usage>()("Usage/Programs", {
 
     return { reserveReply, releaseReply, withReply, summary, reserveRefreshes, releaseRefreshes } as const
   }),
-  dependencies: [UsageRepo.Default, TicketsRepo.Default]
+  dependencies: [UsageRepo.Default, Tickets.Default]
 }) {}

@@ -2,8 +2,8 @@
  * The one-way import rule, checked on the source text: `schema/` imports
  * nothing of the project's, `layers/` only `schema/` (and itself), no two
  * `src/` folders import each other (directly or round a longer loop), no two
- * `layers/` files either, and nothing imports `test/`. Also the one scheme of
- * service tag keys.
+ * `layers/` files either, no folder imports another's repository, and nothing
+ * imports `test/`. Also the one scheme of service tag keys.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync, statSync } from "node:fs"
@@ -125,6 +125,13 @@ describe("import graph", () => {
       graph.set(e.from, (graph.get(e.from) ?? new Set()).add(e.to))
     }
     expect(findCycle(graph)?.join(" -> ") ?? "", "a cycle between layers/ files").toBe("")
+  })
+
+  it("an area reaches another's data through that area's services: no src/ folder imports another's repository", () => {
+    const repository = (path: string) => /Repo\.ts$/.test(path)
+    expect(edges.some((e) => repository(e.to) && unitOf(e.from) === unitOf(e.to))).toBe(true)
+    const across = edges.filter((e) => top(e.from) === "src" && repository(e.to) && unitOf(e.from) !== unitOf(e.to))
+    expect(show(across)).toBe("")
   })
 
   it("no cycle between src/ folders", () => {
