@@ -2,28 +2,24 @@
  * API keys. The secret is shown once at creation; only its SHA-256 is stored,
  * with the visible prefix and last four characters for people to recognise it.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { createHash } from "node:crypto"
 import type { ApiKey, CreatedApiKey } from "../../schema/Admin.js"
-import { type CallerShape, Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
-import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
+import { type CallerShape, type Environment, type KeyKind, type Plan, type Scope, SecretScopes, WidgetScopes } from "../../schema/Auth.js"
+import { ApiKeyId, type WorkspaceId } from "../../schema/Ids.js"
 import { Database } from "../../layers/Database.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { DbDate } from "../db/Columns.js"
-import { decodeAll, decodeOne, decodeSingle, execute } from "../db/Sql.js"
 import { AppConfig } from "../Config.js"
 import { iso, isoOrNull, now } from "../Time.js"
+import { ApiKeysRepo, type KeyRow, revokedChannel } from "./ApiKeysRepo.js"
+
+export type { KeyRow } from "./ApiKeysRepo.js"
 
 const secretLength = 32
-
-/** Where a revocation is announced to the key caches of every instance on the same PostgreSQL. */
-const revokedChannel = "api_keys_revoked"
 
 /** Distinct active keys remembered at once (the oldest stored go first). */
 const cacheCapacity = 10_000
@@ -39,44 +35,6 @@ export const hashKey = (token: string): string => createHash("sha256").update(to
 /** The scopes a key kind may hold; a new key gets all of them unless narrowed. */
 export const scopesFor = (kind: KeyKind): ReadonlyArray<Scope> =>
   kind === "secret" ? SecretScopes : kind === "widget" ? WidgetScopes : []
-
-/** Stored space-separated, so both database drivers read it the same way; each decoded as a known scope. */
-export const ScopesColumn = Schema.compose(
-  Schema.transform(Schema.String, Schema.Array(Schema.String), {
-    strict: true,
-    decode: (s) => (s === "" ? [] : s.split(" ")),
-    encode: (scopes) => scopes.join(" ")
-  }),
-  Schema.Array(Scope)
-)
-
-/**
- * An `api_keys` row as every reader decodes it (`ApiKeys` here, `KeysRepo` for the keys API), never its hash;
- * `seq` is read as text (a bigint).
- */
-export const KeyRow = Schema.Struct({
-  seq: Schema.String,
-  id: ApiKeyId,
-  workspace_id: WorkspaceId,
-  environment: Environment,
-  kind: KeyKind,
-  name: Schema.NullOr(Schema.String),
-  scopes: ScopesColumn,
-  prefix: Schema.String,
-  last4: Schema.String,
-  created_at: DbDate,
-  revoked_at: Schema.NullOr(DbDate)
-})
-export type KeyRow = typeof KeyRow.Type
-const KeyWithPlan = Schema.Struct({ ...KeyRow.fields, plan: Plan })
-
-/**
- * The columns of `KeyRow`, named by table so a join can select them too; order by `api_keys.seq`, not the
- * text alias.
- */
-export const keyColumns = `api_keys.seq::text as seq, api_keys.id, api_keys.workspace_id, api_keys.environment,
-  api_keys.kind, api_keys.name, api_keys.scopes, api_keys.prefix, api_keys.last4, api_keys.created_at,
-  api_keys.revoked_at`
 
 const toApiKey = (row: KeyRow): ApiKey => ({
   id: row.id,
@@ -101,7 +59,7 @@ const revokedKey: KeyLookup = { _tag: "Revoked" }
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
   scoped: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ApiKeysRepo
     const database = yield* Database
     const ids = yield* IdGenerator
     const config = yield* AppConfig
@@ -117,44 +75,32 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
       const prefix = keyPrefix(input.kind, input.environment)
       const secret = `${prefix}${yield* ids.secret(secretLength)}`
       const created_at = yield* now
-      const row = yield* decodeSingle(KeyRow, sql`
-        insert into api_keys ${sql.insert({
-          id,
-          workspace_id: input.workspaceId,
-          environment: input.environment,
-          kind: input.kind,
-          name: input.name ?? null,
-          scopes: (input.scopes ?? scopesFor(input.kind)).join(" "),
-          key_hash: hashKey(secret),
-          prefix,
-          last4: secret.slice(-4),
-          created_at
-        })}
-        returning ${sql.literal(keyColumns)}`)
+      const row = yield* repo.insert({
+        id,
+        workspace_id: input.workspaceId,
+        environment: input.environment,
+        kind: input.kind,
+        name: input.name ?? null,
+        scopes: input.scopes ?? scopesFor(input.kind),
+        key_hash: hashKey(secret),
+        prefix,
+        last4: secret.slice(-4),
+        created_at
+      })
       return { key: toApiKey(row), secret } satisfies CreatedApiKey
     })
 
     const list = Effect.fn("ApiKeys.list")(function* (workspaceId: WorkspaceId) {
-      const rows = yield* decodeAll(KeyRow, sql`
-        select ${sql.literal(keyColumns)} from api_keys where workspace_id = ${workspaceId} order by created_at, id`)
-      return rows.map(toApiKey)
+      return (yield* repo.ofWorkspace(workspaceId)).map(toApiKey)
     })
 
     /** Revoking twice keeps the first revocation time. */
     const revoke = Effect.fn("ApiKeys.revoke")(function* (id: ApiKeyId) {
-      const at = yield* now
-      const row = yield* decodeOne(KeyRow, sql`
-        update api_keys set revoked_at = coalesce(revoked_at, ${at}) where id = ${id}
-        returning ${sql.literal(keyColumns)}`)
-      if (Option.isSome(row)) yield* execute(sql`select pg_notify(${revokedChannel}, ${id})`)
-      return Option.map(row, toApiKey)
+      return Option.map(yield* repo.revoke(id, yield* now), toApiKey)
     })
 
     const lookupStored = (token: string): Effect.Effect<KeyLookup> => Effect.gen(function* () {
-      const found = yield* decodeOne(KeyWithPlan, sql`
-        select ${sql.literal(keyColumns)}, w.plan
-        from api_keys join workspaces w on w.id = api_keys.workspace_id
-        where api_keys.key_hash = ${hashKey(token)}`)
+      const found = yield* repo.byHash(hashKey(token))
       if (Option.isNone(found)) return unknownKey
       const row = found.value
       if (row.revoked_at !== null) return revokedKey
@@ -245,6 +191,16 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("Auth/ApiKeys", {
       )
     }
 
-    return { create, list, revoke: revokeAndForget, lookup } as const
-  })
+    return {
+      create,
+      list,
+      revoke: revokeAndForget,
+      lookup,
+      /** An active key of this tenant (the keys API). */
+      findActive: repo.findActive,
+      /** A page of this tenant's active keys, newest first (the keys API). */
+      page: repo.page
+    } as const
+  }),
+  dependencies: [ApiKeysRepo.Default]
 }) {}

@@ -14,7 +14,6 @@
  * of other instances. Tests set a long poll: under TestClock every wake-up
  * costs real time. `dispatchDue` is one claim-and-send pass by hand.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -24,8 +23,8 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { type Job, JobQueue, Outcome as JobOutcome } from "../../layers/JobQueue.js"
 import { Mailer } from "../../layers/Mailer.js"
 import { AppConfig } from "../Config.js"
-import { decodeOne, execute } from "../db/Sql.js"
 import { now } from "../Time.js"
+import { EmailsRepo, type PendingRow } from "./EmailsRepo.js"
 
 export interface EnqueueInput {
   readonly to: string
@@ -75,21 +74,11 @@ const EmailJob = Schema.Struct({ emailId: Schema.String })
 
 const maxErrorLength = 1000
 
-const PendingRow = Schema.Struct({
-  id: Schema.String,
-  to_address: Schema.String,
-  subject: Schema.String,
-  body_text: Schema.String,
-  body_html: Schema.NullOr(Schema.String),
-  attempts: Schema.Int
-})
-type PendingRow = typeof PendingRow.Type
-
 type Outcome = "sent" | "retrying" | "failed" | "skipped"
 
 export class Emails extends Effect.Service<Emails>()("Email/Emails", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* EmailsRepo
     const ids = yield* IdGenerator
     const mailer = yield* Mailer
     const jobs = yield* JobQueue
@@ -99,19 +88,15 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
     const enqueue = Effect.fn("Emails.enqueue")(function* (input: EnqueueInput) {
       const at = yield* now
       const id = yield* ids.make("eml")
-      yield* execute(sql`
-        insert into emails ${sql.insert({
-          id,
-          workspace_id: input.workspaceId ?? null,
-          to_address: input.to,
-          subject: input.subject,
-          body_text: input.text,
-          body_html: input.html ?? null,
-          status: "pending",
-          attempts: 0,
-          next_attempt_at: at,
-          created_at: at
-        })}`)
+      yield* repo.insert({
+        id,
+        workspace_id: input.workspaceId ?? null,
+        to_address: input.to,
+        subject: input.subject,
+        body_text: input.text,
+        body_html: input.html ?? null,
+        created_at: at
+      })
       yield* jobs.enqueue({ queue: emailQueue, payload: { emailId: id } })
       return id
     })
@@ -129,25 +114,18 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
         )
         const at = yield* now
         const attempts = row.attempts + 1
-        // `status = 'pending'`: never resurrect a row a duplicate sender already settled.
         if (Either.isRight(result)) {
-          yield* execute(sql`
-            update emails set status = 'sent', sent_at = ${at}, attempts = ${attempts}, locked_until = null
-            where id = ${row.id} and status = 'pending'`)
+          yield* repo.sent(row.id, attempts, at)
           return ["sent", JobOutcome.done] as const
         }
         const error = result.left.reason.slice(0, maxErrorLength)
         if (attempts >= maxAttempts) {
-          yield* execute(sql`
-            update emails set status = 'failed', attempts = ${attempts}, last_error = ${error}, locked_until = null
-            where id = ${row.id} and status = 'pending'`)
+          yield* repo.failed(row.id, error, attempts)
           yield* Effect.logError(`e-mail ${row.id} failed after ${attempts} attempts: ${error}`)
           return ["failed", JobOutcome.failed(error)] as const
         }
         const next = new Date(at.getTime() + retryDelaysMillis[attempts - 1]!)
-        yield* execute(sql`
-          update emails set attempts = ${attempts}, last_error = ${error}, next_attempt_at = ${next}, locked_until = null
-          where id = ${row.id} and status = 'pending'`)
+        yield* repo.retrying(row.id, attempts, error, next)
         yield* Effect.logWarning(`e-mail ${row.id} attempt ${attempts} failed, retrying at ${next.toISOString()}: ${error}`)
         return ["retrying", JobOutcome.retryAt(next, error)] as const
       })
@@ -156,9 +134,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
       Effect.gen(function* () {
         const payload = Schema.decodeUnknownEither(EmailJob)(job.payload)
         if (Either.isLeft(payload)) return ["skipped", JobOutcome.failed("not an e-mail job")] as const
-        const row = yield* decodeOne(PendingRow, sql`
-          select id, to_address, subject, body_text, body_html, attempts from emails
-          where id = ${payload.right.emailId} and status = 'pending'`)
+        const row = yield* repo.pending(payload.right.emailId)
         // already settled (a duplicate job, or a sender that died after recording)
         if (Option.isNone(row)) return ["skipped", JobOutcome.done] as const
         return yield* send(row.value)
@@ -194,10 +170,7 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
       Effect.gen(function* () {
         const payload = Schema.decodeUnknownEither(EmailJob)(job.payload)
         if (Either.isLeft(payload)) return
-        yield* execute(sql`
-          update emails set status = 'failed', last_error = ${`could not be sent: an internal error occurred (${reason})`.slice(0, maxErrorLength)},
-            locked_until = null
-          where id = ${payload.right.emailId} and status = 'pending'`)
+        yield* repo.failed(payload.right.emailId, `could not be sent: an internal error occurred (${reason})`.slice(0, maxErrorLength))
       })
 
     /** The `email-sender` worker: supervised, never ends. */
@@ -213,5 +186,6 @@ export class Emails extends Effect.Service<Emails>()("Email/Emails", {
     })
 
     return { enqueue, dispatchDue, run } as const
-  })
+  }),
+  dependencies: [EmailsRepo.Default]
 }) {}

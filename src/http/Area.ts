@@ -13,20 +13,21 @@ import type { Server as NodeServer } from "node:http"
 import { AppConfig, type AppConfigShape } from "../Config.js"
 import { isolate } from "../Performance.js"
 import { defaultGraceMillis, makeDrain } from "./Drain.js"
-import { IdempotencyStore } from "./Idempotency.js"
+import { StoredResponses } from "./Idempotency.js"
+import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { listening, makeNodeServer } from "./NodeServer.js"
 import { Paginator } from "./Pagination.js"
 import { RequestRateLimiter } from "./RateLimit.js"
 
-export const Live = Layer.mergeAll(IdempotencyStore.Default, Paginator.Default, RequestRateLimiter.Default)
+export const Live = Layer.mergeAll(IdempotencyRepo.Default, StoredResponses.Default, Paginator.Default, RequestRateLimiter.Default)
 
 /** Sweeps of idempotency records are batched at least this far apart. */
 const sweepMinGapMillis = 10 * 60_000
 
 /** Built with only what it uses (see `Performance.ts`). */
-export const Workers = isolate(AppConfig, IdempotencyStore)(
+export const Workers = isolate(AppConfig, IdempotencyRepo)(
   Layer.unwrapEffect(
-    Effect.map(IdempotencyStore, (store) =>
+    Effect.map(IdempotencyRepo, (store) =>
       background(
         JobQueue.supervise(
           "idempotency-sweeper",

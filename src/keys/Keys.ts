@@ -10,14 +10,39 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type CallerShape, type KeyKind, type Scope, WidgetScopes } from "../../schema/Auth.js"
+import { type CallerShape, type Environment, type KeyKind, type Scope, WidgetScopes } from "../../schema/Auth.js"
 import type { PageParams } from "../../schema/Envelope.js"
 import { KeyScopeMismatch, ParameterInvalid, ResourceMissing } from "../../schema/Errors.js"
 import type { ApiKeyId } from "../../schema/Ids.js"
-import type { CreateKey, KeyWithSecret } from "../../schema/Keys.js"
-import { ApiKeys, keyPrefix, scopesFor } from "../auth/ApiKeys.js"
+import type { CreateKey, Key, KeyWithSecret } from "../../schema/Keys.js"
+import { ApiKeys, type KeyRow, keyPrefix, scopesFor } from "../auth/ApiKeys.js"
 import { Paginator, toPage } from "../http/Pagination.js"
-import { KeysRepo, rowToKey, toKey } from "./KeysRepo.js"
+import { iso } from "../Time.js"
+
+/** What the API shows of a key: never its value, nor its hash. */
+export const toKey = (key: {
+  readonly id: ApiKeyId
+  readonly environment: Environment
+  readonly kind: KeyKind
+  readonly name: string | null
+  readonly scopes: Key["scopes"]
+  readonly prefix: string
+  readonly last4: string
+  readonly created_at: string
+}): Key => ({
+  id: key.id,
+  object: "api_key",
+  kind: key.kind,
+  livemode: key.environment === "live",
+  name: key.name,
+  scopes: key.scopes,
+  prefix: key.prefix,
+  last4: key.last4,
+  redacted: `${key.prefix}…${key.last4}`,
+  created_at: key.created_at
+})
+
+export const rowToKey = (row: KeyRow): Key => toKey({ ...row, created_at: iso(row.created_at) })
 
 type WidgetScope = (typeof WidgetScopes)[number]
 
@@ -97,12 +122,11 @@ const missing = (id: string) => new ResourceMissing({ message: `No such API key:
 export class Keys extends Effect.Service<Keys>()("Keys/Programs", {
   effect: Effect.gen(function* () {
     const apiKeys = yield* ApiKeys
-    const repo = yield* KeysRepo
     const pages = yield* Paginator
 
     const list = Effect.fn("Keys.list")(function* (caller: CallerShape, params: PageParams) {
       const page = yield* pages.parse("keys", params)
-      const { rows, pagination } = toPage(yield* repo.page(caller, page), page)
+      const { rows, pagination } = toPage(yield* apiKeys.page(caller, page), page)
       return { keys: rows.map(rowToKey), pagination }
     })
 
@@ -130,12 +154,11 @@ export class Keys extends Effect.Service<Keys>()("Keys/Programs", {
           param: "id"
         })
       }
-      if (Option.isNone(yield* repo.findActive(caller, id))) return yield* missing(id)
+      if (Option.isNone(yield* apiKeys.findActive(caller, id))) return yield* missing(id)
       yield* apiKeys.revoke(id)
       return { id, object: "api_key" as const, deleted: true as const }
     })
 
     return { list, create, revoke } as const
   }),
-  dependencies: [KeysRepo.Default]
 }) {}

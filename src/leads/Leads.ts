@@ -15,7 +15,7 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import { Agents } from "../agents/Agents.js"
 import { transaction } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
-import { IdempotencyStore } from "../http/Idempotency.js"
+import { StoredResponses } from "../http/Idempotency.js"
 import { ConversationLink } from "./ConversationLink.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { editObjects } from "../JsonDocument.js"
@@ -57,7 +57,7 @@ export class Leads extends Effect.Service<Leads>()("Leads/Programs", {
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
     const pages = yield* Paginator
-    const responses = yield* IdempotencyStore
+    const responses = yield* StoredResponses
     const conversations = yield* ConversationLink
     const tx = transaction(sql)
 

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import type { TicketPublicId } from "../../schema/Tickets.js"
 import { transaction } from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
-import { IdempotencyStore } from "../http/Idempotency.js"
+import { StoredResponses } from "../http/Idempotency.js"
 import { now } from "../Time.js"
 import { editObjects } from "../JsonDocument.js"
 import { type Acting, actorOf } from "./Rules.js"
@@ -46,7 +46,7 @@ export class Erasure extends Effect.Service<Erasure>()("Tickets/Erasure", {
     const repo = yield* TicketsRepo
     const thread = yield* TicketThread
     const outbox = yield* Outbox
-    const responses = yield* IdempotencyStore
+    const responses = yield* StoredResponses
     const tx = transaction(sql)
 
     /** Idempotent: a second erasure changes nothing and records no second thread entry. */
@@ -66,5 +66,5 @@ export class Erasure extends Effect.Service<Erasure>()("Tickets/Erasure", {
 
     return { erase } as const
   }),
-  dependencies: [TicketsRepo.Default, TicketThread.Default, IdempotencyStore.Default]
+  dependencies: [TicketsRepo.Default, TicketThread.Default, StoredResponses.Default]
 }) {}
