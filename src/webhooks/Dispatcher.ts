@@ -12,7 +12,6 @@
  * applies the schedule, the degraded flag and auto-disable — all by the
  * Clock. The `webhook_deliveries` rows stay the record; the job follows them.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Context from "effect/Context"
@@ -21,13 +20,12 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { failure, Fetcher, type PostResult } from "../../layers/Fetcher.js"
-import { type ClaimCall, type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
-import { WorkspaceId } from "../../schema/Ids.js"
+import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { AppConfig } from "../Config.js"
-import { DbDate } from "../db/Columns.js"
-import { boundary, decodeAll, decodeOne, execute, transaction } from "../db/Sql.js"
+import { boundary } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
+import { Claimed, DispatchRepo, type Success } from "./DispatchRepo.js"
 import { disableAfterFailures, disableAfterMillis, maxAttempts, nextAttemptAt } from "./Schedule.js"
 import { signatureHeader } from "./Signature.js"
 import { recordDelivery } from "./Metrics.js"
@@ -59,50 +57,6 @@ const DeliveryJob = Schema.Struct({ deliveryId: Schema.String })
 
 export const userAgent = "AssistantPlatform-Webhooks/1.0"
 
-/** A delivery with its lease taken, and what sending it needs. */
-const Claimed = Schema.Struct({
-  id: Schema.String,
-  subscription_id: Schema.String,
-  event_id: Schema.String,
-  event_type: Schema.String,
-  attempt_count: Schema.Number,
-  max_attempts: Schema.Number,
-  horizon_at: DbDate,
-  url: Schema.String,
-  secret: Schema.String,
-  previous_secret: Schema.NullOr(Schema.String),
-  previous_secret_expires_at: Schema.NullOr(DbDate),
-  body: Schema.String
-})
-type Claimed = typeof Claimed.Type
-
-/** A successful attempt, waiting to be recorded. */
-interface Success {
-  readonly claimed: Claimed
-  readonly at: Date
-  readonly status: number
-  readonly durationMillis: number
-  readonly bodyExcerpt: string
-}
-
-/** A delivery that could not be claimed, and its subscription's state. */
-const Unclaimed = Schema.Struct({
-  status: Schema.String,
-  next_attempt_at: Schema.NullOr(DbDate),
-  locked_until: Schema.NullOr(DbDate),
-  is_active: Schema.Boolean,
-  deleted_at: Schema.NullOr(DbDate)
-})
-
-const SubscriptionState = Schema.Struct({
-  is_active: Schema.Boolean,
-  consecutive_failures: Schema.Number,
-  failing_since: Schema.NullOr(DbDate),
-  workspace_id: WorkspaceId,
-  owner_email: Schema.String,
-  url: Schema.String
-})
-
 const describeFailure = (result: PostResult): string =>
   result._tag === "Failure"
     ? `${result.reason}: ${result.message}`
@@ -112,7 +66,7 @@ const describeFailure = (result: PostResult): string =>
 
 export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatcher", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* DispatchRepo
     const fetcher = yield* Fetcher
     const emails = yield* Emails
     const jobs = yield* JobQueue
@@ -153,26 +107,14 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         const taken = new Map<string, Claimed>()
         if (ids.length === 0) return taken
         const at = yield* now
-        const rows = yield* decodeAll(
-          Claimed,
-          sql`
-            select l.* from (select set_config('synchronous_commit', 'off', true)) async_commit,
-              webhook_deliveries_lease(${ids}::text[], ${at}, ${new Date(at.getTime() + leaseMillis)}) l`
-        )
-        for (const row of rows) taken.set(row.id, row)
+        for (const row of yield* repo.lease(ids, at, new Date(at.getTime() + leaseMillis))) taken.set(row.id, row)
         return taken
       })
 
     /** Why a delivery could not be claimed: when its job should look again, if ever. */
     const notClaimed = (id: string, at: Date) =>
       Effect.gen(function* () {
-        const found = yield* decodeOne(
-          Unclaimed,
-          sql`
-            select d.status, d.next_attempt_at, d.locked_until, s.is_active, s.deleted_at
-            from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
-            where d.id = ${id}`
-        )
+        const found = yield* repo.unclaimed(id)
         if (Option.isNone(found)) return Outcome.done
         const row = found.value
         if (row.status !== "pending" || row.deleted_at !== null) return Outcome.done
@@ -185,22 +127,13 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     /** Failure bookkeeping of the subscription; deactivates it and e-mails the owner past the threshold. */
     const subscriptionFailed = (subscriptionId: string, at: Date, dropped: boolean) =>
       Effect.gen(function* () {
-        const found = yield* decodeOne(
-          SubscriptionState,
-          sql`
-            select s.is_active, s.consecutive_failures, s.failing_since, s.workspace_id, s.url, w.owner_email
-            from webhook_subscriptions s join workspaces w on w.id = s.workspace_id
-            where s.id = ${subscriptionId} for update of s`
-        )
+        const found = yield* repo.lockSubscription(subscriptionId)
         if (Option.isNone(found)) return
         const sub = found.value
         const failures = sub.consecutive_failures + 1
         const since = sub.failing_since ?? at
         const disable = sub.is_active && failures >= disableAfterFailures && at.getTime() - since.getTime() >= disableAfterMillis
-        yield* execute(sql`
-          update webhook_subscriptions set consecutive_failures = ${failures}, failing_since = ${since},
-            degraded = degraded or ${dropped}, is_active = is_active and not ${disable}, updated_at = ${at}
-          where id = ${subscriptionId}`)
+        yield* repo.subscriptionFailed(subscriptionId, { failures, since, dropped, disable }, at)
         if (disable) {
           yield* emails.enqueue({
             to: sub.owner_email,
@@ -214,36 +147,6 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
           })
         }
       })
-
-    /** The successes of jobs that ended together, as arrays (`webhook_deliveries_succeeded`, `webhook_jobs_claim`). */
-    const successArrays = (successes: ReadonlyArray<Success>) => sql`
-        ${successes.map((s) => s.claimed.id)}::text[],
-        ${successes.map((s) => s.at.toISOString())}::timestamptz[],
-        ${successes.map((s) => s.status)}::integer[],
-        ${successes.map((s) => s.durationMillis)}::integer[],
-        ${successes.map((s) => s.bodyExcerpt)}::text[],
-        ${successes.map((s) => s.claimed.attempt_count + 1)}::integer[],
-        ${[...new Set(successes.map((s) => s.claimed.subscription_id))]}::text[]`
-
-    /**
-     * Their record: their attempts, their deliveries, their subscriptions' failure streaks cleared. Timestamps cross
-     * as ISO text. Written by the claim that settles their jobs (`webhookClaim`), or alone (the memory queue, and
-     * what waits when the worker stops).
-     */
-    const recordSuccesses = (successes: ReadonlyArray<Success>) => sql`webhook_deliveries_succeeded(${successArrays(successes)})`
-
-    /**
-     * A claim of the worker (`webhook_jobs_claim`, migration 0020): the successes it carries recorded, their jobs settled, the next jobs
-     * claimed and their deliveries leased (each that is due, unleased, and its subscription active), in one call
-     * committed like the queue's bookkeeping, without waiting for the WAL flush (only a database crash can lose
-     * it, and a lost lease is a lapsed one). Two jobs of one delivery in one claim: one of them gets it, the
-     * other finds it taken, like a job of another claim.
-     */
-    const webhookClaim = (call: ClaimCall<Success>) => sql`
-      webhook_jobs_claim(${successArrays(call.items)},
-        ${call.ended.map((job) => job.id)}::bigint[], ${call.ended.map((job) => job.claim)}::integer[],
-        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.limit}::integer, ${call.async},
-        ${new Date(call.at.getTime() + leaseMillis)})`
 
     /**
      * Records an attempt; what the job becomes. A success is handed to the worker (`Outcome.finish`): its next
@@ -262,27 +165,23 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         }))
       }
       const error = describeFailure(result)
-      const attempt = sql`
-        insert into webhook_attempts ${sql.insert({
-          delivery_id: c.id,
-          attempted_at: at,
-          response_status: status,
-          duration_ms: Math.round(result.durationMillis),
-          response_body_excerpt: result._tag === "Response" ? result.bodyExcerpt : null,
-          error
-        })}`
       const attempts = c.attempt_count + 1
-      return Effect.gen(function* () {
-        yield* execute(attempt)
-        const next = attempts >= c.max_attempts ? null : nextAttemptAt(attempts, at, c.horizon_at)
-        yield* execute(sql`
-          update webhook_deliveries set status = ${next === null ? "failed" : "pending"}, attempt_count = ${attempts},
-            last_attempted_at = ${at}, first_attempt_at = coalesce(first_attempt_at, ${at}), response_status = ${status},
-            next_attempt_at = ${next}, locked_until = null, last_error = ${error}
-          where id = ${c.id}`)
-        yield* subscriptionFailed(c.subscription_id, at, next === null)
-        return next === null ? Outcome.done : Outcome.retryAt(next)
-      }).pipe(transaction(sql))
+      const next = attempts >= c.max_attempts ? null : nextAttemptAt(attempts, at, c.horizon_at)
+      return repo.transaction(
+        Effect.gen(function* () {
+          yield* repo.attemptFailed(c.id, {
+            at,
+            status,
+            durationMillis: Math.round(result.durationMillis),
+            bodyExcerpt: result._tag === "Response" ? result.bodyExcerpt : null,
+            error,
+            attempts,
+            next
+          })
+          yield* subscriptionFailed(c.subscription_id, at, next === null)
+          return next === null ? Outcome.done : Outcome.retryAt(next)
+        })
+      )
     }
 
     // the deadline raced by a Clock that is not real time (a fiber and a timer per POST, so not by default)
@@ -337,8 +236,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
         )
       )
 
-    const releaseDelivery = (id: string) =>
-      sql`update webhook_deliveries set locked_until = null where id = ${id} and status = 'pending'`.pipe(Effect.ignore)
+    const releaseDelivery = (id: string) => Effect.ignore(repo.release(id))
 
     const deliveryOf = (job: Job): string | undefined => {
       const payload = Schema.decodeUnknownEither(DeliveryJob)(job.payload)
@@ -395,10 +293,7 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const giveUp = (job: Job, reason: string) => {
       const id = deliveryOf(job)
       if (id === undefined) return Effect.void
-      return execute(sql`
-        update webhook_deliveries set status = 'failed', next_attempt_at = null, locked_until = null,
-          last_error = ${`not delivered: an internal error occurred (${reason})`}
-        where id = ${id} and status = 'pending'`)
+      return repo.givenUp(id, `not delivered: an internal error occurred (${reason})`)
     }
 
     /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
@@ -408,20 +303,18 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       perKey: perSubscription,
       leaseMillis,
       pollMillis: config.webhookPollMillis,
-      claimCall: webhookClaim,
+      claimCall: (call) => repo.claimCall(call, new Date(call.at.getTime() + leaseMillis)),
       prepare: claimDeliveries,
       // its handler settles every outcome itself; only a failed `prepare` fails an attempt: the bound is above the
       // delivery's own schedule, with room for attempts that could not be recorded
       maxAttempts: 2 * maxAttempts,
       handBack,
       onGiveUp: giveUp,
-      finish: {
-        write: recordSuccesses,
-        alone: (successes) => execute(sql`select ${recordSuccesses(successes)}`)
-      },
+      finish: { write: repo.recordSuccesses, alone: repo.recordSuccessesAlone },
       handle
     })
 
     return { run } as const
-  })
+  }),
+  dependencies: [DispatchRepo.Default]
 }) {}
