@@ -33,7 +33,8 @@ import { Usage } from "../usage/Usage.js"
 import { tenantOf } from "./Guard.js"
 import { INGEST_QUEUE } from "./Knowledge.js"
 import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
-import { fromFetch, fromKeptPage, type IngestFailure, Pipeline, type Validators, validatorsOf } from "./Pipeline.js"
+import { Pipeline } from "./Pipeline.js"
+import { fromFetch, fromKeptPage, type IngestFailure, SourceReader, type Validators, validatorsOf } from "./SourceReader.js"
 
 /** The queue of gone pages' grace timers: each, when due, queues its source's refresh. */
 export const REFRESH_TIMER_QUEUE = "refresh-timer"
@@ -81,6 +82,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
   effect: Effect.gen(function* () {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const pipeline = yield* Pipeline
+    const reader = yield* SourceReader
     const repo = yield* KnowledgeRepo
     const qa = yield* SourceQa
     const rounds = yield* RefreshRounds
@@ -136,7 +138,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     ) =>
       Effect.gen(function* () {
         const page = yield* read
-        const doc = yield* pipeline.readPage(source, page)
+        const doc = yield* reader.readPage(source, page)
         if (yield* repo.unchangedText(source.id, doc.text, at, validators)) return
         const built = yield* pipeline.index(source, doc)
         const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
@@ -213,7 +215,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const check = (source: SourceRow, at: Date) =>
       Effect.gen(function* () {
         const known: Validators = { etag: source.etag, last_modified: source.last_modified }
-        const fetched = yield* pipeline.fetchPage(source, known)
+        const fetched = yield* reader.fetchPage(source, known)
         if (fetched._tag === "Response" && fetched.status === 304) return true
         if (fetched._tag === "Response" && (fetched.status === 404 || fetched.status === 410)) yield* gone(source, at)
         else yield* settle(source, replace(source, fromFetch(fetched), validatorsOf(fetched) ?? known, at), at)
@@ -374,5 +376,5 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
 
     return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
   }),
-  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default, RefreshRounds.Default, SourceQa.Default]
+  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default, SourceReader.Default, RefreshRounds.Default, SourceQa.Default]
 }) {}

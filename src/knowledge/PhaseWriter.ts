@@ -50,3 +50,10 @@ export const makePhaseWriter = (
       })
     return { enter, take: Effect.zipRight(stop, Ref.getAndSet(pending, {})) }
   })
+
+/**
+ * A phase of one source's processing as its own span (`knowledge.<phase>`), so a trace shows where a source's
+ * time goes (scripts/bench/knowledge.ts sums them); a no-op span while tracing is off.
+ */
+export const phaseSpan = (name: "fetch" | "extract" | "categorize" | "qa" | "chunk" | "embed" | "write" | "progress") =>
+  Effect.withSpan(`knowledge.${name}`, { captureStackTrace: false })

@@ -1,6 +1,6 @@
 /**
- * The ingestion pipeline, one source per job: fetch (or read the file, or the
- * inline content), extract readable text, categorize (an agent's first source
+ * The ingestion pipeline, one source per job: read its document
+ * (`SourceReader.ts`), categorize (an agent's first source
  * sets its categories; later ones put their Q&A into them), generate Q&A,
  * chunk, vectorize, then commit chunks, Q&A, the `indexed` state and the event
  * in one transaction. A phase is written once it has lasted a moment
@@ -15,30 +15,29 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type CategoryId, FileId, SourceId } from "../../schema/Ids.js"
+import { type CategoryId, SourceId } from "../../schema/Ids.js"
 import type { Category } from "../../schema/Qa.js"
-import type { SourceErrorCode, SourcePhase } from "../../schema/Knowledge.js"
+import type { SourcePhase } from "../../schema/Knowledge.js"
 import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
-import { type Document, type DocumentKind, type ExtractError, Extractor } from "../../layers/Extractor.js"
-import { Fetcher, type GetResult } from "../../layers/Fetcher.js"
+import type { Document } from "../../layers/Extractor.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { type ClaimCall, type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
-import { Ocr } from "../../layers/Ocr.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
-import { Files } from "../files/Files.js"
-import { describeSeconds, MAX_AUDIO_SECONDS } from "../../layers/extractor/AudioDuration.js"
-import { type AudioKind, detect, isAudio } from "../files/Magic.js"
 import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
-import { makePhaseWriter, type PhaseWriter } from "./PhaseWriter.js"
+import { makePhaseWriter, phaseSpan, type PhaseWriter } from "./PhaseWriter.js"
 import { CrawlReport } from "./CrawlReport.js"
+import { IngestFailure, permanent, type ReadDocument, SourceReader } from "./SourceReader.js"
 import { SourceOwner } from "./SourceOwner.js"
+
+/** The source was deleted while it was processed: the job ends without a trace. */
+class SourceGone extends Data.TaggedError("SourceGone")<{}> {}
 
 /** Attempts of one source after transient failures, the first included. */
 export const MAX_ATTEMPTS = 3
@@ -58,40 +57,11 @@ export const stoppedMessage = "processing this source stopped its worker at ever
 /** Wait before attempt n+1 after a transient failure of attempt n: 10 s, then 40 s. */
 export const retryDelayMillis = (attempt: number) => 10_000 * 4 ** (attempt - 1)
 
-/** What a page answered with, for a later conditional GET. */
-export interface Validators {
-  readonly etag: string | null
-  readonly last_modified: string | null
-}
-
-export const validatorsOf = (response: GetResult): Validators | undefined =>
-  response._tag === "Response" ? { etag: response.etag ?? null, last_modified: response.lastModified ?? null } : undefined
-
-const conditionalHeaders = (validators: Validators): Record<string, string> => ({
-  ...(validators.etag === null ? {} : { "if-none-match": validators.etag }),
-  ...(validators.last_modified === null ? {} : { "if-modified-since": validators.last_modified })
-})
-
-/** A document as the pipeline read it, with its page's validators when it fetched one. */
-type ReadDocument = Document & { readonly validators?: Validators }
-
 /** The phases of work nobody polls (a refresh: the source stays `indexed` as it runs). */
 const unwatched: PhaseWriter = { enter: () => Effect.void, take: Effect.succeed({}) }
 
 /** The agent's categories as the claim read them; undefined: not read yet. */
 type Known = ReadonlyArray<Category> | undefined
-
-export class IngestFailure extends Data.TaggedError("IngestFailure")<{
-  readonly code: SourceErrorCode
-  readonly message: string
-  readonly transient: boolean
-}> {}
-
-/** The source was deleted while it was processed: the job ends without a trace. */
-class SourceGone extends Data.TaggedError("SourceGone")<{}> {}
-
-const permanent = (code: SourceErrorCode, message: string) => new IngestFailure({ code, message, transient: false })
-const transient = (code: SourceErrorCode, message: string) => new IngestFailure({ code, message, transient: true })
 
 const Payload = Schema.Struct({ sourceId: SourceId })
 const decodePayload = Schema.decodeUnknownEither(Payload)
@@ -99,85 +69,15 @@ const decodePayload = Schema.decodeUnknownEither(Payload)
 const fromAi = (error: AiError) =>
   new IngestFailure({ code: "ai_failed", message: `AI step failed: ${error.message}`, transient: error.transient })
 
-/** A document past the extractor's limits fails for good: reading it again would take as long. */
-const fromExtract = (error: ExtractError) =>
-  permanent(error.reason === "timeout" ? "timeout" : error.reason === "memory" ? "too_large" : "unsupported_type", error.message)
-
-/** Inline text as a document: its first Markdown heading is its title. Linear work on text the API accepted. */
-const fromText = (text: string, fallbackTitle: string): Document => {
-  const clean = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").trim()
-  const heading = /^#{1,6}\s+(.+)$/m.exec(clean)
-  return { title: heading?.[1]?.trim() || fallbackTitle, text: clean }
-}
-
-/**
- * A phase of one source's processing as its own span (`knowledge.<phase>`), so a trace shows where a source's
- * time goes (scripts/bench/knowledge.ts sums them); a no-op span while tracing is off.
- */
-const phaseSpan = (name: "fetch" | "extract" | "categorize" | "qa" | "chunk" | "embed" | "write" | "progress") =>
-  Effect.withSpan(`knowledge.${name}`, { captureStackTrace: false })
-
-/** What a fetched page is, by its declared type, else by its bytes. */
-const pageKind = (contentType: string, body: Uint8Array): "html" | "text" | "pdf" | undefined => {
-  if (contentType === "text/html" || contentType === "application/xhtml+xml") return "html"
-  if (contentType === "text/plain" || contentType === "text/markdown") return "text"
-  if (contentType === "application/pdf") return "pdf"
-  if (contentType === "" || contentType === "application/octet-stream") {
-    const kind = detect(body)
-    return kind === "text/html" ? "html" : kind === "text" ? "text" : kind === "application/pdf" ? "pdf" : undefined
-  }
-  return undefined
-}
-
-export const fromFetch = (result: GetResult): Either.Either<{ kind: "html" | "text" | "pdf"; body: Uint8Array }, IngestFailure> => {
-  if (result._tag === "Failure") {
-    switch (result.reason) {
-      case "private_address":
-        return Either.left(permanent("url_not_allowed", `refused: ${result.message}`))
-      case "too_large":
-        return Either.left(permanent("too_large", result.message))
-      case "encoding":
-        return Either.left(permanent("unsupported_type", result.message))
-      case "timeout":
-        return Either.left(transient("timeout", result.message))
-      case "redirect":
-      case "tls":
-        return Either.left(permanent("fetch_failed", result.message))
-      default:
-        return Either.left(transient("fetch_failed", result.message))
-    }
-  }
-  const { status } = result
-  if (status === 404 || status === 410) return Either.left(permanent("not_found", `the page answered ${status}`))
-  if (status === 429 || status >= 500) return Either.left(transient("http_error", `the page answered ${status}`))
-  if (status < 200 || status >= 300) return Either.left(permanent("http_error", `the page answered ${status}`))
-  const kind = pageKind(result.contentType, result.body)
-  if (kind === undefined) {
-    return Either.left(permanent("unsupported_type", `content type ${result.contentType || "unknown"} is not HTML, text or PDF`))
-  }
-  return Either.right({ kind, body: result.body })
-}
-
-/** A page as a crawl read it (an answer in 2xx, kept for its type). */
-export const fromKeptPage = (contentType: string, body: Uint8Array) => {
-  const kind = pageKind(contentType, body)
-  return kind === undefined
-    ? Either.left(permanent("unsupported_type", `content type ${contentType || "unknown"} is not HTML, text or PDF`))
-    : Either.right({ kind, body })
-}
-
 export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
   effect: Effect.gen(function* () {
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const repo = yield* KnowledgeRepo
     const qa = yield* SourceQa
-    const files = yield* Files
     const ai = yield* Ai
-    const ocr = yield* Ocr
-    const fetcher = yield* Fetcher
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
-    const extractor = yield* Extractor
+    const reader = yield* SourceReader
     const config = yield* AppConfig
     const owner = yield* SourceOwner
     const crawls = yield* CrawlReport
@@ -189,106 +89,6 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       )
 
     const phase = (phases: PhaseWriter, name: SourcePhase, progress: number) => phases.enter({ phase: name, progress })
-
-    /** A `url` source's page, conditional on `validators` when given (a refresh: `304` when it did not change). */
-    const fetchPage = (source: SourceRow, validators?: Validators) =>
-      fetcher.get({
-        url: source.source_ref,
-        ...(validators === undefined ? {} : { headers: conditionalHeaders(validators) }),
-        timeoutMillis: config.ingest.fetchTimeoutMillis,
-        maxBytes: config.ingest.maxPageBytes,
-        allowPrivate: config.allowPrivateUrls,
-        httpsOnly: source.environment === "live"
-      })
-
-    /** A page's text; a title given at creation wins over the page's own. */
-    const readPage = (source: SourceRow, page: { kind: "html" | "text" | "pdf"; body: Uint8Array }) =>
-      Effect.map(extract(page.kind, page.body, source.title), (doc): ReadDocument =>
-        source.title !== source.source_ref ? { ...doc, title: source.title } : doc
-      )
-
-    /** Bytes to text in a decoder process, never here: the document is untrusted. */
-    const extract = (kind: DocumentKind, bytes: Uint8Array, fallbackTitle: string) =>
-      Effect.mapError(extractor.extract({ kind, bytes, fallbackTitle }), fromExtract).pipe(phaseSpan("extract"))
-
-    const readDocument = (source: SourceRow, tenant: Tenant, phases: PhaseWriter): Effect.Effect<ReadDocument, IngestFailure> =>
-      Effect.gen(function* () {
-        switch (source.type) {
-          case "text": {
-            const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
-            yield* phase(phases, "extracting", 20)
-            return { title: source.title, text: fromText(content, source.title).text }
-          }
-          case "url": {
-            // a page a crawl kept comes with the bytes it read: read them, not the web again
-            const kept = source.crawl_id === null ? Option.none() : yield* repo.keptPageOf(source.id)
-            let validators: Validators | undefined
-            let page: { kind: "html" | "text" | "pdf"; body: Uint8Array }
-            if (Option.isSome(kept)) {
-              page = yield* fromKeptPage(kept.value.contentType, kept.value.body)
-            } else {
-              const fetched = yield* fetchPage(source).pipe(phaseSpan("fetch"))
-              page = yield* fromFetch(fetched)
-              validators = validatorsOf(fetched)
-            }
-            yield* phases.enter({ phase: "extracting", progress: 20, size_bytes: page.body.length })
-            const doc = yield* readPage(source, page)
-            return validators === undefined ? doc : { ...doc, validators }
-          }
-          case "file_id": {
-            const fileId = yield* Schema.decode(FileId)(source.source_ref).pipe(
-              Effect.mapError(() => permanent("file_missing", "the source names no file"))
-            )
-            const file = yield* files.bytesOf(tenant, fileId)
-            if (Option.isNone(file)) return yield* permanent("file_missing", `file ${fileId} is gone or not uploaded`)
-            const { bytes, row } = file.value
-            yield* phases.enter({ phase: "extracting", progress: 20, size_bytes: bytes.length })
-            const kind = detect(bytes)
-            if (isAudio(kind)) return { title: source.title, text: yield* transcribed(source, bytes, kind, row.filename) }
-            switch (kind) {
-              case "image/png":
-              case "image/jpeg":
-              case "image/webp": {
-                const text = yield* Effect.mapError(ocr.recognize(bytes), (e) => permanent("ocr_failed", e.message))
-                return { title: source.title, text: text.trim() }
-              }
-              case "application/pdf":
-                return yield* extract("pdf", bytes, source.title)
-              case "text/html":
-                return { ...(yield* extract("html", bytes, source.title)), title: source.title }
-              case "text":
-                return { ...(yield* extract("text", bytes, row.filename)), title: source.title }
-              default:
-                return yield* permanent("unsupported_type", "the file is not an image, PDF, HTML or text")
-            }
-          }
-          case "csv_qa":
-            return yield* permanent("csv_invalid", "a CSV source has no document")
-        }
-      })
-
-    /**
-     * Audio as text: the `transcript` given with the source, else the AI
-     * provider's transcription (up to 10 minutes of audio; the job's lease is
-     * extended while it runs). Length is checked from the headers first, and
-     * again from what the server reports.
-     */
-    const transcribed = (source: SourceRow, bytes: Uint8Array, kind: AudioKind, filename: string) =>
-      Effect.gen(function* () {
-        const given = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
-        if (given.trim() !== "") return given
-        const tooLong = (seconds: number) =>
-          permanent("audio_too_long", `the audio lasts ${describeSeconds(seconds)}; at most ${MAX_AUDIO_SECONDS / 60} minutes are transcribed`)
-        const seconds = yield* Effect.mapError(extractor.audioSeconds(bytes, kind), fromExtract)
-        if (Option.isSome(seconds) && seconds.value > MAX_AUDIO_SECONDS) return yield* tooLong(seconds.value)
-        const transcript = yield* ai.transcribe({ bytes, filename, contentType: kind }).pipe(
-          Effect.mapError(
-            (e) => new IngestFailure({ code: "transcription_failed", message: `transcription failed: ${e.message}`, transient: e.transient })
-          )
-        )
-        if (transcript.seconds !== undefined && transcript.seconds > MAX_AUDIO_SECONDS) return yield* tooLong(transcript.seconds)
-        return transcript.text
-      })
 
     /** The agent's categories: those its claim read (`known`), else read now; its first document creates them. */
     const categoriesFor = (source: SourceRow, tenant: Tenant, doc: Document, known: Known) =>
@@ -324,14 +124,8 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     /** Everything up to the commit: the document (if any), chunks with vectors, Q&A with vectors. */
     const build = (source: SourceRow, tenant: Tenant, phases: PhaseWriter, known: Known) =>
       Effect.gen(function* () {
-        if (source.type !== "csv_qa") return yield* indexDocument(source, tenant, phases, known, yield* readDocument(source, tenant, phases))
-        const content = Option.getOrElse(yield* repo.inputOf(source.id), () => "")
-        yield* phase(phases, "extracting", 20)
-        const parsed = yield* Effect.mapError(extractor.csvQa(content), fromExtract)
-        if (Either.isLeft(parsed)) {
-          return yield* permanent("csv_invalid", parsed.left.map((e) => `line ${e.line}: ${e.message}`).join("; "))
-        }
-        const items = parsed.right
+        if (source.type !== "csv_qa") return yield* indexDocument(source, tenant, phases, known, yield* reader.readDocument(source, tenant, phases))
+        const items = yield* reader.csvRows(source, phases)
         yield* phase(phases, "categorizing", 40)
         const named = [...new Set(items.flatMap((i) => (i.category === null ? [] : [i.category])))]
         const existing = known ?? (yield* qa.categoriesOf(tenant, source.agent_id))
@@ -555,7 +349,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const claimAndStart = (call: ClaimCall<unknown>) =>
       repo.claimAndStart(Option.isSome(config.databaseUrl) ? call : { ...call, async: false })
 
-    return { handle, retrying, giveUp, handBack, claimAndStart, fetchPage, readPage, index } as const
+    return { handle, retrying, giveUp, handBack, claimAndStart, index } as const
   }),
-  dependencies: [KnowledgeRepo.Default, Files.Default, SourceQa.Default]
+  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default]
 }) {}
