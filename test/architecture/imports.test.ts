@@ -2,8 +2,8 @@
  * The one-way import rule, checked on the source text: `schema/` imports
  * nothing of the project's, `layers/` only `schema/` (and itself), no two
  * `src/` folders import each other (directly or round a longer loop), no two
- * `layers/` files either, no folder imports another's repository, and nothing
- * imports `test/`. Also the one scheme of service tag keys.
+ * `layers/` files either, no folder imports another's repository, no write
+ * statement outside a repository, and nothing imports `test/`. Also the one scheme of service tag keys.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync, statSync } from "node:fs"
@@ -132,6 +132,14 @@ describe("import graph", () => {
     expect(edges.some((e) => repository(e.to) && unitOf(e.from) === unitOf(e.to))).toBe(true)
     const across = edges.filter((e) => top(e.from) === "src" && repository(e.to) && unitOf(e.from) !== unitOf(e.to))
     expect(show(across)).toBe("")
+  })
+
+  it("every write statement is in a repository (src/db/ holds the migrations and the repositories' helpers)", () => {
+    const writes = /\b(insert\s+into|update\s+\w+\s+set|delete\s+from)\b/i
+    const files = filesUnder(join(root, "src")).map((file) => relative(root, file))
+    const writers = files.filter((file) => writes.test(readFileSync(join(root, file), "utf8")))
+    expect(writers.some((file) => /Repo\.ts$/.test(file))).toBe(true)
+    expect(writers.filter((file) => !/Repo\.ts$/.test(file) && !file.startsWith("src/db/")).join("\n")).toBe("")
   })
 
   it("no cycle between src/ folders", () => {
