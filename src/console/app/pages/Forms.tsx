@@ -443,27 +443,90 @@ const IdentitySecret = ({ client }: { client: Client }) => {
   )
 }
 
+/** The form as a site shows it (with the unsaved draft), loaded with a forms key, and the snippet that embeds it. */
+const Preview = ({ formId, draft, saved, locale }: { formId: string; draft: Draft; saved: number; locale: Locale }) => {
+  const [key, setKey] = useState(sessionStorage.getItem(previewKey) ?? "")
+  const [copied, setCopied] = useState(false)
+  const frame = useRef<HTMLIFrameElement>(null)
+  // the preview follows the draft, a moment after the last edit
+  useEffect(() => {
+    const timer = setTimeout(() => showDraft(frame.current, draft), 250)
+    return () => clearTimeout(timer)
+  }, [draft])
+  const publicKey = key.trim()
+  const previewable = /^pk_(test|live)_/.test(publicKey)
+  const snippet = `<script type="module" src="${location.origin}/storage/v1/object/public/widget/v1/service-form-element.esm.js"></script>\n<service-form api-key="${publicKey || "pk_live_…"}" form-id="${formId}"></service-form>`
+  return (
+    <div class="card preview">
+      <h2>Preview</h2>
+      <Field
+        label="Forms public key"
+        value={key}
+        onInput={(value) => {
+          sessionStorage.setItem(previewKey, value.trim())
+          setKey(value)
+        }}
+        hint="A pk_test_… or pk_live_… key of this environment: the preview loads the form as a site would, with your unsaved edits."
+        name="forms-key"
+      />
+      {previewable ? (
+        <iframe
+          ref={frame}
+          key={`${saved}:${publicKey}:${locale}`}
+          title="Form preview"
+          onLoad={() => showDraft(frame.current, draft)}
+          src={`/console/form-preview?form_id=${encodeURIComponent(formId)}&key=${encodeURIComponent(publicKey)}&locale=${locale}`}
+        />
+      ) : (
+        <Empty>Enter a forms key to see the form.</Empty>
+      )}
+      <label for="embed-snippet">Embed snippet</label>
+      <textarea id="embed-snippet" readOnly rows={4} value={snippet} />
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard?.writeText(snippet).catch(() => undefined)
+          setCopied(true)
+        }}
+      >
+        Copy snippet
+      </button>
+      <span role="status" class="saved">
+        {copied ? "Copied." : ""}
+      </span>
+    </div>
+  )
+}
+
+const DeleteForm = ({ client, formId }: { client: Client; formId: string }) => {
+  const remove = useAction()
+  return (
+    <div class="card danger-zone">
+      <ConfirmButton
+        label="Delete form"
+        confirm="Sites embedding it stop showing it."
+        onConfirm={async () => {
+          if (await remove.run(() => client.call("DELETE", `/v1/forms/${formId}`))) location.hash = "#/forms"
+        }}
+      />
+      {remove.error === undefined ? null : <ErrorBox error={remove.error} />}
+    </div>
+  )
+}
+
+/** A form's definition edited field by field, or as JSON (`advanced`), saved whole; beside it, its preview. */
 const Editor = ({ client, form, onSaved }: { client: Client; form: Form; onSaved: () => void }) => {
   const [draft, setDraftState] = useState<Draft>(() => editable(form) as Draft)
   const [advanced, setAdvanced] = useState(false)
   const [text, setText] = useState("")
   const [textError, setTextError] = useState<string | undefined>(undefined)
   const [saved, setSaved] = useState(0)
-  const [key, setKey] = useState(sessionStorage.getItem(previewKey) ?? "")
   const [locale, setLocale] = useState<Locale>("en")
-  const [copied, setCopied] = useState(false)
-  const frame = useRef<HTMLIFrameElement>(null)
   const save = useAction()
-  const remove = useAction()
   const setDraft = (next: Draft) => {
     setDraftState(next)
     setSaved(0)
   }
-  // the preview follows the draft, a moment after the last edit
-  useEffect(() => {
-    const timer = setTimeout(() => showDraft(frame.current, draft), 250)
-    return () => clearTimeout(timer)
-  }, [draft])
   const current = (): Draft => {
     if (!advanced) return draft
     try {
@@ -484,9 +547,21 @@ const Editor = ({ client, form, onSaved }: { client: Client; form: Form; onSaved
       onSaved()
     }
   }
-  const publicKey = key.trim()
-  const previewable = /^pk_(test|live)_/.test(publicKey)
-  const snippet = `<script type="module" src="${location.origin}/storage/v1/object/public/widget/v1/service-form-element.esm.js"></script>\n<service-form api-key="${publicKey || "pk_live_…"}" form-id="${form.id}"></service-form>`
+  /** Into the JSON text, or back from it (kept while it does not parse). */
+  const toggleAdvanced = () => {
+    if (!advanced) {
+      setText(JSON.stringify(draft, null, 2))
+      setAdvanced(true)
+      return
+    }
+    try {
+      setDraft(JSON.parse(text) as Draft)
+      setTextError(undefined)
+      setAdvanced(false)
+    } catch (error) {
+      setTextError(`The definition is not valid JSON: ${(error as Error).message}`)
+    }
+  }
   return (
     <div class="editor">
       <form class="card" onSubmit={submit} aria-label="Form definition">
@@ -500,24 +575,7 @@ const Editor = ({ client, form, onSaved }: { client: Client; form: Form; onSaved
               ["es", "Spanish"]
             ]}
           />
-          <button
-            type="button"
-            aria-pressed={advanced}
-            onClick={() => {
-              if (!advanced) {
-                setText(JSON.stringify(draft, null, 2))
-                setAdvanced(true)
-                return
-              }
-              try {
-                setDraft(JSON.parse(text) as Draft)
-                setTextError(undefined)
-                setAdvanced(false)
-              } catch (error) {
-                setTextError(`The definition is not valid JSON: ${(error as Error).message}`)
-              }
-            }}
-          >
+          <button type="button" aria-pressed={advanced} onClick={toggleAdvanced}>
             Advanced (JSON)
           </button>
         </div>
@@ -546,56 +604,10 @@ const Editor = ({ client, form, onSaved }: { client: Client; form: Form; onSaved
         {save.error === undefined || !advanced ? null : <FieldErrors error={save.error} />}
       </form>
       <div class="editor-side">
-        <div class="card preview">
-          <h2>Preview</h2>
-          <Field
-            label="Forms public key"
-            value={key}
-            onInput={(value) => {
-              sessionStorage.setItem(previewKey, value.trim())
-              setKey(value)
-            }}
-            hint="A pk_test_… or pk_live_… key of this environment: the preview loads the form as a site would, with your unsaved edits."
-            name="forms-key"
-          />
-          {previewable ? (
-            <iframe
-              ref={frame}
-              key={`${saved}:${publicKey}:${locale}`}
-              title="Form preview"
-              onLoad={() => showDraft(frame.current, draft)}
-              src={`/console/form-preview?form_id=${encodeURIComponent(form.id)}&key=${encodeURIComponent(publicKey)}&locale=${locale}`}
-            />
-          ) : (
-            <Empty>Enter a forms key to see the form.</Empty>
-          )}
-          <label for="embed-snippet">Embed snippet</label>
-          <textarea id="embed-snippet" readOnly rows={4} value={snippet} />
-          <button
-            type="button"
-            onClick={async () => {
-              await navigator.clipboard?.writeText(snippet).catch(() => undefined)
-              setCopied(true)
-            }}
-          >
-            Copy snippet
-          </button>
-          <span role="status" class="saved">
-            {copied ? "Copied." : ""}
-          </span>
-        </div>
+        <Preview formId={form.id} draft={draft} saved={saved} locale={locale} />
         <IdentitySecret client={client} />
       </div>
-      <div class="card danger-zone">
-        <ConfirmButton
-          label="Delete form"
-          confirm="Sites embedding it stop showing it."
-          onConfirm={async () => {
-            if (await remove.run(() => client.call("DELETE", `/v1/forms/${form.id}`))) location.hash = "#/forms"
-          }}
-        />
-        {remove.error === undefined ? null : <ErrorBox error={remove.error} />}
-      </div>
+      <DeleteForm client={client} formId={form.id} />
     </div>
   )
 }
