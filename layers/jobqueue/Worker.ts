@@ -142,6 +142,56 @@ interface Carrying<F> {
   readonly written: Deferred.Deferred<boolean>
 }
 
+/** A job running here, as the heartbeat sees it. */
+interface Held {
+  readonly job: Job
+  readonly fiber: Fiber.RuntimeFiber<void, never>
+  /** Set by the heartbeat when another worker has the job: it is interrupted, not handed back. */
+  lost: boolean
+}
+
+/**
+ * One heartbeat for the jobs running in a worker (not a fiber and a timer per job): every third of the lease, each
+ * lease is extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
+ * waits for one to start, rather than beating through a Clock's jumps for nothing.
+ */
+const heartbeat = (primitives: Primitives, held: Map<string, Held>, started: Queue.Queue<void>, leaseMillis: number) =>
+  Effect.forever(
+    Effect.gen(function* () {
+      if (held.size === 0) yield* Queue.take(started)
+      yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
+      for (const entry of [...held.values()]) {
+        // a failed write (database briefly away) is not a lost lease: try again next beat
+        const kept = yield* primitives.extend(entry.job, leaseMillis).pipe(
+          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`job ${entry.job.id}: lease not extended`, cause), true))
+        )
+        if (!kept && held.get(entry.job.id) === entry) {
+          yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
+          entry.lost = true
+          yield* Fiber.interruptFork(entry.fiber)
+        }
+      }
+    })
+  )
+
+/**
+ * How long a claim pass that took `took` jobs of `free` slots sleeps before the next: with slots all busy or jobs
+ * started, until one of them ends (or the poll); else until the next due job, read from the store. A job due by
+ * the claim but not claimed (slots, caps or an earlier job of its key) waits for a change, not a spin.
+ */
+const nextWait = (primitives: Primitives, queue: string, free: number, took: number, claimedAt: number, pollMillis: number) =>
+  free === 0 || took > 0
+    ? Effect.succeed(pollMillis)
+    : Effect.gen(function* () {
+        const due = yield* primitives.nextDueAt(queue)
+        // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
+        const at = yield* nowMillis
+        return Option.match(due, {
+          onNone: () => pollMillis,
+          onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
+        })
+      })
+
 const make = (primitives: Primitives) =>
   Effect.gen(function* () {
     const bells = new Map<string, Queue.Queue<void>>()
@@ -370,33 +420,9 @@ const make = (primitives: Primitives) =>
           // once the worker stops, a job that ends well writes its own item
           let closing = false
           // the jobs running here, for the heartbeat
-          // `lost`: set by the heartbeat when another worker has the job (it is interrupted, not handed back)
-          const held = new Map<string, { readonly job: Job; readonly fiber: Fiber.RuntimeFiber<void, never>; lost: boolean }>()
+          const held = new Map<string, Held>()
           const jobStarted = yield* Queue.sliding<void>(1)
-          // One heartbeat for all of them (not a fiber and a timer per job): every third of the lease, each lease is
-          // extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
-          // waits for one, rather than beating through a Clock's jumps for nothing.
-          yield* Effect.forkScoped(
-            Effect.forever(
-              Effect.gen(function* () {
-                if (held.size === 0) yield* Queue.take(jobStarted)
-                yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
-                for (const entry of [...held.values()]) {
-                  // a failed write (database briefly away) is not a lost lease: try again next beat
-                  const kept = yield* primitives.extend(entry.job, leaseMillis).pipe(
-                    Effect.catchAllCause((cause) =>
-                      Effect.as(Effect.logWarning(`job ${entry.job.id}: lease not extended`, cause), true)
-                    )
-                  )
-                  if (!kept && held.get(entry.job.id) === entry) {
-                    yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
-                    entry.lost = true
-                    yield* Fiber.interruptFork(entry.fiber)
-                  }
-                }
-              })
-            )
-          )
+          yield* Effect.forkScoped(heartbeat(primitives, held, jobStarted, leaseMillis))
 
           const answer = (items: ReadonlyArray<Carrying<F>>, ok: boolean) => {
             for (const c of items) Deferred.unsafeDone(c.written, Exit.succeed(ok))
@@ -532,22 +558,8 @@ const make = (primitives: Primitives) =>
             )
             yield* bump
             if (free > 0 && jobs.length === free) continue
-            // slots all busy, or jobs started: each one that ends wakes us for another pass, which looks at the due
-            // times when it claims nothing; until then a wake-up, a freed slot, an ended job's item or the poll
-            // (no query per pass)
-            const wait =
-              free === 0 || jobs.length > 0
-                ? pollMillis
-                : yield* Effect.gen(function* () {
-                    const due = yield* primitives.nextDueAt(options.queue)
-                    // read the clock right before sleeping: a clock that moved meanwhile must not push the wake-up later
-                    const at = yield* nowMillis
-                    return Option.match(due, {
-                      onNone: () => pollMillis,
-                      // due by the claim but not claimed (slots, caps or an earlier job of its key): a change wakes us
-                      onSome: (d) => (d <= claimedAt ? pollMillis : Math.min(Math.max(0, d - at), pollMillis))
-                    })
-                  })
+            // until a wake-up, a freed slot, an ended job's item, or the wait (no query per pass while jobs run)
+            const wait = yield* nextWait(primitives, options.queue, free, jobs.length, claimedAt, pollMillis)
             // items that arrived during this pass are the next pass's at once
             if (carrying.length === 0) {
               sleepingUntil.set(options.queue, (yield* nowMillis) + wait)
