@@ -31,7 +31,7 @@ import { SourceQa } from "../qa/SourceQa.js"
 import { iso, now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { tenantOf } from "./Guard.js"
-import { INGEST_QUEUE } from "./Knowledge.js"
+import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { Pipeline } from "./Pipeline.js"
 import { fromFetch, fromKeptPage, type IngestFailure, SourceReader, type Validators, validatorsOf } from "./SourceReader.js"
@@ -83,6 +83,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const transaction = Sql.transaction(yield* SqlClient.SqlClient)
     const pipeline = yield* Pipeline
     const reader = yield* SourceReader
+    const knowledge = yield* Knowledge
     const repo = yield* KnowledgeRepo
     const qa = yield* SourceQa
     const rounds = yield* RefreshRounds
@@ -176,8 +177,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         if (source.gone_since !== null && at.getTime() >= source.gone_since.getTime() + graceMillis) {
           return yield* transaction(
             Effect.gen(function* () {
-              yield* repo.softDelete(source.id, at)
-              yield* qa.removeOf(tenant, source.id)
+              yield* knowledge.drop(tenant, source.id, at)
               yield* outbox.emit({ ...tenant, type: "knowledge.source.removed", data: { source: toSource(source) } })
             })
           )
@@ -376,5 +376,5 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
 
     return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
   }),
-  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default, SourceReader.Default, RefreshRounds.Default, SourceQa.Default]
+  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default, SourceReader.Default, Knowledge.Default, RefreshRounds.Default, SourceQa.Default]
 }) {}

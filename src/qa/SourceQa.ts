@@ -6,8 +6,6 @@
 import * as Effect from "effect/Effect"
 import { qaEmbeddingText, QaRepo } from "./QaRepo.js"
 
-export type { QaInsert } from "./QaRepo.js"
-
 export class SourceQa extends Effect.Service<SourceQa>()("Qa/SourceQa", {
   effect: Effect.map(QaRepo, (repo) => ({
     categoriesOf: repo.categoriesOf,
