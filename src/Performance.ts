@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
  * `provideService`, `Effect.scoped` and context merge, and a request meets several (the platform's, the
  * router's, the API group's, the caller's, each SQL statement's). An API group built inside everything
  * merges every service of the process into each request's context; built here, it holds what it uses.
+ * `Server.ts` is its one user: the server and the areas' API groups.
  */
 export const isolate =
   <const Tags extends ReadonlyArray<Context.Tag<any, any>>>(...tags: Tags) =>

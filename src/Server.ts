@@ -70,19 +70,30 @@ const Areas = Layer.mergeAll(
   Agents.WidgetOriginsLive, Forms.FormOriginsLive, Conversations.ReplayableStreamsLive
 ).pipe(Layer.provide(Ports), Layer.provideMerge(Shared))
 
-const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([
+/**
+ * The areas' API groups, built with only the services their handlers use (each area's `ApiServices`; the type
+ * checks the lists are whole): the platform merges a group's context into each of its requests, so a request
+ * carries these, not every service of the process (see `Performance.ts`).
+ */
+const Handlers = isolate(
+  ...Agents.ApiServices, ...Webhooks.ApiServices, ...Tickets.ApiServices, ...Knowledge.ApiServices,
+  ...Training.ApiServices, ...Files.ApiServices, ...Qa.ApiServices, ...Glossary.ApiServices, ...System.ApiServices,
+  ...Conversations.ApiServices, ...Leads.ApiServices, ...Usage.ApiServices, ...Widget.ApiServices,
+  ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices
+)(
+  Layer.mergeAll(
     Agents.ApiGroups, Webhooks.ApiGroups, Tickets.ApiGroups, Knowledge.ApiGroups, Training.ApiGroups,
     Files.ApiGroups, Qa.ApiGroups, Glossary.ApiGroups, System.ApiGroups, Conversations.ApiGroups,
     Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups, Crawls.ApiGroups
-  ]),
-  Layer.provide(AuthenticationLive)
+  )
 )
+
+const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers), Layer.provide(AuthenticationLive))
 
 /** The routes beside the API. */
 const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, ConsoleRoutes)
 
-/** Each area's background fibers, built with only what they use. */
+/** Each area's background fibers. */
 const Workers = Layer.mergeAll(
   Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers,
   Crawls.Workers, Maintenance.Workers

@@ -3,7 +3,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { WidgetOrigins } from "../http/Cors.js"
-import { isolate } from "../Performance.js"
 import { Agents } from "./Agents.js"
 import { AgentsRepo } from "./AgentsRepo.js"
 import { AgentsHttp } from "./Http.js"
@@ -12,8 +11,9 @@ import { RefreshRounds } from "./RefreshRounds.js"
 /** Its programs, and the refresh schedules the knowledge area's sweep runs. */
 export const Live = Layer.mergeAll(Agents.Default, RefreshRounds.Default)
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, Agents)(AgentsHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = AgentsHttp
+export const ApiServices = [Authentication, Agents] as const
 
 /** The edge answers the widget surface's CORS from the agents' `allowed_origins`. */
 export const WidgetOriginsLive = Layer.effect(

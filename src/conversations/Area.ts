@@ -11,7 +11,6 @@ import * as JobQueue from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
 import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { isolate } from "../Performance.js"
 import { Retrieval } from "../knowledge/Retrieval.js"
 import { ConversationLink } from "../leads/ConversationLink.js"
 import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./Conversations.js"
@@ -21,8 +20,9 @@ import { ConversationsHttp, ReplayableStreamsLive as ReplayableStreamsOf } from 
 /** One instance: the widget's chat programs share its live replies. */
 export const Live = Conversations.Default.pipe(Layer.provide([Retrieval.Default, Agents.Default]))
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, Conversations)(ConversationsHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = ConversationsHttp
+export const ApiServices = [Authentication, Conversations] as const
 
 /** The edge replays a message's stream kept for an Idempotency-Key through this area. */
 export const ReplayableStreamsLive = ReplayableStreamsOf.pipe(Layer.provide(Live))
@@ -36,29 +36,27 @@ export const ConversationLinkLive = Layer.effect(
   }))
 ).pipe(Layer.provide(ConversationsRepo.Default))
 
-/** The reply-events pruner and the idle timer; built with only what they use (see `Performance.ts`). */
-export const Workers = isolate(AppConfig, JobQueue.JobQueue, Conversations)(
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const conversations = yield* Conversations
-      const config = yield* AppConfig
-      return Layer.mergeAll(
-        background(
-          JobQueue.supervise(
-            "reply-events-pruner",
-            Effect.forever(Effect.zipRight(conversations.pruneReplyEvents, Effect.sleep(replyEventPruneEveryMillis)))
-          )
-        ),
-        // one job per conversation (its key): ends it once idle
-        queueWorker({
-          queue: IDLE_QUEUE,
-          concurrency: 4,
-          // unset (test configs): only local enqueues wake it, so TestClock jumps do not spin it
-          pollMillis: config.conversationIdlePollMillis ?? 366 * 24 * 60 * 60 * 1000,
-          maxAttempts: IDLE_MAX_ATTEMPTS,
-          handle: conversations.handleIdle
-        })
-      )
-    })
-  )
+/** The reply-events pruner and the idle timer. */
+export const Workers = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const conversations = yield* Conversations
+    const config = yield* AppConfig
+    return Layer.mergeAll(
+      background(
+        JobQueue.supervise(
+          "reply-events-pruner",
+          Effect.forever(Effect.zipRight(conversations.pruneReplyEvents, Effect.sleep(replyEventPruneEveryMillis)))
+        )
+      ),
+      // one job per conversation (its key): ends it once idle
+      queueWorker({
+        queue: IDLE_QUEUE,
+        concurrency: 4,
+        // unset (test configs): only local enqueues wake it, so TestClock jumps do not spin it
+        pollMillis: config.conversationIdlePollMillis ?? 366 * 24 * 60 * 60 * 1000,
+        maxAttempts: IDLE_MAX_ATTEMPTS,
+        handle: conversations.handleIdle
+      })
+    )
+  })
 )

@@ -5,14 +5,10 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
-import { Extractor } from "../../layers/Extractor.js"
-import { Fetcher } from "../../layers/Fetcher.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import * as JobQueue from "../../layers/JobQueue.js"
 import { queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { CrawlReport } from "../knowledge/CrawlReport.js"
-import { isolate } from "../Performance.js"
 import { now } from "../Time.js"
 import { CRAWL_MAX_ATTEMPTS, CrawlJob } from "./CrawlJob.js"
 import { Crawls } from "./Crawls.js"
@@ -23,8 +19,9 @@ import { CRAWL_QUEUE, CRAWL_SCHEDULE_QUEUE } from "./Queues.js"
 
 export const Live = Layer.mergeAll(Crawls.Default, CrawlJob.Default, CrawlSchedule.Default)
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, IdGenerator, Crawls)(CrawlsHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = CrawlsHttp
+export const ApiServices = [Authentication, IdGenerator, Crawls] as const
 
 /** A crawl's kept page settled: the crawl counts it, in the pipeline's transaction. */
 export const CrawlReportLive = Layer.effect(
@@ -41,24 +38,22 @@ export const CrawlReportLive = Layer.effect(
  */
 export const crawlConcurrency = 2
 
-export const Workers = isolate(AppConfig, JobQueue.JobQueue, IdGenerator, Fetcher, Extractor, CrawlJob, CrawlSchedule)(
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const job = yield* CrawlJob
-      const schedule = yield* CrawlSchedule
-      const config = yield* AppConfig
-      return Layer.merge(
-        queueWorker({
-          queue: CRAWL_QUEUE,
-          concurrency: crawlConcurrency,
-          pollMillis: config.ingest.pollMillis,
-          maxAttempts: CRAWL_MAX_ATTEMPTS,
-          onGiveUp: job.giveUp,
-          handle: job.handle
-        }),
-        // scheduled runs: each timer starts its crawl's run and sets the next one
-        queueWorker({ queue: CRAWL_SCHEDULE_QUEUE, concurrency: 1, pollMillis: config.ingest.pollMillis, handle: schedule.due })
-      )
-    })
-  )
+export const Workers = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const job = yield* CrawlJob
+    const schedule = yield* CrawlSchedule
+    const config = yield* AppConfig
+    return Layer.merge(
+      queueWorker({
+        queue: CRAWL_QUEUE,
+        concurrency: crawlConcurrency,
+        pollMillis: config.ingest.pollMillis,
+        maxAttempts: CRAWL_MAX_ATTEMPTS,
+        onGiveUp: job.giveUp,
+        handle: job.handle
+      }),
+      // scheduled runs: each timer starts its crawl's run and sets the next one
+      queueWorker({ queue: CRAWL_SCHEDULE_QUEUE, concurrency: 1, pollMillis: config.ingest.pollMillis, handle: schedule.due })
+    )
+  })
 )

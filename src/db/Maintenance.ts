@@ -26,7 +26,6 @@ import * as JobQueue from "../../layers/JobQueue.js"
 import { Database } from "../../layers/Database.js"
 import { background } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { isolate } from "../Performance.js"
 import { decodeAll, execute } from "./Sql.js"
 
 const Due = Schema.Struct({
@@ -102,10 +101,8 @@ const withoutAutovacuum = Effect.gen(function* () {
  * The maintenance fiber where the database has no autovacuum; nothing where it has. Several instances on one
  * PostgreSQL each run it: a round finds nothing due just after another instance's.
  */
-export const Workers = isolate(AppConfig, Database, SqlClient.SqlClient)(
-  Layer.unwrapEffect(
-    Effect.map(Effect.all([withoutAutovacuum, AppConfig]), ([needed, config]) =>
-      needed ? background(JobQueue.supervise("maintenance", maintenanceLoop(config.maintenanceMillis))) : Layer.empty
-    )
+export const Workers = Layer.unwrapEffect(
+  Effect.map(Effect.all([withoutAutovacuum, AppConfig]), ([needed, config]) =>
+    needed ? background(JobQueue.supervise("maintenance", maintenanceLoop(config.maintenanceMillis))) : Layer.empty
   )
 )

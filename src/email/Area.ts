@@ -2,11 +2,9 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { background } from "../Background.js"
-import { AppConfig } from "../Config.js"
-import { isolate } from "../Performance.js"
 import { Emails } from "./Emails.js"
 
 export const Live = Emails.Default
 
-/** Built with only what it uses (see `Performance.ts`). */
-export const Workers = isolate(AppConfig, Emails)(Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run))))
+/** The sender. */
+export const Workers = Layer.unwrapEffect(Effect.map(Emails, (emails) => background(emails.run)))

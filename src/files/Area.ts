@@ -1,11 +1,11 @@
 /** The files area as the composition root uses it: its programs and its API group. */
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { isolate } from "../Performance.js"
 import { Files } from "./Files.js"
 import { FilesHttp } from "./Http.js"
 
 export const Live = Files.Default
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, IdGenerator, Files)(FilesHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = FilesHttp
+export const ApiServices = [Authentication, IdGenerator, Files] as const

@@ -9,7 +9,6 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "../../schema/Auth.js"
 import { FormId } from "../../schema/Forms.js"
 import { FormOrigins } from "../http/Cors.js"
-import { isolate } from "../Performance.js"
 import { Tickets } from "../tickets/Tickets.js"
 import { DemoRoutes } from "./Demo.js"
 import { ElementRoutes } from "./ElementBundle.js"
@@ -22,11 +21,9 @@ export const Live = Layer.mergeAll(Forms.Default, IdentitySecrets.Default, FormS
   Layer.provide(Tickets.Default)
 )
 
-/** Each built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = Layer.mergeAll(
-  isolate(Authentication, Forms, IdentitySecrets)(FormsHttp),
-  isolate(FormSubmissions)(FormsPublicHttp)
-)
+/** Its API groups: the server builds them with only `ApiServices`, the services their handlers use (`Server.ts`). */
+export const ApiGroups = Layer.mergeAll(FormsHttp, FormsPublicHttp)
+export const ApiServices = [Authentication, Forms, IdentitySecrets, FormSubmissions] as const
 
 /** Beside the API: the form endpoints' preflights, the `<service-form>` bundle, the demo page. */
 export const Routes = Layer.mergeAll(FormsPreflightRoutes, ElementRoutes, DemoRoutes)

@@ -10,8 +10,7 @@ import * as Layer from "effect/Layer"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { background } from "../Background.js"
 import type { Server as NodeServer } from "node:http"
-import { AppConfig, type AppConfigShape } from "../Config.js"
-import { isolate } from "../Performance.js"
+import type { AppConfigShape } from "../Config.js"
 import { defaultGraceMillis, makeDrain } from "./Drain.js"
 import { StoredResponses } from "./Idempotency.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
@@ -24,18 +23,16 @@ export const Live = Layer.mergeAll(IdempotencyRepo.Default, StoredResponses.Defa
 /** Sweeps of idempotency records are batched at least this far apart. */
 const sweepMinGapMillis = 10 * 60_000
 
-/** Built with only what it uses (see `Performance.ts`). */
-export const Workers = isolate(AppConfig, IdempotencyRepo)(
-  Layer.unwrapEffect(
-    Effect.map(IdempotencyRepo, (store) =>
-      background(
-        JobQueue.supervise(
-          "idempotency-sweeper",
-          // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
-          Effect.forever(
-            Effect.flatMap(store.sweep(), (next) =>
-              Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sleep(Math.max(sweepMinGapMillis, next - at)))
-            )
+/** The idempotency records' sweeper. */
+export const Workers = Layer.unwrapEffect(
+  Effect.map(IdempotencyRepo, (store) =>
+    background(
+      JobQueue.supervise(
+        "idempotency-sweeper",
+        // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
+        Effect.forever(
+          Effect.flatMap(store.sweep(), (next) =>
+            Effect.flatMap(Clock.currentTimeMillis, (at) => Effect.sleep(Math.max(sweepMinGapMillis, next - at)))
           )
         )
       )

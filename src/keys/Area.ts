@@ -3,8 +3,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Authentication } from "../../schema/Auth.js"
 import { ApiKeys } from "../auth/ApiKeys.js"
 import { Paginator } from "../http/Pagination.js"
-import { isolate } from "../Performance.js"
 import { KeysHttp } from "./Http.js"
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, ApiKeys, Paginator, SqlClient.SqlClient)(KeysHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = KeysHttp
+export const ApiServices = [Authentication, ApiKeys, Paginator, SqlClient.SqlClient] as const

@@ -10,7 +10,6 @@ import { IdGenerator } from "../../layers/IdGenerator.js"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { isolate } from "../Performance.js"
 import { SourceTexts } from "../qa/SourceTexts.js"
 import { Embeddings } from "./Embeddings.js"
 import { Freshness, REFRESH_TIMER_QUEUE } from "./Freshness.js"
@@ -32,8 +31,9 @@ export const Live = Layer.mergeAll(
   Embeddings.Default
 )
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, IdGenerator, Knowledge, KnowledgeSearch, Freshness)(KnowledgeHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = KnowledgeHttp
+export const ApiServices = [Authentication, IdGenerator, Knowledge, KnowledgeSearch, Freshness] as const
 
 /** The Q&A area reads indexed texts through its own port; the knowledge repository serves it. */
 export const SourceTextsLive = Layer.effect(
@@ -42,78 +42,71 @@ export const SourceTextsLive = Layer.effect(
 ).pipe(Layer.provide(KnowledgeRepo.Default))
 
 /**
- * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once; built with only
- * what it uses (see `Performance.ts`).
+ * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once.
  */
-const IngestWorkers = isolate(AppConfig, JobQueue.JobQueue, Pipeline, Freshness)(
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const pipeline = yield* Pipeline
-      const freshness = yield* Freshness
-      const config = yield* AppConfig
-      return queueWorker({
-        queue: INGEST_QUEUE,
-        concurrency: config.ingest.concurrency,
-        leaseMillis: config.ingest.leaseMillis,
-        pollMillis: config.ingest.pollMillis,
-        // processing that dies shows on the source while it waits, and fails it (`internal_error`) at the last
-        maxAttempts: JOB_MAX_ATTEMPTS,
-        onRetry: pipeline.retrying,
-        // a refresh's sources go back to idle; a new source fails
-        onGiveUp: (job: JobQueue.Job, reason: string, how: JobQueue.GiveUpHow) =>
-          Option.getOrElse(freshness.refreshGivenUp(job, reason), () => pipeline.giveUp(job, reason, how)),
-        // a job whose source ended (or is gone) needs only its settle: the next claim's statement carries it
-        finish: JobQueue.settleByNextClaim,
-        // where the store speaks SQL, that claim also starts each source it takes (`ingest_jobs_claim`)
-        claimCall: pipeline.claimAndStart,
-        handBack: pipeline.handBack,
-        // a source's refresh, or a new source's processing
-        handle: (job: JobQueue.Job) =>
-          Effect.map(
-            Option.getOrElse(freshness.refreshOf(job), () => pipeline.handle(job)),
-            (outcome) => (outcome._tag === "Done" ? JobQueue.Outcome.finish(null) : outcome)
-          )
-      })
+const IngestWorkers = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const pipeline = yield* Pipeline
+    const freshness = yield* Freshness
+    const config = yield* AppConfig
+    return queueWorker({
+      queue: INGEST_QUEUE,
+      concurrency: config.ingest.concurrency,
+      leaseMillis: config.ingest.leaseMillis,
+      pollMillis: config.ingest.pollMillis,
+      // processing that dies shows on the source while it waits, and fails it (`internal_error`) at the last
+      maxAttempts: JOB_MAX_ATTEMPTS,
+      onRetry: pipeline.retrying,
+      // a refresh's sources go back to idle; a new source fails
+      onGiveUp: (job: JobQueue.Job, reason: string, how: JobQueue.GiveUpHow) =>
+        Option.getOrElse(freshness.refreshGivenUp(job, reason), () => pipeline.giveUp(job, reason, how)),
+      // a job whose source ended (or is gone) needs only its settle: the next claim's statement carries it
+      finish: JobQueue.settleByNextClaim,
+      // where the store speaks SQL, that claim also starts each source it takes (`ingest_jobs_claim`)
+      claimCall: pipeline.claimAndStart,
+      handBack: pipeline.handBack,
+      // a source's refresh, or a new source's processing
+      handle: (job: JobQueue.Job) =>
+        Effect.map(
+          Option.getOrElse(freshness.refreshOf(job), () => pipeline.handle(job)),
+          (outcome) => (outcome._tag === "Done" ? JobQueue.Outcome.finish(null) : outcome)
+        )
     })
-  )
+  })
 )
 
 /**
  * Re-embedding into the configured provider's space (`Embeddings.ts`): its queue is that space's, so only
- * processes configured alike take it; one job at a time. Built with only what it uses.
+ * processes configured alike take it; one job at a time.
  */
-const ReembedWorker = isolate(AppConfig, JobQueue.JobQueue, Embeddings)(
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const embeddings = yield* Embeddings
-      const config = yield* AppConfig
-      return queueWorker({
-        queue: embeddings.queue,
-        concurrency: 1,
-        pollMillis: config.ingest.pollMillis,
-        onRetry: embeddings.retrying,
-        onGiveUp: embeddings.giveUp,
-        handle: embeddings.handle
-      })
+const ReembedWorker = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const embeddings = yield* Embeddings
+    const config = yield* AppConfig
+    return queueWorker({
+      queue: embeddings.queue,
+      concurrency: 1,
+      pollMillis: config.ingest.pollMillis,
+      onRetry: embeddings.retrying,
+      onGiveUp: embeddings.giveUp,
+      handle: embeddings.handle
     })
-  )
+  })
 )
 
 /**
  * Freshness (`Freshness.ts`): the gone pages' grace timers, and the sweep that starts the agents' scheduled refresh
- * rounds on the Clock. Built with only what they use.
+ * rounds on the Clock.
  */
-const FreshnessWorkers = isolate(AppConfig, JobQueue.JobQueue, Freshness)(
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const freshness = yield* Freshness
-      const config = yield* AppConfig
-      return Layer.merge(
-        queueWorker({ queue: REFRESH_TIMER_QUEUE, concurrency: 1, pollMillis: config.ingest.pollMillis, handle: freshness.timerDue }),
-        background(JobQueue.supervise("refresh-schedules", freshness.schedules))
-      )
-    })
-  )
+const FreshnessWorkers = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const freshness = yield* Freshness
+    const config = yield* AppConfig
+    return Layer.merge(
+      queueWorker({ queue: REFRESH_TIMER_QUEUE, concurrency: 1, pollMillis: config.ingest.pollMillis, handle: freshness.timerDue }),
+      background(JobQueue.supervise("refresh-schedules", freshness.schedules))
+    )
+  })
 )
 
 export const Workers = Layer.mergeAll(IngestWorkers, ReembedWorker, FreshnessWorkers)

@@ -7,14 +7,14 @@ import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { ValidationFailed } from "../../schema/Errors.js"
 import { type LeadFromForm, LeadTarget } from "../forms/LeadTarget.js"
-import { isolate } from "../Performance.js"
 import { LeadsHttp } from "./Http.js"
 import { Leads } from "./Leads.js"
 
 export const Live = Leads.Default
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, Leads)(LeadsHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = LeadsHttp
+export const ApiServices = [Authentication, Leads] as const
 
 /**
  * Lead-target forms capture their leads here. A lead needs an e-mail or a phone: a form that asked for

@@ -5,11 +5,9 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
-import * as JobQueue from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
 import { queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { isolate } from "../Performance.js"
 import { Categories } from "./Categories.js"
 import { QaHttp } from "./Http.js"
 import { QaItems } from "./QaItems.js"
@@ -22,23 +20,22 @@ export const Live = Layer.mergeAll(QaItems.Default, Categories.Default, Regenera
   Layer.provideMerge(QaRepo.Default)
 )
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, Categories, QaItems, Regeneration)(QaHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = QaHttp
+export const ApiServices = [Authentication, Categories, QaItems, Regeneration] as const
 
-/** Built with only what it uses (see `Performance.ts`). */
-export const Workers = isolate(AppConfig, JobQueue.JobQueue, Regeneration)(
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const regeneration = yield* Regeneration
-      const config = yield* AppConfig
-      return queueWorker({
-        queue: regenerateQueue,
-        concurrency: 2,
-        pollMillis: config.qaRegeneratePollMillis,
-        // no record of its own to mark: a regeneration given up is in the log and `jobs_failed_total`
-        maxAttempts,
-        handle: regeneration.handle
-      })
+/** Regeneration of Q&A from its sources, two at a time. */
+export const Workers = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const regeneration = yield* Regeneration
+    const config = yield* AppConfig
+    return queueWorker({
+      queue: regenerateQueue,
+      concurrency: 2,
+      pollMillis: config.qaRegeneratePollMillis,
+      // no record of its own to mark: a regeneration given up is in the log and `jobs_failed_total`
+      maxAttempts,
+      handle: regeneration.handle
     })
-  )
+  })
 )

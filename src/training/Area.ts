@@ -5,7 +5,6 @@
 import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { isolate } from "../Performance.js"
 import { Course } from "./Course.js"
 import { TrainingHttp } from "./Http.js"
 import { LessonSources } from "./LessonSources.js"
@@ -13,7 +12,8 @@ import { LessonSourceOwner } from "./Outcome.js"
 
 export const Live = Layer.mergeAll(Course.Default, LessonSources.Default)
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, IdGenerator, Course, LessonSources)(TrainingHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = TrainingHttp
+export const ApiServices = [Authentication, IdGenerator, Course, LessonSources] as const
 
 export const SourceOwnerLive = LessonSourceOwner

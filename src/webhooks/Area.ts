@@ -6,8 +6,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { background } from "../Background.js"
-import { AppConfig } from "../Config.js"
-import { isolate } from "../Performance.js"
 import { Dispatcher } from "./Dispatcher.js"
 import { WebhookFanOut } from "./FanOut.js"
 import { WebhooksHttp } from "./Http.js"
@@ -15,12 +13,11 @@ import { Webhooks } from "./Webhooks.js"
 
 export const Live = Layer.mergeAll(Webhooks.Default, Dispatcher.Default)
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, Webhooks)(WebhooksHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = WebhooksHttp
+export const ApiServices = [Authentication, Webhooks] as const
 
 export const FanOutLive = WebhookFanOut
 
-/** Built with only what it uses (see `Performance.ts`). */
-export const Workers = isolate(AppConfig, Dispatcher)(
-  Layer.unwrapEffect(Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run)))
-)
+/** The dispatcher. */
+export const Workers = Layer.unwrapEffect(Effect.map(Dispatcher, (dispatcher) => background(dispatcher.run)))

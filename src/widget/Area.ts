@@ -4,7 +4,6 @@ import { Authentication } from "../../schema/Auth.js"
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
 import * as ConversationsArea from "../conversations/Area.js"
-import { isolate } from "../Performance.js"
 import { Leads } from "../leads/Leads.js"
 import { Tickets } from "../tickets/Tickets.js"
 import { WidgetChat } from "./Chat.js"
@@ -13,5 +12,6 @@ import { WidgetHttp } from "./Http.js"
 /** Over the conversations area's one instance: the widget's chat shares its live replies. */
 export const Live = WidgetChat.Default.pipe(Layer.provide([ConversationsArea.Live, Tickets.Default, Agents.Default]))
 
-/** Built with only the services its handlers use (see `Performance.ts`). */
-export const ApiGroups = isolate(Authentication, Conversations, Leads, WidgetChat)(WidgetHttp)
+/** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
+export const ApiGroups = WidgetHttp
+export const ApiServices = [Authentication, Conversations, Leads, WidgetChat] as const
