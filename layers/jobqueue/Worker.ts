@@ -46,18 +46,15 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import {
   afterCommit,
-  type Carried,
   defaultMaxAttempts,
   type EnqueueInput,
   type GiveUpHow,
@@ -73,6 +70,7 @@ import {
   type WorkerOptions
 } from "../JobQueue.js"
 import { recordJobAttemptFailed, recordJobFailed } from "./Metrics.js"
+import { makeSlots, type Slots } from "./Slots.js"
 
 const nowMillis = Clock.currentTimeMillis
 
@@ -112,15 +110,6 @@ export const shortCause = (cause: Cause.Cause<unknown>): string => {
 }
 
 /** Real time, not the Clock: the moment passes the same under a TestClock that nobody advances. */
-const realSleep = (millis: number): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    const handle = setTimeout(() => resume(Effect.void), millis)
-    return Effect.sync(() => clearTimeout(handle))
-  })
-
-/** Most real time a claim pass waits for the jobs still running (milliseconds). */
-const claimMomentMillis = 3
-
 /**
  * `JobQueue.<name>` span with the queue's name, only while tracing is on (a trace then tells one queue's claims and
  * settles from another's; scripts/bench/knowledge.ts sums the ingestion queue's): the claim is a hot path, and a
@@ -135,19 +124,27 @@ const queueSpan =
         : self
     )
 
-/** A job that ended well, its item waiting for the claim that writes it; `written` tells its job how that went. */
-interface Carrying<F> {
-  readonly job: Job
-  readonly item: F
-  readonly written: Deferred.Deferred<boolean>
-}
-
 /** A job running here, as the heartbeat sees it. */
 interface Held {
   readonly job: Job
   readonly fiber: Fiber.RuntimeFiber<void, never>
   /** Set by the heartbeat when another worker has the job: it is interrupted, not handed back. */
   lost: boolean
+}
+
+/** One worker of a queue, as its claim passes and its jobs' fibers see it. */
+interface WorkerRun<R, P, F> {
+  readonly options: WorkerOptions<R, P, F>
+  readonly leaseMillis: number
+  readonly slots: Slots<F, R>
+  /** The jobs' fibers. */
+  readonly running: FiberSet.FiberSet<void, never>
+  /** The jobs running here, for the heartbeat. */
+  readonly held: Map<string, Held>
+  /** Rung when a job's slot frees (the sleeping worker's wake-up). */
+  readonly slotFreed: Queue.Queue<void>
+  /** Rung when a job starts (the idle heartbeat's wake-up). */
+  readonly jobStarted: Queue.Queue<void>
 }
 
 /**
@@ -379,199 +376,140 @@ const make = (primitives: Primitives) =>
         )
       )
 
+    /**
+     * A job's fiber in the worker's set: it holds a slot and is in the heartbeat's `held` from its start to its
+     * end; a slot a claim did not already count free (`Slots.release`) wakes the worker.
+     */
+    const start = <R, P, F>(worker: WorkerRun<R, P, F>, job: Job, prepared: Exit.Exit<P, unknown>) => {
+      const { held, jobStarted, options, running, slotFreed, slots } = worker
+      slots.take()
+      return Effect.zipRight(
+        add(inFlight, options.queue, 1),
+        FiberSet.run(
+          running,
+          // started from the uninterruptible end of a claim, it stays so until `runOne` has its hand-back in place
+          Effect.withFiberRuntime<void, never, R>((fiber) => {
+            const entry = { job, fiber, lost: false }
+            held.set(job.id, entry)
+            const ended = Effect.suspend(() => {
+              if (held.get(job.id) === entry) held.delete(job.id)
+              const wakes = slots.release(job.id) ? [Queue.offer(slotFreed, undefined)] : []
+              return Effect.all([add(inFlight, options.queue, -1), ...wakes, bump], { discard: true })
+            })
+            return Effect.zipRight(
+              Queue.offer(jobStarted, undefined),
+              Effect.ensuring(runOne(options, job, prepared, slots.carry, () => entry.lost), ended)
+            )
+          })
+        )
+      )
+    }
+
+    /**
+     * One claim pass: the items of jobs that ended are written (carried by the claim where the store can), and
+     * the free slots are claimed and their jobs started. From the claim until its jobs count as in flight the
+     * queue is not idle: a job claimed but not yet started is neither claimable nor in flight, and `awaitIdle`
+     * must not take that moment for idleness. Interruption (shutdown) reaches the claim and `prepare`, never the
+     * moment between a claim and its jobs' start: a claimed job is either running (and releases its lease when
+     * interrupted) or released here. A claim that carries items runs to its end: their jobs wait for it.
+     */
+    const claimPass = <R, P, F>(worker: WorkerRun<R, P, F>) => {
+      const { leaseMillis, options, slots } = worker
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          // the items ended jobs left: this pass writes them, and fills their slots
+          const { free, items } = slots.forPass()
+          const carried = items.length > 0 && primitives.carries ? slots.carriedBy(items) : undefined
+          if (items.length > 0 && carried === undefined) {
+            yield* slots.writeAlone(items)
+            slots.freed(items)
+          }
+          if (free === 0 && carried === undefined) return { free, claimed: [] }
+          const claim = primitives.claim({
+            queue: options.queue,
+            limit: free,
+            leaseMillis,
+            perKey: options.perKey,
+            carried,
+            call:
+              options.claimCall &&
+              ((call) => options.claimCall!({ ...call, items: carried === undefined ? [] : items.map((c) => c.item) }))
+          }).pipe(queueSpan("claim", options.queue))
+          const exit = yield* Effect.exit(carried === undefined ? restore(claim) : claim)
+          if (carried !== undefined) {
+            if (Exit.isSuccess(exit)) slots.freed(items)
+            slots.answer(items, Exit.isSuccess(exit))
+          }
+          const claimed = yield* exit
+          if (claimed.length === 0) return { free, claimed }
+          yield* add(claimsTaking, options.queue, 1)
+          const prepared: Exit.Exit<P, unknown> =
+            options.prepare === undefined ? Exit.succeed(undefined as P) : yield* Effect.exit(restore(options.prepare(claimed)))
+          if (Exit.isFailure(prepared) && Cause.isInterruptedOnly(prepared.cause)) {
+            yield* Effect.forEach(claimed, (job) => handBack(options, job, undefined), { discard: true })
+            return yield* Effect.interrupt
+          }
+          for (const job of claimed) yield* start(worker, job, prepared)
+          return { free, claimed }
+        })
+      ).pipe(
+        // counted while it runs, for `awaitIdle`
+        (pass) => Effect.zipRight(add(claiming, options.queue, 1), Effect.ensuring(pass, add(claiming, options.queue, -1)))
+      )
+    }
+
     const loop = <R, P, F>(options: WorkerOptions<R, P, F>) =>
       Effect.scoped(
         Effect.gen(function* () {
           const leaseMillis = options.leaseMillis ?? defaultLeaseMillis
           const pollMillis = options.pollMillis ?? 1_000
           const running = yield* FiberSet.make<void, never>()
-          const slotFreed = yield* Queue.sliding<void>(1)
+          // made after `running`: its finalizer writes what waits before the jobs are interrupted
+          const slots = yield* makeSlots<F, R>(primitives, {
+            queue: options.queue,
+            concurrency: options.concurrency,
+            leaseMillis,
+            finish: options.finish
+          })
           const rung = yield* bell(options.queue)
           yield* Effect.acquireRelease(
             Effect.zipRight(add(workers, options.queue, 1), Effect.sync(() => perKeyOf.set(options.queue, options.perKey))),
             () => add(workers, options.queue, -1)
           )
-          // slots taken: jobs running, and ended jobs whose items wait in `carrying`
-          let busy = 0
-          // the items of jobs that ended well, for the next claim to write; `written`: jobs whose items a claim
-          // wrote (that claim counted their slots as free, and their fibers end after it)
-          const carrying: Array<Carrying<F>> = []
-          const written = new Set<string>()
-          // The "moment" before a claim pass: while jobs still run, wait for the last to end, at most
-          // `claimMomentMillis`. Jobs that end close together then share one claim (one round trip, one commit)
-          // instead of splitting into groups that take turns; a job that ends resolves `allEnded` when it was the last.
-          let allEnded: Deferred.Deferred<void> | undefined
-          const stillRunning = () => busy - carrying.length
-          const jobEnded = () => {
-            if (allEnded !== undefined && stillRunning() === 0) Deferred.unsafeDone(allEnded, Exit.void)
+          const worker: WorkerRun<R, P, F> = {
+            options,
+            leaseMillis,
+            slots,
+            running,
+            held: new Map(),
+            slotFreed: yield* Queue.sliding<void>(1),
+            jobStarted: yield* Queue.sliding<void>(1)
           }
-          const moment = Effect.suspend(() => {
-            if (stillRunning() === 0) return Effect.void
-            const latch = Deferred.unsafeMake<void>(FiberId.none)
-            allEnded = latch
-            return Effect.ensuring(
-              Effect.raceFirst(Deferred.await(latch), realSleep(claimMomentMillis)),
-              Effect.sync(() => {
-                allEnded = undefined
-              })
-            )
-          })
-          const itemArrived = yield* Queue.sliding<void>(1)
-          // once the worker stops, a job that ends well writes its own item
-          let closing = false
-          // the jobs running here, for the heartbeat
-          const held = new Map<string, Held>()
-          const jobStarted = yield* Queue.sliding<void>(1)
+          const { held, jobStarted, slotFreed } = worker
           yield* Effect.forkScoped(heartbeat(primitives, held, jobStarted, leaseMillis))
 
-          const answer = (items: ReadonlyArray<Carrying<F>>, ok: boolean) => {
-            for (const c of items) Deferred.unsafeDone(c.written, Exit.succeed(ok))
-          }
-          const carriedBy = (items: ReadonlyArray<Carrying<F>>): Carried => ({
-            jobs: items.map((c) => c.job),
-            write: () => options.finish!.write(items.map((c) => c.item))
-          })
-
-          /** Writes items where the store cannot carry them, or once the worker stops: alone, then settles their jobs. */
-          const writeAlone = (items: ReadonlyArray<Carrying<F>>) =>
-            Effect.gen(function* () {
-              const exit = yield* Effect.exit(
-                options.finish!.alone(items.map((c) => c.item)).pipe(
-                  Effect.zipRight(Effect.forEach(items, (c) => primitives.settle(c.job, Outcome.done), { discard: true }))
-                )
-              )
-              if (Exit.isFailure(exit)) yield* Effect.logError(`jobs of ${options.queue}: results not recorded`, exit.cause)
-              answer(items, Exit.isSuccess(exit))
-            })
-
-          // The worker stops: what waits is written now (a pass under way ends first: it is uninterruptible while it
-          // carries items), and a job ending from here on writes its own (see `carry`). Registered after `running`,
-          // so this runs before its jobs are interrupted.
-          yield* Effect.addFinalizer(() =>
-            Effect.suspend(() => {
-              closing = true
-              const items = carrying.splice(0)
-              if (items.length === 0) return Effect.void
-              if (!primitives.carries) return writeAlone(items)
-              const claim = primitives.claim({ queue: options.queue, limit: 0, leaseMillis, carried: carriedBy(items) })
-              return Effect.map(Effect.exit(claim), (exit) => answer(items, Exit.isSuccess(exit)))
-            })
-          )
-
-          /** A job that ended well hands its item over; true once it is written. */
-          const carry = (job: Job, item: F): Effect.Effect<boolean, never, R> =>
-            Effect.flatMap(Deferred.make<boolean>(), (written) =>
-              Effect.suspend(() => {
-                const waiting = { job, item, written }
-                if (closing) return Effect.zipRight(writeAlone([waiting]), Deferred.await(written))
-                carrying.push(waiting)
-                jobEnded()
-                return Effect.zipRight(Queue.offer(itemArrived, undefined), Deferred.await(written))
-              })
-            )
-
-          const start = (job: Job, prepared: Exit.Exit<P, unknown>) => {
-            busy++
-            return Effect.zipRight(
-              add(inFlight, options.queue, 1),
-              FiberSet.run(
-                running,
-                // started from the uninterruptible end of a claim, it stays so until `runOne` has its hand-back in place
-                Effect.withFiberRuntime<void, never, R>((fiber) => {
-                  const entry = { job, fiber, lost: false }
-                  held.set(job.id, entry)
-                  const lost = () => entry.lost
-                  return Effect.zipRight(Queue.offer(jobStarted, undefined), runOne(options, job, prepared, carry, lost).pipe(
-                    Effect.ensuring(
-                      Effect.suspend(() => {
-                        if (held.get(job.id) === entry) held.delete(job.id)
-                        // a job whose item a claim wrote: that claim already counted its slot as free
-                        if (written.delete(job.id)) return Effect.all([add(inFlight, options.queue, -1), bump], { discard: true })
-                        busy--
-                        jobEnded()
-                        return Effect.all([add(inFlight, options.queue, -1), Queue.offer(slotFreed, undefined), bump], {
-                          discard: true
-                        })
-                      })
-                    )
-                  ))
-                })
-              )
-            )
-          }
           while (true) {
-            // the items ended jobs left: this pass writes them, and fills their slots
-            const items = carrying.splice(0)
-            const free = options.concurrency - busy + items.length
             const claimedAt = yield* nowMillis
-            // from the claim until its jobs count as in flight, the queue is not idle: a job claimed but not yet
-            // started is neither claimable nor in flight, and `awaitIdle` must not take that moment for idleness.
-            // Interruption (shutdown) reaches the claim and `prepare`, never the moment between a claim and its
-            // jobs' start: a claimed job is either running (and releases its lease when interrupted) or released
-            // here. A claim that carries items runs to its end: their jobs wait for it.
-            const claimAndStart = Effect.uninterruptibleMask((restore) =>
-              Effect.gen(function* () {
-                const carried = items.length > 0 && primitives.carries ? carriedBy(items) : undefined
-                const slotsOf = (ok: boolean) => {
-                  if (!ok) return
-                  busy -= items.length
-                  for (const c of items) written.add(c.job.id)
-                }
-                if (items.length > 0 && carried === undefined) {
-                  yield* writeAlone(items)
-                  slotsOf(true)
-                }
-                if (free === 0 && carried === undefined) return []
-                const claim = primitives.claim({
-                  queue: options.queue,
-                  limit: free,
-                  leaseMillis,
-                  perKey: options.perKey,
-                  carried,
-                  call:
-                    options.claimCall &&
-                    ((call) => options.claimCall!({ ...call, items: carried === undefined ? [] : items.map((c) => c.item) }))
-                }).pipe(queueSpan("claim", options.queue))
-                const exit = yield* Effect.exit(carried === undefined ? restore(claim) : claim)
-                if (carried !== undefined) {
-                  slotsOf(Exit.isSuccess(exit))
-                  answer(items, Exit.isSuccess(exit))
-                }
-                const claimed = yield* exit
-                if (claimed.length === 0) return claimed
-                yield* add(claimsTaking, options.queue, 1)
-                const prepared: Exit.Exit<P, unknown> =
-                  options.prepare === undefined
-                    ? Exit.succeed(undefined as P)
-                    : yield* Effect.exit(restore(options.prepare(claimed)))
-                if (Exit.isFailure(prepared) && Cause.isInterruptedOnly(prepared.cause)) {
-                  yield* Effect.forEach(claimed, (job) => handBack(options, job, undefined), { discard: true })
-                  return yield* Effect.interrupt
-                }
-                for (const job of claimed) yield* start(job, prepared)
-                return claimed
-              })
-            )
-            const jobs = yield* Effect.zipRight(
-              add(claiming, options.queue, 1),
-              Effect.ensuring(claimAndStart, add(claiming, options.queue, -1))
-            )
+            const { claimed, free } = yield* claimPass(worker)
             yield* bump
-            if (free > 0 && jobs.length === free) continue
+            if (free > 0 && claimed.length === free) continue
             // until a wake-up, a freed slot, an ended job's item, or the wait (no query per pass while jobs run)
-            const wait = yield* nextWait(primitives, options.queue, free, jobs.length, claimedAt, pollMillis)
+            const wait = yield* nextWait(primitives, options.queue, free, claimed.length, claimedAt, pollMillis)
             // items that arrived during this pass are the next pass's at once
-            if (carrying.length === 0) {
+            if (!slots.waiting()) {
               sleepingUntil.set(options.queue, (yield* nowMillis) + wait)
-              yield* Effect.raceAll([Effect.sleep(wait), Queue.take(rung), Queue.take(slotFreed), Queue.take(itemArrived)]).pipe(
-                Effect.ensuring(Effect.sync(() => sleepingUntil.delete(options.queue)))
-              )
+              yield* Effect.raceAll([
+                Effect.sleep(wait),
+                Queue.take(rung),
+                Queue.take(slotFreed),
+                Queue.take(slots.itemArrived)
+              ]).pipe(Effect.ensuring(Effect.sync(() => sleepingUntil.delete(options.queue))))
             }
             // a moment for the jobs still running, so that one claim serves them all
-            yield* moment
+            yield* slots.moment
             // what ended so far is all seen by the next pass: its wake-ups are spent
             yield* Queue.takeAll(slotFreed)
-            yield* Queue.takeAll(itemArrived)
+            yield* Queue.takeAll(slots.itemArrived)
           }
         })
       )
