@@ -38,7 +38,8 @@ const excerptOf = (text: string, length = 40) => (text.length <= length ? text :
 /**
  * The library's issue text ("Expected { readonly a: string }, actual {...}")
  * rewritten for people: what was expected in plain words, and the input only
- * as a short excerpt.
+ * as a short excerpt. Read from the text because the platform's
+ * `HttpApiDecodeError` keeps only the formatted issues, not the parse tree.
  */
 export const humanExpected = (message: string): string => {
   const match = /^Expected ([\s\S]*?)(?:, actual ([\s\S]*))?$/.exec(message.trim())
