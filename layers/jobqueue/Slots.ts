@@ -21,7 +21,7 @@ export interface Carrying<F> {
 /** Most real time a claim pass waits for the jobs still running (milliseconds). */
 const claimMomentMillis = 3
 
-/** A timer of its own, not the Clock: the moment is real time whatever Clock a test runs. */
+/** Real time, not the Clock: the moment passes the same under a TestClock that nobody advances. */
 const realSleep = (millis: number): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     const handle = setTimeout(() => resume(Effect.void), millis)

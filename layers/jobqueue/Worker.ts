@@ -109,7 +109,6 @@ export const shortCause = (cause: Cause.Cause<unknown>): string => {
   return line.length > maxReasonLength ? `${line.slice(0, maxReasonLength - 1)}…` : line
 }
 
-/** Real time, not the Clock: the moment passes the same under a TestClock that nobody advances. */
 /**
  * `JobQueue.<name>` span with the queue's name, only while tracing is on (a trace then tells one queue's claims and
  * settles from another's; scripts/bench/knowledge.ts sums the ingestion queue's): the claim is a hot path, and a
