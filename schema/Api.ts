@@ -1,8 +1,10 @@
 /**
  * The public contract: every group composed into one `HttpApi`. It is the single
- * source of the route table, the OpenAPI document and the typed client.
+ * source of the router, the OpenAPI document and the typed client.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AgentsGroup } from "./Agents.js"
 import {
@@ -29,6 +31,7 @@ import { KeysGroup } from "./Keys.js"
 import { KnowledgeGroup } from "./Knowledge.js"
 import { CrawlsGroup } from "./Crawls.js"
 import { LeadsGroup } from "./Leads.js"
+import { BodyPolicy, Idempotency, RouteName } from "./Endpoint.js"
 import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
 import { TicketsGroup } from "./Tickets.js"
@@ -59,24 +62,32 @@ const dropLibraryDecodeError = (spec: Record<string, any>): Record<string, any> 
 /** The conventions every endpoint follows, in Markdown: the document's description, at the top of `/docs`. */
 const apiReference = reference("overview")
 
+/**
+ * The middlewares every endpoint runs after routing, before its group's own (a group's last middleware runs
+ * first): the route's name, the body policy, then idempotency (whose fingerprint covers the checked body).
+ */
+const withRequestPolicy = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R, TopLevel extends boolean>(
+  group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, TopLevel>
+) => group.middleware(Idempotency).middleware(BodyPolicy).middleware(RouteName)
+
 const Contract = HttpApi.make("assistant-platform")
-  .add(SystemGroup)
-  .add(AgentsGroup)
-  .add(WebhooksGroup)
-  .add(TicketsGroup)
-  .add(QaGroup)
-  .add(GlossaryGroup)
-  .add(KnowledgeGroup)
-  .add(CrawlsGroup)
-  .add(TrainingGroup)
-  .add(FilesGroup)
-  .add(ConversationsGroup)
-  .add(LeadsGroup)
-  .add(UsageGroup)
-  .add(KeysGroup)
-  .add(WidgetGroup)
-  .add(FormsGroup)
-  .add(FormsPublicGroup)
+  .add(withRequestPolicy(SystemGroup))
+  .add(withRequestPolicy(AgentsGroup))
+  .add(withRequestPolicy(WebhooksGroup))
+  .add(withRequestPolicy(TicketsGroup))
+  .add(withRequestPolicy(QaGroup))
+  .add(withRequestPolicy(GlossaryGroup))
+  .add(withRequestPolicy(KnowledgeGroup))
+  .add(withRequestPolicy(CrawlsGroup))
+  .add(withRequestPolicy(TrainingGroup))
+  .add(withRequestPolicy(FilesGroup))
+  .add(withRequestPolicy(ConversationsGroup))
+  .add(withRequestPolicy(LeadsGroup))
+  .add(withRequestPolicy(UsageGroup))
+  .add(withRequestPolicy(KeysGroup))
+  .add(withRequestPolicy(WidgetGroup))
+  .add(withRequestPolicy(FormsGroup))
+  .add(withRequestPolicy(FormsPublicGroup))
   .addError(ApiError(ParameterInvalid))
   .addError(ApiError(ParameterMissing))
   .addError(ApiError(InvalidIdempotencyKey))

@@ -1,9 +1,23 @@
 /**
- * What the HTTP edge must know of an endpoint before its handler runs, declared on the endpoint
- * (`.annotate(UploadBody, ...)`) and read once from the contract into the route table (src/http/Routes.ts).
- * A POST that declares no payload needs no annotation: the edge reads that from the endpoint itself.
+ * What the request path must know of an endpoint before its handler runs, declared on the endpoint
+ * (`.annotate(UploadBody, ...)`), and the middlewares every group runs after routing (src/http): the
+ * route's name, the body policy and idempotency, which read those annotations of the endpoint the router
+ * matched. A POST that declares no payload needs no annotation: that is read from
+ * the endpoint itself.
  */
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
+import {
+  ApiError,
+  IdempotencyKeyMismatch,
+  IdempotencyRequestInProgress,
+  InvalidIdempotencyKey,
+  ParameterInvalid,
+  PayloadTooLarge,
+  UnsupportedMediaType
+} from "./Errors.js"
 
 export interface UploadBodyShape {
   /** Counted as the bytes stream in; more is `413 payload_too_large`. */
@@ -35,3 +49,25 @@ export class Operational extends Context.Tag("Endpoint/Operational")<Operational
  * `Idempotency-Key` gets it again, but the record keeps it sealed under the caller's own key (src/http/SealedAnswer.ts).
  */
 export class ShowsSecret extends Context.Tag("Endpoint/ShowsSecret")<ShowsSecret, true>() {}
+
+/** Names the request after the route the router matched, for its log line and metrics (never its raw path). */
+export class RouteName extends HttpApiMiddleware.Tag<RouteName>()("Endpoint/RouteName") {}
+
+/**
+ * The input policy on the body, by what the endpoint takes: JSON read, counted and checked, then handed to
+ * the decoder as the request it reads; a file's bytes (`UploadBody`) left to the handler under their cap; a
+ * POST without payload takes no body or `{}`.
+ */
+export class BodyPolicy extends HttpApiMiddleware.Tag<BodyPolicy>()("Endpoint/BodyPolicy", {
+  provides: HttpServerRequest.HttpServerRequest,
+  failure: Schema.Union(ApiError(PayloadTooLarge), ApiError(UnsupportedMediaType), ApiError(ParameterInvalid))
+}) {}
+
+/** `Idempotency-Key` on a POST: one run per key, its answer kept 24 hours and given again to a retry. */
+export class Idempotency extends HttpApiMiddleware.Tag<Idempotency>()("Endpoint/Idempotency", {
+  failure: Schema.Union(
+    ApiError(InvalidIdempotencyKey),
+    ApiError(IdempotencyKeyMismatch),
+    ApiError(IdempotencyRequestInProgress)
+  )
+}) {}

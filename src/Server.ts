@@ -76,7 +76,7 @@ const Areas = Layer.mergeAll(
  * carries these, not every service of the process (see `Performance.ts`).
  */
 const Handlers = isolate(
-  ...Agents.ApiServices, ...Webhooks.ApiServices, ...Tickets.ApiServices, ...Knowledge.ApiServices,
+  ...HttpPlumbing.ApiServices, ...Agents.ApiServices, ...Webhooks.ApiServices, ...Tickets.ApiServices, ...Knowledge.ApiServices,
   ...Training.ApiServices, ...Files.ApiServices, ...Qa.ApiServices, ...Glossary.ApiServices, ...System.ApiServices,
   ...Conversations.ApiServices, ...Leads.ApiServices, ...Usage.ApiServices, ...Widget.ApiServices,
   ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices
@@ -88,7 +88,10 @@ const Handlers = isolate(
   )
 )
 
-const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers), Layer.provide(AuthenticationLive))
+const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide(Handlers),
+  Layer.provide([AuthenticationLive, HttpPlumbing.ApiMiddlewares])
+)
 
 /** The routes beside the API. */
 const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, ConsoleRoutes)

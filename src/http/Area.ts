@@ -1,6 +1,6 @@
 /**
- * The HTTP plumbing as the composition root uses it: the edge's stores, the idempotency sweeper, and the
- * listeners with their drain.
+ * The HTTP plumbing as the composition root uses it: the edge's stores, the middlewares endpoints run after
+ * routing, the idempotency sweeper, and the listeners with their drain.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -12,13 +12,20 @@ import { background } from "../Background.js"
 import type { Server as NodeServer } from "node:http"
 import type { AppConfigShape } from "../Config.js"
 import { defaultGraceMillis, makeDrain } from "./Drain.js"
-import { StoredResponses } from "./Idempotency.js"
+import { BodyPolicy, Idempotency, RouteName } from "../../schema/Endpoint.js"
+import { BodyPolicyLive } from "./BodyPolicy.js"
+import { RouteNameLive } from "./RouteName.js"
+import { IdempotencyLive, StoredResponses } from "./Idempotency.js"
 import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { listening, makeNodeServer } from "./NodeServer.js"
 import { Paginator } from "./Pagination.js"
 import { RequestRateLimiter } from "./RateLimit.js"
 
 export const Live = Layer.mergeAll(IdempotencyRepo.Default, StoredResponses.Default, Paginator.Default, RequestRateLimiter.Default)
+
+/** The middlewares the contract puts on every endpoint (`schema/Api.ts`), and the services they are. */
+export const ApiMiddlewares = Layer.mergeAll(RouteNameLive, BodyPolicyLive, IdempotencyLive)
+export const ApiServices = [RouteName, BodyPolicy, Idempotency] as const
 
 /** Sweeps of idempotency records are batched at least this far apart. */
 const sweepMinGapMillis = 10 * 60_000

@@ -1,9 +1,10 @@
 /**
  * CORS for the widget surface (`/widget/v1/agents/{agent_id}/...`), answered by
  * the edge from the agent's `allowed_origins`, and the headers of the form
- * endpoints (annotated `FormEndpoint`: its config and submit) from the form's. The widget surface is
- * a path prefix, not an endpoint fact: every path under it answers CORS, a preflight (no endpoint takes
- * `OPTIONS`) and a `404` too. A preflight from an allowed
+ * endpoints (annotated `FormEndpoint`: its config and submit) from the form's. Both are decided by the path,
+ * before routing, not by the endpoint the router matches: the edge's own refusals (a 429) come before the
+ * router and must carry them too, and every path under the widget surface answers CORS, a preflight (no
+ * endpoint takes `OPTIONS`) and a `404` too. A preflight from an allowed
  * origin gets `204` with the exact origin echoed; any other origin gets no CORS
  * header at all, so the browser refuses, and a non-preflight request carrying a
  * foreign `Origin` is `403 origin_not_allowed`. Requests without `Origin` (not
@@ -17,7 +18,7 @@ import * as Option from "effect/Option"
 import { OriginNotAllowed } from "../../schema/Errors.js"
 import { withHeaders } from "../Performance.js"
 import { type Answer, decorated, type EdgeRequest } from "./EdgeRequest.js"
-import { routeTable } from "./Routes.js"
+import { formIdOf, methodsFor } from "./Endpoints.js"
 
 /** The origins an agent's widget accepts, by agent id alone (a preflight carries no key); the agents area serves it. */
 export interface WidgetOriginsShape {
@@ -109,7 +110,7 @@ export const makeCors = Effect.gen(function* () {
       onFailure: (cause) => Effect.map(incoming.render(cause), (response) => withCors(response, varyOrigin)),
       onSuccess: (allowed) => {
         if (request.method === "OPTIONS") {
-          const methods = routeTable.methodsFor(path)
+          const methods = methodsFor(path)
           // a foreign origin gets a bare 204: without CORS headers the browser refuses the call
           return Effect.succeed(
             HttpServerResponse.empty({
@@ -140,10 +141,10 @@ export const makeCors = Effect.gen(function* () {
     })
 
   return (incoming: EdgeRequest, next: Answer): Answer => {
-    if (incoming.route.operational) return next
+    if (incoming.operational) return next
     const agent = widgetAgentOf(incoming.path)
     if (agent !== undefined) return widget(incoming, agent.agentId, next)
-    const formId = incoming.route.formId
+    const formId = formIdOf(incoming.path)
     return formId !== undefined && incoming.request.method !== "OPTIONS" ? form(incoming, formId, next) : next
   }
 })

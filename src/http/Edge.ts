@@ -1,17 +1,20 @@
 /**
- * The edge: one middleware around the whole API, a sequence of named steps. For every request it assigns the
- * request id, finds its route (`Routes.ts`: what the contract says of the endpoint) and resolves the
- * presented key once (authentication); then, each step wrapping the ones after it:
+ * The edge: one middleware around the whole API, a sequence of named steps, the same for every request
+ * whatever its route (the router matches inside it). It assigns the request id and resolves the presented
+ * key once (authentication; none on the probes and the routes beside the API); then, each step wrapping the
+ * ones after it:
  * CORS (`Cors.ts`), the rate limit (`RateLimit.ts`), the input policy on the path and query
- * (`InputPolicy.ts`), the body policy (`BodyPolicy.ts`), `Idempotency-Key` on POSTs (`Idempotency.ts`) and
- * the API. Every failure is rendered into the error envelope; the answer gets `Request-Id`, and the request
- * is logged and counted. A refusal sent before the request's body has all arrived closes gently (`Linger.ts`).
+ * (`InputPolicy.ts`) and the API, whose body is capped. What depends on the endpoint the router matches (the
+ * body policy, `Idempotency-Key`) runs as the API's own middlewares (`schema/Endpoint.ts`). Every failure is
+ * rendered into the error envelope; the answer gets `Request-Id`, and the request is logged and counted. A
+ * refusal sent before the request's body has all arrived closes gently (`Linger.ts`).
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as Cause from "effect/Cause"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -23,17 +26,16 @@ import { afterCommitInFiber } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
 import { fiberValue, requestAndClock, setOnFiber } from "../Performance.js"
-import { checkBody } from "./BodyPolicy.js"
 import { makeCors } from "./Cors.js"
 import type { EdgeRequest } from "./EdgeRequest.js"
 import { CurrentRequestId } from "./Envelope.js"
 import { errorResponse } from "./ErrorResponse.js"
 import { fromCause } from "./Failures.js"
-import { makeIdempotency } from "./Idempotency.js"
 import { closeGently } from "./Linger.js"
-import { checkPathAndQuery } from "./InputPolicy.js"
+import { checkPathAndQuery, maxBodyBytes } from "./InputPolicy.js"
 import { makeRateLimit } from "./RateLimit.js"
-import { type RouteMatch, routeTable } from "./Routes.js"
+import * as Endpoints from "./Endpoints.js"
+import { routeNameOf } from "./RouteName.js"
 
 /**
  * A path of plain segments (no query, no dot segment, nothing a URL parser would escape or resolve): it is
@@ -55,46 +57,51 @@ export const makeEdge = Effect.gen(function* () {
   const requestLog = yield* RequestLog
   const cors = yield* makeCors
   const rateLimit = yield* makeRateLimit
-  const idempotency = yield* makeIdempotency
   const docsUrl = `${config.publicUrl}/docs/errors`
 
-  /** Renders a failure as its envelope; a defect is logged. */
+  /**
+   * Renders a failure as its envelope; a defect is logged. A response given as the defect is the answer
+   * itself, as the platform takes it (an idempotent retry's stored answer).
+   */
   const renderer =
     (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) => (cause: Cause.Cause<unknown>) => {
-      const { failure, defect } = fromCause(cause, { method: request.method, path }, routeTable)
-      const response = errorResponse(failure, { requestId, docsUrl, allow: routeTable.methodsFor(path) })
+      const early = Cause.dieOption(cause).pipe(Option.filter(HttpServerResponse.isServerResponse))
+      if (Option.isSome(early)) return Effect.succeed(early.value)
+      const { failure, defect } = fromCause(cause, { method: request.method, path }, Endpoints)
+      const response = errorResponse(failure, { requestId, docsUrl, allow: Endpoints.methodsFor(path) })
       return defect ? Effect.as(Effect.logError("request failed with a defect", cause), response) : Effect.succeed(response)
     }
 
   /**
    * Authentication: the presented key resolved once (the rate limit and idempotency need the caller, and the
-   * Authentication middleware reads it from `CurrentAuth`); none on operational routes. A defect of the
+   * Authentication middleware reads it from `CurrentAuth`); none on operational paths. A defect of the
    * lookup (the database away) is rendered like any other failure.
    */
-  const authenticate = (request: HttpServerRequest.HttpServerRequest, route: RouteMatch) =>
-    route.operational ? Effect.succeed(undefined) : Effect.exit(authenticator.resolve(request.headers))
+  const authenticate = (request: HttpServerRequest.HttpServerRequest, operational: boolean) =>
+    operational ? Effect.succeed(undefined) : Effect.exit(authenticator.resolve(request.headers))
 
   /** The request line and the metrics: only these fields, as the path, query, headers and body may carry ids of people, keys and tokens. */
   const logged = (
     incoming: EdgeRequest,
     response: HttpServerResponse.HttpServerResponse,
     startNanos: bigint
-  ): Effect.Effect<void> => {
-    const { clock, request, requestId, route } = incoming
-    const endNanos = clock.unsafeCurrentTimeNanos()
-    const seconds = Number(endNanos - startNanos) / 1e9
-    recordRequest(route.template, request.method, response.status, seconds)
-    return requestLog.line(
-      {
-        request_id: requestId,
-        method: request.method,
-        route: route.template,
-        status: response.status,
-        duration_ms: Math.round(seconds * 1e6) / 1e3
-      },
-      Number(endNanos / 1_000_000n)
-    )
-  }
+  ): Effect.Effect<void> =>
+    Effect.flatMap(routeNameOf(incoming.path), (route) => {
+      const { clock, request, requestId } = incoming
+      const endNanos = clock.unsafeCurrentTimeNanos()
+      const seconds = Number(endNanos - startNanos) / 1e9
+      recordRequest(route, request.method, response.status, seconds)
+      return requestLog.line(
+        {
+          request_id: requestId,
+          method: request.method,
+          route,
+          status: response.status,
+          duration_ms: Math.round(seconds * 1e6) / 1e3
+        },
+        Number(endNanos / 1_000_000n)
+      )
+    })
 
   return (app: HttpApp.Default): HttpApp.Default =>
     Effect.gen(function* () {
@@ -102,10 +109,10 @@ export const makeEdge = Effect.gen(function* () {
       const startNanos = clock.unsafeCurrentTimeNanos()
       const requestId = yield* ids.make("req")
       const { path, search } = pathAndQuery(request.url)
-      const route = routeTable.match(request.method, path)
+      const operational = Endpoints.isOperational(path)
       const render = renderer(request, path, requestId)
 
-      const resolved = yield* authenticate(request, route)
+      const resolved = yield* authenticate(request, operational)
       const auth: Option.Option<AuthResult> =
         resolved === undefined || Exit.isFailure(resolved) ? Option.none() : Option.some(resolved.value)
       // wake-ups registered inside the request's transactions (e.g. new jobs) run once it is answered
@@ -125,12 +132,14 @@ export const makeEdge = Effect.gen(function* () {
         clock,
         path,
         search,
-        route,
+        operational,
         caller: Option.flatMap(auth, Either.getRight),
         render
       }
-      // the steps, outermost first, each around the ones after it; the body's step hands the body to idempotency's
-      const answer = cors(incoming, rateLimit(incoming, checkPathAndQuery(incoming, checkBody(incoming, app, idempotency))))
+      // the steps, outermost first, each around the ones after it; a body is read under the cap of the API's
+      // (the body policy raises it for an upload)
+      const api = app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
+      const answer = cors(incoming, rateLimit(incoming, checkPathAndQuery(incoming, api)))
       const response = HttpServerResponse.setHeader(
         yield* Effect.matchCauseEffect(answer, {
           onFailure: (cause) => afterCommit.after(render(cause)),

@@ -6,9 +6,8 @@ import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { AuthenticatedCaller } from "../auth/Authentication.js"
-import type { RouteMatch } from "./Routes.js"
 
-/** A request once it has its id, its route and its caller. */
+/** A request once it has its id and its caller. */
 export interface EdgeRequest {
   readonly request: HttpServerRequest.HttpServerRequest
   readonly requestId: string
@@ -18,7 +17,8 @@ export interface EdgeRequest {
   readonly path: string
   /** None when the URL has no `?`. */
   readonly search: URLSearchParams | undefined
-  readonly route: RouteMatch
+  /** A probe's path or a route's beside the API: answered without key, rate limit or CORS (`Endpoints.isOperational`). */
+  readonly operational: boolean
   /** The caller whose key the request presented, when the key is valid. */
   readonly caller: Option.Option<AuthenticatedCaller>
   /** A failure as its error envelope. */

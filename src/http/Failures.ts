@@ -118,15 +118,15 @@ const fromRequestError = (error: HttpServerError.RequestError): ApiFailure =>
     ? new PayloadTooLarge({ message: "The request body is too large" })
     : new ParameterInvalid({ message: "The request body is not valid JSON" })
 
-export interface RouteTable {
-  /** Methods that serve this path, if any endpoint matches it. */
+export interface AllowedMethods {
+  /** Methods that serve this path, if any endpoint's path matches it. */
   readonly methodsFor: (path: string) => ReadonlyArray<string>
 }
 
 export const fromCause = (
   cause: Cause.Cause<unknown>,
   request: { readonly method: string; readonly path: string },
-  routes: RouteTable
+  routes: AllowedMethods
 ): { readonly failure: ApiFailure; readonly defect: boolean } => {
   const failure = Cause.failureOption(cause)
   const error: unknown = Option.isSome(failure) ? failure.value : Option.getOrUndefined(Cause.dieOption(cause))

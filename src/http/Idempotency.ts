@@ -16,13 +16,20 @@
  * (`SealedAnswer.ts`): a retry by that key gets it again; one by another key of the workspace is refused.
  */
 import * as Headers from "@effect/platform/Headers"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
+import { Idempotency } from "../../schema/Endpoint.js"
 import {
   type ApiFailure,
   IdempotencyKeyMismatch,
@@ -30,9 +37,9 @@ import {
   InvalidIdempotencyKey
 } from "../../schema/Errors.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { Authenticator, mayCall, presentedKey } from "../auth/Authentication.js"
-import type { Answer, EdgeRequest } from "./EdgeRequest.js"
-import { IdempotencyRepo, type IdempotencyScope } from "./IdempotencyRepo.js"
+import { Authenticator, CurrentAuth, mayCall, presentedKey } from "../auth/Authentication.js"
+import { IdempotencyRepo, type IdempotencyScope, type StoredResponse } from "./IdempotencyRepo.js"
+import { type Endpoint, endpointAt } from "./Endpoints.js"
 import * as SealedAnswer from "./SealedAnswer.js"
 
 export { type IdempotencyScope, retentionMillis, type StoredResponse } from "./IdempotencyRepo.js"
@@ -85,51 +92,92 @@ const decodeStreamRef = Schema.decodeUnknownEither(Schema.parseJson(StreamRef))
 const sealContext = (scope: IdempotencyScope) => `${scope.workspaceId}\n${scope.environment}\n${scope.key}`
 
 /**
- * The edge's idempotency step, after the body's (the fingerprint covers the body): `Idempotency-Key` on a
- * POST whose caller is known, by its key or, on a public form endpoint, by its `Service-Api-Key`. What is
- * kept is the answer as rendered, a failure's envelope too, so `next`'s failures are rendered here.
+ * The `Idempotency` middleware, after the body policy (the fingerprint covers the body): `Idempotency-Key`
+ * on a POST whose caller is known, by its key or, on a public form endpoint, by its `Service-Api-Key`. What
+ * is kept is the answer as it goes out, a failure's envelope too, so it is taken from the response just
+ * before it is sent (`HttpApp.appendPreResponseHandler`): a middleware runs before its handler and never
+ * sees the answer. A stored answer is given again as the platform takes an early answer: the response as
+ * the request's defect, which is no error.
  */
-export const makeIdempotency = Effect.gen(function* () {
-  const store = yield* IdempotencyRepo
-  const replayable = yield* ReplayableStreams
-  const authenticator = yield* Authenticator
+export const IdempotencyLive = Layer.effect(
+  Idempotency,
+  Effect.gen(function* () {
+    const store = yield* IdempotencyRepo
+    const replayable = yield* ReplayableStreams
+    const authenticator = yield* Authenticator
 
-  /** Whose Idempotency-Key a form submission's is: the workspace of its `Service-Api-Key`, when valid. */
-  const formsKeyOwner = (incoming: EdgeRequest) =>
-    Effect.gen(function* () {
-      const formsKey = incoming.request.headers["service-api-key"]
-      if (formsKey === undefined || incoming.route.endpoint?.formParam === undefined) return Option.none()
-      return Either.getRight(yield* authenticator.resolve(Headers.fromInput({ authorization: `Bearer ${formsKey}` })))
-    })
+    /** Whose Idempotency-Key a form submission's is: the workspace of its `Service-Api-Key`, when valid. */
+    const formsKeyOwner = (request: HttpServerRequest.HttpServerRequest, endpoint: Endpoint | undefined) =>
+      Effect.gen(function* () {
+        const formsKey = request.headers["service-api-key"]
+        if (formsKey === undefined || endpoint?.formParam === undefined) return Option.none()
+        return Either.getRight(yield* authenticator.resolve(Headers.fromInput({ authorization: `Bearer ${formsKey}` })))
+      })
 
-  return (incoming: EdgeRequest, body: string, next: Answer): Answer => {
-    const { request } = incoming
-    const inner = Effect.catchAllCause(next, incoming.render)
-    const key = request.headers["idempotency-key"]
-    if (request.method !== "POST" || key === undefined) return inner
+    /** The answer a retry gets: the stored one, or the streamed reply it names followed from its first event. */
+    const replay = (owner: Tenant, stored: StoredResponse, body: string) =>
+      Effect.gen(function* () {
+        if (stored.contentType !== eventStreamType) {
+          return HttpServerResponse.text(body, {
+            status: stored.status,
+            contentType: stored.contentType,
+            headers: { "idempotent-replayed": "true" }
+          })
+        }
+        const ref = decodeStreamRef(body)
+        if (Either.isLeft(ref)) return yield* Effect.die(ref.left)
+        // a reply that cannot be followed again (its conversation erased) is answered as its failure
+        const replayed = yield* Effect.orDie(replayable.replay(owner, ref.right))
+        return HttpServerResponse.setHeader(replayed, "idempotent-replayed", "true")
+      })
+
+    /** Keeps the answer as it goes out; one that cannot be kept (a 5xx, a stream of no reply) frees the key. */
+    const keep = (scope: IdempotencyScope, sealer: string | undefined) => (response: HttpServerResponse.HttpServerResponse) => {
+      // kept as the reply it streams, once its headers are ready: a retry from then on follows that reply
+      const ref = streamRefOf(response)
+      if (ref !== undefined) {
+        return store.complete(scope, { status: 200, contentType: eventStreamType, body: JSON.stringify(ref), sealed: false })
+      }
+      if (!storable(response)) return store.release(scope)
+      const stored =
+        response.body._tag === "Uint8Array"
+          ? { contentType: response.body.contentType, body: new TextDecoder().decode(response.body.body) }
+          : { contentType: "application/json", body: "" }
+      return store.complete(
+        scope,
+        sealer === undefined
+          ? { status: response.status, ...stored, sealed: false }
+          : { status: response.status, ...stored, body: SealedAnswer.seal(stored.body, sealer, sealContext(scope)), sealed: true }
+      )
+    }
+
     return Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const key = request.headers["idempotency-key"]
+      if (request.method !== "POST" || key === undefined) return
+      const { route } = yield* HttpRouter.RouteContext
+      const endpoint = endpointAt(route)
       // A record is the workspace's, shared by its keys of one environment, so a key that may not call this
       // endpoint must not get another key's stored answer (a widget key replaying `POST /v1/keys`): it is
       // answered as if it sent no Idempotency-Key, which refuses it.
-      const endpoint = incoming.route.endpoint
-      if (Option.isSome(incoming.caller) && (endpoint === undefined || !mayCall(incoming.caller.value, endpoint.method, endpoint.path))) {
-        return yield* inner
-      }
-      const owner = Option.isSome(incoming.caller) ? incoming.caller : yield* formsKeyOwner(incoming)
-      if (Option.isNone(owner)) return yield* inner
+      const caller = Option.flatMap(yield* FiberRef.get(CurrentAuth), Either.getRight)
+      if (Option.isSome(caller) && !mayCall(caller.value, route.method, route.path)) return
+      const owner = Option.isSome(caller) ? caller : yield* formsKeyOwner(request, endpoint)
+      if (Option.isNone(owner)) return
       if (!validIdempotencyKey.test(key)) {
         return yield* new InvalidIdempotencyKey({
           message: "Idempotency-Key must be 1 to 255 printable ASCII characters",
           param: "Idempotency-Key"
         })
       }
+      const body = yield* Effect.orDie(request.text)
       const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${body}`).digest("hex")
       const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
       // where the answer shows a secret, it is kept sealed under the calling key's own value; without one to seal
       // it under, none is kept
       const showsSecret = endpoint?.showsSecret === true
       const sealer = showsSecret ? Option.getOrUndefined(Option.flatMap(presentedKey(request.headers), Either.getRight)) : undefined
-      if (showsSecret && sealer === undefined) return yield* inner
+      if (showsSecret && sealer === undefined) return
       const claim = yield* store.claim(scope, fingerprint)
       switch (claim._tag) {
         case "Mismatch":
@@ -155,44 +203,18 @@ export const makeIdempotency = Effect.gen(function* () {
               param: "Idempotency-Key"
             })
           }
-          if (stored.contentType !== eventStreamType) {
-            return HttpServerResponse.text(body.value, {
-              status: stored.status,
-              contentType: stored.contentType,
-              headers: { "idempotent-replayed": "true" }
-            })
-          }
-          // a streamed reply: its events again from the first, followed live while it is generated
-          const ref = decodeStreamRef(stored.body)
-          if (Either.isLeft(ref)) return yield* Effect.die(ref.left)
-          const replayed = yield* replayable.replay(owner.value, ref.right)
-          return HttpServerResponse.setHeader(replayed, "idempotent-replayed", "true")
+          return yield* Effect.die(yield* replay(owner.value, stored, body.value))
         }
         case "Owned": {
-          const response = yield* Effect.onInterrupt(inner, () => store.release(scope))
-          // kept as the reply it streams, once its headers are ready: a retry from then on follows that reply
-          const ref = streamRefOf(response)
-          if (ref !== undefined) {
-            yield* store.complete(scope, { status: 200, contentType: eventStreamType, body: JSON.stringify(ref), sealed: false })
-            return response
-          }
-          if (!storable(response)) {
-            yield* store.release(scope)
-            return response
-          }
-          const stored =
-            response.body._tag === "Uint8Array"
-              ? { contentType: response.body.contentType, body: new TextDecoder().decode(response.body.body) }
-              : { contentType: "application/json", body: "" }
-          yield* store.complete(
-            scope,
-            sealer === undefined
-              ? { status: response.status, ...stored, sealed: false }
-              : { status: response.status, ...stored, body: SealedAnswer.seal(stored.body, sealer, sealContext(scope)), sealed: true }
-          )
-          return response
+          // the request ends without an answer (its client gone): the key is free again
+          const answered = { done: false }
+          yield* Scope.addFinalizer(yield* Effect.scope, Effect.suspend(() => (answered.done ? Effect.void : store.release(scope))))
+          yield* HttpApp.appendPreResponseHandler((_, response) => {
+            answered.done = true
+            return Effect.as(keep(scope, sealer)(response), response)
+          })
         }
       }
     })
-  }
-})
+  })
+)

@@ -80,7 +80,7 @@ export const makeRateLimit = Effect.gen(function* () {
   const limiter = yield* RequestRateLimiter
   return (incoming: EdgeRequest, next: Answer): Answer => {
     const { caller, clock, request } = incoming
-    if (incoming.route.operational || request.method === "OPTIONS") return next
+    if (incoming.operational || request.method === "OPTIONS") return next
     const key = Option.isSome(caller)
       ? `key:${caller.value.keyId}`
       : `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`

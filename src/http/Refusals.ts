@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
 import { HeadersTooLarge, MethodNotAllowed, ParameterInvalid, RouteNotFound } from "../../schema/Errors.js"
 import { catalogued, type RawFailure, rawAnswer } from "./RawAnswer.js"
-import { routeTable } from "./Routes.js"
+import { methodsFor } from "./Endpoints.js"
 
 /** Node's parser error codes mapped to our failure, with a message that says what to fix. */
 const parseFailure = (code: string | undefined): RawFailure =>
@@ -29,7 +29,7 @@ const parseFailure = (code: string | undefined): RawFailure =>
  */
 const connectFailure = (target: string): { readonly failure: RawFailure; readonly allow: ReadonlyArray<string> } => {
   const path = target.startsWith("/") ? new URL(target, "http://edge").pathname : undefined
-  const allow = path === undefined ? [] : routeTable.methodsFor(path)
+  const allow = path === undefined ? [] : methodsFor(path)
   const shown = JSON.stringify(target.length <= 80 ? target : `${target.slice(0, 80)}…`)
   return allow.length > 0
     ? { failure: { ...catalogued(MethodNotAllowed), message: `CONNECT is not allowed on ${shown}; use ${allow.join(", ")}` }, allow }

@@ -225,6 +225,9 @@ const brokenBody = (spec: Json, schema: Json): fc.Arbitrary<BrokenBody> =>
   })
 
 /** Path ids: real ones from `ids`, then malformed ones. */
+/** The longest path parameter the platform's router matches (find-my-way's `maxParamLength`). */
+const maxRoutedParam = 100
+
 const pathValue = (ids: ReadonlyArray<string>) =>
   fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...ids) },
@@ -359,9 +362,12 @@ export const requestFor = (
       const search = query.flatMap(([name, values]) => values.map((v) => `${encode(name)}=${encode(v)}`))
       const headers: Record<string, string> = { ...auth, ...extra }
       if (body.body !== undefined && type !== "") headers["content-type"] = type
-      // the key is checked first, the media type next, then the body (before any handler, route or Idempotency-Key)
+      // the key is checked first; once the router has matched the endpoint, the media type, then the body
+      // (before the handler and Idempotency-Key); an id the router cannot match (too long for a path
+      // parameter, an escaped `/`, a dot segment) is no object of this route, whatever the body
       const validKey = auth["authorization"] === `Bearer ${context.key}` || auth["x-api-key"] === context.key
-      const refused = "refused" in body && body.refused === true && validKey && jsonTypes.has(type)
+      const routable = params.every((p) => p.length <= maxRoutedParam && !p.includes("%2F") && p !== "..")
+      const refused = "refused" in body && body.refused === true && validKey && jsonTypes.has(type) && routable
       return {
         operationId: op.operationId,
         method: op.method,

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { ErrorCatalog } from "../../schema/Errors.js"
-import { routeTable } from "../../src/http/Routes.js"
+import * as Endpoints from "../../src/http/Endpoints.js"
 import { Harness, type Reply, testServer } from "../support/harness.js"
 
 const expectErrorEnvelope = (reply: Reply, status: number, code: string) => {
@@ -107,7 +107,7 @@ layer(testServer())("envelope", (it) => {
       const h = yield* Harness
       const doc = (yield* h.call("GET", "/v1/openapi.json")).body
       expect(doc.openapi).toBe("3.1.0")
-      for (const route of routeTable.all()) {
+      for (const route of Endpoints.all()) {
         const path = route.path.replace(/:([A-Za-z_]+)/g, "{$1}")
         expect(doc.paths[path]?.[route.method.toLowerCase()], `${route.method} ${path}`).toBeDefined()
       }
