@@ -39,7 +39,7 @@ import {
 import type { Tenant } from "../../schema/Tenant.js"
 import { Authenticator, CurrentAuth, mayCall, presentedKey } from "../auth/Authentication.js"
 import { IdempotencyRepo, type IdempotencyScope, type StoredResponse } from "./IdempotencyRepo.js"
-import { type Endpoint, endpointAt } from "./Endpoints.js"
+import { endpointAt } from "./Endpoints.js"
 import * as SealedAnswer from "./SealedAnswer.js"
 
 export { type IdempotencyScope, retentionMillis, type StoredResponse } from "./IdempotencyRepo.js"
@@ -106,11 +106,18 @@ export const IdempotencyLive = Layer.effect(
     const replayable = yield* ReplayableStreams
     const authenticator = yield* Authenticator
 
-    /** Whose Idempotency-Key a form submission's is: the workspace of its `Service-Api-Key`, when valid. */
-    const formsKeyOwner = (request: HttpServerRequest.HttpServerRequest, endpoint: Endpoint | undefined) =>
+    /**
+     * Whose record the key names: the caller's workspace, or on a public form endpoint its `Service-Api-Key`'s.
+     * A record is the workspace's, shared by its keys of one environment, so a key that may not call this
+     * endpoint must not get another key's stored answer (a widget key replaying `POST /v1/keys`): it has none,
+     * and is answered as if it sent no Idempotency-Key, which refuses it.
+     */
+    const ownerOf = (request: HttpServerRequest.HttpServerRequest, route: HttpRouter.Route<unknown, unknown>) =>
       Effect.gen(function* () {
+        const caller = Option.flatMap(yield* FiberRef.get(CurrentAuth), Either.getRight)
+        if (Option.isSome(caller)) return Option.filter(caller, (c) => mayCall(c, route.method, route.path))
         const formsKey = request.headers["service-api-key"]
-        if (formsKey === undefined || endpoint?.formParam === undefined) return Option.none()
+        if (formsKey === undefined || endpointAt(route)?.formParam === undefined) return Option.none()
         return Either.getRight(yield* authenticator.resolve(Headers.fromInput({ authorization: `Bearer ${formsKey}` })))
       })
 
@@ -151,18 +158,26 @@ export const IdempotencyLive = Layer.effect(
       )
     }
 
+    /**
+     * The request runs as the key's owner: its answer is kept as it goes out, and the key is freed when none
+     * goes out (its client gone), through the request's scope.
+     */
+    const own = (scope: IdempotencyScope, sealer: string | undefined) =>
+      Effect.gen(function* () {
+        const answered = { done: false }
+        yield* Scope.addFinalizer(yield* Effect.scope, Effect.suspend(() => (answered.done ? Effect.void : store.release(scope))))
+        yield* HttpApp.appendPreResponseHandler((_, response) => {
+          answered.done = true
+          return Effect.as(keep(scope, sealer)(response), response)
+        })
+      })
+
     return Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const key = request.headers["idempotency-key"]
       if (request.method !== "POST" || key === undefined) return
       const { route } = yield* HttpRouter.RouteContext
-      const endpoint = endpointAt(route)
-      // A record is the workspace's, shared by its keys of one environment, so a key that may not call this
-      // endpoint must not get another key's stored answer (a widget key replaying `POST /v1/keys`): it is
-      // answered as if it sent no Idempotency-Key, which refuses it.
-      const caller = Option.flatMap(yield* FiberRef.get(CurrentAuth), Either.getRight)
-      if (Option.isSome(caller) && !mayCall(caller.value, route.method, route.path)) return
-      const owner = Option.isSome(caller) ? caller : yield* formsKeyOwner(request, endpoint)
+      const owner = yield* ownerOf(request, route)
       if (Option.isNone(owner)) return
       if (!validIdempotencyKey.test(key)) {
         return yield* new InvalidIdempotencyKey({
@@ -175,7 +190,7 @@ export const IdempotencyLive = Layer.effect(
       const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
       // where the answer shows a secret, it is kept sealed under the calling key's own value; without one to seal
       // it under, none is kept
-      const showsSecret = endpoint?.showsSecret === true
+      const showsSecret = endpointAt(route)?.showsSecret === true
       const sealer = showsSecret ? Option.getOrUndefined(Option.flatMap(presentedKey(request.headers), Either.getRight)) : undefined
       if (showsSecret && sealer === undefined) return
       const claim = yield* store.claim(scope, fingerprint)
@@ -205,15 +220,8 @@ export const IdempotencyLive = Layer.effect(
           }
           return yield* Effect.die(yield* replay(owner.value, stored, body.value))
         }
-        case "Owned": {
-          // the request ends without an answer (its client gone): the key is free again
-          const answered = { done: false }
-          yield* Scope.addFinalizer(yield* Effect.scope, Effect.suspend(() => (answered.done ? Effect.void : store.release(scope))))
-          yield* HttpApp.appendPreResponseHandler((_, response) => {
-            answered.done = true
-            return Effect.as(keep(scope, sealer)(response), response)
-          })
-        }
+        case "Owned":
+          return yield* own(scope, sealer)
       }
     })
   })

@@ -1,7 +1,19 @@
+import * as Headers from "@effect/platform/Headers"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { Idempotency } from "../../schema/Endpoint.js"
+import { Authenticator, CurrentAuth } from "../../src/auth/Authentication.js"
+import { IdempotencyLive } from "../../src/http/Idempotency.js"
 import { Harness, testServer } from "../support/harness.js"
 
 const countAgents = (workspaceId: string) =>
@@ -225,6 +237,61 @@ layer(testServer())("idempotency", (it) => {
       const retried = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "R" }, headers })
       expect(retried.status).toBe(201)
       expect(retried.headers.get("idempotent-replayed")).toBeNull()
+    })
+  )
+})
+
+/**
+ * The middleware alone, as the router runs it: a request whose answer never goes out (its client gone before
+ * the handler answered) frees its key when the request's scope closes; one whose answer goes out keeps it.
+ */
+layer(testServer())("idempotency middleware", (it) => {
+  const run = (secret: string, key: string) =>
+    Effect.gen(function* () {
+      const middleware = yield* Effect.provide(Idempotency, IdempotencyLive)
+      const auth = yield* (yield* Authenticator).resolve(Headers.fromInput({ authorization: `Bearer ${secret}` }))
+      const request = HttpServerRequest.fromWeb(
+        new Request("http://127.0.0.1/v1/agents", {
+          method: "POST",
+          headers: { authorization: `Bearer ${secret}`, "idempotency-key": key, "content-type": "application/json" },
+          body: JSON.stringify({ type: "support", name: "Gone" })
+        })
+      )
+      const route: HttpRouter.RouteContext = {
+        [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId,
+        params: {},
+        route: HttpRouter.makeRoute("POST", "/v1/agents", Effect.never)
+      }
+      return yield* middleware.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        Effect.provideService(HttpRouter.RouteContext, route),
+        Effect.provideService(HttpServerRequest.ParsedSearchParams, {}),
+        Effect.locally(CurrentAuth, Option.some(auth))
+      )
+    })
+
+  it.effect("no answer out: the scope's close frees the key; an answer out: it is kept and replayed", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      // the first run's answer never goes out: the next run owns the key again instead of a 409
+      yield* Effect.scoped(run(ws.secretTest, "gone-1"))
+      const answered = yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* run(ws.secretTest, "gone-1")
+          const keep = Option.getOrThrow(yield* FiberRef.get(HttpApp.currentPreResponseHandlers))
+          return yield* keep(HttpServerRequest.fromWeb(new Request("http://127.0.0.1/")), HttpServerResponse.unsafeJson({ kept: true }, { status: 201 }))
+        })
+      )
+      expect(answered.status).toBe(201)
+      // that answer went out, so it is what a retry gets
+      const replayed = yield* Effect.exit(Effect.scoped(run(ws.secretTest, "gone-1")))
+      const defect = Exit.isFailure(replayed) ? Option.getOrUndefined(Cause.dieOption(replayed.cause)) : undefined
+      expect(HttpServerResponse.isServerResponse(defect)).toBe(true)
+      if (HttpServerResponse.isServerResponse(defect)) {
+        expect(defect.status).toBe(201)
+        expect(defect.headers["idempotent-replayed"]).toBe("true")
+      }
     })
   )
 })
