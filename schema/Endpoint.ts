@@ -2,8 +2,7 @@
  * What the request path must know of an endpoint before its handler runs, declared on the endpoint
  * (`.annotate(UploadBody, ...)`), and the middlewares every group runs after routing (src/http): the
  * route's name, the body policy and idempotency, which read those annotations of the endpoint the router
- * matched. A POST that declares no payload needs no annotation: that is read from
- * the endpoint itself.
+ * matched. A POST that declares no payload needs no annotation: that is read from the endpoint itself.
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
