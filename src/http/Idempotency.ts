@@ -39,7 +39,7 @@ import {
 import type { Tenant } from "../../schema/Tenant.js"
 import { Authenticator, CurrentAuth, mayCall, presentedKey } from "../auth/Authentication.js"
 import { IdempotencyRepo, type IdempotencyScope, type StoredResponse } from "./IdempotencyRepo.js"
-import { endpointAt } from "./Endpoints.js"
+import { type Endpoint, endpointAt } from "./Endpoints.js"
 import * as SealedAnswer from "./SealedAnswer.js"
 
 export { type IdempotencyScope, retentionMillis, type StoredResponse } from "./IdempotencyRepo.js"
@@ -112,12 +112,12 @@ export const IdempotencyLive = Layer.effect(
      * endpoint must not get another key's stored answer (a widget key replaying `POST /v1/keys`): it has none,
      * and is answered as if it sent no Idempotency-Key, which refuses it.
      */
-    const ownerOf = (request: HttpServerRequest.HttpServerRequest, route: HttpRouter.Route<unknown, unknown>) =>
+    const ownerOf = (request: HttpServerRequest.HttpServerRequest, route: HttpRouter.Route<unknown, unknown>, endpoint: Endpoint | undefined) =>
       Effect.gen(function* () {
         const caller = Option.flatMap(yield* FiberRef.get(CurrentAuth), Either.getRight)
         if (Option.isSome(caller)) return Option.filter(caller, (c) => mayCall(c, route.method, route.path))
         const formsKey = request.headers["service-api-key"]
-        if (formsKey === undefined || endpointAt(route)?.formParam === undefined) return Option.none()
+        if (formsKey === undefined || endpoint?.formParam === undefined) return Option.none()
         return Either.getRight(yield* authenticator.resolve(Headers.fromInput({ authorization: `Bearer ${formsKey}` })))
       })
 
@@ -177,7 +177,8 @@ export const IdempotencyLive = Layer.effect(
       const key = request.headers["idempotency-key"]
       if (request.method !== "POST" || key === undefined) return
       const { route } = yield* HttpRouter.RouteContext
-      const owner = yield* ownerOf(request, route)
+      const endpoint = endpointAt(route)
+      const owner = yield* ownerOf(request, route, endpoint)
       if (Option.isNone(owner)) return
       if (!validIdempotencyKey.test(key)) {
         return yield* new InvalidIdempotencyKey({
@@ -190,7 +191,7 @@ export const IdempotencyLive = Layer.effect(
       const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
       // where the answer shows a secret, it is kept sealed under the calling key's own value; without one to seal
       // it under, none is kept
-      const showsSecret = endpointAt(route)?.showsSecret === true
+      const showsSecret = endpoint?.showsSecret === true
       const sealer = showsSecret ? Option.getOrUndefined(Option.flatMap(presentedKey(request.headers), Either.getRight)) : undefined
       if (showsSecret && sealer === undefined) return
       const claim = yield* store.claim(scope, fingerprint)
