@@ -14,6 +14,8 @@ import { Harness, testServer } from "../support/harness.js"
 import { type FuzzRequest, operationsOf, requestFor } from "./openapi-arbitraries.js"
 
 const runs = Number(process.env["FUZZ_RUNS"] ?? 2000)
+// a failure prints its seed; FUZZ_SEED replays that run
+const seed = process.env["FUZZ_SEED"] === undefined ? {} : { seed: Number(process.env["FUZZ_SEED"]) }
 const perRequestTimeoutMs = 10_000
 
 interface Outcome {
@@ -95,7 +97,7 @@ layer(testServer({ rateLimit: { rps: 1_000_000, burst: 1_000_000 } }))("fuzz fro
               }
               return ok
             }),
-            { numRuns: runs, endOnFailure: true }
+            { numRuns: runs, endOnFailure: true, ...seed }
           ).catch((error) => {
             failures.push(String(error).slice(0, 2000))
           })

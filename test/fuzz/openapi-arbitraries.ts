@@ -364,9 +364,10 @@ export const requestFor = (
       if (body.body !== undefined && type !== "") headers["content-type"] = type
       // the key is checked first; once the router has matched the endpoint, the media type, then the body
       // (before the handler and Idempotency-Key); an id the router cannot match (too long for a path
-      // parameter, an escaped `/`, a dot segment) is no object of this route, whatever the body
+      // parameter, an escaped `/`, a dot segment the URL parser removes) is no object of this route,
+      // whatever the body
       const validKey = auth["authorization"] === `Bearer ${context.key}` || auth["x-api-key"] === context.key
-      const routable = params.every((p) => p.length <= maxRoutedParam && !p.includes("%2F") && p !== "..")
+      const routable = params.every((p) => p.length <= maxRoutedParam && !p.includes("%2F") && p !== "." && p !== "..")
       const refused = "refused" in body && body.refused === true && validKey && jsonTypes.has(type) && routable
       return {
         operationId: op.operationId,
