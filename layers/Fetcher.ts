@@ -223,22 +223,22 @@ const messageOf = (error: unknown): string => {
 const idleSocketMillis = 4_000
 
 /**
- * Kept-alive connections for POSTs, one pool per policy (`allowPrivate` false
- * or true) and scheme, made on first use. A pooled socket was opened through
+ * Kept-alive connections, one pool per policy (`allowPrivate` false or true)
+ * and scheme, made on first use: a webhook's receiver, a crawled site. A pooled socket was opened through
  * that policy's connect-time lookup, to an address it allowed, and stays
  * connected to that address: reusing it skips no check that could now answer
  * otherwise (a DNS change only reaches new connections, which are checked).
  * Node's agent closes an idle socket before the server's announced keep-alive
  * timeout, so a reused one has rarely been closed by the other end meanwhile.
  */
-const postAgents = new Map<string, http.Agent>()
-const postAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
+const pools = new Map<string, http.Agent>()
+const pooledAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
   const name = `${isTls ? "https" : "http"}:${allowPrivate}`
-  let agent = postAgents.get(name)
+  let agent = pools.get(name)
   if (agent === undefined) {
     const options = { keepAlive: true, timeout: idleSocketMillis, maxFreeSockets: 32, lookup: guardedLookup(allowPrivate) }
     agent = isTls ? new https.Agent(options) : new http.Agent(options)
-    postAgents.set(name, agent)
+    pools.set(name, agent)
   }
   return agent
 }
@@ -246,8 +246,8 @@ const postAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
 /**
  * A reused socket that fails before any answer was most likely closed by the
  * server while idle, as the request left: it goes once more, on a new
- * connection. (Should the receiver have read it and dropped the connection,
- * it gets the delivery twice, which at-least-once delivery allows.)
+ * connection. (Should a webhook's receiver have read it and dropped the
+ * connection, it gets the delivery twice, which at-least-once delivery allows.)
  */
 const staleSocketCodes = new Set(["ECONNRESET", "EPIPE"])
 
@@ -323,8 +323,8 @@ const readExcerpt = (
 
 /**
  * Runs one POST and calls `done` exactly once. Returns a canceller for
- * interruption. The connection comes from the policy's pool (`postAgent`); a
- * response read to its end leaves it there for the next POST, anything else
+ * interruption. The connection comes from the policy's pool (`pooledAgent`); a
+ * response read to its end leaves it there for the next request, anything else
  * (an excerpt cut short, a failure, a timeout, interruption) destroys it.
  */
 const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() => void) => {
@@ -383,7 +383,7 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
         method: "POST",
         headers,
         // the retry after a stale socket opens a new connection of its own (through the same lookup)
-        agent: pooled ? postAgent(isTls, request.allowPrivate) : false,
+        agent: pooled ? pooledAgent(isTls, request.allowPrivate) : false,
         lookup: guardedLookup(request.allowPrivate)
       })
     } catch (error) {
@@ -440,7 +440,11 @@ const decoderFor = (encoding: string) => {
   }
 }
 
-/** One GET hop: a response, a redirect to follow, or a failure; `done` is called exactly once. */
+/**
+ * One GET hop: a response, a redirect to follow, or a failure; `done` is called exactly once. The connection comes
+ * from the policy's pool, as a POST's does (`exchange`): a body read to its end leaves it there for the site's next
+ * page, anything else destroys it.
+ */
 const getHop = (
   url: URL,
   request: GetRequest,
@@ -467,31 +471,50 @@ const getHop = (
     teardown()
     done(outcome)
   }
+  // the whole body was read: the socket goes back to the pool, untouched
+  const finishComplete = (outcome: GetOutcome) => {
+    if (settled) return
+    settled = true
+    clearTimeout(timer)
+    done(outcome)
+  }
   const refused = refusedBeforeConnect(url, request.allowPrivate)
   if (refused !== undefined) {
     finish(refused)
     return () => {}
   }
   const isTls = url.protocol === "https:"
-  const progress: Progress = { tls: isTls, connected: false, secured: false }
-  try {
-    req = (isTls ? https : http).get(url, {
-      headers: {
-        "user-agent": "assistant-platform-ingest/1",
-        accept: "text/html,text/plain,application/pdf;q=0.9,*/*;q=0.1",
-        "accept-encoding": "gzip, deflate, br",
-        ...request.headers
-      },
-      agent: false,
-      lookup: guardedLookup(request.allowPrivate)
+  const send = (pooled: boolean) => {
+    const progress: Progress = { tls: isTls, connected: false, secured: false }
+    let sent: http.ClientRequest
+    try {
+      sent = (isTls ? https : http).get(url, {
+        headers: {
+          "user-agent": "assistant-platform-ingest/1",
+          accept: "text/html,text/plain,application/pdf;q=0.9,*/*;q=0.1",
+          "accept-encoding": "gzip, deflate, br",
+          ...request.headers
+        },
+        agent: pooled ? pooledAgent(isTls, request.allowPrivate) : false,
+        lookup: guardedLookup(request.allowPrivate)
+      })
+    } catch (error) {
+      return finish({ _tag: "Failure", reason: "other", message: messageOf(error) })
+    }
+    req = sent
+    trackConnection(sent, progress)
+    sent.on("error", (error) => {
+      if (settled || req !== sent) return
+      const code = (error as NodeError).code
+      if (pooled && sent.reusedSocket && res === undefined && typeof code === "string" && staleSocketCodes.has(code)) {
+        sent.destroy()
+        return send(false)
+      }
+      finish({ _tag: "Failure", reason: classify(error, progress), message: messageOf(error) })
     })
-  } catch (error) {
-    finish({ _tag: "Failure", reason: "other", message: messageOf(error) })
-    return () => {}
+    sent.on("response", (incoming) => read(incoming))
   }
-  trackConnection(req, progress)
-  req.on("error", (error) => finish({ _tag: "Failure", reason: classify(error, progress), message: messageOf(error) }))
-  req.on("response", (incoming) => {
+  const read = (incoming: http.IncomingMessage) => {
     res = incoming
     const status = incoming.statusCode ?? 0
     const location = incoming.headers.location
@@ -517,7 +540,7 @@ const getHop = (
       chunks.push(chunk)
     })
     body.on("end", () =>
-      finish({
+      finishComplete({
         _tag: "Response",
         status,
         contentType,
@@ -534,7 +557,8 @@ const getHop = (
     incoming.on("close", () => {
       if (!incoming.complete) finish({ _tag: "Failure", reason: "other", message: "connection closed before the body ended" })
     })
-  })
+  }
+  send(true)
   return () => {
     settled = true
     teardown()
@@ -593,7 +617,7 @@ const post = (request: PostRequest): Effect.Effect<PostResult> =>
     return outcome._tag === "Response" ? { ...outcome, durationMillis } : { ...outcome, durationMillis }
   })
 
-/** Real network through `node:http`/`node:https`; no redirects, SSRF checks at connect time; POSTs keep connections alive. */
+/** Real network through `node:http`/`node:https`; SSRF checks at connect time; connections kept alive. */
 export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post, get })
 
 // Test

@@ -36,6 +36,11 @@ const closedPort = Effect.async<number>((resume) => {
   })
 })
 
+const get = (url: string, overrides: Partial<Fetcher.GetRequest> = {}) =>
+  Effect.flatMap(Fetcher.Fetcher, (f) =>
+    f.get({ url, timeoutMillis: 10_000, maxBytes: 1024 * 1024, allowPrivate: true, ...overrides })
+  ).pipe(Effect.provide(Fetcher.layerNode))
+
 const post = (url: string, overrides: Partial<Fetcher.PostRequest> = {}) =>
   Effect.flatMap(Fetcher.Fetcher, (f) =>
     f.post({
@@ -132,6 +137,36 @@ describe("Fetcher.layerNode", () => {
       const refusing = yield* serve((req) => req.socket.destroy())
       expectFailure(yield* post(refusing.origin), "other")
       expect(refusing.seen).toHaveLength(1)
+    })
+  )
+
+  it.scopedLive("GETs of one site reuse a kept-alive connection; one whose body is refused is closed", () =>
+    Effect.gen(function* () {
+      const page = "<p>Refunds within thirty days.</p>"
+      const server = yield* serve((req, res) =>
+        req.url === "/big" ? res.writeHead(200).end("x".repeat(5_000)) : res.writeHead(200, { "content-type": "text/html" }).end(page)
+      )
+      for (let i = 0; i < 3; i++) expect(yield* get(`${server.origin}/p/${i}`)).toMatchObject({ _tag: "Response", status: 200 })
+      expect(server.connections.count).toBe(1)
+      // past the limit: the rest of the body is never read, so its connection cannot serve another page
+      expect(yield* get(`${server.origin}/big`, { maxBytes: 1024 })).toMatchObject({ _tag: "Failure", reason: "too_large" })
+      expect(yield* get(`${server.origin}/p/3`)).toMatchObject({ _tag: "Response", status: 200 })
+      expect(server.connections.count).toBe(2)
+    })
+  )
+
+  it.scopedLive("a kept-alive connection the site dropped is replaced by a new one for the same GET", () =>
+    Effect.gen(function* () {
+      const perSocket = new WeakMap<object, number>()
+      const server = yield* serve((req, res) => {
+        const n = (perSocket.get(req.socket) ?? 0) + 1
+        perSocket.set(req.socket, n)
+        if (n === 2) return req.socket.destroy()
+        res.writeHead(200).end("ok")
+      })
+      expect(yield* get(server.origin)).toMatchObject({ _tag: "Response", status: 200 })
+      expect(yield* get(server.origin)).toMatchObject({ _tag: "Response", status: 200 })
+      expect(server.connections.count).toBe(2)
     })
   )
 
@@ -260,18 +295,15 @@ describe("Fetcher.layerNode", () => {
         const [encoding, body] = encoded[req.url ?? ""] ?? ["identity", page]
         res.writeHead(200, { "content-type": "text/html", "content-encoding": encoding }).end(body)
       })
-      const get = (path: string) =>
-        Effect.flatMap(Fetcher.Fetcher, (f) =>
-          f.get({ url: `${server.origin}${path}`, timeoutMillis: 10_000, maxBytes: 1024 * 1024, allowPrivate: true })
-        ).pipe(Effect.provide(Fetcher.layerNode))
+      const at = (path: string) => get(`${server.origin}${path}`)
       for (const path of ["/gzip", "/deflate", "/br", "/plain"]) {
-        const result = yield* get(path)
+        const result = yield* at(path)
         expect(result._tag === "Response" && Buffer.from(result.body).equals(page), `${path}: ${JSON.stringify(result).slice(0, 200)}`).toBe(true)
       }
       expect(server.seen[0]?.headers["accept-encoding"]).toBe("gzip, deflate, br")
-      expect(yield* get("/bomb")).toMatchObject({ _tag: "Failure", reason: "too_large", message: "the response is larger than 1048576 bytes" })
-      expect(yield* get("/broken")).toMatchObject({ _tag: "Failure", reason: "other", message: "the response's gzip encoding is broken" })
-      expect(yield* get("/unknown")).toMatchObject({ _tag: "Failure", reason: "encoding", message: "the response is encoded as zstd, which is not read" })
+      expect(yield* at("/bomb")).toMatchObject({ _tag: "Failure", reason: "too_large", message: "the response is larger than 1048576 bytes" })
+      expect(yield* at("/broken")).toMatchObject({ _tag: "Failure", reason: "other", message: "the response's gzip encoding is broken" })
+      expect(yield* at("/unknown")).toMatchObject({ _tag: "Failure", reason: "encoding", message: "the response is encoded as zstd, which is not read" })
     })
   )
 
@@ -284,20 +316,17 @@ describe("Fetcher.layerNode", () => {
         res.writeHead(200, { "content-type": "text/html", etag: '"v1"', "last-modified": "Wed, 25 Nov 2026 10:00:00 GMT" }).end("<p>hi</p>")
       })
       const port = () => new URL(server.origin).port
-      const get = (path: string, extra: Partial<Fetcher.GetRequest> = {}) =>
-        Effect.flatMap(Fetcher.Fetcher, (f) =>
-          f.get({ url: `${server.origin}${path}`, timeoutMillis: 10_000, maxBytes: 1024 * 1024, allowPrivate: true, ...extra })
-        ).pipe(Effect.provide(Fetcher.layerNode))
-      expect(yield* get("/page")).toMatchObject({ _tag: "Response", status: 200, etag: '"v1"', lastModified: "Wed, 25 Nov 2026 10:00:00 GMT" })
-      expect(yield* get("/page", { headers: { "if-none-match": '"v1"' } })).toMatchObject({ _tag: "Response", status: 304 })
-      expect(yield* get("/moved", { keepOrigin: true })).toMatchObject({ _tag: "Response", status: 200, url: `${server.origin}/page` })
-      expect(yield* get("/away", { keepOrigin: true })).toEqual({
+      const at = (path: string, extra: Partial<Fetcher.GetRequest> = {}) => get(`${server.origin}${path}`, extra)
+      expect(yield* at("/page")).toMatchObject({ _tag: "Response", status: 200, etag: '"v1"', lastModified: "Wed, 25 Nov 2026 10:00:00 GMT" })
+      expect(yield* at("/page", { headers: { "if-none-match": '"v1"' } })).toMatchObject({ _tag: "Response", status: 304 })
+      expect(yield* at("/moved", { keepOrigin: true })).toMatchObject({ _tag: "Response", status: 200, url: `${server.origin}/page` })
+      expect(yield* at("/away", { keepOrigin: true })).toEqual({
         _tag: "Failure",
         reason: "off_origin",
         message: `a redirect left the site for http://localhost:${port()}`
       })
       // without it, the redirect is followed as any other
-      expect(yield* get("/away")).toMatchObject({ _tag: "Response", status: 200 })
+      expect(yield* at("/away")).toMatchObject({ _tag: "Response", status: 200 })
     })
   )
 
