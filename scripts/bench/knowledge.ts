@@ -254,11 +254,12 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
  * A bare loop doing the service's whole work, without its bookkeeping (queue, phases written, events, threads):
  * per page fetch, extract, the first page's categories, Q&A into them, chunk, embed chunks and Q&A with the local
  * provider's own functions, and write both with their vectors into tables indexed as the service's are (text
- * search on stored `tsv` columns with GIN, and where pgvector exists, always on PGlite, the partial HNSW indexes
- * `src/knowledge/VectorIndex.ts` creates, with the same build parameters; btree indexes of the same shapes), one
- * transaction per page, in one statement per table as the service writes them (binary COPY on PGlite, a
- * multi-row INSERT on PostgreSQL). What the service's work costs before any design: the service's overhead is its
- * time above this loop's.
+ * search on stored `tsv` columns with GIN and the service's short pending lists, and where pgvector exists, always
+ * on PGlite, the partial HNSW indexes `src/knowledge/VectorIndex.ts` creates, with the same build parameters;
+ * btree indexes of the same shapes), one transaction per page, in one statement per table as the service writes
+ * them (binary COPY on PGlite, a multi-row INSERT on PostgreSQL), with the page's source row made `indexed` with its
+ * counts and text (the row created with the batch, as the contract keeps a source). What the service's work costs
+ * before any design: the service's overhead is its time above this loop's.
  */
 const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRun> => {
   const sink = await sinkOf(db)
@@ -268,7 +269,8 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRu
   )
   await sink.query("create index on chunks (url)")
   await sink.query("create index on chunks (agent)")
-  await sink.query("create index on chunks using gin (tsv)")
+  // short pending lists as migration 0027 sets: their merges are part of the service's writes
+  await sink.query("create index on chunks using gin (tsv) with (gin_pending_list_limit = 128)")
   await sink.query(
     "create table qa (id serial primary key, agent text not null, url text not null, question text not null, " +
       "answer text not null, category text, embedding real[] not null, " +
@@ -277,7 +279,13 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRu
   await sink.query("create index on qa (agent, id desc)")
   await sink.query("create index on qa (url)")
   await sink.query("create index on qa (category) where category is not null")
-  await sink.query("create index on qa using gin (tsv)")
+  await sink.query("create index on qa using gin (tsv) with (gin_pending_list_limit = 128)")
+  // the text is what Q&A regeneration reads
+  await sink.query(
+    "create table sources (id serial primary key, agent text not null, url text not null, status text not null, " +
+      "chunk_count int, qa_count int, extracted_text text, created_at timestamptz not null, finished_at timestamptz)"
+  )
+  await sink.query("create index on sources (agent, id desc)")
   if (db === "PGlite") {
     for (const table of ["chunks", "qa"]) {
       await sink.query(
@@ -301,6 +309,15 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRu
   const cpuAtStart = process.cpuUsage()
   const databaseCpuAtStart = db === "PostgreSQL" ? postgresCpuMs() : 0
   const started = performance.now()
+  const sourceIds = new Map<string, number>()
+  for (let i = 0; i < urls.length; i += 100) {
+    const batch = urls.slice(i, i + 100)
+    const rows = await sink.query(
+      `insert into sources (agent, url, status, created_at) values ${batch.map((_, j) => `($1, $${j + 2}, 'pending', now())`).join(", ")} returning id, url`,
+      [agent, ...batch]
+    )
+    for (const row of (rows as { rows: Array<{ id: number; url: string }> }).rows) sourceIds.set(row.url, row.id)
+  }
   let categories: ReadonlyArray<Extract.Category> | undefined
   for (const url of urls) {
     const html = await (await fetch(url)).text()
@@ -321,6 +338,10 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRu
       ["agent", "url", "question", "answer", "category", "embedding"],
       ["text", "text", "text", "text", "text", "float4[]"],
       items.map((item, i) => [agent, url, item.question, item.answer, item.category, vectors[pieces.length + i]])
+    )
+    await sink.query(
+      "update sources set status = 'indexed', chunk_count = $2, qa_count = $3, extracted_text = $4, finished_at = now() where id = $1",
+      [sourceIds.get(url), pieces.length, items.length, doc.text]
     )
     await sink.query("commit")
   }
