@@ -3,8 +3,16 @@
  * `meta.pagination`. Endpoints declare `Envelope(X)` so the OpenAPI document
  * shows the body as it is sent.
  */
+import * as FiberRef from "effect/FiberRef"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+
+/**
+ * The request a fiber serves (`req_...`), set by the HTTP edge on the request's fiber: the envelopes' `meta`
+ * carry it, and every line logged there as `request_id`. A FiberRef of its own rather than a log annotation,
+ * which would rebuild the fiber's annotation map on every request.
+ */
+export const CurrentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
 
 export const Timestamp = Schema.String.annotations({
   description: "ISO 8601 UTC timestamp",

@@ -1,13 +1,17 @@
 /**
  * The catalog of expected failures: one tagged error class per public `code`.
  *
- * Programs fail with these classes; the HTTP edge renders every one of them into
- * the error envelope `{ error: { type, code, message, param?, doc_url }, meta }`.
- * `ApiError(X)` is the schema endpoints declare, so the OpenAPI document shows
- * the real envelope body with its status.
+ * Programs fail with these classes. `ApiError(X)` is the schema endpoints
+ * declare: the platform encodes a failure with it into the error envelope
+ * `{ error: { type, code, message, param?, doc_url }, meta }` and its status,
+ * and the OpenAPI document shows that body.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { CurrentRequestId } from "./Envelope.js"
 
 /** What a request can get wrong, in Stripe's vocabulary of error types. */
 export const ErrorType = Schema.Literal(
@@ -352,11 +356,18 @@ export const ErrorObject = Schema.Struct({
 export const ErrorMeta = Schema.Struct({ request_id: Schema.String })
 
 /**
- * The schema an endpoint declares for a failure class: its wire form is the
- * error envelope with the class's code and status. The HTTP edge renders
- * failures itself (it knows the request id), so `encode` here only serves the
- * OpenAPI document and the typed client's decoding.
+ * Where the catalog's documentation lives (`<PUBLIC_URL>/docs/errors`): set by the HTTP edge beside the request
+ * id, read when a failure is encoded.
  */
+export const CurrentDocsUrl = FiberRef.unsafeMake("/docs/errors")
+
+/**
+ * The schema an endpoint declares for a failure class: its wire form is the error envelope with the class's
+ * code and status, which the OpenAPI document shows and the platform encodes a failure into. The envelope's
+ * `doc_url` and `meta.request_id` are the request's: encoding runs on its fiber.
+ */
+type FieldError = { readonly field: string; readonly message: string }
+
 const makeApiError = <C extends ApiFailureClass>(cls: C) => {
   const body = Schema.Struct({
     error: Schema.Struct({
@@ -367,23 +378,25 @@ const makeApiError = <C extends ApiFailureClass>(cls: C) => {
     meta: ErrorMeta
   }).annotations({ identifier: `Error_${cls.code}`, description: cls.description })
   // the class is a schema of its own fields: decoding the envelope's fields with it makes an instance
-  return Schema.transform(body, Schema.asSchema(cls).annotations({ identifier: cls._tag }), {
+  return Schema.transformOrFail(body, Schema.asSchema(cls).annotations({ identifier: cls._tag }), {
     // the literal code and type are fixed by `body`; TypeScript cannot follow them through the union of classes
     strict: false,
     decode: ({ error }) => {
       const { message, param, field_errors } = error
-      return { _tag: cls._tag, message, param, ...(field_errors === undefined ? {} : { field_errors }) }
+      return ParseResult.succeed({ _tag: cls._tag, message, param, ...(field_errors === undefined ? {} : { field_errors }) })
     },
-    encode: (f) => ({
-      error: {
-        type: cls.type,
-        code: cls.code,
-        message: f.message,
-        ...(f.param === undefined ? {} : { param: f.param }),
-        doc_url: ""
-      },
-      meta: { request_id: "" }
-    })
+    encode: (f: { readonly message: string; readonly param?: string; readonly field_errors?: ReadonlyArray<FieldError> }) =>
+      Effect.map(Effect.zip(FiberRef.get(CurrentRequestId), FiberRef.get(CurrentDocsUrl)), ([requestId, docsUrl]) => ({
+        error: {
+          type: cls.type,
+          code: cls.code,
+          message: f.message,
+          ...(f.param === undefined ? {} : { param: f.param }),
+          doc_url: `${docsUrl}#${cls.code}`,
+          ...(f.field_errors === undefined ? {} : { field_errors: f.field_errors })
+        },
+        meta: { request_id: requestId ?? "req_unassigned" }
+      }))
   }).annotations(HttpApiSchema.annotations({ status: cls.status }))
 }
 

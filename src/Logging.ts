@@ -9,12 +9,12 @@
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import { CurrentRequestId } from "../schema/Envelope.js"
 
 /** `LOG_LEVEL` values, lowest first. */
 export const logLevelNames = ["all", "trace", "debug", "info", "warning", "error", "fatal", "none"] as const
@@ -58,12 +58,6 @@ export class LogFields {
   constructor(readonly fields: Readonly<Record<string, unknown>>) {}
 }
 
-/**
- * The request a fiber serves (`req_...`), set by the HTTP edge on the request's fiber: every line logged
- * there carries it as `request_id`. A FiberRef of its own rather than a log annotation, which would rebuild
- * the fiber's annotation map on every request.
- */
-export const CurrentRequestId = FiberRef.unsafeMake<string | undefined>(undefined)
 
 /** The message's parts but `LogFields`, joined by spaces (a loop: this runs for every request line). */
 const messageText = (parts: ReadonlyArray<unknown>): string => {

@@ -19,7 +19,7 @@ export const FilesHttp = HttpApiBuilder.group(Api, "files", (handlers) =>
             const caller = yield* Caller
             const request = yield* HttpServerRequest.HttpServerRequest
             // the edge set this route's body cap (25 MB), counted as the bytes stream in
-            // (an oversized body dies with the platform's RequestError, which the edge renders as 413)
+            // (an oversized body dies with the platform's RequestError, which the edge refuses as 413)
             const body = yield* Effect.orDie(request.arrayBuffer)
             return yield* Effect.flatMap(files.upload(caller, path.id, new Uint8Array(body)), ok)
           }),

@@ -51,7 +51,7 @@ const errorPage = (status: number, message: string) =>
     "Accept"
   )
 
-/** The refusal as the caller asked for it: the page for a browser, else the failure the edge renders as the envelope. */
+/** The refusal as the caller asked for it: the page for a browser, else the failure, encoded as the envelope. */
 const refuse = (request: HttpServerRequest.HttpServerRequest, failure: MissingAuthorization | ResourceMissing) =>
   /\btext\/html\b/i.test(request.headers["accept"] ?? "")
     ? Effect.succeed(errorPage(failure instanceof MissingAuthorization ? MissingAuthorization.status : ResourceMissing.status, failure.message))

@@ -107,7 +107,7 @@ export const makeCors = Effect.gen(function* () {
         ? Effect.succeed(false)
         : Effect.map(widgetOrigins.allowedOrigins(agentId), (origins) => origins.includes(origin))
     return Effect.matchCauseEffect(allowed, {
-      onFailure: (cause) => Effect.map(incoming.render(cause), (response) => withCors(response, varyOrigin)),
+      onFailure: (cause) => decorated(Effect.failCause(cause), (response) => withCors(response, varyOrigin)),
       onSuccess: (allowed) => {
         if (request.method === "OPTIONS") {
           const methods = methodsFor(path)
@@ -127,7 +127,7 @@ export const makeCors = Effect.gen(function* () {
               })
             : undefined
         const headers = allowed ? corsHeaders(origin!) : varyOrigin
-        return decorated(incoming, refused === undefined ? next : Effect.fail(refused), (response) =>
+        return decorated(refused === undefined ? next : Effect.fail(refused), (response) =>
           withCors(response, headers)
         )
       }
@@ -137,7 +137,7 @@ export const makeCors = Effect.gen(function* () {
   const form = (incoming: EdgeRequest, formId: string, next: Answer): Answer =>
     Effect.flatMap(formOrigins.allowedOrigin(formId, incoming.request.headers["origin"]), (allowed) => {
       const headers = Option.isSome(allowed) ? { ...formCorsHeaders(allowed.value), ...varyOrigin } : varyOrigin
-      return decorated(incoming, next, (response) => withCors(response, headers))
+      return decorated(next, (response) => withCors(response, headers))
     })
 
   return (incoming: EdgeRequest, next: Answer): Answer => {

@@ -5,11 +5,12 @@
  * ones after it:
  * CORS (`Cors.ts`), the rate limit (`RateLimit.ts`), the input policy on the path and query
  * (`InputPolicy.ts`) and the API, whose body is capped. What depends on the endpoint the router matches (the
- * body policy, `Idempotency-Key`) runs as the API's own middlewares (`schema/Endpoint.ts`). Every failure is
- * rendered into the error envelope; the answer gets `Request-Id`, and the request is logged and counted. A
- * refusal sent before the request's body has all arrived closes gently (`Linger.ts`).
+ * body policy, `Idempotency-Key`) runs as the API's own middlewares (`schema/Endpoint.ts`). Whatever stopped
+ * the request becomes a failure of the catalog, which the platform encodes into the error envelope; every
+ * answer leaves with `Request-Id`, logged and counted, and a refusal sent before the request's body has all
+ * arrived closes gently (`Linger.ts`).
  */
-import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -19,17 +20,18 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import { type ApiFailure, CurrentDocsUrl } from "../../schema/Errors.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { RequestLog } from "../Logging.js"
 import { recordRequest } from "./Metrics.js"
 import { afterCommitInFiber } from "../../layers/JobQueue.js"
 import { type AuthResult, Authenticator, CurrentAuth } from "../auth/Authentication.js"
 import { AppConfig } from "../Config.js"
-import { fiberValue, requestAndClock, setOnFiber } from "../Performance.js"
+import { fiberValue, requestAndClock, setOnFiber, withHeaders } from "../Performance.js"
 import { makeCors } from "./Cors.js"
-import type { EdgeRequest } from "./EdgeRequest.js"
+import { decorated, type EdgeRequest } from "./EdgeRequest.js"
 import { CurrentRequestId } from "./Envelope.js"
-import { errorResponse } from "./ErrorResponse.js"
+import { failureHeaders } from "./ErrorResponse.js"
 import { fromCause } from "./Failures.js"
 import { closeGently } from "./Linger.js"
 import { checkPathAndQuery, maxBodyBytes } from "./InputPolicy.js"
@@ -60,22 +62,24 @@ export const makeEdge = Effect.gen(function* () {
   const docsUrl = `${config.publicUrl}/docs/errors`
 
   /**
-   * Renders a failure as its envelope; a defect is logged. A response given as the defect is the answer
-   * itself, as the platform takes it (an idempotent retry's stored answer).
+   * What stopped a request, as a failure of the catalog for the platform to encode (`ApiError`), with the
+   * headers it carries: ours pass as they are; the router's misses, the library's decode and body errors get
+   * their public code; a defect is logged and becomes `internal_error`. An answer given as the defect (an
+   * idempotent retry's stored one) is the answer.
    */
-  const renderer =
-    (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) => (cause: Cause.Cause<unknown>) => {
-      const early = Cause.dieOption(cause).pipe(Option.filter(HttpServerResponse.isServerResponse))
-      if (Option.isSome(early)) return Effect.succeed(early.value)
-      const { failure, defect } = fromCause(cause, { method: request.method, path }, Endpoints)
-      const response = errorResponse(failure, { requestId, docsUrl, allow: Endpoints.methodsFor(path) })
-      return defect ? Effect.as(Effect.logError("request failed with a defect", cause), response) : Effect.succeed(response)
-    }
+  const refusal = (request: HttpServerRequest.HttpServerRequest, path: string) => (cause: Cause.Cause<unknown>) => {
+    const early = Cause.dieOption(cause).pipe(Option.filter(HttpServerResponse.isServerResponse))
+    if (Option.isSome(early)) return Effect.succeed(early.value)
+    const { failure, defect } = fromCause(cause, { method: request.method, path }, Endpoints)
+    const headers = failureHeaders(failure, Endpoints.methodsFor(path))
+    const refused = decorated(Effect.fail(failure), (response) => withHeaders(response, headers))
+    return defect ? Effect.zipRight(Effect.logError("request failed with a defect", cause), refused) : refused
+  }
 
   /**
    * Authentication: the presented key resolved once (the rate limit and idempotency need the caller, and the
    * Authentication middleware reads it from `CurrentAuth`); none on operational paths. A defect of the
-   * lookup (the database away) is rendered like any other failure.
+   * lookup (the database away) is refused like any other.
    */
   const authenticate = (request: HttpServerRequest.HttpServerRequest, operational: boolean) =>
     operational ? Effect.succeed(undefined) : Effect.exit(authenticator.resolve(request.headers))
@@ -103,14 +107,19 @@ export const makeEdge = Effect.gen(function* () {
       )
     })
 
-  return (app: HttpApp.Default): HttpApp.Default =>
+  /** How every answer leaves, the platform's encoding of a failure included: with its id, logged, closed gently. */
+  const leaving = (incoming: EdgeRequest, startNanos: bigint): HttpApp.PreResponseHandler => (_, answer) => {
+    const response = HttpServerResponse.setHeader(answer, "request-id", incoming.requestId)
+    return Effect.as(logged(incoming, response, startNanos), closeGently(incoming.request, response))
+  }
+
+  return (app: HttpApp.Default): HttpApp.Default<ApiFailure> =>
     Effect.gen(function* () {
       const { clock, request } = yield* requestAndClock
       const startNanos = clock.unsafeCurrentTimeNanos()
       const requestId = yield* ids.make("req")
       const { path, search } = pathAndQuery(request.url)
       const operational = Endpoints.isOperational(path)
-      const render = renderer(request, path, requestId)
 
       const resolved = yield* authenticate(request, operational)
       const auth: Option.Option<AuthResult> =
@@ -119,13 +128,10 @@ export const makeEdge = Effect.gen(function* () {
       const afterCommit = afterCommitInFiber()
       yield* setOnFiber(
         fiberValue(CurrentRequestId, requestId),
+        fiberValue(CurrentDocsUrl, docsUrl),
         fiberValue(CurrentAuth, auth),
         fiberValue(afterCommit.fiberRef, afterCommit.hooks)
       )
-      if (resolved !== undefined && Exit.isFailure(resolved)) {
-        return closeGently(request, HttpServerResponse.setHeader(yield* render(resolved.cause), "request-id", requestId))
-      }
-
       const incoming: EdgeRequest = {
         request,
         requestId,
@@ -133,25 +139,27 @@ export const makeEdge = Effect.gen(function* () {
         path,
         search,
         operational,
-        caller: Option.flatMap(auth, Either.getRight),
-        render
+        caller: Option.flatMap(auth, Either.getRight)
       }
       // the steps, outermost first, each around the ones after it; a body is read under the cap of the API's
       // (the body policy raises it for an upload)
       const api = app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
-      const answer = cors(incoming, rateLimit(incoming, checkPathAndQuery(incoming, api)))
-      const response = HttpServerResponse.setHeader(
-        yield* Effect.matchCauseEffect(answer, {
-          onFailure: (cause) => afterCommit.after(render(cause)),
-          onSuccess: (response) => afterCommit.after(Effect.succeed(response))
-        }),
-        "request-id",
-        requestId
-      )
-      yield* logged(incoming, response, startNanos)
-      return closeGently(request, response)
+      const answer =
+        resolved !== undefined && Exit.isFailure(resolved)
+          ? Effect.failCause(resolved.cause)
+          : cors(incoming, rateLimit(incoming, checkPathAndQuery(incoming, api)))
+      const settled = yield* Effect.exit(Effect.catchAllCause(answer, refusal(request, path)))
+      // registered once the steps have run, the answer's last handler: it sees what the others made of it
+      yield* HttpApp.appendPreResponseHandler(leaving(incoming, startNanos))
+      return yield* afterCommit.after(settled)
     })
 })
 
-/** Installs the edge around the API (the `HttpApiBuilder` global middleware slot). */
-export const EdgeLive = HttpApiBuilder.middleware(makeEdge)
+/**
+ * Installs the edge around the API (the `HttpApiBuilder` global middleware slot). The platform encodes its
+ * refusals with the schemas the endpoints declare (each class is declared on some endpoint:
+ * test/http/refusals-declared.test.ts); the slot's type admits no failure, hence the cast.
+ */
+export const EdgeLive = HttpApiBuilder.middleware(
+  Effect.map(makeEdge, (edge) => edge as (app: HttpApp.Default) => HttpApp.Default)
+)

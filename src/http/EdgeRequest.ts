@@ -1,7 +1,7 @@
 /** What the edge's steps share: the request as the edge knows it, and the answer each step hands on. */
+import * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -21,23 +21,17 @@ export interface EdgeRequest {
   readonly operational: boolean
   /** The caller whose key the request presented, when the key is valid. */
   readonly caller: Option.Option<AuthenticatedCaller>
-  /** A failure as its error envelope. */
-  readonly render: (cause: Cause.Cause<unknown>) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }
 
-/** What a step hands on: the answer of the steps after it and of the API, its failures not yet rendered. */
+/** What a step hands on: the answer of the steps after it and of the API, or their failure, which the platform encodes. */
 export type Answer = Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
 
 /**
- * `answer` with a failure rendered, then `decorate`d: for a step whose headers go on every answer, the
- * refusals of the steps after it too.
+ * `answer`, with `decorate` applied to whatever goes out for it, a failure once the platform has encoded it
+ * included: for a step whose headers go on every answer, the refusals of the steps after it too.
  */
-export const decorated = (
-  incoming: EdgeRequest,
-  answer: Answer,
+export const decorated = <E, R>(
+  answer: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   decorate: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse
-): Answer =>
-  Effect.matchCauseEffect(answer, {
-    onFailure: (cause) => Effect.map(incoming.render(cause), decorate),
-    onSuccess: (response) => Effect.succeed(decorate(response))
-  })
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+  Effect.zipRight(HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(decorate(response))), answer)

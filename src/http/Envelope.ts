@@ -4,8 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
-import { CurrentRequestId } from "../Logging.js"
-import type { Pagination } from "../../schema/Envelope.js"
+import { CurrentRequestId, type Pagination } from "../../schema/Envelope.js"
 
 export { CurrentRequestId }
 

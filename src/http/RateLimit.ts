@@ -85,7 +85,7 @@ export const makeRateLimit = Effect.gen(function* () {
       ? `key:${caller.value.keyId}`
       : `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
     return Effect.flatMap(limiter.take(key), ({ rejected, state }) =>
-      decorated(incoming, rejected === undefined ? next : Effect.fail(rejected), (response) =>
+      decorated(rejected === undefined ? next : Effect.fail(rejected), (response) =>
         withRateLimit(response, state, Number(clock.unsafeCurrentTimeNanos() / 1_000_000n))
       )
     )

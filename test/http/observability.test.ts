@@ -7,6 +7,7 @@ import * as Redacted from "effect/Redacted"
 import jwt from "jsonwebtoken"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { CurrentRequestId } from "../../schema/Envelope.js"
 import * as Logging from "../../src/Logging.js"
 import { dispatcherIdle, Harness, testServer } from "../support/harness.js"
 
@@ -155,7 +156,7 @@ layer(testServer().pipe(Layer.provide(capture)))("logs and metrics", (it) => {
       const logger = Logging.layerJson({ level: "info", write: (line) => lines.push(JSON.parse(line)) })
       yield* Effect.gen(function* () {
         yield* Effect.logInfo("outside")
-        yield* FiberRef.set(Logging.CurrentRequestId, "req_0123456789abcdefABCDEFGH")
+        yield* FiberRef.set(CurrentRequestId, "req_0123456789abcdefABCDEFGH")
         yield* Effect.logWarning("inside")
         yield* Effect.fork(Effect.logInfo("forked")).pipe(Effect.flatMap(Fiber.join))
       }).pipe(Effect.provide(logger))
