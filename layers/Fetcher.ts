@@ -251,6 +251,12 @@ const pooledAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
  */
 const staleSocketCodes = new Set(["ECONNRESET", "EPIPE"])
 
+/** Whether `error`, of a request before any answer came, is a pooled socket gone stale (see above). */
+const staleSocket = (sent: http.ClientRequest, pooled: boolean, answered: boolean, error: unknown) => {
+  const code = (error as NodeError).code
+  return pooled && sent.reusedSocket && !answered && typeof code === "string" && staleSocketCodes.has(code)
+}
+
 /** A literal loopback, private or link-local host (names are checked at connect time, by `guardedLookup`), or none. */
 const privateLiteral = (url: URL, allowPrivate: boolean): string | undefined => {
   if (allowPrivate) return undefined
@@ -394,8 +400,7 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
     trackConnection(sent, progress)
     sent.on("error", (error) => {
       if (settled || req !== sent) return
-      const code = (error as NodeError).code
-      if (pooled && sent.reusedSocket && res === undefined && typeof code === "string" && staleSocketCodes.has(code)) {
+      if (staleSocket(sent, pooled, res !== undefined, error)) {
         sent.destroy()
         return send(false)
       }
@@ -505,8 +510,7 @@ const getHop = (
     trackConnection(sent, progress)
     sent.on("error", (error) => {
       if (settled || req !== sent) return
-      const code = (error as NodeError).code
-      if (pooled && sent.reusedSocket && res === undefined && typeof code === "string" && staleSocketCodes.has(code)) {
+      if (staleSocket(sent, pooled, res !== undefined, error)) {
         sent.destroy()
         return send(false)
       }

@@ -27,6 +27,17 @@ vi.mock("node:dns", async (importOriginal) => {
 const serve = (handler: (req: http.IncomingMessage, res: http.ServerResponse) => void) =>
   Effect.map(loopbackServer((_, res, req) => handler(req, res)), (server) => ({ ...server, seen: server.received }))
 
+/** A handler that destroys the socket of a connection's second request without an answer, as one closed while idle. */
+const dropsSecondRequest = () => {
+  const perSocket = new WeakMap<object, number>()
+  return (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const n = (perSocket.get(req.socket) ?? 0) + 1
+    perSocket.set(req.socket, n)
+    if (n === 2) return void req.socket.destroy()
+    res.writeHead(200).end("ok")
+  }
+}
+
 /** A port nobody listens on: bound once, then released. */
 const closedPort = Effect.async<number>((resume) => {
   const server = http.createServer()
@@ -122,14 +133,7 @@ describe("Fetcher.layerNode", () => {
 
   it.scopedLive("a kept-alive connection the receiver dropped is replaced by a new one for the same POST", () =>
     Effect.gen(function* () {
-      // every second request of a connection: the socket is destroyed without an answer (closed while idle)
-      const perSocket = new WeakMap<object, number>()
-      const server = yield* serve((req, res) => {
-        const n = (perSocket.get(req.socket) ?? 0) + 1
-        perSocket.set(req.socket, n)
-        if (n === 2) return req.socket.destroy()
-        res.writeHead(200).end("ok")
-      })
+      const server = yield* serve(dropsSecondRequest())
       expect(expectResponse(yield* post(server.origin)).status).toBe(200)
       expect(expectResponse(yield* post(server.origin)).status).toBe(200)
       expect(server.connections.count).toBe(2)
@@ -157,13 +161,7 @@ describe("Fetcher.layerNode", () => {
 
   it.scopedLive("a kept-alive connection the site dropped is replaced by a new one for the same GET", () =>
     Effect.gen(function* () {
-      const perSocket = new WeakMap<object, number>()
-      const server = yield* serve((req, res) => {
-        const n = (perSocket.get(req.socket) ?? 0) + 1
-        perSocket.set(req.socket, n)
-        if (n === 2) return req.socket.destroy()
-        res.writeHead(200).end("ok")
-      })
+      const server = yield* serve(dropsSecondRequest())
       expect(yield* get(server.origin)).toMatchObject({ _tag: "Response", status: 200 })
       expect(yield* get(server.origin)).toMatchObject({ _tag: "Response", status: 200 })
       expect(server.connections.count).toBe(2)
