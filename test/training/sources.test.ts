@@ -6,9 +6,10 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { JobQueue, retryBackoffMillis } from "../../layers/JobQueue.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import { INGEST_QUEUE } from "../../src/knowledge/Knowledge.js"
 import { JOB_MAX_ATTEMPTS } from "../../src/knowledge/Pipeline.js"
 import { dyingAi, eventsOfType, html, page, serveSite } from "../knowledge/support.js"
@@ -227,13 +228,15 @@ layer(testServer({}, { ai: dyingAi }))("lesson sources whose processing dies", (
       const key = ws.secretTest
       const { agentId, lessonId } = yield* course(h, key)
       const source = yield* addSource(h, key, agentId, { lesson_id: lessonId, type: "text", title: "Crash notes", content: notes })
-      // each attempt dies; a retry's wait is passed whole, whenever the attempt before it ended (the backoff's own
-      // instants are held by test/knowledge/failures.test.ts)
+      // each attempt dies; the clock goes to the instant the source says it is tried again (the backoff's own
+      // instants are held by test/knowledge/failures.test.ts), never past it while an attempt runs: a lease would
+      // lapse under it, and the attempt count as one that stopped its worker
       for (let step = 0; step < JOB_MAX_ATTEMPTS * 2; step++) {
         yield* queue.awaitIdle(INGEST_QUEUE)
         const [current] = yield* listSources(h, key, agentId, lessonId)
         if (current.status === "failed") break
-        yield* TestClock.adjust(retryBackoffMillis(JOB_MAX_ATTEMPTS))
+        const now = yield* Clock.currentTimeMillis
+        yield* TestClock.adjust(Math.max(0, Date.parse(current.next_attempt_at) - now))
       }
       const [failed] = yield* settledSources(h, key, agentId, lessonId)
       expect(failed).toMatchObject({ id: source.id, status: "failed", error_code: "internal_error" })
