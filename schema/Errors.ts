@@ -361,13 +361,13 @@ export const ErrorMeta = Schema.Struct({ request_id: Schema.String })
  */
 export const CurrentDocsUrl = FiberRef.unsafeMake("/docs/errors")
 
+type FieldError = { readonly field: string; readonly message: string }
+
 /**
  * The schema an endpoint declares for a failure class: its wire form is the error envelope with the class's
  * code and status, which the OpenAPI document shows and the platform encodes a failure into. The envelope's
  * `doc_url` and `meta.request_id` are the request's: encoding runs on its fiber.
  */
-type FieldError = { readonly field: string; readonly message: string }
-
 const makeApiError = <C extends ApiFailureClass>(cls: C) => {
   const body = Schema.Struct({
     error: Schema.Struct({
