@@ -223,13 +223,14 @@ const messageOf = (error: unknown): string => {
 const idleSocketMillis = 4_000
 
 /**
- * Kept-alive connections, one pool per policy (`allowPrivate` false or true)
- * and scheme, made on first use: a webhook's receiver, a crawled site. A pooled socket was opened through
- * that policy's connect-time lookup, to an address it allowed, and stays
- * connected to that address: reusing it skips no check that could now answer
- * otherwise (a DNS change only reaches new connections, which are checked).
- * Node's agent closes an idle socket before the server's announced keep-alive
- * timeout, so a reused one has rarely been closed by the other end meanwhile.
+ * Kept-alive connections (to a webhook's receiver, a crawled site), one pool
+ * per policy (`allowPrivate` false or true) and scheme, made on first use. A
+ * pooled socket was opened through that policy's connect-time lookup, to an
+ * address it allowed, and stays connected to that address: reusing it skips no
+ * check that could now answer otherwise (a DNS change only reaches new
+ * connections, which are checked). Node's agent closes an idle socket before
+ * the server's announced keep-alive timeout, so a reused one has rarely been
+ * closed by the other end meanwhile.
  */
 const pools = new Map<string, http.Agent>()
 const pooledAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
