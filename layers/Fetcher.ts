@@ -258,6 +258,34 @@ const staleSocket = (sent: http.ClientRequest, pooled: boolean, answered: boolea
   return pooled && sent.reusedSocket && !answered && typeof code === "string" && staleSocketCodes.has(code)
 }
 
+/**
+ * A request's connection watched (`trackConnection`) and its errors handled: none once `live` is false (settled,
+ * or replaced by its retry); a stale pooled socket's request sent once more on a new connection (`retry`); any
+ * other error `failed`, with the reason how far its connection got tells.
+ */
+const onErrors = (
+  sent: http.ClientRequest,
+  options: {
+    readonly tls: boolean
+    readonly pooled: boolean
+    readonly live: () => boolean
+    readonly answered: () => boolean
+    readonly retry: () => void
+    readonly failed: (reason: FailureReason, message: string) => void
+  }
+) => {
+  const progress: Progress = { tls: options.tls, connected: false, secured: false }
+  trackConnection(sent, progress)
+  sent.on("error", (error) => {
+    if (!options.live()) return
+    if (staleSocket(sent, options.pooled, options.answered(), error)) {
+      sent.destroy()
+      return options.retry()
+    }
+    options.failed(classify(error, progress), messageOf(error))
+  })
+}
+
 /** A literal loopback, private or link-local host (names are checked at connect time, by `guardedLookup`), or none. */
 const privateLiteral = (url: URL, allowPrivate: boolean): string | undefined => {
   if (allowPrivate) return undefined
@@ -383,7 +411,6 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
 
   const headers: Record<string, string> = { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) }
   const send = (pooled: boolean) => {
-    const progress: Progress = { tls: isTls, connected: false, secured: false }
     let sent: http.ClientRequest
     try {
       sent = (isTls ? https : http).request(url, {
@@ -398,14 +425,13 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
       return finish(fail("other", messageOf(error)))
     }
     req = sent
-    trackConnection(sent, progress)
-    sent.on("error", (error) => {
-      if (settled || req !== sent) return
-      if (staleSocket(sent, pooled, res !== undefined, error)) {
-        sent.destroy()
-        return send(false)
-      }
-      finish(fail(classify(error, progress), messageOf(error)))
+    onErrors(sent, {
+      tls: isTls,
+      pooled,
+      live: () => !settled && req === sent,
+      answered: () => res !== undefined,
+      retry: () => send(false),
+      failed: (reason, message) => finish(fail(reason, message))
     })
     sent.on("response", (incoming) => {
       res = incoming
@@ -491,7 +517,6 @@ const getHop = (
   }
   const isTls = url.protocol === "https:"
   const send = (pooled: boolean) => {
-    const progress: Progress = { tls: isTls, connected: false, secured: false }
     let sent: http.ClientRequest
     try {
       sent = (isTls ? https : http).get(url, {
@@ -508,14 +533,13 @@ const getHop = (
       return finish({ _tag: "Failure", reason: "other", message: messageOf(error) })
     }
     req = sent
-    trackConnection(sent, progress)
-    sent.on("error", (error) => {
-      if (settled || req !== sent) return
-      if (staleSocket(sent, pooled, res !== undefined, error)) {
-        sent.destroy()
-        return send(false)
-      }
-      finish({ _tag: "Failure", reason: classify(error, progress), message: messageOf(error) })
+    onErrors(sent, {
+      tls: isTls,
+      pooled,
+      live: () => !settled && req === sent,
+      answered: () => res !== undefined,
+      retry: () => send(false),
+      failed: (reason, message) => finish({ _tag: "Failure", reason, message })
     })
     sent.on("response", (incoming) => read(incoming))
   }
