@@ -251,15 +251,16 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
 }
 
 /**
- * A bare loop doing the service's whole work, without its bookkeeping (queue, phases written, events, threads):
- * per page fetch, extract, the first page's categories, Q&A into them, chunk, embed chunks and Q&A with the local
+ * A bare loop doing the service's whole work, without its design (job queue, phases written, decoder processes):
+ * per page its attempt recorded before the work (the source `processing`, its attempts counted), fetch, extract, the first page's categories, Q&A into them, chunk, embed chunks and Q&A with the local
  * provider's own functions, and write both with their vectors into tables indexed as the service's are (text
  * search on stored `tsv` columns with GIN and the service's short pending lists, and where pgvector exists, always
  * on PGlite, the partial HNSW indexes `src/knowledge/VectorIndex.ts` creates, with the same build parameters;
  * btree indexes of the same shapes), one transaction per page, in one statement per table as the service writes
  * them (binary COPY on PGlite, a multi-row INSERT on PostgreSQL), with the page's source row made `indexed` with its
- * counts and text (the row created with the batch, as the contract keeps a source). What the service's work costs
- * before any design: the service's overhead is its time above this loop's.
+ * counts and text (the row created with the batch, as the contract keeps a source) and the contract's event of it
+ * written, its webhook subscriptions looked up, in the same transaction. What the service's work costs before any
+ * design: the service's overhead is its time above this loop's.
  */
 const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRun> => {
   const sink = await sinkOf(db)
@@ -280,12 +281,25 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRu
   await sink.query("create index on qa (url)")
   await sink.query("create index on qa (category) where category is not null")
   await sink.query("create index on qa using gin (tsv) with (gin_pending_list_limit = 128)")
-  // the text is what Q&A regeneration reads
+  // the text is what Q&A regeneration reads; the attempts are counted before the work (a page that kills its
+  // process still ends failed)
   await sink.query(
     "create table sources (id serial primary key, agent text not null, url text not null, status text not null, " +
-      "chunk_count int, qa_count int, extracted_text text, created_at timestamptz not null, finished_at timestamptz)"
+      "attempts int not null default 0, chunk_count int, qa_count int, extracted_text text, " +
+      "created_at timestamptz not null, started_at timestamptz, finished_at timestamptz)"
   )
   await sink.query("create index on sources (agent, id desc)")
+  // the contract's event of each indexed page, and the subscriptions its webhook deliveries would go to
+  await sink.query(
+    "create table events (seq bigint generated always as identity, id text primary key, workspace text not null, " +
+      "type text not null, created_at timestamptz not null, body text not null)"
+  )
+  await sink.query("create index on events (workspace, seq)")
+  await sink.query(
+    "create table subscriptions (seq bigint generated always as identity, id text primary key, workspace text not null, " +
+      "events text[] not null, is_active boolean not null, deleted_at timestamptz)"
+  )
+  await sink.query("create index on subscriptions (workspace, seq desc) where deleted_at is null")
   if (db === "PGlite") {
     for (const table of ["chunks", "qa"]) {
       await sink.query(
@@ -319,7 +333,13 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRu
     for (const row of (rows as { rows: Array<{ id: number; url: string }> }).rows) sourceIds.set(row.url, row.id)
   }
   let categories: ReadonlyArray<Extract.Category> | undefined
-  for (const url of urls) {
+  // the attempt recorded before the work; on PostgreSQL without waiting for the WAL flush, as the service's claim
+  const asyncCommit = db === "PostgreSQL" ? "from (select set_config('synchronous_commit', 'off', true)) async_commit " : ""
+  for (const [n, url] of urls.entries()) {
+    await sink.query(
+      `update sources set status = 'processing', attempts = attempts + 1, started_at = now() ${asyncCommit}where id = $1`,
+      [sourceIds.get(url)]
+    )
     const html = await (await fetch(url)).text()
     const doc = fromHtml(html, url)
     categories ??= Extract.categories(doc)
@@ -339,10 +359,22 @@ const sameWorkLoop = async (db: Db, urls: ReadonlyArray<string>): Promise<LoopRu
       ["text", "text", "text", "text", "text", "float4[]"],
       items.map((item, i) => [agent, url, item.question, item.answer, item.category, vectors[pieces.length + i]])
     )
-    await sink.query(
-      "update sources set status = 'indexed', chunk_count = $2, qa_count = $3, extracted_text = $4, finished_at = now() where id = $1",
+    const updated = (await sink.query(
+      "update sources set status = 'indexed', chunk_count = $2, qa_count = $3, extracted_text = $4, finished_at = now() " +
+        "where id = $1 returning id, agent, url, status, attempts, chunk_count, qa_count, created_at, started_at, finished_at",
       [sourceIds.get(url), pieces.length, items.length, doc.text]
-    )
+    )) as { rows: Array<Record<string, unknown>> }
+    const event = { id: `evt_${n}`, object: "event", type: "knowledge.source.indexed", data: { source: updated.rows[0] } }
+    await sink.query("insert into events (id, workspace, type, created_at, body) values ($1, $2, $3, now(), $4)", [
+      event.id,
+      "ws_bench",
+      event.type,
+      JSON.stringify(event)
+    ])
+    await sink.query("select id from subscriptions where workspace = $1 and is_active and deleted_at is null and $2 = any(events)", [
+      "ws_bench",
+      event.type
+    ])
     await sink.query("commit")
   }
   const ms = performance.now() - started
