@@ -111,9 +111,12 @@ export const cleanupAll = async (): Promise<void> => {
   }
 }
 
-/** The environment of a service child: inherited, minus what would pick another database. */
+/**
+ * The environment of a service child: inherited, minus what would pick another database, with glibc's malloc arenas
+ * capped as `npm start` caps them (package.json).
+ */
 export const serviceEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST: host, ...extra }
+  const env: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: "2", ...process.env, HOST: host, ...extra }
   if (extra["DATABASE_URL"] === undefined) delete env["DATABASE_URL"]
   delete env["REDIS_URL"]
   return env
