@@ -7,8 +7,9 @@
  * reversed every other round, as in reads.ts): a bare loop in this process doing
  * the same fetch + extract (Readability on linkedom, the same code) + chunk +
  * insert of the chunks (into an in-memory PGlite, or the PostgreSQL server), one
- * page at a time as the service does for one agent; and the same pages as
- * `agents` agents of `pages / agents` each (pages/s against one agent's).
+ * page at a time as the service does for one agent; a loop doing the service's
+ * whole work (`sameWorkLoop`); and the same pages as `agents` agents of
+ * `pages / agents` each (pages/s against one agent's).
  * Before the rounds, one run of one agent with tracing on, its spans sent to a
  * collector in this process (spans.ts) and summed by phase (`knowledge.<phase>`
  * spans of the pipeline, the queue's claims and settles, the batch request). Reported: times, pages/s,
@@ -257,8 +258,9 @@ const ingest = async (db: Db, urls: ReadonlyArray<string>, agents: number, colle
 /**
  * A bare loop doing the service's whole work, without its design (job queue, phases written, decoder processes):
  * per page its attempt recorded before the work (the source `processing`, its attempts counted), fetch, extract
- * (off the main thread, as DESIGN requires of untrusted documents: a worker thread, where the service uses a process), the first page's categories, Q&A into them, chunk, embed chunks and Q&A with the local
- * provider's own functions, and write both with their vectors into tables indexed as the service's are (text
+ * (off the main thread, as DESIGN requires of untrusted documents: a worker thread, where the service uses a
+ * process), the first page's categories, Q&A into them, chunk, embed chunks and Q&A with the local provider's own
+ * functions, and write both with their vectors into tables indexed as the service's are (text
  * search on stored `tsv` columns with GIN and the service's short pending lists, and where pgvector exists, always
  * on PGlite, the partial HNSW indexes `src/knowledge/VectorIndex.ts` creates, with the same build parameters;
  * btree indexes of the same shapes), one transaction per page, in one statement per table as the service writes
