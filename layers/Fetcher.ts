@@ -259,31 +259,52 @@ const staleSocket = (sent: http.ClientRequest, pooled: boolean, answered: boolea
 }
 
 /**
- * A request's connection watched (`trackConnection`) and its errors handled: none once `live` is false (settled,
- * or replaced by its retry); a stale pooled socket's request sent once more on a new connection (`retry`); any
- * other error `failed`, with the reason how far its connection got tells.
+ * Sends a request on the policy's pool (`pooledAgent`, names checked by `guardedLookup`), its connection watched
+ * (`trackConnection`) and its errors handled: none once `live(sent)` is false (settled, or replaced by its retry);
+ * a stale pooled socket's request sent once more on a new connection (`sent` gets each request as it goes, for
+ * the caller's teardown); any other error `failed`, with the reason how far its connection got tells (a header
+ * Node refuses throws at once: "other").
  */
-const onErrors = (
-  sent: http.ClientRequest,
-  options: {
-    readonly tls: boolean
-    readonly pooled: boolean
-    readonly live: () => boolean
+const sendPooled = (
+  url: URL,
+  request: { readonly method: "GET" | "POST"; readonly headers: http.OutgoingHttpHeaders; readonly body?: string; readonly allowPrivate: boolean },
+  handlers: {
+    readonly sent: (sent: http.ClientRequest) => void
+    readonly live: (sent: http.ClientRequest) => boolean
     readonly answered: () => boolean
-    readonly retry: () => void
+    readonly response: (incoming: http.IncomingMessage) => void
     readonly failed: (reason: FailureReason, message: string) => void
   }
 ) => {
-  const progress: Progress = { tls: options.tls, connected: false, secured: false }
-  trackConnection(sent, progress)
-  sent.on("error", (error) => {
-    if (!options.live()) return
-    if (staleSocket(sent, options.pooled, options.answered(), error)) {
-      sent.destroy()
-      return options.retry()
+  const tls = url.protocol === "https:"
+  const send = (pooled: boolean) => {
+    let sent: http.ClientRequest
+    try {
+      sent = (tls ? https : http).request(url, {
+        method: request.method,
+        headers: request.headers,
+        // the retry after a stale socket opens a new connection of its own (through the same lookup)
+        agent: pooled ? pooledAgent(tls, request.allowPrivate) : false,
+        lookup: guardedLookup(request.allowPrivate)
+      })
+    } catch (error) {
+      return handlers.failed("other", messageOf(error))
     }
-    options.failed(classify(error, progress), messageOf(error))
-  })
+    handlers.sent(sent)
+    const progress: Progress = { tls, connected: false, secured: false }
+    trackConnection(sent, progress)
+    sent.on("error", (error) => {
+      if (!handlers.live(sent)) return
+      if (staleSocket(sent, pooled, handlers.answered(), error)) {
+        sent.destroy()
+        return send(false)
+      }
+      handlers.failed(classify(error, progress), messageOf(error))
+    })
+    sent.on("response", handlers.response)
+    sent.end(request.body)
+  }
+  send(true)
 }
 
 /** A literal loopback, private or link-local host (names are checked at connect time, by `guardedLookup`), or none. */
@@ -396,8 +417,6 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
     finish(url)
     return cancel
   }
-  const isTls = url.protocol === "https:"
-
   // The deadline is a real timer, not Effect's Clock: the socket is real even
   // when a TestClock drives the rest of the program, and a TestClock that
   // nobody advances would let a hung receiver hold the delivery forever.
@@ -409,37 +428,27 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
     finish(fail("timeout", `timed out after ${timeoutMillis} ms (${stage})`))
   }, timeoutMillis)
 
-  const headers: Record<string, string> = { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) }
-  const send = (pooled: boolean) => {
-    let sent: http.ClientRequest
-    try {
-      sent = (isTls ? https : http).request(url, {
-        method: "POST",
-        headers,
-        // the retry after a stale socket opens a new connection of its own (through the same lookup)
-        agent: pooled ? pooledAgent(isTls, request.allowPrivate) : false,
-        lookup: guardedLookup(request.allowPrivate)
-      })
-    } catch (error) {
-      // invalid header names or values throw synchronously
-      return finish(fail("other", messageOf(error)))
-    }
-    req = sent
-    onErrors(sent, {
-      tls: isTls,
-      pooled,
-      live: () => !settled && req === sent,
+  sendPooled(
+    url,
+    {
+      method: "POST",
+      headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
+      body: request.body,
+      allowPrivate: request.allowPrivate
+    },
+    {
+      sent: (sent) => {
+        req = sent
+      },
+      live: (sent) => !settled && req === sent,
       answered: () => res !== undefined,
-      retry: () => send(false),
+      response: (incoming) => {
+        res = incoming
+        readExcerpt(incoming, { complete: finishComplete, cut: finish })
+      },
       failed: (reason, message) => finish(fail(reason, message))
-    })
-    sent.on("response", (incoming) => {
-      res = incoming
-      readExcerpt(incoming, { complete: finishComplete, cut: finish })
-    })
-    sent.end(request.body)
-  }
-  send(true)
+    }
+  )
   return cancel
 }
 
@@ -515,34 +524,6 @@ const getHop = (
     finish(refused)
     return () => {}
   }
-  const isTls = url.protocol === "https:"
-  const send = (pooled: boolean) => {
-    let sent: http.ClientRequest
-    try {
-      sent = (isTls ? https : http).get(url, {
-        headers: {
-          "user-agent": "assistant-platform-ingest/1",
-          accept: "text/html,text/plain,application/pdf;q=0.9,*/*;q=0.1",
-          "accept-encoding": "gzip, deflate, br",
-          ...request.headers
-        },
-        agent: pooled ? pooledAgent(isTls, request.allowPrivate) : false,
-        lookup: guardedLookup(request.allowPrivate)
-      })
-    } catch (error) {
-      return finish({ _tag: "Failure", reason: "other", message: messageOf(error) })
-    }
-    req = sent
-    onErrors(sent, {
-      tls: isTls,
-      pooled,
-      live: () => !settled && req === sent,
-      answered: () => res !== undefined,
-      retry: () => send(false),
-      failed: (reason, message) => finish({ _tag: "Failure", reason, message })
-    })
-    sent.on("response", (incoming) => read(incoming))
-  }
   const read = (incoming: http.IncomingMessage) => {
     res = incoming
     const status = incoming.statusCode ?? 0
@@ -587,7 +568,28 @@ const getHop = (
       if (!incoming.complete) finish({ _tag: "Failure", reason: "other", message: "connection closed before the body ended" })
     })
   }
-  send(true)
+  sendPooled(
+    url,
+    {
+      method: "GET",
+      headers: {
+        "user-agent": "assistant-platform-ingest/1",
+        accept: "text/html,text/plain,application/pdf;q=0.9,*/*;q=0.1",
+        "accept-encoding": "gzip, deflate, br",
+        ...request.headers
+      },
+      allowPrivate: request.allowPrivate
+    },
+    {
+      sent: (sent) => {
+        req = sent
+      },
+      live: (sent) => !settled && req === sent,
+      answered: () => res !== undefined,
+      response: read,
+      failed: (reason, message) => finish({ _tag: "Failure", reason, message })
+    }
+  )
   return () => {
     settled = true
     teardown()
