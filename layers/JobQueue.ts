@@ -242,7 +242,10 @@ export interface Primitives {
   /**
    * False when the claim is stale (the job was claimed again, or settled). A lapsed
    * lease nobody claimed since is still ours: a Clock that jumped (TestClock, a
-   * paused VM) must not cost a running handler its job.
+   * paused VM) must not cost a running handler its job. A job settled for a retry
+   * or released keeps its claim count, and is no longer leased: a heartbeat that
+   * read it as held just before must not lease it again (it would wait out a lease
+   * nobody holds).
    */
   readonly extend: (job: Job, leaseMillis: number) => Effect.Effect<boolean>
   /** A `Finish` outcome is the worker's to carry: settled here it is done. The claim counted the attempt. */

@@ -108,7 +108,7 @@ const makeMemory = Effect.gen(function* () {
     extend: (job, leaseMillis) =>
       Effect.map(nowMillis, (at) => {
         const j = held(job)
-        if (j === undefined) return false
+        if (j === undefined || j.lockedUntil === null) return false
         j.lockedUntil = at + leaseMillis
         return true
       }),

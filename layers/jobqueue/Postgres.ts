@@ -137,7 +137,7 @@ const makePostgres = Effect.gen(function* () {
         const at = yield* nowMillis
         const rows = yield* sql`
           update jobs set locked_until = ${new Date(at + leaseMillis)} from ${yield* asyncCommitRow}
-          where id = ${job.id} and claims = ${job.claim} and status = 'pending'
+          where id = ${job.id} and claims = ${job.claim} and status = 'pending' and locked_until is not null
           returning id`
         return rows.length === 1
       }).pipe(orDie),

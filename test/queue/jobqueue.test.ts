@@ -480,6 +480,24 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
       }))
 
+    it.effect("a heartbeat late for a job its holder settled or released leases it no more", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("late-beat")
+        yield* jobs.enqueue({ queue, payload: { n: 1 } })
+        const [retried] = yield* jobs.claim({ queue, limit: 1, leaseMillis: 60_000 })
+        const at = new Date((yield* Clock.currentTimeMillis) + 5_000)
+        yield* jobs.settle(retried!, JobQueue.Outcome.retryAt(at, "try later"))
+        expect(yield* jobs.extend(retried!, 60_000)).toBe(false)
+        // due at its retry's instant, not when the late lease would have lapsed
+        yield* TestClock.adjust("5 seconds")
+        const [again] = yield* jobs.claim({ queue, limit: 1, leaseMillis: 60_000 })
+        expect(again?.id).toBe(retried!.id)
+        yield* jobs.release(again!)
+        expect(yield* jobs.extend(again!, 60_000)).toBe(false)
+        expect((yield* jobs.claim({ queue, limit: 1, leaseMillis: 60_000 }))[0]?.id).toBe(retried!.id)
+      }))
+
     it.effect("a worker takes over a lapsed job by itself", () =>
       Effect.gen(function* () {
         const jobs = yield* JobQueue.JobQueue
