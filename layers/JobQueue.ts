@@ -11,6 +11,8 @@
  *   transaction of the change that causes the work: the job exists exactly when
  *   that change committed. Inside a transaction it also registers an after-commit
  *   wake-up (see `withAfterCommit`); outside one it wakes local workers at once.
+ *   `enqueueAll(inputs)`: the same for many jobs at once (a batch of sources),
+ *   one statement rather than one a job.
  * - `worker({ queue, concurrency, leaseMillis?, perKey?, pollMillis?, handle })`:
  *   an effect that never ends: it claims while slots are free, runs `handle(job)`
  *   and settles the job by the returned `Outcome` (`done`, `retryAt(instant)`,
@@ -238,6 +240,8 @@ export interface SettleOptions {
 /** What each implementation provides; the worker and the probes are built on it. */
 export interface Primitives {
   readonly enqueue: (input: EnqueueInput) => Effect.Effect<string>
+  /** Jobs enqueued together, in one statement where the store speaks SQL: their ids, in the inputs' order. */
+  readonly enqueueAll: (inputs: ReadonlyArray<EnqueueInput>) => Effect.Effect<ReadonlyArray<string>>
   readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Job>>
   /**
    * False when the claim is stale (the job was claimed again, or settled). A lapsed

@@ -90,6 +90,7 @@ const makeMemory = Effect.gen(function* () {
         })
         return String(id)
       }),
+    enqueueAll: (inputs) => Effect.forEach(inputs, (input) => primitives.enqueue(input)),
     claim: (options) =>
       Effect.map(nowMillis, (at) =>
         claimableAt(options.queue, at, options.perKey)

@@ -25,7 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Job, JobQueue, type Primitives } from "../JobQueue.js"
+import { type EnqueueInput, type Job, JobQueue, type Primitives } from "../JobQueue.js"
 import { fromPrimitives } from "./Worker.js"
 
 const nowMillis = Clock.currentTimeMillis
@@ -77,21 +77,38 @@ const makePostgres = Effect.gen(function* () {
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
   const insertJob = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     SqlSchema.single({ Request: Schema.Void, Result: Schema.Struct({ id: Schema.String }), execute: () => statement })(undefined)
+  const insertJobs = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+    SqlSchema.findAll({ Request: Schema.Void, Result: Schema.Struct({ id: Schema.String }), execute: () => statement })(undefined)
+  const jobRow = (input: EnqueueInput, at: Date) => ({
+    queue: input.queue,
+    key: input.key ?? null,
+    payload: JSON.stringify(input.payload ?? null),
+    status: "pending",
+    run_at: input.runAt ?? at,
+    created_at: at
+  })
+  // rows a statement inserts at most (six parameters each, within PostgreSQL's 65,535)
+  const rowsPerInsert = 5_000
 
   const primitives: Primitives = {
     enqueue: (input) =>
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
-        const row = yield* insertJob(sql`
-          insert into jobs ${sql.insert({
-            queue: input.queue,
-            key: input.key ?? null,
-            payload: JSON.stringify(input.payload ?? null),
-            status: "pending",
-            run_at: input.runAt ?? at,
-            created_at: at
-          })} returning id::text as id`)
+        const row = yield* insertJob(sql`insert into jobs ${sql.insert(jobRow(input, at))} returning id::text as id`)
         return row.id
+      }).pipe(orDie),
+
+    // the ids follow the rows' order: the sequence numbers them as the statement inserts them
+    enqueueAll: (inputs) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* nowMillis)
+        const ids: Array<string> = []
+        for (let from = 0; from < inputs.length; from += rowsPerInsert) {
+          const rows = inputs.slice(from, from + rowsPerInsert).map((input) => jobRow(input, at))
+          const inserted = yield* insertJobs(sql`insert into jobs ${sql.insert(rows)} returning id::text as id`)
+          ids.push(...inserted.map((r) => r.id).sort((a, b) => Number(a) - Number(b)))
+        }
+        return ids
       }).pipe(orDie),
 
     // One statement (`jobs_claim`, migration 0014): under the queue's advisory lock, which serialises claims of

@@ -188,6 +188,16 @@ const nextWait = (primitives: Primitives, queue: string, free: number, took: num
         })
       })
 
+/** Each queue's earliest `runAt` among the inputs (undefined: one of them is due now). */
+const earliestByQueue = (inputs: ReadonlyArray<EnqueueInput>) => {
+  const earliest = new Map<string, Date | undefined>()
+  for (const { queue, runAt } of inputs) {
+    const seen = earliest.get(queue)
+    if (!earliest.has(queue) || (seen !== undefined && (runAt === undefined || runAt < seen))) earliest.set(queue, runAt)
+  }
+  return earliest
+}
+
 const make = (primitives: Primitives) =>
   Effect.gen(function* () {
     const bells = new Map<string, Queue.Queue<void>>()
@@ -246,6 +256,12 @@ const make = (primitives: Primitives) =>
 
     const enqueue = (input: EnqueueInput) =>
       Effect.tap(primitives.enqueue(input), () => afterCommit(wakeFor(input.queue, input.runAt)))
+
+    /** One wake-up per queue, for its earliest job. */
+    const enqueueAll = (inputs: ReadonlyArray<EnqueueInput>) =>
+      Effect.tap(primitives.enqueueAll(inputs), () =>
+        afterCommit(Effect.forEach(earliestByQueue(inputs), ([queue, runAt]) => wakeFor(queue, runAt), { discard: true }))
+      )
 
     /** Hands a claimed job back on shutdown: what its claim took for it first (`handBack`), then its lease. */
     const handBack = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, prepared: P | undefined) =>
@@ -545,7 +561,7 @@ const make = (primitives: Primitives) =>
     const hurry = (queue: string, key: string) =>
       Effect.tap(primitives.hurry(queue, key), (n) => (n > 0 ? afterCommit(wake(queue)) : Effect.void))
 
-    return JobQueue.of({ ...primitives, enqueue, hurry, worker, wake, awaitIdle })
+    return JobQueue.of({ ...primitives, enqueue, enqueueAll, hurry, worker, wake, awaitIdle })
   })
 
 /**

@@ -155,6 +155,32 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         yield* Fiber.interrupt(b)
       }))
 
+    it.effect("jobs enqueued together get ids in their order, run in it per key, and one due later waits for its instant", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("together")
+        const order: Array<number> = []
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 2,
+          handle: (job) => Effect.sync(() => (order.push((job.payload as { n: number }).n), JobQueue.Outcome.done))
+        })
+        const later = new Date((yield* Clock.currentTimeMillis) + 60_000)
+        const ids = yield* jobs.enqueueAll([
+          ...[0, 1, 2, 3].map((n) => ({ queue, key: "agt_a", payload: { n } })),
+          { queue, key: "agt_b", payload: { n: 4 }, runAt: later }
+        ])
+        expect(ids).toHaveLength(5)
+        expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(ids)
+        yield* jobs.awaitIdle(queue)
+        expect(order).toEqual([0, 1, 2, 3])
+        yield* TestClock.adjust("60 seconds")
+        yield* jobs.awaitIdle(queue)
+        expect(order).toEqual([0, 1, 2, 3, 4])
+        expect(yield* jobs.enqueueAll([])).toEqual([])
+        yield* Fiber.interrupt(worker)
+      }))
+
     it.effect("a per-key cap keeps at most that many of a key in flight", () =>
       Effect.gen(function* () {
         const jobs = yield* JobQueue.JobQueue
