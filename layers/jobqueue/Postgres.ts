@@ -75,8 +75,6 @@ const makePostgres = Effect.gen(function* () {
   const asyncCommitRow = Effect.map(asyncCommit, (expression) => sql`(select ${expression}) as async_commit`)
   const orDie = <A>(effect: Effect.Effect<A, SqlError | unknown>) => Effect.orDie(effect)
   const decodeJobs = Schema.decodeUnknown(Schema.Array(JobRow))
-  const insertJob = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
-    SqlSchema.single({ Request: Schema.Void, Result: Schema.Struct({ id: Schema.String }), execute: () => statement })(undefined)
   const insertJobs = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
     SqlSchema.findAll({ Request: Schema.Void, Result: Schema.Struct({ id: Schema.String }), execute: () => statement })(undefined)
   const jobRow = (input: EnqueueInput, at: Date) => ({
@@ -91,12 +89,7 @@ const makePostgres = Effect.gen(function* () {
   const rowsPerInsert = 5_000
 
   const primitives: Primitives = {
-    enqueue: (input) =>
-      Effect.gen(function* () {
-        const at = new Date(yield* nowMillis)
-        const row = yield* insertJob(sql`insert into jobs ${sql.insert(jobRow(input, at))} returning id::text as id`)
-        return row.id
-      }).pipe(orDie),
+    enqueue: (input) => Effect.map(primitives.enqueueAll([input]), ([id]) => id!),
 
     // the ids follow the rows' order: the sequence numbers them as the statement inserts them
     enqueueAll: (inputs) =>
