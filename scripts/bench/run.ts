@@ -17,6 +17,7 @@ import { reads } from "./reads.js"
 import { replies } from "./replies.js"
 import { retrieval } from "./retrieval.js"
 import { cleanupAll, ensureBuilt, repoRoot, type Section } from "./lib.js"
+import { stallBench } from "./stall.js"
 import { startup } from "./startup.js"
 import { tickets } from "./tickets.js"
 import { webhooks } from "./webhooks.js"
@@ -33,7 +34,8 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   replies,
   retrieval,
   "form-element": formElement,
-  console: consolePages
+  console: consolePages,
+  stall: stallBench
 }
 
 const requested = process.argv.slice(2)
