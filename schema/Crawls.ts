@@ -37,7 +37,11 @@ export type CrawlStatus = typeof CrawlStatus.Type
 export const SkipReason = Schema.Literal("disallowed", "off_origin", "duplicate", "over_limit", "not_html", "noindex", "known")
 export type SkipReason = typeof SkipReason.Type
 
-export const CrawlErrorCode = Schema.Literal("robots_unreadable", "internal_error")
+/**
+ * `robots_unreadable`, `internal_error`: why a `failed` crawl stopped. `discovery_capped`: a `completed` crawl
+ * reached one of the bounds on what a crawl reads (sitemaps, addresses met) and stopped discovering there.
+ */
+export const CrawlErrorCode = Schema.Literal("robots_unreadable", "internal_error", "discovery_capped")
 export type CrawlErrorCode = typeof CrawlErrorCode.Type
 
 const count = (description: string) => Schema.Int.annotations({ description })
