@@ -9,9 +9,6 @@
  */
 import { gunzipSync } from "node:zlib"
 
-/** The protocol's own bound on a sitemap's uncompressed size: a larger one is refused, not read. */
-export const maxSitemapBytes = 50 * 1024 * 1024
-
 export interface Sitemap {
   /** Page addresses (`<urlset>`, or a text sitemap). */
   readonly pages: ReadonlyArray<string>
@@ -28,7 +25,7 @@ export type SitemapBody =
   | { readonly _tag: "Unreadable"; readonly reason: string; readonly tooLarge: boolean }
 
 export interface SitemapLimits {
-  /** Uncompressed bytes read at most (at most `maxSitemapBytes`). */
+  /** Uncompressed bytes read at most (the protocol's 50 MB, or less: the caller's). */
   readonly maxBytes: number
   /** Addresses given at most. */
   readonly maxEntries: number
@@ -179,8 +176,8 @@ const locs = (xml: string, element: "url" | "sitemap", max: number): { readonly 
 }
 
 /** A fetched sitemap's body, gzip-encoded or not, read within `limits`. */
-export const parseSitemap = (body: Uint8Array, limits: SitemapLimits = { maxBytes: maxSitemapBytes, maxEntries: Infinity }): SitemapBody => {
-  const maxBytes = Math.min(limits.maxBytes, maxSitemapBytes)
+export const parseSitemap = (body: Uint8Array, limits: SitemapLimits): SitemapBody => {
+  const maxBytes = limits.maxBytes
   const tooLarge = { _tag: "Unreadable", reason: `larger than ${describeBytes(maxBytes)} uncompressed`, tooLarge: true } as const
   let bytes = body
   if (isGzip(body)) {

@@ -15,26 +15,23 @@ import * as Effect from "effect/Effect"
 import { Extractor } from "../../layers/Extractor.js"
 import { Fetcher, type GetResponse } from "../../layers/Fetcher.js"
 import { AppConfig } from "../Config.js"
-import { maxSitemapBytes } from "../../layers/extractor/Sitemap.js"
-import { type Decision, makeFrontier, maxAddressesMet, type SkipReason } from "./Frontier.js"
+import {
+  maxAddressesMet,
+  maxCrawlDelaySeconds,
+  maxRobotsBytes,
+  maxRobotsRules,
+  maxSitemapBytes,
+  maxSitemapBytesPerCrawl,
+  maxSitemaps
+} from "../../schema/Crawls.js"
+import { type Decision, makeFrontier, type SkipReason } from "./Frontier.js"
 import { inScope, normalise, scopeOf } from "./PageUrl.js"
-import { allowAll, maxRobotsRules, parseRobots, type Robots } from "./Robots.js"
+import { allowAll, parseRobots, type Robots } from "./Robots.js"
 
 /** Our product token in robots.txt, and the start of our `User-Agent`. */
 export const robotToken = "AssistantPlatformBot"
 export const crawlerUserAgent = `${robotToken}/1.0 (+https://github.com/assistant-platform; knowledge crawler)`
 
-/** Sitemap files read at most by one crawl (indexes and children together): a bound on a hostile index. */
-export const maxSitemaps = 100
-/** The longest `Crawl-delay` honoured; a site asking more is read at this pace (a crawl must end). */
-export const maxCrawlDelaySeconds = 60
-/** robots.txt is read up to this size (RFC 9309 asks crawlers to read at least 500 KiB); a larger one is unreadable. */
-export const maxRobotsBytes = 500 * 1024
-/**
- * Uncompressed sitemap bytes one crawl reads in all: two full sitemaps, as many addresses as the frontier holds
- * (`maxAddressesMet`), so an index of a hundred 50 MB files is not read for nothing.
- */
-export const maxSitemapBytesPerCrawl = 2 * maxSitemapBytes
 const sitemapBytesCapped = `the site's sitemaps hold more than ${maxSitemapBytesPerCrawl / (1024 * 1024)} MB, the most a crawl reads: the rest were not read`
 
 export interface CrawlRequest {

@@ -6,6 +6,7 @@
  * decisions; reading pages is the job's. It remembers a bounded number of
  * addresses: once full, it stops discovering (and says so).
  */
+import { maxAddressesMet } from "../../schema/Crawls.js"
 import { inScope, normalise, type Scope } from "./PageUrl.js"
 import { isAllowed, type Robots } from "./Robots.js"
 
@@ -19,12 +20,6 @@ export type Decision =
 const notPage =
   /\.(png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?|mp3|wav|ogg|mp4|webm|mov|avi|zip|gz|tgz|rar|7z|tar|exe|dmg|woff2?|ttf|otf|eot|css|js|mjs|map|json|xml)$/i
 
-/**
- * Addresses one crawl meets at most (queued, skipped and read together). Each is remembered and recorded, and a
- * site can link as many as it likes (a page of 20,000 links on every page): past it the crawl stops discovering,
- * reads what it queued, and says why. Ten times the largest plan's page cap.
- */
-export const maxAddressesMet = 100_000
 
 export interface Frontier {
   /**
@@ -51,13 +46,15 @@ export interface Frontier {
 }
 
 /**
+ * A site can link as many addresses as it likes (a page of 20,000 links on every page): past `maxAddresses` the
+ * frontier stops discovering, and the crawl reads what it queued and says why.
  * `limit`: the pages a crawl may queue (the request's, capped by the plan); addresses met past it are skipped
  * `over_limit`, each once.
  */
 export const makeFrontier = (scope: Scope, robots: Robots, limit: number, maxAddresses = maxAddressesMet): Frontier => {
   const met = new Set<string>()
   const waiting: Array<string> = []
-  // queued and not read yet; an address taken by `alias` leaves it, and `next` passes over it
+  // queued and not read yet; an address a redirect reached leaves it, and `next` passes over it
   const unread = new Set<string>()
   let taken = 0
   let accepted = 0

@@ -5,6 +5,7 @@
  * matching rule wins, `Allow` on a tie), their `Crawl-delay` (not in the RFC,
  * honoured as sites mean it), and every `Sitemap:` line of the file.
  */
+import { maxRobotsRules } from "../../schema/Crawls.js"
 import { normalise } from "./PageUrl.js"
 
 export interface Rule {
@@ -16,12 +17,6 @@ export interface Rule {
   readonly anchored: boolean
 }
 
-/**
- * Rules kept of one robots.txt for our robot: every address met is checked against each, so their number bounds
- * that work. A file naming more (a real site's has a few hundred at most) is not obeyed in part: the crawl is
- * refused, as for an unreadable file.
- */
-export const maxRobotsRules = 10_000
 
 export interface Robots {
   readonly rules: ReadonlyArray<Rule>
@@ -29,7 +24,10 @@ export interface Robots {
   readonly crawlDelaySeconds: number | undefined
   /** Absolute sitemap URLs the file names. */
   readonly sitemaps: ReadonlyArray<string>
-  /** The groups for us hold more than `maxRobotsRules` rules: `rules` holds the first of them only. */
+  /**
+   * The groups for us hold more than `maxRobotsRules` rules: `rules` holds the first of them only, and the crawl
+   * is refused (a file is not obeyed in part), as for an unreadable one.
+   */
   readonly tooManyRules: boolean
 }
 

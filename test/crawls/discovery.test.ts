@@ -7,12 +7,15 @@ import { parseHTML } from "linkedom"
 import { gzipSync } from "node:zlib"
 import { describe, expect, it } from "vitest"
 import { maxLinksPerPage, pageLinks } from "../../layers/extractor/Links.js"
-import { makeFrontier, maxAddressesMet } from "../../src/crawls/Frontier.js"
+import { makeFrontier } from "../../src/crawls/Frontier.js"
 import { inScope, normalise, scopeOf } from "../../src/crawls/PageUrl.js"
-import { allowAll, isAllowed, maxRobotsRules, parseRobots } from "../../src/crawls/Robots.js"
-import { maxSitemapBytes, parseSitemap } from "../../layers/extractor/Sitemap.js"
+import { allowAll, isAllowed, parseRobots } from "../../src/crawls/Robots.js"
+import { parseSitemap as parseWithin } from "../../layers/extractor/Sitemap.js"
+import { maxAddressesMet, maxRobotsRules, maxSitemapBytes } from "../../schema/Crawls.js"
 
 const robot = "AssistantPlatformBot"
+/** A sitemap read within the protocol's bound only. */
+const parseSitemap = (body: Uint8Array, limits = { maxBytes: maxSitemapBytes, maxEntries: Infinity }) => parseWithin(body, limits)
 const origin = "https://shop.example"
 
 describe("robots.txt", () => {
