@@ -72,7 +72,17 @@ export interface ProcessOptions {
 }
 
 const nounOf = (request: DecodeRequest) =>
-  request._tag === "Document" ? "document" : request._tag === "Image" ? "image" : request._tag === "CsvQa" ? "CSV" : "audio file"
+  request._tag === "Document"
+    ? "document"
+    : request._tag === "Image"
+      ? "image"
+      : request._tag === "CsvQa"
+        ? "CSV"
+        : request._tag === "Sitemap"
+          ? "sitemap"
+          : request._tag === "Links"
+            ? "page"
+            : "audio file"
 
 const Descriptor = Schema.Struct({ code: Schema.String, gzip: Schema.Boolean, langPath: Schema.String })
 

@@ -1,6 +1,7 @@
 /**
  * Extractor: what the untrusted inputs of a source hold (an HTML, PDF or text
- * document's readable text, a CSV's Q&A rows, an audio file's length), read
+ * document's readable text, a CSV's Q&A rows, an audio file's length), and of
+ * a crawl (a page's links, a sitemap's addresses), read
  * where no input can stall or stop the service.
  *
  * Live (`layerDecoders`): on the decoder processes (`Decoders.ts`), under
@@ -21,8 +22,9 @@ import type { CsvQa, CsvRowError } from "./extractor/Csv.js"
 import type { Document, DocumentKind } from "./extractor/Documents.js"
 import type { PageLinks } from "./extractor/Links.js"
 import type { ExtractRequest } from "./extractor/Protocol.js"
+import type { SitemapBody, SitemapLimits } from "./extractor/Sitemap.js"
 
-export type { AudioKind, CsvQa, CsvRowError, Document, DocumentKind, ExtractRequest, PageLinks }
+export type { AudioKind, CsvQa, CsvRowError, Document, DocumentKind, ExtractRequest, PageLinks, SitemapBody, SitemapLimits }
 export { ExtractError }
 
 export interface ExtractorShape {
@@ -34,6 +36,8 @@ export interface ExtractorShape {
   readonly audioSeconds: (bytes: Uint8Array, kind: AudioKind) => Effect.Effect<Option.Option<number>, ExtractError>
   /** An HTML page's links, canonical address and robots directives, for a crawl (`robot`: our product token). */
   readonly links: (page: { readonly bytes: Uint8Array; readonly url: string; readonly robot: string }) => Effect.Effect<PageLinks, ExtractError>
+  /** A crawled sitemap's addresses (its body as fetched, gzip-encoded or not), read within `limits`. */
+  readonly sitemap: (bytes: Uint8Array, limits: SitemapLimits) => Effect.Effect<SitemapBody, ExtractError>
 }
 
 export class Extractor extends Context.Tag("Layers/Extractor")<Extractor, ExtractorShape>() {}
@@ -47,7 +51,8 @@ export const layerDecoders: Layer.Layer<Extractor, never, Decoders> = Layer.effe
       csvQa: (content) =>
         Effect.map(decoders.decode({ _tag: "CsvQa", content }), (parsed) => ("rows" in parsed ? Either.right(parsed.rows) : Either.left(parsed.errors))),
       audioSeconds: (bytes, audio) => Effect.map(decoders.decode({ _tag: "AudioSeconds", bytes, audio }), Option.fromNullable),
-      links: (page) => decoders.decode({ _tag: "Links", ...page })
+      links: (page) => decoders.decode({ _tag: "Links", ...page }),
+      sitemap: (bytes, limits) => decoders.decode({ _tag: "Sitemap", bytes, limits })
     })
   )
 )

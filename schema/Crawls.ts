@@ -30,6 +30,23 @@ export const crawlPageCap: Record<Plan, number> = { free: 50, starter: 500, pro:
 /** A crawl's `limit` when the request gives none (or the plan's cap, when lower). */
 export const DEFAULT_CRAWL_LIMIT = 500
 
+// What one crawl reads at most of what a site serves, whatever the site: each a bound on the work and memory a
+// hostile or broken site can cost (the reference's "Bounds" lists them).
+/** robots.txt bytes read (RFC 9309 asks crawlers to read at least 500 KiB); a larger file is unreadable. */
+export const maxRobotsBytes = 500 * 1024
+/** Rules kept for our robot: every address met is checked against each (a real site's file has a few hundred). */
+export const maxRobotsRules = 10_000
+/** The longest `Crawl-delay` honoured; a site asking more is read at this pace (a crawl must end). */
+export const maxCrawlDelaySeconds = 60
+/** The sitemap protocol's own bound on one sitemap's uncompressed size: a larger one is refused, not read. */
+export const maxSitemapBytes = 50 * 1024 * 1024
+/** Sitemap files read (indexes and children together): a bound on an index of indexes. */
+export const maxSitemaps = 100
+/** Uncompressed sitemap bytes read in all: two full sitemaps, as many addresses as a crawl meets. */
+export const maxSitemapBytesPerCrawl = 2 * maxSitemapBytes
+/** Addresses met (queued, read and skipped), each remembered and recorded: ten times the largest plan's page cap. */
+export const maxAddressesMet = 100_000
+
 export const CrawlStatus = Schema.Literal("queued", "running", "completed", "failed", "canceled")
 export type CrawlStatus = typeof CrawlStatus.Type
 
@@ -37,7 +54,11 @@ export type CrawlStatus = typeof CrawlStatus.Type
 export const SkipReason = Schema.Literal("disallowed", "off_origin", "duplicate", "over_limit", "not_html", "noindex", "known")
 export type SkipReason = typeof SkipReason.Type
 
-export const CrawlErrorCode = Schema.Literal("robots_unreadable", "internal_error")
+/**
+ * `robots_unreadable`, `internal_error`: why a `failed` crawl stopped. `discovery_capped`: a `completed` crawl
+ * reached one of the bounds on what a crawl reads (sitemaps, addresses met) and stopped discovering there.
+ */
+export const CrawlErrorCode = Schema.Literal("robots_unreadable", "internal_error", "discovery_capped")
 export type CrawlErrorCode = typeof CrawlErrorCode.Type
 
 const count = (description: string) => Schema.Int.annotations({ description })
@@ -70,7 +91,9 @@ export const Crawl = Schema.Struct({
   limit: Schema.Int.annotations({ description: "Pages it reads at most" }),
   status: CrawlStatus,
   pages: CrawlPages,
-  error: Schema.NullOr(Schema.Struct({ code: CrawlErrorCode, message: Schema.String })),
+  error: Schema.NullOr(Schema.Struct({ code: CrawlErrorCode, message: Schema.String })).annotations({
+    description: "Why a `failed` crawl stopped; on a `completed` one, the bound it reached and stopped discovering at (`discovery_capped`)"
+  }),
   schedule: RefreshSchedule.annotations({
     description: "`daily` or `weekly`: the site is crawled again on that schedule, each run a new crawl; `off`: never"
   }),
@@ -137,7 +160,14 @@ const crawlsReference = reference("crawls", {
   "crawlPageCap.free": crawlPageCap.free,
   "crawlPageCap.starter": crawlPageCap.starter,
   "crawlPageCap.pro": crawlPageCap.pro,
-  "crawlPageCap.enterprise": crawlPageCap.enterprise
+  "crawlPageCap.enterprise": crawlPageCap.enterprise,
+  maxRobotsKiB: maxRobotsBytes / 1024,
+  maxRobotsRules: maxRobotsRules.toLocaleString("en-US"),
+  maxCrawlDelaySeconds,
+  maxSitemapMB: maxSitemapBytes / (1024 * 1024),
+  maxSitemaps,
+  maxSitemapMBPerCrawl: maxSitemapBytesPerCrawl / (1024 * 1024),
+  maxAddressesMet: maxAddressesMet.toLocaleString("en-US")
 })
 
 export class CrawlsGroup extends HttpApiGroup.make("crawls")

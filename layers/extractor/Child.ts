@@ -1,7 +1,7 @@
 /**
  * A decoder process's entry (`dist/decoder-process.mjs` in the bundle): reads
  * one untrusted input per message (a document, a CSV, an audio file's headers,
- * an image's text) with the service's readers; `Serve.ts` is the protocol and
+ * an image's text, a page's links, a sitemap) with the service's readers; `Serve.ts` is the protocol and
  * what happens when a reader breaks.
  */
 import * as Either from "effect/Either"
@@ -11,6 +11,7 @@ import { extract } from "./Documents.js"
 import { type Languages, recognize } from "./Images.js"
 import { readLinks } from "./Links.js"
 import { serve } from "./Serve.js"
+import { parseSitemap } from "./Sitemap.js"
 
 // the folder of traineddata the service linked for every decoder process (argv: [node, entry, languages])
 const languages: Languages = JSON.parse(process.argv[2] ?? "{}")
@@ -27,5 +28,7 @@ serve(async (request) => {
       return await recognize(request.bytes, languages)
     case "Links":
       return readLinks(request.bytes, request.url, request.robot)
+    case "Sitemap":
+      return parseSitemap(request.bytes, request.limits)
   }
 })

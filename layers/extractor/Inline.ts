@@ -27,6 +27,7 @@ export const layerInline = (options: { readonly extract?: ExtractorShape["extrac
       csvQa: (content) => Effect.promise(async () => (await import("./Csv.js")).parseCsvQa(content)),
       audioSeconds: (bytes, audio) =>
         Effect.promise(async () => Option.fromNullable((await import("./AudioDuration.js")).audioSeconds(bytes, audio))),
-      links: (page) => Effect.promise(async () => (await import("./Links.js")).readLinks(page.bytes, page.url, page.robot))
+      links: (page) => Effect.promise(async () => (await import("./Links.js")).readLinks(page.bytes, page.url, page.robot)),
+      sitemap: (bytes, limits) => Effect.promise(async () => (await import("./Sitemap.js")).parseSitemap(bytes, limits))
     })
   )

@@ -3,6 +3,7 @@ import type { AudioKind } from "./AudioDuration.js"
 import type { CsvQa, CsvRowError } from "./Csv.js"
 import type { Document, DocumentKind } from "./Documents.js"
 import type { PageLinks } from "./Links.js"
+import type { SitemapBody, SitemapLimits } from "./Sitemap.js"
 
 export interface ExtractRequest {
   readonly kind: DocumentKind
@@ -19,6 +20,8 @@ export type DecodeRequest =
   | { readonly _tag: "Image"; readonly bytes: Uint8Array }
   /** An HTML page's links, canonical address and robots directives (`url`: where it answered; `robot`: our token). */
   | { readonly _tag: "Links"; readonly bytes: Uint8Array; readonly url: string; readonly robot: string }
+  /** A sitemap's addresses (the body as fetched, gzip-encoded or not). */
+  | { readonly _tag: "Sitemap"; readonly bytes: Uint8Array; readonly limits: SitemapLimits }
 
 /** What each request answers (plain data: replies cross processes by structured clone). */
 export interface DecodeAnswers {
@@ -27,6 +30,7 @@ export interface DecodeAnswers {
   readonly AudioSeconds: number | null
   readonly Image: string
   readonly Links: PageLinks
+  readonly Sitemap: SitemapBody
 }
 
 export type DecodeReply =

@@ -21,7 +21,17 @@ const describe = (cause: unknown) => (cause instanceof Error ? cause.message : S
 
 /** What a request reads, as a person names it in an error. */
 const nounOf = (request: DecodeRequest) =>
-  request._tag === "Document" ? "document" : request._tag === "Image" ? "image" : request._tag === "CsvQa" ? "CSV" : "audio file"
+  request._tag === "Document"
+    ? "document"
+    : request._tag === "Image"
+      ? "image"
+      : request._tag === "CsvQa"
+        ? "CSV"
+        : request._tag === "Sitemap"
+          ? "sitemap"
+          : request._tag === "Links"
+            ? "page"
+            : "audio file"
 
 export type Answer = (request: DecodeRequest) => Promise<DecodeAnswers[DecodeRequest["_tag"]]>
 

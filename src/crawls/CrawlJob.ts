@@ -49,15 +49,19 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
     const freshness = yield* Freshness
     const outbox = yield* Outbox
 
-    /** The crawl's end and its event, unless it ended meanwhile (canceled). */
+    /**
+     * The crawl's end and its event, unless it ended meanwhile (canceled). `discovery_capped` completes it (with
+     * what it left out); any other error fails it.
+     */
     const end = (row: CrawlRow, error: { readonly code: CrawlErrorCode; readonly message: string } | null) =>
       transaction(
         Effect.gen(function* () {
-          const ended = yield* repo.finish(row.id, { status: error === null ? "completed" : "failed", error }, yield* now)
+          const completed = error === null || error.code === "discovery_capped"
+          const ended = yield* repo.finish(row.id, { status: completed ? "completed" : "failed", error }, yield* now)
           if (Option.isNone(ended)) return
           const crawl = toCrawl(ended.value)
           yield* outbox.emit(
-            error === null
+            completed || error === null
               ? { ...tenantOf(row), type: "crawl.completed", data: { crawl } }
               : { ...tenantOf(row), type: "crawl.failed", data: { crawl, error } }
           )
@@ -127,7 +131,8 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
             // a page the agent already has is refreshed from what was read, never kept twice
             page: (page, queued) =>
               Effect.flatMap(
-                freshness.knownPage(tenant, row.agent_id, page.url),
+                // a page reached by a redirect is the agent's under either address
+                freshness.knownPage(tenant, row.agent_id, page.requested === page.url ? [page.url] : [page.url, page.requested]),
                 Option.match({
                   onNone: () =>
                     Effect.flatMap(mint(SourceId, "src"), (sourceId) =>
@@ -147,7 +152,8 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
         )
         if (outcome._tag === "Refused") return yield* end(row, { code: "robots_unreadable", message: outcome.message })
         yield* write(undefined, 0)
-        yield* end(row, null)
+        // a crawl that reached a bound completes, and says which, so a person knows the site was not read whole
+        yield* end(row, outcome.capped === undefined ? null : { code: "discovery_capped", message: outcome.capped })
       }).pipe(Effect.catchTag("Stopped", () => Effect.void))
 
     const handle = (job: Job) =>

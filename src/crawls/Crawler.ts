@@ -6,28 +6,33 @@
  * request at a time, `Crawl-delay` apart (on the Clock). What it finds goes to
  * the caller's `Visitor` as it goes: each page to keep, with the bytes read,
  * so that it is never fetched twice; each address skipped, with its reason.
- * Keeping pages (as sources) and recording progress are the caller's.
+ * Keeping pages (as sources) and recording progress are the caller's. What a
+ * site serves is bounded: robots.txt's size and rules, the sitemaps read and
+ * their bytes, the addresses met; a crawl past one of these stops discovering
+ * and says which (`Completed.capped`). Sitemaps are read in a decoder process.
  */
 import * as Effect from "effect/Effect"
 import { Extractor } from "../../layers/Extractor.js"
 import { Fetcher, type GetResponse } from "../../layers/Fetcher.js"
 import { AppConfig } from "../Config.js"
+import {
+  maxAddressesMet,
+  maxCrawlDelaySeconds,
+  maxRobotsBytes,
+  maxRobotsRules,
+  maxSitemapBytes,
+  maxSitemapBytesPerCrawl,
+  maxSitemaps
+} from "../../schema/Crawls.js"
 import { type Decision, makeFrontier, type SkipReason } from "./Frontier.js"
 import { inScope, normalise, scopeOf } from "./PageUrl.js"
 import { allowAll, parseRobots, type Robots } from "./Robots.js"
-import { parseSitemap } from "./Sitemap.js"
 
 /** Our product token in robots.txt, and the start of our `User-Agent`. */
 export const robotToken = "AssistantPlatformBot"
 export const crawlerUserAgent = `${robotToken}/1.0 (+https://github.com/assistant-platform; knowledge crawler)`
 
-/** Sitemap files read at most by one crawl (indexes and children together): a bound on a hostile index. */
-export const maxSitemaps = 100
-/** The longest `Crawl-delay` honoured; a site asking more is read at this pace (a crawl must end). */
-export const maxCrawlDelaySeconds = 60
-/** robots.txt is read up to this size (RFC 9309 asks at least 500 KiB). */
-const robotsBytes = 512 * 1024
-const sitemapBytes = 50 * 1024 * 1024
+const sitemapBytesCapped = `the site's sitemaps hold more than ${maxSitemapBytesPerCrawl / (1024 * 1024)} MB, the most a crawl reads: the rest were not read`
 
 export interface CrawlRequest {
   /** Where the crawl starts: a page, whose origin it keeps to. */
@@ -45,6 +50,8 @@ export interface CrawlRequest {
 /** A page the crawl keeps: where it answered, and what it answered. */
 export interface CrawledPage {
   readonly url: string
+  /** The address asked for: `url` unless a redirect led there. */
+  readonly requested: string
   readonly contentType: string
   readonly body: Uint8Array
   /** Its validators, for a later refresh's conditional GET. */
@@ -66,7 +73,8 @@ export interface Visitor<E, R> {
 }
 
 export type CrawlOutcome =
-  | { readonly _tag: "Completed"; readonly kept: number }
+  /** `capped`: the bound the crawl reached, after which it stopped discovering, as a person reads it; none if none. */
+  | { readonly _tag: "Completed"; readonly kept: number; readonly capped?: string | undefined }
   | { readonly _tag: "Refused"; readonly message: string }
 
 const describe = (result: GetResponse | { readonly _tag: "Failure"; readonly message: string }) =>
@@ -93,7 +101,7 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
         keepOrigin: true
       })
 
-    const robotsAnswer = yield* get(`${scope.origin}/robots.txt`, robotsBytes)
+    const robotsAnswer = yield* get(`${scope.origin}/robots.txt`, maxRobotsBytes)
     let robots: Robots
     if (robotsAnswer._tag === "Response" && robotsAnswer.status >= 200 && robotsAnswer.status < 300) {
       robots = parseRobots(new TextDecoder().decode(robotsAnswer.body), robotToken, scope.origin)
@@ -101,6 +109,10 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
       robots = allowAll
     } else {
       return { _tag: "Refused", message: `robots.txt could not be read (${describe(robotsAnswer)}): the site is not crawled` } satisfies CrawlOutcome
+    }
+    if (robots.tooManyRules) {
+      const message = `robots.txt has more than ${maxRobotsRules.toLocaleString("en-US")} rules for this robot, more than a crawl obeys: the site is not crawled`
+      return { _tag: "Refused", message } satisfies CrawlOutcome
     }
     const delaySeconds = Math.min(robots.crawlDelaySeconds ?? 0, maxCrawlDelaySeconds)
     // one request at a time, each the site's delay after the one before (robots.txt's the first)
@@ -112,19 +124,53 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
       decision?._tag === "Skipped" ? visitor.skipped(decision.url, decision.reason) : Effect.void
     yield* decided(frontier.offer(request.root))
 
-    // sitemaps: of this origin only (the protocol's rule), each read once, at most `maxSitemaps`
+    // the first bound the crawl reached, for the person reading it
+    let capped: string | undefined
+    const cap = (message: string) => {
+      capped ??= message
+    }
+
+    const frontierFull = () => {
+      if (frontier.full()) {
+        cap(`the crawl met ${maxAddressesMet.toLocaleString("en-US")} addresses, the most one crawl meets: addresses met after were not followed`)
+      }
+    }
+
+    // sitemaps: of this origin only (the protocol's rule), each read once, at most `maxSitemaps` and
+    // `maxSitemapBytesPerCrawl` in all, read in a decoder process (50 MB is more than the main thread may spend)
     const sitemaps = [...robots.sitemaps, request.sitemap ?? `${scope.origin}/sitemap.xml`]
     const readSitemaps = new Set<string>()
-    while (sitemaps.length > 0 && readSitemaps.size < maxSitemaps) {
+    let sitemapBytesRead = 0
+    while (sitemaps.length > 0 && capped === undefined) {
       const url = normalise(sitemaps.shift()!)
       if (url === undefined || readSitemaps.has(url) || new URL(url).origin !== scope.origin) continue
+      if (readSitemaps.size >= maxSitemaps) {
+        cap(`the site names more than ${maxSitemaps} sitemaps, the most a crawl reads: the others were not read`)
+        break
+      }
+      const budget = maxSitemapBytesPerCrawl - sitemapBytesRead
+      if (budget <= 0) {
+        cap(sitemapBytesCapped)
+        break
+      }
       readSitemaps.add(url)
-      const answer = yield* polite(get(url, sitemapBytes))
+      const answer = yield* polite(get(url, maxSitemapBytes))
       if (answer._tag !== "Response" || answer.status < 200 || answer.status >= 300) continue
-      const parsed = parseSitemap(answer.body)
-      if (parsed._tag === "Unreadable") continue
-      sitemaps.push(...parsed.sitemap.sitemaps)
-      for (const page of parsed.sitemap.pages) yield* decided(frontier.offer(page))
+      const parsed = yield* Effect.either(extractor.sitemap(answer.body, { maxBytes: Math.min(budget, maxSitemapBytes), maxEntries: maxAddressesMet }))
+      // a sitemap that cannot be read (or breaks its reader) is one source of addresses less, not the crawl's end
+      if (parsed._tag === "Left") continue
+      if (parsed.right._tag === "Unreadable") {
+        if (parsed.right.tooLarge && budget < maxSitemapBytes) {
+          cap(sitemapBytesCapped)
+        }
+        continue
+      }
+      const sitemap = parsed.right.sitemap
+      sitemapBytesRead += sitemap.bytes
+      sitemaps.push(...sitemap.sitemaps)
+      for (const page of sitemap.pages) yield* decided(frontier.offer(page))
+      frontierFull()
+      if (sitemap.truncated) cap(`a sitemap lists more than ${maxAddressesMet.toLocaleString("en-US")} addresses, the most a crawl meets: the rest were not read`)
     }
 
     let kept = 0
@@ -145,7 +191,7 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
           yield* visitor.skipped(url, "off_origin")
           continue
         }
-        if (!frontier.alias(at)) {
+        if (!frontier.redirected(at)) {
           yield* visitor.skipped(url, "duplicate")
           continue
         }
@@ -154,7 +200,7 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
         if (isDocument(answer.contentType)) {
           kept++
           yield* visitor.page(
-            { url: at, contentType: answer.contentType, body: answer.body, etag: answer.etag, lastModified: answer.lastModified },
+            { url: at, requested: url, contentType: answer.contentType, body: answer.body, etag: answer.etag, lastModified: answer.lastModified },
             frontier.queued()
           )
         } else {
@@ -169,6 +215,7 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
       }
       const { links, canonical, noindex } = read.right
       for (const link of links) yield* decided(frontier.offer(link, at))
+      frontierFull()
       if (noindex) {
         yield* visitor.skipped(url, "noindex")
         continue
@@ -181,9 +228,10 @@ export const crawl = <E, R>(request: CrawlRequest, visitor: Visitor<E, R>) =>
       }
       kept++
       yield* visitor.page(
-            { url: at, contentType: answer.contentType, body: answer.body, etag: answer.etag, lastModified: answer.lastModified },
+            { url: at, requested: url, contentType: answer.contentType, body: answer.body, etag: answer.etag, lastModified: answer.lastModified },
             frontier.queued()
           )
     }
-    return { _tag: "Completed", kept } satisfies CrawlOutcome
+    frontierFull()
+    return { _tag: "Completed", kept, capped } satisfies CrawlOutcome
   })

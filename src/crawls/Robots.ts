@@ -5,12 +5,18 @@
  * matching rule wins, `Allow` on a tie), their `Crawl-delay` (not in the RFC,
  * honoured as sites mean it), and every `Sitemap:` line of the file.
  */
+import { maxRobotsRules } from "../../schema/Crawls.js"
 import { normalise } from "./PageUrl.js"
 
 export interface Rule {
   readonly allow: boolean
   readonly pattern: string
+  /** The pattern percent-encoded one way, cut at its `*`s (its final `$` taken off): what `isAllowed` scans for. */
+  readonly pieces: ReadonlyArray<string>
+  /** The pattern ends in `$`: its last piece must end the address. */
+  readonly anchored: boolean
 }
+
 
 export interface Robots {
   readonly rules: ReadonlyArray<Rule>
@@ -18,10 +24,15 @@ export interface Robots {
   readonly crawlDelaySeconds: number | undefined
   /** Absolute sitemap URLs the file names. */
   readonly sitemaps: ReadonlyArray<string>
+  /**
+   * The groups for us hold more than `maxRobotsRules` rules: `rules` holds the first of them only, and the crawl
+   * is refused (a file is not obeyed in part), as for an unreadable one.
+   */
+  readonly tooManyRules: boolean
 }
 
 /** What a site without a robots.txt (or with an unreadable one, a 4xx) allows: everything. */
-export const allowAll: Robots = { rules: [], crawlDelaySeconds: undefined, sitemaps: [] }
+export const allowAll: Robots = { rules: [], crawlDelaySeconds: undefined, sitemaps: [], tooManyRules: false }
 
 interface Group {
   readonly agents: Array<string>
@@ -63,7 +74,7 @@ export const parseRobots = (text: string, token: string, origin: string): Robots
     if (current === undefined) continue
     if (field === "allow" || field === "disallow") {
       // an empty Disallow allows everything: it is no rule
-      if (value !== "") current.rules.push({ allow: field === "allow", pattern: value })
+      if (value !== "") current.rules.push(rule(field === "allow", value))
     } else if (field === "crawl-delay") {
       const seconds = Number(value)
       if (Number.isFinite(seconds) && seconds >= 0) current.crawlDelaySeconds = seconds
@@ -75,21 +86,40 @@ export const parseRobots = (text: string, token: string, origin: string): Robots
   const namesUs = (agent: string) => agent.split("/")[0]!.trim() === ours
   const named = groups.filter((g) => g.agents.some(namesUs))
   const chosen = named.length > 0 ? named : groups.filter((g) => g.agents.includes("*"))
+  const rules = chosen.flatMap((g) => g.rules)
   return {
-    rules: chosen.flatMap((g) => g.rules),
+    rules: rules.slice(0, maxRobotsRules),
     crawlDelaySeconds: chosen.map((g) => g.crawlDelaySeconds).find((d) => d !== undefined),
-    sitemaps
+    sitemaps,
+    tooManyRules: rules.length > maxRobotsRules
   }
 }
 
-/** A rule's pattern as a regular expression over a path with its query (`*` any characters, a final `$` the end). */
-const matcher = (pattern: string): RegExp => {
+const rule = (allow: boolean, pattern: string): Rule => {
   const anchored = pattern.endsWith("$")
-  const body = (anchored ? pattern.slice(0, -1) : pattern)
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*")
-  return new RegExp(`^${body}${anchored ? "$" : ""}`)
+  return { allow, pattern, pieces: canonicalPath(anchored ? pattern.slice(0, -1) : pattern).split("*"), anchored }
+}
+
+/**
+ * Whether a rule matches `target` (a path with its query) from its start: `*` any characters, a final `$` the
+ * end. Scanned, not a regular expression: each piece between `*`s is found at the leftmost place after the one
+ * before (the leftmost leaves the most room for what follows, so no other choice can match where it fails), and
+ * an anchored rule's last piece must end the address. Each piece is looked for once: no backtracking.
+ */
+const matches = (rule: Rule, target: string): boolean => {
+  const { pieces, anchored } = rule
+  const first = pieces[0]!
+  if (!target.startsWith(first)) return false
+  if (pieces.length === 1) return !anchored || target.length === first.length
+  let at = first.length
+  const lastIndex = pieces.length - 1
+  for (let i = 1; i < lastIndex; i++) {
+    const found = target.indexOf(pieces[i]!, at)
+    if (found < 0) return false
+    at = found + pieces[i]!.length
+  }
+  const last = pieces[lastIndex]!
+  return anchored ? target.length - last.length >= at && target.endsWith(last) : target.indexOf(last, at) >= 0
 }
 
 /** Percent-encodes what a path may hold unencoded, so `/a b` and `/a%20b` compare as one. */
@@ -109,7 +139,7 @@ export const isAllowed = (robots: Robots, url: string): boolean => {
   const target = canonicalPath(pathname + search)
   let best: Rule | undefined
   for (const rule of robots.rules) {
-    if (!matcher(canonicalPath(rule.pattern)).test(target)) continue
+    if (!matches(rule, target)) continue
     if (
       best === undefined ||
       rule.pattern.length > best.pattern.length ||

@@ -418,11 +418,13 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         returning ${cols}`)
 
     /** The agent's `url` source of this address, if it has one (through `knowledge_sources_by_url`). */
-    const knownPage = (tenant: Tenant, agentId: AgentId, url: string) =>
+    /** The agent's `url` source of a page known by any of `urls` (a redirect's two addresses), the first's before. */
+    const knownPage = (tenant: Tenant, agentId: AgentId, urls: ReadonlyArray<string>) =>
       decodeOne(Schema.Struct({ id: SourceId }), sql`
         select id from knowledge_sources
-        where agent_id = ${agentId} and source_ref = ${url} and type = 'url' and deleted_at is null
+        where agent_id = ${agentId} and source_ref = any(${urls}::text[]) and type = 'url' and deleted_at is null
           and lesson_source_id is null and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+        order by array_position(${urls}::text[], source_ref)
         limit 1`).pipe(Effect.map(Option.map((r) => r.id)))
 
     /**

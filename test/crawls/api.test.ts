@@ -16,7 +16,7 @@ import { CRAWL_QUEUE } from "../../src/crawls/Queues.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testServer } from "../support/harness.js"
 import { loopbackServer } from "../support/loopback.js"
-import { createAgent, eventsOfType } from "../knowledge/support.js"
+import { createAgent, eventsOfType, waitSettled } from "../knowledge/support.js"
 
 const page = (res: ServerResponse, title: string, body: string, head = "") => {
   res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
@@ -205,6 +205,78 @@ layer(testServer(), { excludeTestServices: true })("crawls", (it) => {
       // the second crawl read each page once, and its refreshes asked for none again
       const pagesRead = site.received.slice(readBefore).map((r) => r.path).filter((p) => !p.endsWith(".txt") && !p.endsWith(".xml"))
       expect(pagesRead.length).toBe(new Set(pagesRead).size)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a crawl that reached a bound (more sitemaps than it reads) completes, its error saying which, with crawl.completed", () =>
+    Effect.gen(function* () {
+      let origin = ""
+      const site = yield* loopbackServer(({ path }, res) => {
+        if (path === "/robots.txt") return void res.writeHead(404).end()
+        if (path === "/sitemap.xml") {
+          res.writeHead(200, { "content-type": "application/xml" })
+          return void res.end(`<sitemapindex>${Array.from({ length: 120 }, (_, i) => `<sitemap><loc>${origin}/s${i}.xml</loc></sitemap>`).join("")}</sitemapindex>`)
+        }
+        if (path.endsWith(".xml")) {
+          res.writeHead(200, { "content-type": "application/xml" })
+          return void res.end("<urlset></urlset>")
+        }
+        return page(res, "Home", text("home"))
+      })
+      origin = site.origin
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body: { url: `${origin}/` } })
+      const crawl = yield* eventually(
+        Effect.map(h.call("GET", `/v1/agents/${agentId}/crawls/${created.body.data.id}`, { key: ws.secretTest }), (r) => r.body.data),
+        (c) => c.status === "completed",
+        { tries: 3000, label: "crawl completed" }
+      )
+      expect(crawl.error).toEqual({
+        code: "discovery_capped",
+        message: "the site names more than 100 sitemaps, the most a crawl reads: the others were not read"
+      })
+      expect(crawl.pages.kept).toBe(1)
+      expect(site.received.filter((r) => r.path.endsWith(".xml"))).toHaveLength(100)
+      const completed = yield* eventsOfType(ws.workspace.id, "crawl.completed")
+      expect(completed.map((e) => [e.data.crawl.id, e.data.crawl.error.code])).toEqual([[created.body.data.id, "discovery_capped"]])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a page the agent has under the address that redirects to it is known to a crawl reaching it, not kept twice", () =>
+    Effect.gen(function* () {
+      const site = yield* loopbackServer(({ path }, res) => {
+        switch (path) {
+          case "/robots.txt":
+          case "/sitemap.xml":
+            return void res.writeHead(404).end()
+          case "/":
+            return page(res, "Home", text("home") + links("/hours"))
+          case "/hours":
+            res.writeHead(301, { location: "/opening-hours" })
+            return void res.end()
+          case "/opening-hours":
+            return page(res, "Opening hours", text("opening hours"))
+          default:
+            return void res.writeHead(404).end()
+        }
+      })
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const added = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, { key: ws.secretTest, body: { type: "url", url: `${site.origin}/hours` } })
+      expect(added.status, added.text).toBe(201)
+      yield* waitSettled(h, ws.secretTest, agentId, [added.body.data.id])
+      const created = yield* h.call("POST", `/v1/agents/${agentId}/crawls`, { key: ws.secretTest, body: { url: `${site.origin}/` } })
+      const crawl = yield* eventually(
+        Effect.map(h.call("GET", `/v1/agents/${agentId}/crawls/${created.body.data.id}`, { key: ws.secretTest }), (r) => r.body.data),
+        (c) => c.status === "completed",
+        { tries: 3000, label: "crawl completed" }
+      )
+      expect(crawl.pages).toMatchObject({ kept: 1, skipped: { known: 1 } })
+      const sources = yield* h.call("GET", `/v1/agents/${agentId}/knowledge?limit=100`, { key: ws.secretTest })
+      expect(sources.body.data.map((s: any) => new URL(s.source_ref).pathname).sort()).toEqual(["/", "/hours"])
     }).pipe(Effect.scoped)
   )
 

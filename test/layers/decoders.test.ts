@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { execFileSync } from "node:child_process"
+import { gzipSync } from "node:zlib"
 import { layerProcesses, type ProcessOptions } from "../../layers/Decoders.js"
 import { Extractor, layerDecoders } from "../../layers/Extractor.js"
 import { eventually } from "../support/eventually.js"
@@ -32,7 +33,7 @@ const read = (text: string) => Effect.flatMap(Extractor, (extractor) => extracto
 const readOrdinary = Effect.flatMap(Extractor, (extractor) => extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "next" }))
 
 describe("decoder processes", () => {
-  it.scoped("HTML, text, a CSV, audio headers, an unreadable PDF and a page's links in a decoder process", () =>
+  it.scoped("HTML, text, a CSV, audio headers, an unreadable PDF, a page's links and a sitemap in a decoder process", () =>
     Effect.gen(function* () {
       const extractor = yield* Extractor
       expect(yield* extractor.extract({ kind: "html", bytes: ordinary, fallbackTitle: "fallback" })).toEqual({
@@ -56,6 +57,14 @@ describe("decoder processes", () => {
         canonical: "https://shop.example/hours",
         noindex: false,
         nofollow: false
+      })
+      // a sitemap, gzip-encoded, after a few MB of entries never closed and with a reference naming no character
+      const sitemap = gzipSync(
+        `<urlset>${"<url>".repeat(400_000)}<url><loc>https://shop.example/&#99999999;</loc></url><url><loc>https://shop.example/a</loc></url></urlset>`
+      )
+      expect(yield* extractor.sitemap(sitemap, { maxBytes: 50 * 1024 * 1024, maxEntries: 10 })).toMatchObject({
+        _tag: "Sitemap",
+        sitemap: { pages: ["https://shop.example/a"], sitemaps: [], truncated: false }
       })
     }).pipe(Effect.provide(decoders()))
   )
