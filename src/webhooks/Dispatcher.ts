@@ -21,7 +21,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { failure, Fetcher, type PostResult } from "../../layers/Fetcher.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
-import { AppConfig } from "../Config.js"
+import { AppConfig, defaultWorkspaceShare } from "../Config.js"
 import { boundary } from "../db/Sql.js"
 import { Emails } from "../email/Emails.js"
 import { now, unixSeconds } from "../Time.js"
@@ -296,11 +296,16 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       return repo.givenUp(id, `not delivered: an internal error occurred (${reason})`)
     }
 
-    /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
+    /**
+     * Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription, the workspace's share per
+     * workspace; supervises itself.
+     */
     const run: Effect.Effect<never> = jobs.worker({
       queue: webhookQueue,
       concurrency,
       perKey: perSubscription,
+      // a workspace's subscriptions together (the job's group) hold at most its share of the slots
+      perGroup: config.webhookWorkspaceShare ?? defaultWorkspaceShare(concurrency),
       leaseMillis,
       pollMillis: config.webhookPollMillis,
       claimCall: (call) => repo.claimCall(call, new Date(call.at.getTime() + leaseMillis)),
