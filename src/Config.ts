@@ -69,8 +69,8 @@ export interface AppConfigShape {
   /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
   readonly webhookPollMillis: number
   /**
-   * Webhook deliveries of one workspace in flight at once, across instances (`WEBHOOK_WORKSPACE_SHARE`; unset:
-   * `defaultWorkspaceShare` of a process's 16).
+   * Webhook deliveries of one workspace in flight at once, across instances (`WEBHOOK_WORKSPACE_SHARE`; unset: 12
+   * of a process's 16, see `defaultWebhookWorkspaceShare`).
    */
   readonly webhookWorkspaceShare?: number | undefined
   /** Crawls of one workspace running at once, across instances (`CRAWL_WORKSPACE_SHARE`; unset: `defaultWorkspaceShare` of 2). */
