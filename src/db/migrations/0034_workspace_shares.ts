@@ -53,9 +53,11 @@ export default Effect.gen(function* () {
           from groups where groups.g is not null
         ),
         candidates as (
-          -- the keyed ones by the key rule (the old function's unkeyed ones are left out: they come below)
+          -- the keyed ones by the key rule, at most a group's cap of each key (a key is one group's); the old
+          -- function's unkeyed ones are left out: they come below
           select j.id, j.run_at, j.group_key from jobs j
-          where j.id = any(array(select c.id from jobs_claimable(p_queue, p_at, p_per_key, p_limit) c))
+          where j.id = any(array(
+            select c.id from jobs_claimable(p_queue, p_at, p_per_key, least(p_limit, p_per_group)) c))
             and j.key is not null
           union all
           (select u.id, u.run_at, u.group_key from jobs u
