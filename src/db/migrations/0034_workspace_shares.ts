@@ -14,7 +14,10 @@
  *   not the group's backlog).
  * - `jobs_claim`, `jobs_claim_after`, `webhook_jobs_claim` (as migration 0023 wrote it) and `ingest_jobs_claim`
  *   (as migration 0030 wrote it) claim through it; the last two return the job's group with its row.
- * All keep `enable_seqscan` off (migration 0019), `jobs_claimable` `enable_sort` too.
+ * All keep `enable_seqscan` off (migration 0019). The new `jobs_claimable` ranks a group's candidates (a few rows,
+ * no index gives that order), so it sorts: `enable_sort` stays on there, and `jit` is off, as a claim this small
+ * never gains from it (on PostgreSQL a cost inflated by a disabled plan node brings JIT compilation, seconds a
+ * claim).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -34,7 +37,7 @@ export default Effect.gen(function* () {
     )
     returns table (id bigint, run_at timestamptz)
     language plpgsql stable
-    set enable_seqscan = off set enable_sort = off
+    set enable_seqscan = off set jit = off
     as $$
     begin
       if p_per_group is null then
