@@ -13,7 +13,7 @@
  *   wake-up (see `withAfterCommit`); outside one it wakes local workers at once.
  *   `enqueueAll(inputs)`: the same for many jobs at once (a batch of sources),
  *   one statement rather than one a job.
- * - `worker({ queue, concurrency, leaseMillis?, perKey?, pollMillis?, handle })`:
+ * - `worker({ queue, concurrency, leaseMillis?, perKey?, perGroup?, pollMillis?, handle })`:
  *   an effect that never ends: it claims while slots are free, runs `handle(job)`
  *   and settles the job by the returned `Outcome` (`done`, `retryAt(instant)`,
  *   `failed(reason)`, or `finish(item)`: a write carried by its next claim).
@@ -28,6 +28,11 @@
  *   a key are in flight, in no particular order. A job whose retry waits keeps
  *   later jobs of its key (serial mode) waiting behind it. Creation order is the
  *   order of `enqueue` calls (the id sequence), not of commits.
+ * - Groups: a job may name its `group` (the workspace that owns it). A worker that
+ *   sets `perGroup: n` claims no job whose group already has n jobs of the queue in
+ *   flight (leased now, across processes), so the jobs of other groups are claimed
+ *   instead: one group's slow jobs hold at most n slots. Jobs without a group are
+ *   not capped. Key rules hold as well (a job must pass both).
  * - `hurry(queue, key)`: every waiting job of the key is due now (its owner
  *   came back, e.g. a re-enabled webhook subscription); one running now that
  *   settles with a retry runs again at once.
@@ -55,6 +60,8 @@ export interface EnqueueInput {
   readonly queue: string
   /** Jobs of one key are serialised (or capped, see `WorkerOptions.perKey`). */
   readonly key?: string | null | undefined
+  /** Who the job is for (a workspace): capped per group by `WorkerOptions.perGroup`; none: not capped. */
+  readonly group?: string | null | undefined
   /** Any JSON value; the handler decodes it with its Schema. */
   readonly payload: unknown
   /** Not before this instant (default: now). */
@@ -65,6 +72,7 @@ export interface Job {
   readonly id: string
   readonly queue: string
   readonly key: string | null
+  readonly group: string | null
   readonly payload: unknown
   /**
    * Attempts begun before this one: each claim begins one (those that failed, asked for a retry, or stopped their
@@ -133,6 +141,8 @@ export interface ClaimCall<F> {
   readonly until: Date
   /** Null: strict order per key. */
   readonly perKey: number | null
+  /** Null: no cap per group. */
+  readonly perGroup: number | null
   readonly limit: number
   /** Whether it may commit without waiting for the WAL flush (false inside a caller's transaction). */
   readonly async: boolean
@@ -148,6 +158,8 @@ export interface ClaimOptions {
   readonly leaseMillis: number
   /** Absent: strict order per key. A number: at most that many in flight per key, unordered. */
   readonly perKey?: number | undefined
+  /** Absent: no cap per group. A number: no job claimed whose group has that many in flight (jobs without one: no cap). */
+  readonly perGroup?: number | undefined
   /**
    * Where the store carries writes (`Primitives.carries`): written, and their jobs settled as done, in the
    * claim's statement before it claims.
@@ -166,13 +178,15 @@ export interface WorkerOptions<R, P = undefined, F = never> {
   /** Default 60 s; extended while the handler runs. */
   readonly leaseMillis?: number | undefined
   readonly perKey?: number | undefined
+  /** At most this many jobs of one group (`EnqueueInput.group`) in flight, across processes (see Groups above). */
+  readonly perGroup?: number | undefined
   /** Final writes carried by the next claim (see `Outcome.finish`). */
   readonly finish?: FinishOptions<F, R> | undefined
   /**
    * Where the store speaks SQL (PostgreSQL): the whole claim as one call of a database function of the queue's
    * owner, in place of `jobs_claim` / `jobs_claim_after` with `finish.write`. It writes `items`, settles `ended`
-   * and claims as `jobs_claim_after` does, and returns the claimed jobs' rows: `id, queue, key, payload, attempts,
-   * claims, created_at` of `jobs`, and `alongside`: JSON or null, what else it did for the job in the same call
+   * and claims as `jobs_claim_after` does, and returns the claimed jobs' rows: `id, queue, key, group_key, payload,
+   * attempts, claims, created_at` of `jobs`, and `alongside`: JSON or null, what else it did for the job in the same call
    * (a lease of the job's own, say), which reaches it as `Job.alongside` (typically what `prepare` would otherwise
    * read). A PL/pgSQL function's statements are planned once per session; a claim sent as statement text is
    * parsed and planned at every claim. `finish.write` still serves the claim that writes what waits when the

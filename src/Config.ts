@@ -22,6 +22,11 @@ export type AiSettings =
 
 export interface IngestSettings {
   readonly concurrency: number
+  /**
+   * Sources of one workspace processed at once, across instances (`INGEST_WORKSPACE_SHARE`; unset:
+   * `defaultWorkspaceShare(concurrency)`).
+   */
+  readonly workspaceShare?: number | undefined
   /** One URL fetch, redirects included (`INGEST_FETCH_TIMEOUT_MS`, default 20 s). */
   readonly fetchTimeoutMillis: number
   /** Largest page or document fetched (`INGEST_MAX_PAGE_BYTES`, default 10 MB). */
@@ -63,6 +68,13 @@ export interface AppConfigShape {
   readonly allowPrivateUrls: boolean
   /** How often the webhook dispatcher looks for due deliveries when nothing rang its bell. */
   readonly webhookPollMillis: number
+  /**
+   * Webhook deliveries of one workspace in flight at once, across instances (`WEBHOOK_WORKSPACE_SHARE`; unset: 12
+   * of a process's 16, see `defaultWebhookWorkspaceShare`).
+   */
+  readonly webhookWorkspaceShare?: number | undefined
+  /** Crawls of one workspace running at once, across instances (`CRAWL_WORKSPACE_SHARE`; unset: `defaultWorkspaceShare` of 2). */
+  readonly crawlWorkspaceShare?: number | undefined
   /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
   readonly qaRegeneratePollMillis: number
   /** How often, on PGlite, the tables' change counts are read for ANALYZE and VACUUM (`src/db/Maintenance.ts`). */
@@ -99,11 +111,24 @@ export interface AppConfigShape {
 
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {}
 
+/**
+ * A workspace's share of a pool of `pool` slots when none is configured: half of it, rounded up, at least one, so
+ * one workspace whose work never ends (a receiver that never answers) beside another leaves that one free slots.
+ * The price: a workspace alone gets at most its share too.
+ */
+export const defaultWorkspaceShare = (pool: number) => Math.max(1, Math.ceil(pool / 2))
+
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
     Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
   )
+
+/** Unset: undefined (the reader's default applies, which may follow another variable). */
+const optionalPositiveInt = (name: string) =>
+  Config.option(
+    Config.integer(name).pipe(Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }))
+  ).pipe(Config.map(Option.getOrUndefined))
 
 const hasScheme = (url: string, schemes: ReadonlyArray<string>) =>
   URL.canParse(url) && schemes.includes(new URL(url).protocol.slice(0, -1).toLowerCase())
@@ -189,8 +214,11 @@ export const fromEnv = Effect.gen(function* () {
     emailPollMillis: yield* positiveInt("EMAIL_POLL_MS", 1000),
     allowPrivateUrls: yield* Config.boolean("ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false)),
     webhookPollMillis: yield* positiveInt("WEBHOOK_POLL_MS", 1000),
+    webhookWorkspaceShare: yield* optionalPositiveInt("WEBHOOK_WORKSPACE_SHARE"),
+    crawlWorkspaceShare: yield* optionalPositiveInt("CRAWL_WORKSPACE_SHARE"),
     ingest: {
       concurrency: yield* positiveInt("INGEST_CONCURRENCY", 2),
+      workspaceShare: yield* optionalPositiveInt("INGEST_WORKSPACE_SHARE"),
       fetchTimeoutMillis: yield* positiveInt("INGEST_FETCH_TIMEOUT_MS", 20_000),
       maxPageBytes: yield* positiveInt("INGEST_MAX_PAGE_BYTES", 10 * 1024 * 1024),
       pollMillis: yield* positiveInt("INGEST_POLL_MS", 1000),

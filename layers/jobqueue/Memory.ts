@@ -16,6 +16,7 @@ interface MemoryJob {
   readonly id: number
   readonly queue: string
   readonly key: string | null
+  readonly group: string | null
   readonly payload: string
   status: "pending" | "failed"
   runAt: number
@@ -31,8 +32,30 @@ const makeMemory = Effect.gen(function* () {
   const jobs = new Map<number, MemoryJob>()
   let sequence = 0
 
-  const claimableAt = (queue: string, at: number, perKey: number | undefined): Array<MemoryJob> => {
+  const leasedAt = (j: MemoryJob, at: number) => j.lockedUntil !== null && j.lockedUntil > at
+
+  /** `byKey` less the jobs whose group has no room: per group, its earliest up to the cap less those leased now. */
+  const withinGroups = (pending: Array<MemoryJob>, byKey: Array<MemoryJob>, at: number, perGroup: number | undefined) => {
+    if (perGroup === undefined) return byKey
+    const busy = new Map<string, number>()
+    for (const j of pending) if (j.group !== null && leasedAt(j, at)) busy.set(j.group, (busy.get(j.group) ?? 0) + 1)
+    const taken = new Map<string, number>()
+    return [...byKey]
+      .sort((a, b) => a.runAt - b.runAt || a.id - b.id)
+      .filter((j) => {
+        if (j.group === null) return true
+        const rank = (taken.get(j.group) ?? 0) + 1
+        taken.set(j.group, rank)
+        return rank <= perGroup - (busy.get(j.group) ?? 0)
+      })
+  }
+
+  const claimableAt = (queue: string, at: number, perKey: number | undefined, perGroup: number | undefined) => {
     const pending = [...jobs.values()].filter((j) => j.queue === queue && j.status === "pending")
+    return withinGroups(pending, claimableByKey(pending, at, perKey), at, perGroup)
+  }
+
+  const claimableByKey = (pending: Array<MemoryJob>, at: number, perKey: number | undefined): Array<MemoryJob> => {
     const free = (j: MemoryJob) => j.runAt <= at && (j.lockedUntil === null || j.lockedUntil <= at)
     if (perKey === undefined) {
       return pending.filter(
@@ -41,7 +64,7 @@ const makeMemory = Effect.gen(function* () {
     }
     const busy = new Map<string, number>()
     for (const j of pending) {
-      if (j.key !== null && j.lockedUntil !== null && j.lockedUntil > at) busy.set(j.key, (busy.get(j.key) ?? 0) + 1)
+      if (j.key !== null && leasedAt(j, at)) busy.set(j.key, (busy.get(j.key) ?? 0) + 1)
     }
     const taken = new Map<string, number>()
     return pending
@@ -59,6 +82,7 @@ const makeMemory = Effect.gen(function* () {
     id: String(j.id),
     queue: j.queue,
     key: j.key,
+    group: j.group,
     payload: JSON.parse(j.payload),
     attempts: j.attempts,
     claim: j.claims,
@@ -78,6 +102,7 @@ const makeMemory = Effect.gen(function* () {
           id,
           queue: input.queue,
           key: input.key ?? null,
+          group: input.group ?? null,
           payload: JSON.stringify(input.payload ?? null),
           status: "pending",
           runAt: input.runAt?.getTime() ?? at,
@@ -93,7 +118,7 @@ const makeMemory = Effect.gen(function* () {
     enqueueAll: (inputs) => Effect.forEach(inputs, (input) => primitives.enqueue(input)),
     claim: (options) =>
       Effect.map(nowMillis, (at) =>
-        claimableAt(options.queue, at, options.perKey)
+        claimableAt(options.queue, at, options.perKey, options.perGroup)
           .sort((a, b) => a.runAt - b.runAt || a.id - b.id)
           .slice(0, options.limit)
           .map((j) => {
@@ -158,7 +183,7 @@ const makeMemory = Effect.gen(function* () {
           .map((j) => Math.max(j.runAt, j.lockedUntil ?? j.runAt))
         return times.length === 0 ? Option.none() : Option.some(Math.min(...times))
       }),
-    claimable: (options) => Effect.map(nowMillis, (at) => claimableAt(options.queue, at, options.perKey).length)
+    claimable: (options) => Effect.map(nowMillis, (at) => claimableAt(options.queue, at, options.perKey, options.perGroup).length)
   }
   return yield* fromPrimitives(primitives)
 })

@@ -34,6 +34,7 @@ const JobRow = Schema.Struct({
   id: Schema.String,
   queue: Schema.String,
   key: Schema.NullOr(Schema.String),
+  group_key: Schema.NullOr(Schema.String),
   payload: Schema.parseJson(),
   attempts: Schema.Number,
   claims: Schema.Number,
@@ -48,6 +49,7 @@ const toJob = (row: typeof JobRow.Type): Job => ({
   id: row.id,
   queue: row.queue,
   key: row.key,
+  group: row.group_key,
   payload: row.payload,
   // the row counts the attempt this claim began
   attempts: row.attempts - 1,
@@ -80,12 +82,13 @@ const makePostgres = Effect.gen(function* () {
   const jobRow = (input: EnqueueInput, at: Date) => ({
     queue: input.queue,
     key: input.key ?? null,
+    group_key: input.group ?? null,
     payload: JSON.stringify(input.payload ?? null),
     status: "pending",
     run_at: input.runAt ?? at,
     created_at: at
   })
-  // rows a statement inserts at most (six parameters each, within PostgreSQL's 65,535)
+  // rows a statement inserts at most (seven parameters each, within PostgreSQL's 65,535)
   const rowsPerInsert = 5_000
 
   const primitives: Primitives = {
@@ -104,7 +107,7 @@ const makePostgres = Effect.gen(function* () {
         return ids
       }).pipe(orDie),
 
-    // One statement (`jobs_claim`, migration 0014): under the queue's advisory lock, which serialises claims of
+    // One statement (`jobs_claim`, migrations 0014 and 0034): under the queue's advisory lock, which serialises claims of
     // one queue across processes so per-key order and caps hold exactly; SKIP LOCKED passes over rows being
     // settled right now. Inside a caller's transaction the lock lasts until that one ends, and its commit mode
     // is left alone.
@@ -116,6 +119,7 @@ const makePostgres = Effect.gen(function* () {
         const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
         const until = new Date(at.getTime() + options.leaseMillis)
         const perKey = options.perKey ?? null
+        const perGroup = options.perGroup ?? null
         const carried = options.carried
         if (options.call !== undefined) {
           const call = options.call({
@@ -123,22 +127,24 @@ const makePostgres = Effect.gen(function* () {
             at,
             until,
             perKey,
+            perGroup,
             limit: options.limit,
             async: Option.isNone(transaction),
             ended: carried?.jobs ?? []
           })
-          const rows = yield* sql`select id, queue, key, payload, attempts, claims, created_at, alongside from ${call}`
+          const rows = yield* sql`select id, queue, key, group_key, payload, attempts, claims, created_at, alongside from ${call}`
           return (yield* decodeJobs(rows)).map(toJob).sort((a, b) => Number(a.id) - Number(b.id))
         }
         const claim = carried === undefined
           ? sql`
-              select * from jobs_claim(${options.queue}, ${at}, ${until}, ${perKey}::integer, ${options.limit}::integer,
-                ${Option.isNone(transaction)})`
+              select * from jobs_claim(${options.queue}, ${at}, ${until}, ${perKey}::integer, ${perGroup}::integer,
+                ${options.limit}::integer, ${Option.isNone(transaction)})`
           : sql`
               select * from jobs_claim_after((${carried.write()})::integer,
                 ${carried.jobs.map((job) => job.id)}::bigint[], ${carried.jobs.map((job) => job.claim)}::integer[],
-                ${options.queue}, ${at}, ${until}, ${perKey}::integer, ${options.limit}::integer, ${Option.isNone(transaction)})`
-        const rows = yield* sql`select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at from (${claim}) c`
+                ${options.queue}, ${at}, ${until}, ${perKey}::integer, ${perGroup}::integer, ${options.limit}::integer,
+                ${Option.isNone(transaction)})`
+        const rows = yield* sql`select c.id, c.queue, c.key, c.group_key, c.payload, c.attempts, c.claims, c.created_at from (${claim}) c`
         return (yield* decodeJobs(rows)).map(toJob).sort((a, b) => Number(a.id) - Number(b.id))
       }).pipe(orDie),
 
@@ -220,7 +226,8 @@ const makePostgres = Effect.gen(function* () {
       Effect.gen(function* () {
         const at = new Date(yield* nowMillis)
         const rows = yield* sql`
-          select count(*) as n from jobs_claimable(${options.queue}, ${at}, ${options.perKey ?? null}::integer, null) c`
+          select count(*) as n from jobs_claimable(${options.queue}, ${at}, ${options.perKey ?? null}::integer,
+            ${options.perGroup ?? null}::integer, null::integer) c`
         const [row] = yield* Schema.decodeUnknown(Schema.Array(CountRow))(rows)
         return row?.n ?? 0
       }).pipe(orDie)

@@ -233,7 +233,7 @@ const make = (primitives: Primitives) =>
     // per queue: claims that took jobs, for `awaitIdle`
     const claimsTaking = new Map<string, number>()
     const workers = new Map<string, number>()
-    const perKeyOf = new Map<string, number | undefined>()
+    const capsOf = new Map<string, { readonly perKey: number | undefined; readonly perGroup: number | undefined }>()
     let ticks = 0
     // the `awaitIdle` calls waiting for the next tick: a bump costs a count unless one waits
     const tickWaiters = new Set<() => void>()
@@ -445,6 +445,7 @@ const make = (primitives: Primitives) =>
             limit: free,
             leaseMillis,
             perKey: options.perKey,
+            perGroup: options.perGroup,
             carried,
             call:
               options.claimCall &&
@@ -488,7 +489,7 @@ const make = (primitives: Primitives) =>
           })
           const rung = yield* bell(options.queue)
           yield* Effect.acquireRelease(
-            Effect.zipRight(add(workers, options.queue, 1), Effect.sync(() => perKeyOf.set(options.queue, options.perKey))),
+            Effect.zipRight(add(workers, options.queue, 1), Effect.sync(() => capsOf.set(options.queue, { perKey: options.perKey, perGroup: options.perGroup }))),
             () => add(workers, options.queue, -1)
           )
           const worker: WorkerRun<R, P, F> = {
@@ -536,7 +537,7 @@ const make = (primitives: Primitives) =>
       Effect.gen(function* () {
         if ((inFlight.get(queue) ?? 0) > 0 || (claiming.get(queue) ?? 0) > 0) return false
         const taken = claimsTaking.get(queue) ?? 0
-        if ((yield* primitives.claimable({ queue, perKey: perKeyOf.get(queue) })) > 0) return false
+        if ((yield* primitives.claimable({ queue, ...capsOf.get(queue) })) > 0) return false
         // a claim pass that ran while the query did (on another connection) may have taken what it would have
         // counted: its end tells (a pass bumps the tick once it has started what it took)
         while ((claiming.get(queue) ?? 0) > 0) yield* tickAfter(ticks)

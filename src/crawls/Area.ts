@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { queueWorker } from "../Background.js"
-import { AppConfig } from "../Config.js"
+import { AppConfig, defaultWorkspaceShare } from "../Config.js"
 import { CrawlReport } from "../knowledge/CrawlReport.js"
 import { now } from "../Time.js"
 import { CRAWL_MAX_ATTEMPTS, CrawlJob } from "./CrawlJob.js"
@@ -47,6 +47,8 @@ export const Workers = Layer.unwrapEffect(
       queueWorker({
         queue: CRAWL_QUEUE,
         concurrency: crawlConcurrency,
+        // a workspace's crawls of slow sites hold its share, not every slot
+        perGroup: config.crawlWorkspaceShare ?? defaultWorkspaceShare(crawlConcurrency),
         pollMillis: config.ingest.pollMillis,
         maxAttempts: CRAWL_MAX_ATTEMPTS,
         onGiveUp: job.giveUp,

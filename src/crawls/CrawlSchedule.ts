@@ -48,7 +48,12 @@ export class CrawlSchedule extends Effect.Service<CrawlSchedule>()("Crawls/Crawl
           nextRunAt: null,
           scheduledBy: holder.id
         })
-        if (Option.isSome(run)) yield* queue.enqueue({ queue: CRAWL_QUEUE, key: holder.origin, payload: { crawlId: run.value.id } })
+        if (Option.isSome(run)) yield* queue.enqueue({
+            queue: CRAWL_QUEUE,
+            key: holder.origin,
+            group: holder.workspace_id,
+            payload: { crawlId: run.value.id }
+          })
       })
 
     /** A run's timer is due: the run started (or skipped) and the next one's timer set, in one transaction. */

@@ -98,7 +98,7 @@ export class Crawls extends Effect.Service<Crawls>()("Crawls/Crawls", {
               param: "url"
             })
           }
-          yield* queue.enqueue({ queue: CRAWL_QUEUE, key: url.origin, payload: { crawlId: id } })
+          yield* queue.enqueue({ queue: CRAWL_QUEUE, key: url.origin, group: tenant.workspaceId, payload: { crawlId: id } })
           if (nextRunAt !== null) yield* scheduleRun(queue, id, nextRunAt)
           return inserted.value
         })

@@ -9,7 +9,7 @@ import { Authentication } from "../../schema/Auth.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { background, queueWorker } from "../Background.js"
-import { AppConfig } from "../Config.js"
+import { AppConfig, defaultWorkspaceShare } from "../Config.js"
 import { SourceTexts } from "../qa/SourceTexts.js"
 import { Embeddings } from "./Embeddings.js"
 import { Freshness, REFRESH_TIMER_QUEUE } from "./Freshness.js"
@@ -42,7 +42,8 @@ export const SourceTextsLive = Layer.effect(
 ).pipe(Layer.provide(KnowledgeRepo.Default))
 
 /**
- * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once.
+ * One source at a time per agent (the job key), up to `ingest.concurrency` agents at once, at most the workspace's
+ * share of them for one workspace (the job's group).
  */
 const IngestWorkers = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -52,6 +53,8 @@ const IngestWorkers = Layer.unwrapEffect(
     return queueWorker({
       queue: INGEST_QUEUE,
       concurrency: config.ingest.concurrency,
+      // one workspace's agents of slow pages hold its share of the slots, not all of them
+      perGroup: config.ingest.workspaceShare ?? defaultWorkspaceShare(config.ingest.concurrency),
       leaseMillis: config.ingest.leaseMillis,
       pollMillis: config.ingest.pollMillis,
       // processing that dies shows on the source while it waits, and fails it (`internal_error`) at the last

@@ -94,10 +94,14 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     // opened by a round asked for in this process: its sweep queues the round's next batches without waiting
     const wake = yield* Effect.makeLatch(false)
 
-    const enqueueRefresh = (source: { readonly id: SourceId; readonly agent_id: AgentId }, read = false) =>
+    const enqueueRefresh = (
+      source: { readonly id: SourceId; readonly agent_id: AgentId; readonly workspace_id: string },
+      read = false
+    ) =>
       jobs.enqueue({
         queue: INGEST_QUEUE,
         key: source.agent_id,
+        group: source.workspace_id,
         payload: { sourceId: source.id, refresh: true, ...(read ? { read: true } : {}) }
       })
 
@@ -317,6 +321,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
           yield* jobs.enqueue({
             queue: INGEST_QUEUE,
             key: agent.id,
+            group: tenant.workspaceId,
             payload: { sourceIds: batch.queued.slice(i, i + REFRESH_BATCH), refresh: true }
           })
         }

@@ -71,7 +71,9 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const insertWithJobs = (tenant: Tenant, agentId: AgentId, sources: ReadonlyArray<NewSource>) =>
       Effect.gen(function* () {
         const rows = yield* repo.insert(tenant, sources)
-        yield* queue.enqueueAll(rows.map((row) => ({ queue: INGEST_QUEUE, key: agentId, payload: { sourceId: row.id } })))
+        yield* queue.enqueueAll(
+          rows.map((row) => ({ queue: INGEST_QUEUE, key: agentId, group: tenant.workspaceId, payload: { sourceId: row.id } }))
+        )
         return rows
       })
 

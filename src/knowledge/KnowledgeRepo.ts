@@ -281,13 +281,14 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         returning ${cols}`)
 
     /**
-     * The ingestion queue's claim as one call (`ingest_jobs_claim`, migration 0030): the ended jobs settled, the
+     * The ingestion queue's claim as one call (`ingest_jobs_claim`, migrations 0030 and 0034): the ended jobs settled, the
      * next ones claimed, and each one's source started as `start` starts it, with what its handler needs
      * (`startedBy`). Whether its commit may skip the WAL flush is the caller's (`call.async`; see the pipeline's).
      */
     const claimAndStart = (call: ClaimCall<unknown>) => sql`
       ingest_jobs_claim(${call.ended.map((job) => job.id)}::bigint[], ${call.ended.map((job) => job.claim)}::integer[],
-        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.limit}::integer, ${call.async})`
+        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.perGroup}::integer,
+        ${call.limit}::integer, ${call.async})`
 
     /** What `claimAndStart` started for a job (its `alongside`): none when its source had nothing to process. */
     const startedBy = (alongside: Option.Option<unknown>): Effect.Effect<Option.Option<Started>> =>

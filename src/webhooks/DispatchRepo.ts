@@ -167,7 +167,7 @@ export class DispatchRepo extends Effect.Service<DispatchRepo>()("Webhooks/Dispa
       execute(sql`select ${recordSuccesses(successes)}`)
 
     /**
-     * A claim of the worker (`webhook_jobs_claim`, migration 0020): the successes it carries recorded, their jobs settled, the next jobs
+     * A claim of the worker (`webhook_jobs_claim`, migrations 0020 and 0034): the successes it carries recorded, their jobs settled, the next jobs
      * claimed and their deliveries leased (each that is due, unleased, and its subscription active), in one call
      * committed like the queue's bookkeeping, without waiting for the WAL flush (only a database crash can lose
      * it, and a lost lease is a lapsed one). Two jobs of one delivery in one claim: one of them gets it, the
@@ -176,8 +176,8 @@ export class DispatchRepo extends Effect.Service<DispatchRepo>()("Webhooks/Dispa
     const claimCall = (call: ClaimCall<Success>, leaseUntil: Date): Statement.Fragment => sql`
       webhook_jobs_claim(${successArrays(call.items)},
         ${call.ended.map((job) => job.id)}::bigint[], ${call.ended.map((job) => job.claim)}::integer[],
-        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.limit}::integer, ${call.async},
-        ${leaseUntil})`
+        ${call.queue}, ${call.at}, ${call.until}, ${call.perKey}::integer, ${call.perGroup}::integer,
+        ${call.limit}::integer, ${call.async}, ${leaseUntil})`
 
     return {
       transaction: transaction(sql),

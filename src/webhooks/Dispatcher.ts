@@ -46,6 +46,12 @@ const concurrency = 16
  * can hold this many slots, never all of them, so it cannot stall the others.
  */
 export const perSubscription = 8
+/**
+ * Deliveries in flight per workspace, across all instances, unless `WEBHOOK_WORKSPACE_SHARE` says otherwise: above
+ * one subscription's cap, so a workspace's slow receiver leaves its other subscriptions slots (4 of a process's
+ * 16), and below the pool, so a workspace whose receivers never answer leaves other workspaces 4.
+ */
+export const defaultWebhookWorkspaceShare = 12
 
 /** How often a job of an inactive subscription looks again (reactivation hurries it at once). */
 const inactiveRecheckMillis = 24 * 60 * 60_000
@@ -296,11 +302,16 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
       return repo.givenUp(id, `not delivered: an internal error occurred (${reason})`)
     }
 
-    /** Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription; supervises itself. */
+    /**
+     * Runs forever: `concurrency` deliveries at once, `perSubscription` per subscription, the workspace's share per
+     * workspace; supervises itself.
+     */
     const run: Effect.Effect<never> = jobs.worker({
       queue: webhookQueue,
       concurrency,
       perKey: perSubscription,
+      // a workspace's subscriptions together (the job's group) hold at most its share of the slots
+      perGroup: config.webhookWorkspaceShare ?? defaultWebhookWorkspaceShare,
       leaseMillis,
       pollMillis: config.webhookPollMillis,
       claimCall: (call) => repo.claimCall(call, new Date(call.at.getTime() + leaseMillis)),

@@ -1,7 +1,7 @@
 /**
  * The webhooks area's answer to the outbox: one pending delivery per active
  * subscription of the tenant that takes the event's type, each with its job on
- * the dispatcher's queue (which wakes the dispatcher once the transaction has
+ * the dispatcher's queue, its group the tenant's workspace (which wakes the dispatcher once the transaction has
  * committed).
  */
 import * as Effect from "effect/Effect"
@@ -35,7 +35,7 @@ export const WebhookFanOut = Layer.effect(
               at,
               horizonAt: new Date(at.getTime() + horizonMillis)
             })
-            yield* jobs.enqueue({ queue: webhookQueue, key: subscriptionId, payload: { deliveryId: id } })
+            yield* jobs.enqueue({ queue: webhookQueue, key: subscriptionId, group: tenant.workspaceId, payload: { deliveryId: id } })
             deliveries.push(id)
           }
           return deliveries

@@ -170,7 +170,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Programs", {
       if (Option.isNone(yield* repo.findDelivery(id, deliveryId))) return yield* missingDelivery(deliveryId)
       const at = yield* now
       const row = yield* repo.requeue(deliveryId, at, new Date(at.getTime() + manualRetryHorizonMillis))
-      yield* jobs.enqueue({ queue: webhookQueue, key: id, payload: { deliveryId } })
+      yield* jobs.enqueue({ queue: webhookQueue, key: id, group: tenant.workspaceId, payload: { deliveryId } })
       return toDelivery(row)
     })
 

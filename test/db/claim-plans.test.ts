@@ -45,20 +45,27 @@ const reads = Effect.flatMap(SqlClient.SqlClient, (sql) =>
  * a backlog of as many due deliveries with their jobs, then `work`; with what the tables' indexes and scans read
  * during `work`.
  */
-const plannedEarly = <A>(plan: Effect.Effect<unknown, unknown, SqlClient.SqlClient>, work: Effect.Effect<A, unknown, SqlClient.SqlClient>) =>
+const plannedEarly = <A>(
+  plan: Effect.Effect<unknown, unknown, SqlClient.SqlClient>,
+  work: Effect.Effect<A, unknown, SqlClient.SqlClient>,
+  /** The jobs' group (migration 0034), none by default. */
+  group: string | null = null
+) =>
   Effect.gen(function* () {
     yield* runMigrations(migrations)
     const sql = yield* SqlClient.SqlClient
     return yield* sql.withTransaction(
       Effect.gen(function* () {
         const tomorrow = new Date(at.getTime() + 86_400_000)
-        yield* sql`insert into jobs (queue, key, payload, status, run_at, created_at)
-          select 'webhooks', 'whs_plan', json_build_object('deliveryId', 'later_' || n)::text, 'pending', ${tomorrow}, ${at}
+        yield* sql`insert into jobs (queue, key, group_key, payload, status, run_at, created_at)
+          select 'webhooks', 'whs_plan', ${group}, json_build_object('deliveryId', 'later_' || n)::text, 'pending',
+            ${tomorrow}, ${at}
           from generate_series(1, ${backlog}) n`
         for (let i = 0; i < 8; i++) yield* plan
         yield* insertDeliveryBacklog({ count: backlog, at, horizon: until })
-        yield* sql`insert into jobs (queue, key, payload, status, run_at, created_at)
-          select 'webhooks', 'whs_plan', json_build_object('deliveryId', 'whd_plan_' || n)::text, 'pending', ${at}, ${at}
+        yield* sql`insert into jobs (queue, key, group_key, payload, status, run_at, created_at)
+          select 'webhooks', 'whs_plan', ${group}, json_build_object('deliveryId', 'whd_plan_' || n)::text, 'pending',
+            ${at}, ${at}
           from generate_series(1, ${backlog}) n`
         const before = yield* reads
         const result = yield* work
@@ -69,10 +76,13 @@ const plannedEarly = <A>(plan: Effect.Effect<unknown, unknown, SqlClient.SqlClie
   })
 
 /** None of the work read a table from end to end, or an index across the backlog (1,000 jobs wait). */
-const expectFewReads = (counted: { readonly before: Record<string, Reads>; readonly after: Record<string, Reads> }) => {
+const expectFewReads = (
+  counted: { readonly before: Record<string, Reads>; readonly after: Record<string, Reads> },
+  most = 100
+) => {
   for (const table of ["jobs", "webhook_deliveries"]) {
     expect(counted.after[table]!.seqScans).toBe(counted.before[table]!.seqScans)
-    expect(counted.after[table]!.indexEntries - counted.before[table]!.indexEntries).toBeLessThan(100)
+    expect(counted.after[table]!.indexEntries - counted.before[table]!.indexEntries).toBeLessThan(most)
   }
 }
 
@@ -152,6 +162,37 @@ describe(`the claim functions' plans (${databaseKind})`, () => {
         for (const row of [...first, ...second]) expect(row.alongside).toMatchObject({ body: "{}" })
         expect(yield* counts).toEqual({ jobs: 2 * backlog - 4, succeeded: 4, attempts: 4 })
         expectFewReads(counted)
+      }))
+  })
+
+  layer(testDatabaseLayer, { timeout: "60 seconds" })((it) => {
+    it.effect("a claim capped per group counts the group's jobs in flight, not its backlog, with plans made before it came", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // per key 8, per group 4, for 8 slots (migration 0034's overload)
+        const claim = (ended: ReadonlyArray<{ id: string; claims: number }>) =>
+          sql<{ id: string; claims: number; group_key: string | null }>`
+            select id::text as id, claims, group_key from jobs_claim_after(0, ${ended.map((j) => j.id)}::bigint[],
+              ${ended.map((j) => j.claims)}::integer[], 'webhooks', ${at}, ${until}, 8, 4, 8, false)`
+        const counted = yield* plannedEarly(
+          claim([]),
+          Effect.gen(function* () {
+            const first = yield* claim([])
+            const second = yield* claim(first.slice(0, 2))
+            const third = yield* claim([])
+            return { first, second, third }
+          }),
+          "wsp_plan"
+        )
+        // four of the group taken, the cap; two settled and two more taken; none while four are in flight
+        const { first, second, third } = counted.result
+        expect(first).toHaveLength(4)
+        expect(second).toHaveLength(2)
+        expect(third).toHaveLength(0)
+        expect([...first, ...second].every((row) => row.group_key === "wsp_plan")).toBe(true)
+        expect((yield* counts).jobs).toBe(2 * backlog - 2)
+        // three claims, each reading the key's first jobs, the group's leased ones and those it takes
+        expectFewReads(counted, 120)
       }))
   })
 })

@@ -39,7 +39,7 @@ interface Interval {
 
 layer(testServer(), { excludeTestServices: true })("ingestion order", (it) => {
   it.effect(
-    "30 pages: all indexed, strictly one at a time per agent in order, categories from page 1, two agents in parallel",
+    "30 pages: all indexed, strictly one at a time per agent in order, categories from page 1, two workspaces' agents in parallel",
     () =>
       Effect.gen(function* () {
         const site = yield* serveSite((req, res) => {
@@ -48,18 +48,20 @@ layer(testServer(), { excludeTestServices: true })("ingestion order", (it) => {
           setTimeout(() => (n > 0 ? html(res, sitePage(n)) : html(res, "not found", 404)), 15)
         })
         const h = yield* Harness
-        const ws = yield* h.seed()
-        const agents = [yield* createAgent(h, ws.secretTest, "Shop A"), yield* createAgent(h, ws.secretTest, "Shop B")]
+        // two workspaces: one workspace's agents share its part of the ingestion slots (INGEST_WORKSPACE_SHARE, 1 of 2)
+        const workspaces = [yield* h.seed(), yield* h.seed()]
+        const keys = workspaces.map((ws) => ws.secretTest)
+        const agents = [yield* createAgent(h, keys[0]!, "Shop A"), yield* createAgent(h, keys[1]!, "Shop B")]
         const urls = Array.from({ length: 30 }, (_, i) => `${site.origin}/page/${i + 1}`)
         const batches = yield* Effect.forEach(
           agents,
-          (agentId) => h.call("POST", `/v1/agents/${agentId}/knowledge/batch`, { key: ws.secretTest, body: { urls } }),
+          (agentId, i) => h.call("POST", `/v1/agents/${agentId}/knowledge/batch`, { key: keys[i]!, body: { urls } }),
           { concurrency: 2 }
         )
         for (const batch of batches) expect(batch.status, JSON.stringify(batch.body).slice(0, 300)).toBe(201)
         const ids = batches.map((b) => b.body.data.sources.map((s: any) => s.id as string))
 
-        const settled = yield* Effect.forEach(agents, (agentId, i) => waitSettled(h, ws.secretTest, agentId, ids[i]!, 6000))
+        const settled = yield* Effect.forEach(agents, (agentId, i) => waitSettled(h, keys[i]!, agentId, ids[i]!, 6000))
         for (const sources of settled) {
           expect(sources.map((s: any) => s.status)).toEqual(Array(30).fill("indexed"))
           expect(sources.every((s: any) => s.attempts === 1 && s.phase === "done" && s.progress === 100)).toBe(true)
@@ -68,7 +70,7 @@ layer(testServer(), { excludeTestServices: true })("ingestion order", (it) => {
         const sql = yield* SqlClient.SqlClient
         const intervals = yield* Effect.orDie(sql<Interval>`
           select id, agent_id, seq::text as seq, started_at, finished_at from knowledge_sources
-          where workspace_id = ${ws.workspace.id} order by knowledge_sources.seq`)
+          where workspace_id in (${workspaces[0]!.workspace.id}, ${workspaces[1]!.workspace.id}) order by knowledge_sources.seq`)
         for (const agentId of agents) {
           const mine = intervals.filter((r) => r.agent_id === agentId)
           expect(mine).toHaveLength(30)
@@ -82,7 +84,7 @@ layer(testServer(), { excludeTestServices: true })("ingestion order", (it) => {
         expect(overlaps, "the two agents' sources ran at the same time").toBe(true)
 
         for (const agentId of agents) {
-          const categories = yield* h.call("GET", `/v1/agents/${agentId}/categories?limit=100`, { key: ws.secretTest })
+          const categories = yield* h.call("GET", `/v1/agents/${agentId}/categories?limit=100`, { key: keys[agents.indexOf(agentId)]! })
           const names = categories.body.data.map((c: any) => c.name as string)
           const firstFinished = intervals.find((r) => r.agent_id === agentId)!.finished_at
           // every category exists since the first page; none was added by a later page

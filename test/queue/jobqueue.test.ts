@@ -78,18 +78,20 @@ const tenfoldClaim = Effect.gen(function* () {
   yield* Effect.orDie(sql.value`
     create or replace function tenfold_claim(
       p_ended bigint[], p_ended_claims integer[],
-      p_queue text, p_at timestamptz, p_until timestamptz, p_per_key integer, p_limit integer, p_async boolean
+      p_queue text, p_at timestamptz, p_until timestamptz, p_per_key integer, p_per_group integer, p_limit integer,
+      p_async boolean
     )
     returns table (
-      id bigint, queue text, key text, payload text, attempts integer, claims integer, created_at timestamptz,
-      alongside json
+      id bigint, queue text, key text, group_key text, payload text, attempts integer, claims integer,
+      created_at timestamptz, alongside json
     )
     language sql volatile
     as $$
-      select c.id, c.queue, c.key, c.payload, c.attempts, c.claims, c.created_at,
+      select c.id, c.queue, c.key, c.group_key, c.payload, c.attempts, c.claims, c.created_at,
         case when c.payload::jsonb ->> 'n' <> '2'
           then json_build_object('job_id', c.id, 'tenfold', (c.payload::jsonb ->> 'n')::integer * 10) end
-      from jobs_claim_after(0, p_ended, p_ended_claims, p_queue, p_at, p_until, p_per_key, p_limit, p_async) c
+      from jobs_claim_after(0, p_ended, p_ended_claims, p_queue, p_at, p_until, p_per_key, p_per_group, p_limit,
+        p_async) c
     $$`)
 })
 
@@ -211,6 +213,102 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
         yield* eventually(Effect.sync(() => finished), (n) => n === 8)
         yield* jobs.awaitIdle(queue)
         expect(most).toBeLessThanOrEqual(4)
+        yield* Fiber.interrupt(worker)
+      }))
+
+    it.effect("a per-group cap keeps a group with many claimable jobs at most that many in flight, across instances, while another group's job is claimed", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const other = (yield* Other).queue
+        const queue = fresh("groups")
+        // each running job waits for its own gate
+        const gates = new Map<string, Deferred.Deferred<void>>()
+        const running = new Map<string, number>()
+        const started: Array<{ group: string | null; n: number }> = []
+        let most = 0
+        let finished = 0
+        const handle = (job: JobQueue.Job) =>
+          Effect.gen(function* () {
+            const group = job.group ?? "none"
+            const gate = yield* Deferred.make<void>()
+            gates.set(job.id, gate)
+            started.push({ group: job.group, n: (job.payload as { n: number }).n })
+            running.set(group, (running.get(group) ?? 0) + 1)
+            if (group === "wsp_busy") most = Math.max(most, running.get(group)!)
+            yield* Deferred.await(gate)
+            running.set(group, running.get(group)! - 1)
+            finished++
+            return JobQueue.Outcome.done
+          })
+        const caps = { perKey: 8, perGroup: 2 }
+        const a = yield* startWorker({ queue, concurrency: 4, ...caps, handle })
+        const b = yield* startWorker({ queue, concurrency: 4, ...caps, handle }, other)
+        // the busy workspace: two keys of five jobs each, all due before the quiet workspace's one
+        for (let n = 0; n < 10; n++) {
+          yield* jobs.enqueue({ queue, key: n % 2 === 0 ? "whs_busy_1" : "whs_busy_2", group: "wsp_busy", payload: { n } })
+        }
+        yield* jobs.enqueue({ queue, key: "whs_quiet", group: "wsp_quiet", payload: { n: 10 } })
+        yield* eventually(Effect.sync(() => started.length), (n) => n === 3)
+        expect(started.filter((s) => s.group === "wsp_quiet").map((s) => s.n)).toEqual([10])
+        expect(running.get("wsp_busy")).toBe(2)
+        // eight of the busy workspace wait with five slots free: none may be claimed, by either instance
+        expect(yield* jobs.claimable({ queue, ...caps })).toBe(0)
+        expect(yield* jobs.claimable({ queue, perKey: 8 })).toBe(8)
+        yield* jobs.wake(queue)
+        yield* other.wake(queue)
+        yield* jobs.enqueue({ queue, key: "whs_quiet", group: "wsp_quiet", payload: { n: 11 } })
+        yield* eventually(Effect.sync(() => started.length), (n) => n === 4)
+        expect(started[3]!.n).toBe(11)
+
+        // a settled job frees its group's slot: the next of that group is claimed in its place
+        const first = started.findIndex((s) => s.group === "wsp_busy")
+        const firstId = [...gates.keys()][first]!
+        yield* Deferred.succeed(gates.get(firstId)!, undefined)
+        yield* eventually(Effect.sync(() => started.filter((s) => s.group === "wsp_busy").length), (n) => n === 3)
+        expect(running.get("wsp_busy")).toBe(2)
+
+        // let everything run: the busy workspace never had more than two at once
+        const openAll = Effect.suspend(() => Effect.forEach([...gates.values()], (gate) => Deferred.succeed(gate, undefined)))
+        yield* eventually(Effect.zipRight(openAll, Effect.sync(() => finished)), (n) => n === 12)
+        yield* jobs.awaitIdle(queue)
+        expect(most).toBe(2)
+        expect(started.filter((s) => s.group === "wsp_busy").map((s) => s.n).sort((x, y) => x - y)).toEqual(
+          [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+        )
+        yield* Fiber.interrupt(a)
+        yield* Fiber.interrupt(b)
+      }))
+
+    it.effect("a per-group cap leaves jobs without a group uncapped, and holds for a group's jobs without a key", () =>
+      Effect.gen(function* () {
+        const jobs = yield* JobQueue.JobQueue
+        const queue = fresh("ungrouped")
+        const gate = yield* Deferred.make<void>()
+        const running = new Map<string, number>()
+        let finished = 0
+        const worker = yield* startWorker({
+          queue,
+          concurrency: 10,
+          perGroup: 1,
+          handle: (job) =>
+            Effect.gen(function* () {
+              const group = job.group ?? "none"
+              running.set(group, (running.get(group) ?? 0) + 1)
+              yield* Deferred.await(gate)
+              finished++
+              return JobQueue.Outcome.done
+            })
+        })
+        for (let n = 0; n < 3; n++) yield* jobs.enqueue({ queue, group: "wsp_a", payload: { n } })
+        for (let n = 3; n < 6; n++) yield* jobs.enqueue({ queue, payload: { n } })
+        for (let n = 6; n < 8; n++) yield* jobs.enqueue({ queue, group: "wsp_b", payload: { n } })
+        yield* eventually(Effect.sync(() => [...running.values()].reduce((x, y) => x + y, 0)), (n) => n === 5)
+        expect(Object.fromEntries(running)).toEqual({ wsp_a: 1, none: 3, wsp_b: 1 })
+        expect(yield* jobs.claimable({ queue, perGroup: 1 })).toBe(0)
+        yield* Deferred.succeed(gate, undefined)
+        yield* eventually(Effect.sync(() => finished), (n) => n === 8)
+        yield* jobs.awaitIdle(queue)
+        expect(Object.fromEntries(running)).toEqual({ wsp_a: 3, none: 3, wsp_b: 2 })
         yield* Fiber.interrupt(worker)
       }))
 
@@ -634,7 +732,7 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue | Oth
           claimCall: Option.isSome(sql)
             ? (call) => sql.value`tenfold_claim(${call.ended.map((job) => job.id)}::bigint[],
                 ${call.ended.map((job) => job.claim)}::integer[], ${call.queue}, ${call.at}, ${call.until},
-                ${call.perKey}::integer, ${call.limit}::integer, ${call.async})`
+                ${call.perKey}::integer, ${call.perGroup}::integer, ${call.limit}::integer, ${call.async})`
             : undefined,
           prepare: (claimed) => Effect.sync(() => (prepared.push(claimed.length), claimed.length)),
           handle: (job, size) =>
