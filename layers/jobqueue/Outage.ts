@@ -32,26 +32,42 @@ export const makeBackoff = () => {
 const lostCodes = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|08...|57P0[123]|53300)$/
 const lostMessages = /Connection terminated|connection timeout|Failed to acquire connection|not queryable|ECONNREFUSED/i
 
-const lostConnection = (error: unknown): boolean => {
-  // the driver's error, possibly wrapped (SqlError, then pool, client, socket)
+// a pool closed for good (the process stopping) is no outage: trying again cannot succeed
+const closedPool = /after calling end on the pool/i
+
+/** The driver's error in `error`'s chain (SqlError, then pool, client, socket) that tells a lost connection. */
+const lostConnection = (error: unknown): { readonly code?: string; readonly message: string } | undefined => {
+  let found: { readonly code?: string; readonly message: string } | undefined
   let current: unknown = error
   for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
     const { code, message } = current as { readonly code?: unknown; readonly message?: unknown }
-    if (typeof code === "string" && lostCodes.test(code)) return true
-    if (typeof message === "string" && lostMessages.test(message)) return true
+    const text = typeof message === "string" ? message : ""
+    if (closedPool.test(text)) return undefined
+    if (found === undefined && ((typeof code === "string" && lostCodes.test(code)) || lostMessages.test(text))) {
+      found = typeof code === "string" ? { code, message: text } : { message: text }
+    }
     current = (current as { readonly cause?: unknown }).cause
   }
-  return false
+  return found
 }
+
+const lostIn = (cause: Cause.Cause<unknown>) =>
+  Cause.isInterruptedOnly(cause)
+    ? undefined
+    : [...Cause.failures(cause), ...Cause.defects(cause)].map(lostConnection).find((lost) => lost !== undefined)
 
 /**
  * Whether a statement failed because the database could not be reached or dropped the connection, not because of
  * the statement: run again, it may succeed, and it may have committed or not. The worker's statements die with
  * their SqlError (see `Postgres.ts`), so defects count as well as failures.
  */
-export const isConnectionLost = (cause: Cause.Cause<unknown>): boolean =>
-  !Cause.isInterruptedOnly(cause) &&
-  [...Cause.failures(cause), ...Cause.defects(cause)].some(lostConnection)
+export const isConnectionLost = (cause: Cause.Cause<unknown>): boolean => lostIn(cause) !== undefined
+
+/** The driver's own words for a lost connection (`57P01 terminating connection ...`), or none. */
+export const lostConnectionReason = (cause: Cause.Cause<unknown>): string | undefined => {
+  const lost = lostIn(cause)
+  return lost === undefined ? undefined : [lost.code, lost.message].filter((part) => part !== undefined && part !== "").join(" ")
+}
 
 /**
  * One kind of a worker's statements (`what`: "claims of queue x") through outages: the first failure after a

@@ -18,6 +18,18 @@
  *   jobs does not read `nextDueAt`: the end of one of them brings the next pass
  *   (so a job falling due later while all of them still run waits for that, or
  *   at most `pollMillis`). It is supervised: it restarts with backoff and logs.
+ * - The database away (a dropped connection, PostgreSQL restarting): a claim or
+ *   due-time read, a beat's lease extensions, and a job's settle (or give-up)
+ *   that fail are tried again after a backoff by the Clock (100 ms doubling to
+ *   5 s, from the first again after a success; `Outage.ts`), logged once when
+ *   they begin failing and once when they succeed again. The jobs running go on:
+ *   a failed claim ends no loop, so no scope interrupts them. A claim that lost
+ *   its connection while carrying ended jobs' writes leaves them for the next
+ *   claim (their jobs keep their slots and leases), and a settle is tried again
+ *   (up to `settleRetryMillis`), so a job whose work is done is recorded once
+ *   rather than run again after its lease. A claim whose answer was lost after
+ *   it committed took jobs nobody runs: their lease lapses and they are claimed
+ *   again (that claim counted an attempt); none ran, so none runs twice.
  * - Carried writes (`WorkerOptions.finish`): a handler whose job ends well
  *   returns `Outcome.finish(item)` instead of writing its result itself; the
  *   worker's next claim carries the items of every job that ended meanwhile
@@ -70,7 +82,7 @@ import {
   type WorkerOptions
 } from "../JobQueue.js"
 import { recordJobAttemptFailed, recordJobFailed } from "./Metrics.js"
-import { isConnectionLost, makeBackoff, makeOutage, type Outage } from "./Outage.js"
+import { isConnectionLost, lostConnectionReason, makeBackoff, makeOutage, type Outage } from "./Outage.js"
 import { makeSlots, type Slots } from "./Slots.js"
 
 const nowMillis = Clock.currentTimeMillis
@@ -109,6 +121,9 @@ export const shortCause = (cause: Cause.Cause<unknown>): string => {
   const line = (text.split("\n")[0] ?? "").trim()
   return line.length > maxReasonLength ? `${line.slice(0, maxReasonLength - 1)}…` : line
 }
+
+/** A statement's failure in an outage's log line: the driver's words for a lost connection, else its short cause. */
+const outageReason = (cause: Cause.Cause<unknown>): string => lostConnectionReason(cause) ?? shortCause(cause)
 
 /**
  * `JobQueue.<name>` span with the queue's name, only while tracing is on (a trace then tells one queue's claims and
@@ -192,7 +207,7 @@ const heartbeat = (
           wait = beatMillis
           return yield* outage.succeeded
         }
-        yield* outage.failed(shortCause(failure))
+        yield* outage.failed(outageReason(failure))
         // never later than the next beat would have been
         wait = Math.min(backoff.next(), beatMillis)
       })
@@ -241,7 +256,7 @@ const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, nev
     !isConnectionLost(first)
       ? Effect.failCause(first)
       : Effect.gen(function* () {
-          yield* outage.failed(shortCause(first))
+          yield* outage.failed(outageReason(first))
           const backoff = makeBackoff()
           const until = (yield* nowMillis) + settleRetryMillis
           for (let tries = 1; ; tries++) {
@@ -252,7 +267,7 @@ const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, nev
               return exit.value
             }
             if (!isConnectionLost(exit.cause) || (yield* nowMillis) >= until) return yield* exit
-            yield* outage.failed(shortCause(exit.cause))
+            yield* outage.failed(outageReason(exit.cause))
           }
         })
   )
@@ -584,7 +599,7 @@ const make = (primitives: Primitives) =>
           const failed = (cause: Cause.Cause<unknown>) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.zipRight(claims.failed(shortCause(cause)), Effect.sleep(backoff.next()))
+              : Effect.zipRight(claims.failed(outageReason(cause)), Effect.sleep(backoff.next()))
 
           while (true) {
             const claimedAt = yield* nowMillis
