@@ -69,21 +69,36 @@ export const lostConnectionReason = (cause: Cause.Cause<unknown>): string | unde
   return lost === undefined ? undefined : [lost.code, lost.message].filter((part) => part !== undefined && part !== "").join(" ")
 }
 
+/** While an outage lasts, a line says it still does this often. */
+export const stillFailingLogMillis = 60_000
+
 /**
  * One kind of a worker's statements (`what`: "claims of queue x") through outages: the first failure after a
- * success is logged at warning level with its short cause (`reason`), the retries that follow are not, and the
- * first success after them is logged once, with how long it took and how many tries failed.
+ * success is logged with its short cause (`reason`), at warning level for a lost connection and at error level
+ * with the whole cause for anything else (a bug would otherwise hide behind the retries); the retries that
+ * follow are not, but for a line every `stillFailingLogMillis` while it lasts; the first success after them is
+ * logged once, with how long it took and how many tries failed.
  */
 export const makeOutage = (what: string, annotations: Record<string, string>) => {
   let since: number | undefined
+  let logged = 0
   let failures = 0
   return {
-    failed: (reason: string) =>
+    failed: (cause: Cause.Cause<unknown>, reason: string) =>
       Effect.gen(function* () {
         failures++
-        if (since !== undefined) return
-        since = yield* Clock.currentTimeMillis
-        yield* Effect.logWarning(`${what} failing (${reason}); retrying with backoff, the jobs running here go on`).pipe(
+        const now = yield* Clock.currentTimeMillis
+        if (since !== undefined) {
+          if (now - logged < stillFailingLogMillis) return
+          logged = now
+          return yield* Effect.logWarning(
+            `${what} still failing (${reason}) after ${failures} tries over ${now - since} ms; retrying with backoff`
+          ).pipe(Effect.annotateLogs(annotations))
+        }
+        since = now
+        logged = now
+        const line = `${what} failing (${reason}); retrying with backoff, the jobs running here go on`
+        yield* (isConnectionLost(cause) ? Effect.logWarning(line) : Effect.logError(line, cause)).pipe(
           Effect.annotateLogs(annotations)
         )
       }),

@@ -207,7 +207,7 @@ const heartbeat = (
           wait = beatMillis
           return yield* outage.succeeded
         }
-        yield* outage.failed(outageReason(failure))
+        yield* outage.failed(failure, outageReason(failure))
         // never later than the next beat would have been
         wait = Math.min(backoff.next(), beatMillis)
       })
@@ -256,7 +256,7 @@ const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, nev
     !isConnectionLost(first)
       ? Effect.failCause(first)
       : Effect.gen(function* () {
-          yield* outage.failed(outageReason(first))
+          yield* outage.failed(first, outageReason(first))
           const backoff = makeBackoff()
           const until = (yield* nowMillis) + settleRetryMillis
           for (let tries = 1; ; tries++) {
@@ -267,7 +267,7 @@ const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, nev
               return exit.value
             }
             if (!isConnectionLost(exit.cause) || (yield* nowMillis) >= until) return yield* exit
-            yield* outage.failed(outageReason(exit.cause))
+            yield* outage.failed(exit.cause, outageReason(exit.cause))
           }
         })
   )
@@ -599,7 +599,7 @@ const make = (primitives: Primitives) =>
           const failed = (cause: Cause.Cause<unknown>) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.zipRight(claims.failed(outageReason(cause)), Effect.sleep(backoff.next()))
+              : Effect.zipRight(claims.failed(cause, outageReason(cause)), Effect.sleep(backoff.next()))
 
           while (true) {
             const claimedAt = yield* nowMillis

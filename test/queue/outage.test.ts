@@ -14,11 +14,13 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as JobQueue from "../../layers/JobQueue.js"
 import { layerMemory } from "../../layers/jobqueue/Memory.js"
 import { layerPostgres } from "../../layers/jobqueue/Postgres.js"
+import { statementRetryMillis } from "../../layers/jobqueue/Outage.js"
 import { fromPrimitives } from "../../layers/jobqueue/Worker.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { runMigrations } from "../../src/db/Migrator.js"
@@ -53,6 +55,18 @@ const toSleepAt = (at: number) =>
     TestClock.setTime(at)
   )
 
+/** `self` with the lines it logs (and its fibers log) kept in `lines` as "LEVEL message". */
+const keepingLogs = <A, E, R>(lines: Array<string>, self: Effect.Effect<A, E, R>) =>
+  Effect.provide(
+    self,
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ logLevel, message }) => {
+        lines.push(`${logLevel.label} ${(Array.isArray(message) ? message : [message]).map(String).join(" ")}`)
+      })
+    )
+  )
+
 /** Jobs that wait for `gate`; how often each handler ended, and handlers interrupted. */
 const gatedJobs = Effect.gen(function* () {
   const gate = yield* Deferred.make<void>()
@@ -71,8 +85,9 @@ const gatedJobs = Effect.gen(function* () {
 
 const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue>) =>
   layer(implementation, { timeout: 60_000 })(name, (it) => {
-    it.effect("a claim that fails is tried again after 100, 200, 400, 800 ms while the running jobs go on; a success starts the backoff again", () =>
-      Effect.gen(function* () {
+    it.effect("a claim that fails is tried again after 100, 200, 400, 800 ms while the running jobs go on, logged once; a success starts the backoff again", () => {
+      const logs: Array<string> = []
+      return keepingLogs(logs, Effect.gen(function* () {
         const store = yield* JobQueue.JobQueue
         const queue = fresh("claims-fail")
         let failing = 0
@@ -99,6 +114,11 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue>) =>
         for (const at of [100, 300, 700, 1_500]) yield* toSleepAt(t0 + at)
         yield* eventually(Effect.sync(() => started.length), (n) => n === 3)
         expect(claimsAt.slice(from, from + 5)).toEqual([0, 100, 300, 700, 1_500].map((d) => t0 + d))
+        // one line when it began, one when it ended: not one a retry
+        expect(logs.filter((line) => line.includes(`claims of queue ${queue}`))).toEqual([
+          `WARN claims of queue ${queue} failing (57P01 terminating connection due to administrator command); retrying with backoff, the jobs running here go on`,
+          `INFO claims of queue ${queue} succeed again after 4 failed tries over 1500 ms`
+        ])
         // the jobs that ran meanwhile were not touched
         expect(interrupted()).toBe(0)
         expect(ended.size).toBe(0)
@@ -117,6 +137,45 @@ const suite = (name: string, implementation: Layer.Layer<JobQueue.JobQueue>) =>
         expect(Option.isNone(yield* jobs.nextDueAt(queue))).toBe(true)
         yield* Fiber.interrupt(worker)
       }))
+    })
+
+    it.effect("a claim that fails for another reason is logged at error level once, then once a minute while it lasts, and tried again the same way", () => {
+      const logs: Array<string> = []
+      return keepingLogs(logs, Effect.gen(function* () {
+        const store = yield* JobQueue.JobQueue
+        const queue = fresh("claims-bug")
+        let failing = 0
+        const jobs = yield* fromPrimitives({
+          ...store,
+          claim: (options) => (failing-- > 0 ? Effect.dieMessage("claim bug") : store.claim(options))
+        })
+        const { gate, handle, interrupted, started } = yield* gatedJobs
+        const worker = yield* Effect.fork(jobs.worker({ queue, concurrency: 2, leaseMillis: 600_000, pollMillis: 3_600_000, handle }))
+        yield* jobs.enqueue({ queue, payload: { n: 1 } })
+        yield* eventually(Effect.sync(() => started.length), (n) => n === 1)
+        // 20 failures: 100 ms, 200 ms, ..., 3.2 s, then 5 s apart, for about 76 s
+        failing = 20
+        const t0 = yield* Clock.currentTimeMillis
+        yield* jobs.enqueue({ queue, payload: { n: 2 } })
+        let at = t0
+        for (let failure = 1; failure <= 20; failure++) {
+          at += statementRetryMillis(failure)
+          yield* toSleepAt(at)
+        }
+        yield* eventually(Effect.sync(() => started.length), (n) => n === 2)
+        const lines = logs.filter((line) => line.includes(`claims of queue ${queue}`))
+        expect(lines.map((line) => line.split(" (")[0])).toEqual([
+          `ERROR claims of queue ${queue} failing`,
+          `WARN claims of queue ${queue} still failing`,
+          `INFO claims of queue ${queue} succeed again after 20 failed tries over ${at - t0} ms`
+        ])
+        expect(lines[0]).toContain("(died: RuntimeException: claim bug)")
+        expect(interrupted()).toBe(0)
+        yield* Deferred.succeed(gate, undefined)
+        yield* jobs.awaitIdle(queue)
+        yield* Fiber.interrupt(worker)
+      }))
+    })
 
     it.effect("a lease extension that fails is tried again with backoff, never later than the next beat; its job keeps running and its lease", () =>
       Effect.gen(function* () {
