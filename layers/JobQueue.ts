@@ -50,12 +50,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Statement from "@effect/sql/Statement"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 export interface EnqueueInput {
   readonly queue: string
   /** Jobs of one key are serialised (or capped, see `WorkerOptions.perKey`). */
@@ -356,18 +356,36 @@ export const afterCommitInFiber = () => {
 
 // Supervision
 
-/** Runs `work` forever: when it ends or fails it is logged and restarted with backoff. */
+/** A supervised run that lasted this long ran well: the restart after it waits the first step again. */
+export const superviseResetMillis = 60_000
+
+/** The wait before the restart after `restarts` consecutive short runs (1: the first): 1 s, 2 s, 4 s, ..., 1 min. */
+export const superviseBackoffMillis = (restarts: number) => Math.min(1_000 * 2 ** Math.max(0, restarts - 1), 60_000)
+
+/**
+ * Runs `work` forever: when it ends or fails it is logged and restarted with backoff. The backoff starts again
+ * once a run lasted `superviseResetMillis` (by the Clock): a worker that failed once a day waits a second, not
+ * the minute its earlier restarts had grown to.
+ */
 export const supervise = <E, R>(name: string, work: Effect.Effect<unknown, E, R>): Effect.Effect<never, never, R> =>
-  work.pipe(
-    Effect.matchCauseEffect({
-      onFailure: (cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logError(`${name} failed; restarting`, cause),
-      onSuccess: () => Effect.logWarning(`${name} stopped; restarting`)
-    }),
-    Effect.repeat(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("1 minute")))),
-    Effect.zipRight(Effect.never),
-    Effect.annotateLogs("worker", name)
-  )
+  Effect.suspend(() => {
+    // restarts since a run last ran well
+    let restarts = 0
+    const run = Effect.gen(function* () {
+      const started = yield* Clock.currentTimeMillis
+      yield* work.pipe(
+        Effect.matchCauseEffect({
+          onFailure: (cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logError(`${name} failed; restarting`, cause),
+          onSuccess: () => Effect.logWarning(`${name} stopped; restarting`)
+        })
+      )
+      const ran = (yield* Clock.currentTimeMillis) - started
+      restarts = ran >= superviseResetMillis ? 1 : restarts + 1
+      yield* Effect.sleep(superviseBackoffMillis(restarts))
+    })
+    return Effect.forever(run)
+  }).pipe(Effect.annotateLogs("worker", name))
 
 // Retries of failed attempts
 

@@ -135,6 +135,14 @@ export const makeSlots = <F, R>(primitives: Primitives, options: SlotsOptions<F,
       },
       /** Tells the jobs of `items` whether a claim wrote them. */
       answer,
+      /**
+       * The claim that carried `items` did not reach the database: they wait for the next claim again, first in
+       * line (once the worker stops, they are answered as not written: the stop writes what waits only once).
+       */
+      carryAgain: (items: ReadonlyArray<Carrying<F>>) => {
+        if (closing) answer(items, false)
+        else carrying.unshift(...items)
+      },
       /** A job that ended well hands its item over; true once it is written. */
       carry: (job: Job, item: F): Effect.Effect<boolean, never, R> =>
         Effect.flatMap(Deferred.make<boolean>(), (done) =>

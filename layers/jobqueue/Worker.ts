@@ -18,6 +18,18 @@
  *   jobs does not read `nextDueAt`: the end of one of them brings the next pass
  *   (so a job falling due later while all of them still run waits for that, or
  *   at most `pollMillis`). It is supervised: it restarts with backoff and logs.
+ * - The database away (a dropped connection, PostgreSQL restarting): a claim or
+ *   due-time read, a beat's lease extensions, and a job's settle (or give-up)
+ *   that fail are tried again after a backoff by the Clock (100 ms doubling to
+ *   5 s, from the first again after a success; `Outage.ts`), logged once when
+ *   they begin failing and once when they succeed again. The jobs running go on:
+ *   a failed claim ends no loop, so no scope interrupts them. A claim that lost
+ *   its connection while carrying ended jobs' writes leaves them for the next
+ *   claim (their jobs keep their slots and leases), and a settle is tried again
+ *   (up to `settleRetryMillis`), so a job whose work is done is recorded once
+ *   rather than run again after its lease. A claim whose answer was lost after
+ *   it committed took jobs nobody runs: their lease lapses and they are claimed
+ *   again (that claim counted an attempt); none ran, so none runs twice.
  * - Carried writes (`WorkerOptions.finish`): a handler whose job ends well
  *   returns `Outcome.finish(item)` instead of writing its result itself; the
  *   worker's next claim carries the items of every job that ended meanwhile
@@ -70,6 +82,7 @@ import {
   type WorkerOptions
 } from "../JobQueue.js"
 import { recordJobAttemptFailed, recordJobFailed } from "./Metrics.js"
+import { isConnectionLost, lostConnectionReason, makeBackoff, makeOutage, type Outage } from "./Outage.js"
 import { makeSlots, type Slots } from "./Slots.js"
 
 const nowMillis = Clock.currentTimeMillis
@@ -108,6 +121,9 @@ export const shortCause = (cause: Cause.Cause<unknown>): string => {
   const line = (text.split("\n")[0] ?? "").trim()
   return line.length > maxReasonLength ? `${line.slice(0, maxReasonLength - 1)}…` : line
 }
+
+/** A statement's failure in an outage's log line: the driver's words for a lost connection, else its short cause. */
+const outageReason = (cause: Cause.Cause<unknown>): string => lostConnectionReason(cause) ?? shortCause(cause)
 
 /**
  * `JobQueue.<name>` span with the queue's name, only while tracing is on (a trace then tells one queue's claims and
@@ -149,26 +165,54 @@ interface WorkerRun<R, P, F> {
 /**
  * One heartbeat for the jobs running in a worker (not a fiber and a timer per job): every third of the lease, each
  * lease is extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
- * waits for one to start, rather than beating through a Clock's jumps for nothing.
+ * waits for one to start, rather than beating through a Clock's jumps for nothing. A beat whose extension fails
+ * (the database away) is not a lost lease: the whole beat is tried again after the backoff (`Outage.ts`), and the
+ * jobs go on running meanwhile (a lapsed lease nobody claimed since is still theirs).
  */
-const heartbeat = (primitives: Primitives, held: Map<string, Held>, started: Queue.Queue<void>, leaseMillis: number) =>
-  Effect.forever(
-    Effect.gen(function* () {
-      if (held.size === 0) yield* Queue.take(started)
-      yield* Effect.sleep(Math.max(1, Math.floor(leaseMillis / 3)))
-      for (const entry of [...held.values()]) {
-        // a failed write (database briefly away) is not a lost lease: try again next beat
-        const kept = yield* primitives.extend(entry.job, leaseMillis).pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`job ${entry.job.id}: lease not extended`, cause), true))
-        )
-        if (!kept && held.get(entry.job.id) === entry) {
-          yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
-          entry.lost = true
-          yield* Fiber.interruptFork(entry.fiber)
+const heartbeat = (
+  primitives: Primitives,
+  held: Map<string, Held>,
+  started: Queue.Queue<void>,
+  leaseMillis: number,
+  outage: Outage
+) =>
+  Effect.suspend(() => {
+    const beatMillis = Math.max(1, Math.floor(leaseMillis / 3))
+    const backoff = makeBackoff()
+    let wait = beatMillis
+    return Effect.forever(
+      Effect.gen(function* () {
+        if (held.size === 0) {
+          yield* Queue.take(started)
+          backoff.reset()
+          wait = beatMillis
         }
-      }
-    })
-  )
+        yield* Effect.sleep(wait)
+        let failure: Cause.Cause<unknown> | undefined
+        for (const entry of [...held.values()]) {
+          if (held.get(entry.job.id) !== entry) continue
+          const kept = yield* Effect.exit(primitives.extend(entry.job, leaseMillis))
+          if (Exit.isFailure(kept)) {
+            failure ??= kept.cause
+            continue
+          }
+          if (!kept.value && held.get(entry.job.id) === entry) {
+            yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
+            entry.lost = true
+            yield* Fiber.interruptFork(entry.fiber)
+          }
+        }
+        if (failure === undefined) {
+          backoff.reset()
+          wait = beatMillis
+          return yield* outage.succeeded
+        }
+        yield* outage.failed(failure, outageReason(failure))
+        // never later than the next beat would have been
+        wait = Math.min(backoff.next(), beatMillis)
+      })
+    )
+  })
 
 /**
  * How long a claim pass that took `took` jobs of `free` slots sleeps before the next: with slots all busy or jobs
@@ -198,6 +242,36 @@ const earliestByQueue = (inputs: ReadonlyArray<EnqueueInput>) => {
   return earliest
 }
 
+/** Longest a job's settle is tried again while the database is away; past it the job is left to its lease. */
+const settleRetryMillis = 10 * 60_000
+
+/**
+ * `self` (a settle, a give-up's transaction) tried again after the backoff while it fails for a lost connection,
+ * for at most `settleRetryMillis`: a job whose work is done is recorded once the database answers again, not
+ * left to its lease to run a second time. Fenced by the job's claim, a settle that did commit before its answer
+ * was lost does nothing the second time. Any other failure, and interruption, passes through.
+ */
+const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
+  Effect.catchAllCause(self, (first) =>
+    !isConnectionLost(first)
+      ? Effect.failCause(first)
+      : Effect.gen(function* () {
+          yield* outage.failed(first, outageReason(first))
+          const backoff = makeBackoff()
+          const until = (yield* nowMillis) + settleRetryMillis
+          for (let tries = 1; ; tries++) {
+            yield* Effect.sleep(backoff.next())
+            const exit = yield* Effect.exit(self)
+            if (Exit.isSuccess(exit)) {
+              yield* outage.succeeded
+              return exit.value
+            }
+            if (!isConnectionLost(exit.cause) || (yield* nowMillis) >= until) return yield* exit
+            yield* outage.failed(exit.cause, outageReason(exit.cause))
+          }
+        })
+  )
+
 const make = (primitives: Primitives) =>
   Effect.gen(function* () {
     const bells = new Map<string, Queue.Queue<void>>()
@@ -215,6 +289,17 @@ const make = (primitives: Primitives) =>
         )
       })
     const wake = (queue: string) => Effect.flatMap(bell(queue), (b) => Effect.asVoid(Queue.offer(b, undefined)))
+    // per queue: its jobs' settles through an outage, logged once for all of them
+    const settleOutages = new Map<string, Outage>()
+    /** A job's settle (or its give-up's transaction), tried again while the database is away. */
+    const settling = <A, R>(job: Job, self: Effect.Effect<A, never, R>) => {
+      let outage = settleOutages.get(job.queue)
+      if (outage === undefined) {
+        outage = makeOutage(`settles of queue ${job.queue}`, { queue: job.queue })
+        settleOutages.set(job.queue, outage)
+      }
+      return retryingLostConnection(outage, self)
+    }
     // per queue: until when (Clock millis) a worker of this process sleeps between passes, while it sleeps
     const sleepingUntil = new Map<string, number>()
     /**
@@ -296,7 +381,7 @@ const make = (primitives: Primitives) =>
               yield* Effect.logWarning(`job ${job.id} of ${job.queue}: its retry could not be shown: ${shortCause(shown.cause)}`)
             }
           }
-          return yield* primitives.settle(job, Outcome.retryAt(retryAt, reason))
+          return yield* settling(job, primitives.settle(job, Outcome.retryAt(retryAt, reason)))
         }
         yield* giveUp(options, job, reason, "failed")
       })
@@ -312,7 +397,7 @@ const make = (primitives: Primitives) =>
         const record = options.onGiveUp === undefined ? Effect.void : options.onGiveUp(job, reason, how)
         // a job claimed past its last attempt ends with the count of the attempts it had
         const settled = primitives.settle(job, Outcome.failed(reason), { uncounted: how === "stopped" })
-        const exit = yield* Effect.exit(primitives.transaction(Effect.zipRight(record, settled)))
+        const exit = yield* Effect.exit(settling(job, primitives.transaction(Effect.zipRight(record, settled))))
         if (Exit.isSuccess(exit)) return yield* recordJobFailed(job.queue)
         if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
         const retryAt = new Date((yield* nowMillis) + retryBackoffMillis(job.attempts))
@@ -320,7 +405,7 @@ const make = (primitives: Primitives) =>
           `job ${job.id} of ${job.queue}: its failure could not be recorded (${shortCause(exit.cause)}); ` +
             `${how === "failed" ? "running it" : "giving it up"} again at ${retryAt.toISOString()}`
         ).pipe(Effect.annotateLogs({ job_id: job.id, queue: job.queue, key: job.key ?? "" }))
-        yield* primitives.settle(job, Outcome.retryAt(retryAt, reason), { uncounted: true })
+        yield* settling(job, primitives.settle(job, Outcome.retryAt(retryAt, reason), { uncounted: true }))
       })
 
     /**
@@ -364,7 +449,7 @@ const make = (primitives: Primitives) =>
             return yield* giveUp(options, job, outcome.reason ?? "it asked for another attempt at its last", "failed")
           }
           if (outcome._tag === "Failed") yield* recordJobFailed(job.queue)
-          if (outcome._tag !== "Finish") return yield* queueSpan("settle", job.queue)(primitives.settle(job, outcome))
+          if (outcome._tag !== "Finish") return yield* settling(job, queueSpan("settle", job.queue)(primitives.settle(job, outcome)))
           if (options.finish === undefined) return yield* Effect.dieMessage("Outcome.finish needs WorkerOptions.finish")
           const item = outcome.item
           // its work is done: it waits for the record, interrupted or not (a worker restarting after the claim that
@@ -454,7 +539,10 @@ const make = (primitives: Primitives) =>
           const exit = yield* Effect.exit(carried === undefined ? restore(claim) : claim)
           if (carried !== undefined) {
             if (Exit.isSuccess(exit)) slots.freed(items)
-            slots.answer(items, Exit.isSuccess(exit))
+            // the database away, not the write: the next claim (after the backoff) carries them again, their jobs
+            // keeping their slots and leases meanwhile, so work done is recorded once rather than done again
+            if (Exit.isFailure(exit) && isConnectionLost(exit.cause)) slots.carryAgain(items)
+            else slots.answer(items, Exit.isSuccess(exit))
           }
           const claimed = yield* exit
           if (claimed.length === 0) return { free, claimed }
@@ -502,15 +590,41 @@ const make = (primitives: Primitives) =>
             jobStarted: yield* Queue.sliding<void>(1)
           }
           const { held, jobStarted, slotFreed } = worker
-          yield* Effect.forkScoped(heartbeat(primitives, held, jobStarted, leaseMillis))
+          const annotations = { queue: options.queue }
+          const leases = makeOutage(`lease extensions of queue ${options.queue}`, annotations)
+          yield* Effect.forkScoped(heartbeat(primitives, held, jobStarted, leaseMillis, leases))
+
+          // a claim (or due-time read) that fails is tried again after the backoff; the jobs running go on
+          const claims = makeOutage(`claims of queue ${options.queue}`, annotations)
+          const backoff = makeBackoff()
+          const failed = (cause: Cause.Cause<unknown>) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.zipRight(claims.failed(cause, outageReason(cause)), Effect.sleep(backoff.next()))
 
           while (true) {
             const claimedAt = yield* nowMillis
-            const { claimed, free } = yield* claimPass(worker)
+            const pass = yield* Effect.exit(claimPass(worker))
             yield* bump
-            if (free > 0 && claimed.length === free) continue
+            if (Exit.isFailure(pass)) {
+              yield* failed(pass.cause)
+              continue
+            }
+            const { claimed, free } = pass.value
+            if (free > 0 && claimed.length === free) {
+              backoff.reset()
+              yield* claims.succeeded
+              continue
+            }
             // until a wake-up, a freed slot, an ended job's item, or the wait (no query per pass while jobs run)
-            const wait = yield* nextWait(primitives, options.queue, free, claimed.length, claimedAt, pollMillis)
+            const waited = yield* Effect.exit(nextWait(primitives, options.queue, free, claimed.length, claimedAt, pollMillis))
+            if (Exit.isFailure(waited)) {
+              yield* failed(waited.cause)
+              continue
+            }
+            backoff.reset()
+            yield* claims.succeeded
+            const wait = waited.value
             // items that arrived during this pass are the next pass's at once
             if (!slots.waiting()) {
               sleepingUntil.set(options.queue, (yield* nowMillis) + wait)
