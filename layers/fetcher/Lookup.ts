@@ -23,36 +23,59 @@ export const DNS_LOOKUP_TIMEOUT_MILLIS = 5_000
 /** Whether `error` is a lookup this module gave up on. */
 export const isLookupTimeout = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === "ETIMEOUT"
 
+const timedOut = (hostname: string, timeoutMillis: number): NodeJS.ErrnoException =>
+  Object.assign(new Error(`DNS lookup of ${hostname} timed out after ${timeoutMillis} ms`), {
+    code: "ETIMEOUT",
+    syscall: "getaddrinfo",
+    hostname
+  })
+
 /**
  * `resolve`, answering at the latest after `timeoutMillis` with an `ETIMEOUT` error (a real timer: the lookup is
- * on a real thread whatever clock drives the program). The lookup itself cannot be cancelled; a late answer is
- * dropped.
+ * on a real thread whatever clock drives the program), with at most `maxInFlight` lookups running at once; the
+ * others wait their turn within their own deadline. A lookup cannot be cancelled: one given up on still holds a
+ * thread of libuv's pool (shared with file reads and writes, the database's included) until the system resolver
+ * returns, so a silent resolver may take `maxInFlight` threads, never the whole pool. A late answer is dropped.
  */
-export const withTimeout =
-  (resolve: Resolver, timeoutMillis: number): Resolver =>
-  (hostname, options, callback) => {
+export const withTimeout = (resolve: Resolver, timeoutMillis: number, maxInFlight = Number.POSITIVE_INFINITY): Resolver => {
+  let inFlight = 0
+  const waiting: Array<() => void> = []
+  const startNext = () => {
+    while (inFlight < maxInFlight && waiting.length > 0) waiting.shift()!()
+  }
+  return (hostname, options, callback) => {
     let settled = false
-    const timer = setTimeout(() => {
-      if (settled) return
-      settled = true
-      const error: NodeJS.ErrnoException = Object.assign(
-        new Error(`DNS lookup of ${hostname} timed out after ${timeoutMillis} ms`),
-        { code: "ETIMEOUT", syscall: "getaddrinfo", hostname }
-      )
-      callback(error, [])
-    }, timeoutMillis)
-    // a lookup left pending must not keep the process alive
-    timer.unref()
-    resolve(hostname, options, (error, addresses) => {
+    const settle = (error: NodeJS.ErrnoException | null, addresses: ReadonlyArray<dns.LookupAddress>) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
       callback(error, addresses)
-    })
+    }
+    const start = () => {
+      inFlight++
+      resolve(hostname, options, (error, addresses) => {
+        inFlight--
+        startNext()
+        settle(error, addresses)
+      })
+    }
+    const timer = setTimeout(() => {
+      const queued = waiting.indexOf(start)
+      if (queued >= 0) waiting.splice(queued, 1)
+      settle(timedOut(hostname, timeoutMillis), [])
+    }, timeoutMillis)
+    // a lookup left pending must not keep the process alive
+    timer.unref()
+    if (inFlight < maxInFlight) start()
+    else waiting.push(start)
   }
+}
 
 /** The system resolver, what Node itself would use (no deadline of its own). */
 export const systemLookup: Resolver = (hostname, options, callback) => dns.lookup(hostname, options, callback)
 
-/** The system resolver with the deadline. */
-export const systemResolver: Resolver = withTimeout(systemLookup, DNS_LOOKUP_TIMEOUT_MILLIS)
+/** System lookups running at once: half of libuv's pool (4 threads unless `UV_THREADPOOL_SIZE` says otherwise). */
+const systemMaxInFlight = Math.max(1, Math.floor((Number(process.env["UV_THREADPOOL_SIZE"]) || 4) / 2))
+
+/** The system resolver with the deadline and the bound on lookups at once (shared by every fetch and URL check). */
+export const systemResolver: Resolver = withTimeout(systemLookup, DNS_LOOKUP_TIMEOUT_MILLIS, systemMaxInFlight)

@@ -18,7 +18,7 @@ import type { LookupAddress } from "node:dns"
 import { isIP } from "node:net"
 import { ParameterInvalid, UrlNotAllowed } from "../../schema/Errors.js"
 import { bareHostname, isLocalhostName, isPublicAddress } from "../../layers/fetcher/Addresses.js"
-import { DNS_LOOKUP_TIMEOUT_MILLIS, type Resolver, systemLookup } from "../../layers/fetcher/Lookup.js"
+import { DNS_LOOKUP_TIMEOUT_MILLIS, type Resolver, systemResolver } from "../../layers/fetcher/Lookup.js"
 
 export { bareHostname, isLocalhostName, isPublicAddress }
 
@@ -28,7 +28,7 @@ export interface UrlPolicyOptions {
   readonly allowPrivate: boolean
   /** The request parameter the URL came from, echoed in the failure's `param`. */
   readonly param: string
-  /** How names are resolved (default: the system's); a test hands one that never answers. */
+  /** How names are resolved (default: the system's, shared with the fetcher); a test hands one that never answers. */
   readonly resolve?: Resolver
 }
 
@@ -101,7 +101,7 @@ export const checkUrl = (
       }
       return url
     }
-    const resolved = yield* resolveHost(host, options.resolve ?? systemLookup)
+    const resolved = yield* resolveHost(host, options.resolve ?? systemResolver)
     if (resolved._tag === "TimedOut") {
       return yield* new UrlNotAllowed({
         message: `${param} host "${host}" could not be resolved: DNS did not answer within ${DNS_LOOKUP_TIMEOUT_MILLIS / 1000} seconds.`,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as http from "node:http"
@@ -286,6 +287,35 @@ describe("Fetcher.layerNode", () => {
         [null, [{ address: "93.184.216.34", family: 4 }]],
         ["ETIMEOUT", []]
       ])
+    })
+  )
+
+  it.live("at most maxInFlight lookups run at once: a silent resolver holds those, the rest time out waiting", () =>
+    Effect.gen(function* () {
+      const started: Array<string> = []
+      const held: Array<() => void> = []
+      const controlled: Lookup.Resolver = (host, _options, callback) => {
+        started.push(host)
+        held.push(() => callback(null, [{ address: "93.184.216.34", family: 4 }]))
+      }
+      const lookup = (resolve: Lookup.Resolver, host: string) =>
+        Effect.async<string>((resume) =>
+          resolve(host, { all: true }, (error) => resume(Effect.succeed(error === null ? `${host}: ok` : `${host}: ${error.code}`)))
+        )
+      // never answered: one runs, two wait and time out without ever reaching the resolver
+      const silent = Lookup.withTimeout(controlled, 20, 1)
+      const gaveUp = yield* Effect.all([lookup(silent, "a.example"), lookup(silent, "b.example"), lookup(silent, "c.example")], {
+        concurrency: "unbounded"
+      })
+      expect(gaveUp).toEqual(["a.example: ETIMEOUT", "b.example: ETIMEOUT", "c.example: ETIMEOUT"])
+      expect(started).toEqual(["a.example"])
+      // the held lookup returns at last: its slot is free, and the next lookup runs
+      held.shift()!()
+      const next = yield* Effect.fork(lookup(silent, "d.example"))
+      yield* Effect.yieldNow()
+      expect(started).toEqual(["a.example", "d.example"])
+      held.shift()!()
+      expect(yield* Fiber.join(next)).toBe("d.example: ok")
     })
   )
 
