@@ -10,13 +10,13 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as dns from "node:dns"
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { StringDecoder } from "node:string_decoder"
 import * as zlib from "node:zlib"
 import { bareHostname, isLocalhostName, isPublicAddress } from "./fetcher/Addresses.js"
+import { type Resolver, systemResolver } from "./fetcher/Lookup.js"
 
 export interface PostRequest {
   readonly url: string
@@ -131,7 +131,7 @@ class PrivateAddressError extends Error {
 }
 
 /**
- * The socket's resolver: `dns.lookup` (what Node would use), then every
+ * The socket's resolver: `resolve` (the system's, with a deadline: `fetcher/Lookup.ts`), then every
  * address must be public unless `allowPrivate`. Running at connect time, it
  * closes the window between `checkUrl` and the connection in which DNS could
  * start answering with an internal address (rebinding). Node calls it with
@@ -139,9 +139,9 @@ class PrivateAddressError extends Error {
  * otherwise; both shapes of answer are honoured.
  */
 const guardedLookup =
-  (allowPrivate: boolean): LookupFunction =>
+  (allowPrivate: boolean, resolve: Resolver): LookupFunction =>
   (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, "")
       if (addresses.length === 0) {
         const notFound: NodeJS.ErrnoException = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {
@@ -153,7 +153,7 @@ const guardedLookup =
       if (!allowPrivate && !addresses.every((a) => isPublicAddress(a.address))) {
         return callback(new PrivateAddressError(hostname), "")
       }
-      if (options.all) return callback(null, addresses)
+      if (options.all) return callback(null, [...addresses])
       const first = addresses[0]!
       return callback(null, first.address, first.family)
     })
@@ -232,14 +232,19 @@ const idleSocketMillis = 4_000
  * the server's announced keep-alive timeout, so a reused one has rarely been
  * closed by the other end meanwhile.
  */
-const pools = new Map<string, http.Agent>()
-const pooledAgent = (isTls: boolean, allowPrivate: boolean): http.Agent => {
+const pools = new WeakMap<Resolver, Map<string, http.Agent>>()
+const pooledAgent = (isTls: boolean, allowPrivate: boolean, resolve: Resolver): http.Agent => {
   const name = `${isTls ? "https" : "http"}:${allowPrivate}`
-  let agent = pools.get(name)
+  let resolverPools = pools.get(resolve)
+  if (resolverPools === undefined) {
+    resolverPools = new Map()
+    pools.set(resolve, resolverPools)
+  }
+  let agent = resolverPools.get(name)
   if (agent === undefined) {
-    const options = { keepAlive: true, timeout: idleSocketMillis, maxFreeSockets: 32, lookup: guardedLookup(allowPrivate) }
+    const options = { keepAlive: true, timeout: idleSocketMillis, maxFreeSockets: 32, lookup: guardedLookup(allowPrivate, resolve) }
     agent = isTls ? new https.Agent(options) : new http.Agent(options)
-    pools.set(name, agent)
+    resolverPools.set(name, agent)
   }
   return agent
 }
@@ -267,7 +272,13 @@ const staleSocket = (sent: http.ClientRequest, pooled: boolean, answered: boolea
  */
 const sendPooled = (
   url: URL,
-  request: { readonly method: "GET" | "POST"; readonly headers: http.OutgoingHttpHeaders; readonly body?: string; readonly allowPrivate: boolean },
+  request: {
+    readonly method: "GET" | "POST"
+    readonly headers: http.OutgoingHttpHeaders
+    readonly body?: string
+    readonly allowPrivate: boolean
+    readonly resolve: Resolver
+  },
   handlers: {
     readonly sent: (sent: http.ClientRequest) => void
     readonly live: (sent: http.ClientRequest) => boolean
@@ -284,8 +295,8 @@ const sendPooled = (
         method: request.method,
         headers: request.headers,
         // the retry after a stale socket opens a new connection of its own (through the same lookup)
-        agent: pooled ? pooledAgent(tls, request.allowPrivate) : false,
-        lookup: guardedLookup(request.allowPrivate)
+        agent: pooled ? pooledAgent(tls, request.allowPrivate, request.resolve) : false,
+        lookup: guardedLookup(request.allowPrivate, request.resolve)
       })
     } catch (error) {
       return handlers.failed("other", messageOf(error))
@@ -383,7 +394,7 @@ const readExcerpt = (
  * response read to its end leaves it there for the next request, anything else
  * (an excerpt cut short, a failure, a timeout, interruption) destroys it.
  */
-const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() => void) => {
+const exchange = (request: PostRequest, resolve: Resolver, done: (outcome: Outcome) => void): (() => void) => {
   let settled = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let req: http.ClientRequest | undefined
@@ -434,7 +445,8 @@ const exchange = (request: PostRequest, done: (outcome: Outcome) => void): (() =
       method: "POST",
       headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
       body: request.body,
-      allowPrivate: request.allowPrivate
+      allowPrivate: request.allowPrivate,
+      resolve
     },
     {
       sent: (sent) => {
@@ -490,6 +502,7 @@ const getHop = (
   url: URL,
   request: GetRequest,
   deadline: number,
+  resolve: Resolver,
   done: (outcome: GetOutcome) => void
 ): (() => void) => {
   let settled = false
@@ -578,7 +591,8 @@ const getHop = (
         "accept-encoding": "gzip, deflate, br",
         ...request.headers
       },
-      allowPrivate: request.allowPrivate
+      allowPrivate: request.allowPrivate,
+      resolve
     },
     {
       sent: (sent) => {
@@ -602,7 +616,7 @@ const getHop = (
  * address, then the connect-time lookup), so a public page cannot bounce the
  * fetch to an internal address. The deadline is a real timer (see `exchange`).
  */
-const get = (request: GetRequest): Effect.Effect<GetResult> =>
+const get = (resolve: Resolver) => (request: GetRequest): Effect.Effect<GetResult> =>
   Effect.gen(function* () {
     const deadline = performance.now() + Math.max(0, request.timeoutMillis)
     let url: URL
@@ -614,7 +628,7 @@ const get = (request: GetRequest): Effect.Effect<GetResult> =>
     const maxRedirects = request.maxRedirects ?? 5
     for (let hop = 0; ; hop++) {
       const outcome = yield* Effect.async<GetOutcome>((resume) => {
-        const cancel = getHop(url, request, deadline, (o) => resume(Effect.succeed(o)))
+        const cancel = getHop(url, request, deadline, resolve, (o) => resume(Effect.succeed(o)))
         return Effect.sync(cancel)
       })
       if (outcome._tag !== "Redirect") return outcome
@@ -635,12 +649,12 @@ const get = (request: GetRequest): Effect.Effect<GetResult> =>
     }
   })
 
-const post = (request: PostRequest): Effect.Effect<PostResult> =>
+const post = (resolve: Resolver) => (request: PostRequest): Effect.Effect<PostResult> =>
   Effect.gen(function* () {
     // Duration comes from Effect's Clock like all time in the service (zero under an idle TestClock).
     const started = yield* Clock.currentTimeMillis
     const outcome = yield* Effect.async<Outcome>((resume) => {
-      const cancel = exchange(request, (o) => resume(Effect.succeed(o)))
+      const cancel = exchange(request, resolve, (o) => resume(Effect.succeed(o)))
       return Effect.sync(cancel)
     })
     const ended = yield* Clock.currentTimeMillis
@@ -648,8 +662,15 @@ const post = (request: PostRequest): Effect.Effect<PostResult> =>
     return outcome._tag === "Response" ? { ...outcome, durationMillis } : { ...outcome, durationMillis }
   })
 
-/** Real network through `node:http`/`node:https`; SSRF checks at connect time; connections kept alive. */
-export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post, get })
+/**
+ * Real network through `node:http`/`node:https`, names resolved by `resolve` (a test hands one that never
+ * answers, with a short deadline); SSRF checks at connect time; connections kept alive, per resolver.
+ */
+export const layerNodeWith = (resolve: Resolver): Layer.Layer<Fetcher> =>
+  Layer.succeed(Fetcher, { post: post(resolve), get: get(resolve) })
+
+/** Real network, names resolved by the system with a deadline (`fetcher/Lookup.ts`). */
+export const layerNode: Layer.Layer<Fetcher> = layerNodeWith(systemResolver)
 
 // Test
 
@@ -659,7 +680,7 @@ export const layerNode: Layer.Layer<Fetcher> = Layer.succeed(Fetcher, { post, ge
  */
 export const layerTest = (
   handler: (request: PostRequest) => PostResult | Effect.Effect<PostResult>,
-  getHandler: (request: GetRequest) => GetResult | Effect.Effect<GetResult> = get
+  getHandler: (request: GetRequest) => GetResult | Effect.Effect<GetResult> = get(systemResolver)
 ): Layer.Layer<Fetcher> =>
   Layer.succeed(Fetcher, {
     post: (request) =>

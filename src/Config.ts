@@ -156,6 +156,20 @@ const nonEmptySecret = (name: string) =>
     Config.validate({ message: `${name} must not be empty`, validation: (r) => Redacted.value(r).trim() !== "" })
   )
 
+/**
+ * The shortest `ADMIN_TOKEN` accepted: the admin RPC can read and change every workspace, and a short token falls
+ * to guessing. 32 characters of base62 hold about 190 bits; the generated token has 43 (`admin/AdminToken.ts`).
+ */
+export const ADMIN_TOKEN_MIN_LENGTH = 32
+
+const adminTokenOf = (name: string) =>
+  nonEmptySecret(name).pipe(
+    Config.validate({
+      message: `${name} must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters long (a generated one: \`openssl rand -base64 32\`)`,
+      validation: (r) => Redacted.value(r).trim().length >= ADMIN_TOKEN_MIN_LENGTH
+    })
+  )
+
 const nonEmpty = (name: string) =>
   Config.string(name).pipe(Config.validate({ message: `${name} must not be empty`, validation: (s) => s.trim() !== "" }))
 
@@ -194,7 +208,7 @@ export const fromEnv = Effect.gen(function* () {
       rps: yield* positiveInt("RATE_LIMIT_RPS", 100),
       burst: yield* positiveInt("RATE_LIMIT_BURST", 200)
     },
-    adminToken: yield* Config.option(nonEmptySecret("ADMIN_TOKEN")),
+    adminToken: yield* Config.option(adminTokenOf("ADMIN_TOKEN")),
     cursorSecret: Option.getOrUndefined(yield* Config.option(nonEmptySecret("CURSOR_SECRET"))),
     secretKey: Option.getOrUndefined(yield* Config.option(nonEmptySecret("SECRET_KEY"))),
     formsPort: Option.getOrUndefined(yield* Config.option(Config.port("FORMS_PORT"))),

@@ -13,7 +13,8 @@ import * as Redacted from "effect/Redacted"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import type { AppConfigShape } from "../Config.js"
 
-const tokenLength = 43 // base62: about 256 bits
+// base62: about 256 bits, past `ADMIN_TOKEN_MIN_LENGTH` (the same token set as `ADMIN_TOKEN` must start)
+const tokenLength = 43
 
 export const adminTokenPath = (dataDir: string) => Effect.map(Path.Path, (path) => path.join(dataDir, "admin-token"))
 

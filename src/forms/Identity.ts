@@ -10,7 +10,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { jwtVerify } from "jose"
+import { errors, jwtVerify } from "jose"
 import type { IdentitySecret } from "../../schema/Forms.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
@@ -28,8 +28,32 @@ export interface Identity {
   readonly sub: Option.Option<string>
 }
 
-/** Why a token was refused (for logs; the caller only learns `identity_invalid`). */
-export type Refusal = "no_secret" | "malformed" | "bad_claims" | "rejected"
+/**
+ * The longest an identity token may live: `exp` at most this long after `iat` (24 h: a token is made per page
+ * view or session by the integrator's backend, as in other chat widgets' identity verification, not a standing credential).
+ * A token that leaks from a page is then good for a day at most, never for as long as its issuer chose.
+ */
+export const maxTokenLifetimeSeconds = 24 * 60 * 60
+
+/** How far in the future `iat` may be (the integrator's clock running ahead of ours); later is refused. */
+export const issuedAtSkewSeconds = 60
+
+/** Why a token was refused (for logs and the message; the code is always `identity_invalid`). */
+export type Refusal = "no_secret" | "malformed" | "bad_claims" | "rejected" | "expired" | "too_long_lived" | "issued_in_future"
+
+/** The message of `401 identity_invalid` for a refusal (none says whether a secret exists). */
+export const refusalMessage = (refused: Refusal): string => {
+  switch (refused) {
+    case "expired":
+      return "The identity_token has expired (its `exp` is past); sign a fresh one."
+    case "too_long_lived":
+      return `The identity_token lives too long: \`exp\` must be at most ${maxTokenLifetimeSeconds} seconds (24 hours) after \`iat\`.`
+    case "issued_in_future":
+      return "The identity_token's `iat` is in the future; sign it with the current time."
+    default:
+      return "The identity_token is malformed, expired or not signed with this workspace's identity secret."
+  }
+}
 
 export type Verification = { readonly _tag: "Verified"; readonly identity: Identity } | { readonly _tag: "Refused"; readonly refused: Refusal }
 
@@ -77,7 +101,10 @@ export class IdentitySecrets extends Effect.Service<IdentitySecrets>()("Forms/Id
       return { object: "identity_secret", environment: tenant.environment, secret, rotated_at: iso(at) } satisfies IdentitySecret
     })
 
-    /** The identity a token proves, or why it proves none. HS256 only; `email`, `iat` and `exp` required. */
+    /**
+     * The identity a token proves, or why it proves none. HS256 only; `email`, `iat` and `exp` required, `exp` at
+     * most `maxTokenLifetimeSeconds` after `iat`, `iat` not in the future (beyond `issuedAtSkewSeconds`).
+     */
     const verify = Effect.fn("IdentitySecrets.verify")(function* (tenant: Tenant, token: unknown): Effect.fn.Return<Verification> {
       if (typeof token !== "string" || token.length === 0 || token.length > maxTokenLength) {
         return { _tag: "Refused", refused: "malformed" }
@@ -92,15 +119,18 @@ export class IdentitySecrets extends Effect.Service<IdentitySecrets>()("Forms/Id
           currentDate: at
         }).then(
           (r) => ({ ok: true as const, payload: r.payload }),
-          () => ({ ok: false as const })
+          // a correctly signed token past its `exp` (jose checks the signature first)
+          (error: unknown) => ({ ok: false as const, expired: error instanceof errors.JWTExpired })
         )
       )
-      if (!verified.ok) return { _tag: "Refused", refused: "rejected" }
-      const { email, name, sub, iat } = verified.payload
+      if (!verified.ok) return { _tag: "Refused", refused: verified.expired ? "expired" : "rejected" }
+      const { email, name, sub, iat, exp } = verified.payload
       if (typeof email !== "string" || email.length > 320 || !emailShape.test(email)) return { _tag: "Refused", refused: "bad_claims" }
-      if (typeof iat !== "number" || (name !== undefined && typeof name !== "string") || (sub !== undefined && typeof sub !== "string")) {
+      if (typeof iat !== "number" || typeof exp !== "number" || (name !== undefined && typeof name !== "string") || (sub !== undefined && typeof sub !== "string")) {
         return { _tag: "Refused", refused: "bad_claims" }
       }
+      if (exp - iat > maxTokenLifetimeSeconds) return { _tag: "Refused", refused: "too_long_lived" }
+      if (iat > at.getTime() / 1000 + issuedAtSkewSeconds) return { _tag: "Refused", refused: "issued_in_future" }
       const identity: Identity = {
         email,
         name: typeof name === "string" && name.trim() !== "" ? Option.some(name.trim().slice(0, 200)) : Option.none(),

@@ -26,7 +26,7 @@ import { ApiKeys } from "../auth/ApiKeys.js"
 import { Tickets } from "../tickets/Tickets.js"
 import { missingForm } from "./Forms.js"
 import { FormsRepo, type FormRow } from "./FormsRepo.js"
-import { type Identity, IdentitySecrets } from "./Identity.js"
+import { type Identity, IdentitySecrets, refusalMessage } from "./Identity.js"
 import { LeadTarget } from "./LeadTarget.js"
 import {
   effectiveIdentityMode,
@@ -169,7 +169,7 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
         if (checked._tag === "Verified") return Option.some(checked.identity)
         if (mode === "required") {
           return yield* new IdentityInvalid({
-            message: "The identity_token is malformed, expired or not signed with this workspace's identity secret.",
+            message: refusalMessage(checked.refused),
             param: "identity_token"
           })
         }

@@ -12,11 +12,13 @@
  * (rebinding), so the fetcher checks the resolved address again at connect
  * time (`layers/Fetcher.ts`), with the same `isPublicAddress`.
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { lookup } from "node:dns/promises"
+import type { LookupAddress } from "node:dns"
 import { isIP } from "node:net"
 import { ParameterInvalid, UrlNotAllowed } from "../../schema/Errors.js"
 import { bareHostname, isLocalhostName, isPublicAddress } from "../../layers/fetcher/Addresses.js"
+import { DNS_LOOKUP_TIMEOUT_MILLIS, type Resolver, systemResolver } from "../../layers/fetcher/Lookup.js"
 
 export { bareHostname, isLocalhostName, isPublicAddress }
 
@@ -26,11 +28,30 @@ export interface UrlPolicyOptions {
   readonly allowPrivate: boolean
   /** The request parameter the URL came from, echoed in the failure's `param`. */
   readonly param: string
+  /** How names are resolved (default: the system's, shared with the fetcher); a test hands one that never answers. */
+  readonly resolve?: Resolver
 }
+
+type Resolved = { readonly _tag: "Addresses"; readonly addresses: ReadonlyArray<LookupAddress> } | { readonly _tag: "TimedOut" }
+
+/** Every address of `host`, none when it does not resolve, or `TimedOut` after `DNS_LOOKUP_TIMEOUT_MILLIS` by the Clock. */
+const resolveHost = (host: string, resolve: Resolver): Effect.Effect<Resolved> =>
+  Effect.async<Resolved>((resume) => {
+    resolve(host, { all: true }, (error, addresses) =>
+      resume(Effect.succeed({ _tag: "Addresses", addresses: error === null ? addresses : [] }))
+    )
+  }).pipe(
+    Effect.timeoutTo({
+      duration: Duration.millis(DNS_LOOKUP_TIMEOUT_MILLIS),
+      onSuccess: (resolved): Resolved => resolved,
+      onTimeout: (): Resolved => ({ _tag: "TimedOut" })
+    })
+  )
 
 /**
  * Parses and vets an outbound URL. Resolves the host through the system
- * resolver (`dns.lookup`, as the HTTP client will) when it is a name and
+ * resolver (`dns.lookup`, as the HTTP client will; given up after
+ * `DNS_LOOKUP_TIMEOUT_MILLIS` by the Clock) when it is a name and
  * private addresses are not allowed; every address it resolves to must be
  * public. Failure messages name the literal address when the caller wrote it,
  * never an address DNS returned (that would map internal names for a caller).
@@ -80,9 +101,14 @@ export const checkUrl = (
       }
       return url
     }
-    const addresses = yield* Effect.tryPromise(() => lookup(host, { all: true })).pipe(
-      Effect.orElseSucceed(() => [])
-    )
+    const resolved = yield* resolveHost(host, options.resolve ?? systemResolver)
+    if (resolved._tag === "TimedOut") {
+      return yield* new UrlNotAllowed({
+        message: `${param} host "${host}" could not be resolved: DNS did not answer within ${DNS_LOOKUP_TIMEOUT_MILLIS / 1000} seconds.`,
+        param
+      })
+    }
+    const { addresses } = resolved
     if (addresses.length === 0) {
       return yield* new UrlNotAllowed({ message: `${param} host "${host}" could not be resolved.`, param })
     }

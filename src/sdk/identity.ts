@@ -16,8 +16,11 @@ export interface IdentityClaims {
   readonly sub?: string
 }
 
+/** The longest lifetime the service accepts (`exp` at most 24 h after `iat`); a longer-lived token is refused. */
+export const MAX_IDENTITY_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60
+
 export interface SignIdentityOptions {
-  /** Lifetime in seconds (default 600; at most an hour is recommended). */
+  /** Lifetime in seconds (default 600; at most an hour is recommended, at most 24 h is accepted). */
   readonly expiresInSeconds?: number
   /** Issue time in Unix seconds; defaults to the system clock. */
   readonly now?: number
@@ -31,7 +34,11 @@ export const signIdentityToken = (
 ): Promise<string> => {
   const iat = options.now ?? Math.floor(Date.now() / 1000)
   const lifetime = options.expiresInSeconds ?? 600
-  if (!(lifetime > 0)) return Promise.reject(new RangeError("expiresInSeconds must be positive"))
+  if (!(lifetime > 0 && lifetime <= MAX_IDENTITY_TOKEN_LIFETIME_SECONDS)) {
+    return Promise.reject(
+      new RangeError(`expiresInSeconds must be positive and at most ${MAX_IDENTITY_TOKEN_LIFETIME_SECONDS} (24 hours)`)
+    )
+  }
   const payload: Record<string, string> = { email: claims.email }
   if (claims.name !== undefined) payload["name"] = claims.name
   let jwt = new SignJWT(payload).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setIssuedAt(iat).setExpirationTime(iat + lifetime)

@@ -94,4 +94,4 @@ export const makeClient = (options: ClientOptions) =>
 export type Client = Effect.Effect.Success<ReturnType<typeof makeClient>>
 export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from "./webhooks.js"
 export { ReplyRequestError, streamReply, type StreamEvent, type StreamReplyOptions } from "./replies.js"
-export { type IdentityClaims, type SignIdentityOptions, signIdentityToken } from "./identity.js"
+export { type IdentityClaims, MAX_IDENTITY_TOKEN_LIFETIME_SECONDS, type SignIdentityOptions, signIdentityToken } from "./identity.js"

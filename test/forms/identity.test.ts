@@ -11,8 +11,8 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import jwt from "jsonwebtoken"
 import { createHmac, generateKeyPairSync } from "node:crypto"
-import { IdentitySecrets } from "../../src/forms/Identity.js"
-import { signIdentityToken } from "../../src/sdk/index.js"
+import { IdentitySecrets, maxTokenLifetimeSeconds } from "../../src/forms/Identity.js"
+import { MAX_IDENTITY_TOKEN_LIFETIME_SECONDS, signIdentityToken } from "../../src/sdk/index.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { goodFields, setPlan, submit, withForm } from "./support.js"
 
@@ -69,6 +69,8 @@ const badTokens = (secret: string) =>
       expired: yield* sign(secret, { email: "real@example.com", iat: now - 7200, exp: now - 3600 }),
       "missing email": yield* sign(secret, { name: "No Mail" }),
       "missing exp": jwt.sign({ email: "real@example.com", iat: now }, secret, { algorithm: "HS256" }),
+      "a lifetime over 24 h": yield* sign(secret, { email: "real@example.com", exp: now + 24 * 3600 + 1 }),
+      "issued in the future": yield* sign(secret, { email: "real@example.com", iat: now + 3600, exp: now + 7200 }),
       "not a string": 12345,
       garbage: "not.a.jwt"
     } as Record<string, unknown>
@@ -127,6 +129,62 @@ layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("form i
         expect(reply.status, label).toBe(401)
         expect(reply.body.error.code, label).toBe("identity_invalid")
       }
+    })
+  )
+
+  it.effect("a token lives at most 24 hours: a longer lifetime is refused, saying why; an expired one says it expired", () =>
+    Effect.gen(function* () {
+      const { secret, send } = yield* setup("required")
+      const now = yield* nowSeconds
+      const day = 24 * 3600
+      const refusal = (reply: { status: number; body: any }) => [reply.status, reply.body.error.code, reply.body.error.param]
+
+      // exactly 24 h is accepted, also when most of it is gone
+      expect((yield* send(yield* sign(secret, { email: "real@example.com", exp: now + day }))).status).toBe(201)
+      expect((yield* send(yield* sign(secret, { email: "real@example.com", iat: now - day + 60, exp: now + 60 }))).status).toBe(201)
+
+      // a second more, or a token issued 23 h ago that runs 2 h more, is refused
+      for (const claims of [{ exp: now + day + 1 }, { iat: now - 23 * 3600, exp: now + 2 * 3600 }, { exp: now + 365 * day }]) {
+        const reply = yield* send(yield* sign(secret, { email: "real@example.com", ...claims }))
+        expect(refusal(reply), JSON.stringify(claims)).toEqual([401, "identity_invalid", "identity_token"])
+        expect(reply.body.error.message).toContain("at most 86400 seconds (24 hours) after `iat`")
+      }
+
+      // `iat` ahead of our clock: a minute of skew passes, an hour is refused
+      expect((yield* send(yield* sign(secret, { email: "real@example.com", iat: now + 30, exp: now + 3600 }))).status).toBe(201)
+      const ahead = yield* send(yield* sign(secret, { email: "real@example.com", iat: now + 3600, exp: now + 7200 }))
+      expect(refusal(ahead)).toEqual([401, "identity_invalid", "identity_token"])
+      expect(ahead.body.error.message).toContain("in the future")
+
+      const expired = yield* send(yield* sign(secret, { email: "real@example.com", iat: now - 7200, exp: now - 3600 }))
+      expect(refusal(expired)).toEqual([401, "identity_invalid", "identity_token"])
+      expect(expired.body.error.message).toContain("has expired")
+      // an expired token under another secret tells nothing more than a bad signature
+      const foreign = yield* send(yield* sign("idsec_someoneelsessecretsomeoneelsessecret0000", { email: "real@example.com", iat: now - 7200, exp: now - 3600 }))
+      expect(foreign.body.error.message).not.toContain("expired (")
+      expect(foreign.body.error.message).toContain("not signed with this workspace's identity secret")
+
+      // a token that passed stops passing when the Clock moves past its `exp`
+      const hour = yield* sign(secret, { email: "real@example.com" })
+      expect((yield* send(hour)).status).toBe(201)
+      yield* TestClock.adjust("61 minutes")
+      expect((yield* send(hour)).body.error.message).toContain("has expired")
+    })
+  )
+
+  it.effect("the SDK mints tokens within the limit: 24 h is accepted, a longer lifetime it refuses to sign", () =>
+    Effect.gen(function* () {
+      const { secret, send } = yield* setup("required")
+      const now = yield* nowSeconds
+      expect(MAX_IDENTITY_TOKEN_LIFETIME_SECONDS).toBe(maxTokenLifetimeSeconds)
+      const longest = yield* Effect.promise(() =>
+        signIdentityToken(secret, { email: "sdk@example.com" }, { now, expiresInSeconds: MAX_IDENTITY_TOKEN_LIFETIME_SECONDS })
+      )
+      expect((yield* send(longest)).status).toBe(201)
+      const refused = yield* Effect.flip(
+        Effect.tryPromise(() => signIdentityToken(secret, { email: "sdk@example.com" }, { now, expiresInSeconds: MAX_IDENTITY_TOKEN_LIFETIME_SECONDS + 1 }))
+      )
+      expect(String(refused.cause)).toContain("at most 86400")
     })
   )
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as http from "node:http"
@@ -7,6 +8,7 @@ import type { AddressInfo } from "node:net"
 import * as zlib from "node:zlib"
 import { vi } from "vitest"
 import * as Fetcher from "../../layers/Fetcher.js"
+import * as Lookup from "../../layers/fetcher/Lookup.js"
 import { eventually } from "../support/eventually.js"
 import { loopbackServer } from "../support/loopback.js"
 
@@ -236,6 +238,84 @@ describe("Fetcher.layerNode", () => {
     Effect.gen(function* () {
       const result = expectFailure(yield* post("http://nope.invalid/hook"), "dns")
       expect(result.message).toMatch(/ENOTFOUND|EAI_AGAIN/)
+    })
+  )
+
+  it.live("a name DNS never answers for is a dns failure of that fetch, after the lookup's deadline", () =>
+    Effect.gen(function* () {
+      const asked: Array<string> = []
+      const silent: Lookup.Resolver = (host) => void asked.push(host)
+      // the lookup's deadline is a real timer, like the fetch's (see `fetcher/Lookup.ts`): a short one here
+      const fetcher = Fetcher.layerNodeWith(Lookup.withTimeout(silent, 20))
+      const sent = yield* Effect.flatMap(Fetcher.Fetcher, (f) =>
+        Effect.all([
+          f.post({ url: "http://silent-dns.example/hook", body: "{}", headers: {}, timeoutMillis: 60_000, allowPrivate: false }),
+          f.get({ url: "https://silent-dns.example/page", timeoutMillis: 60_000, maxBytes: 1024, allowPrivate: false })
+        ])
+      ).pipe(Effect.provide(fetcher))
+      for (const result of sent) {
+        expect(result, JSON.stringify(result)).toMatchObject({ _tag: "Failure", reason: "dns" })
+        expect((result as Fetcher.PostFailure).message).toBe("ETIMEOUT: DNS lookup of silent-dns.example timed out after 20 ms")
+      }
+      expect(asked).toEqual(["silent-dns.example", "silent-dns.example"])
+      expect(Lookup.DNS_LOOKUP_TIMEOUT_MILLIS).toBe(5_000)
+    })
+  )
+
+  it.live("a lookup answered in time passes through the deadline unchanged; a late answer is dropped", () =>
+    Effect.gen(function* () {
+      const answers: Array<unknown> = []
+      let late: (() => void) | undefined
+      const slow: Lookup.Resolver = (_host, _options, callback) => {
+        late = () => callback(null, [{ address: "93.184.216.34", family: 4 }])
+      }
+      const quick: Lookup.Resolver = (_host, _options, callback) => callback(null, [{ address: "93.184.216.34", family: 4 }])
+      yield* Effect.async<void>((resume) =>
+        Lookup.withTimeout(quick, 1_000)("quick.example", { all: true }, (error, addresses) => {
+          answers.push([error, addresses])
+          resume(Effect.void)
+        })
+      )
+      yield* Effect.async<void>((resume) =>
+        Lookup.withTimeout(slow, 5)("slow.example", { all: true }, (error, addresses) => {
+          answers.push([error?.code, addresses])
+          resume(Effect.void)
+        })
+      )
+      late?.()
+      expect(answers).toEqual([
+        [null, [{ address: "93.184.216.34", family: 4 }]],
+        ["ETIMEOUT", []]
+      ])
+    })
+  )
+
+  it.live("at most maxInFlight lookups run at once: a silent resolver holds those, the rest time out waiting", () =>
+    Effect.gen(function* () {
+      const started: Array<string> = []
+      const held: Array<() => void> = []
+      const controlled: Lookup.Resolver = (host, _options, callback) => {
+        started.push(host)
+        held.push(() => callback(null, [{ address: "93.184.216.34", family: 4 }]))
+      }
+      const lookup = (resolve: Lookup.Resolver, host: string) =>
+        Effect.async<string>((resume) =>
+          resolve(host, { all: true }, (error) => resume(Effect.succeed(error === null ? `${host}: ok` : `${host}: ${error.code}`)))
+        )
+      // never answered: one runs, two wait and time out without ever reaching the resolver
+      const silent = Lookup.withTimeout(controlled, 20, 1)
+      const gaveUp = yield* Effect.all([lookup(silent, "a.example"), lookup(silent, "b.example"), lookup(silent, "c.example")], {
+        concurrency: "unbounded"
+      })
+      expect(gaveUp).toEqual(["a.example: ETIMEOUT", "b.example: ETIMEOUT", "c.example: ETIMEOUT"])
+      expect(started).toEqual(["a.example"])
+      // the held lookup returns at last: its slot is free, and the next lookup runs
+      held.shift()!()
+      const next = yield* Effect.fork(lookup(silent, "d.example"))
+      yield* Effect.yieldNow()
+      expect(started).toEqual(["a.example", "d.example"])
+      held.shift()!()
+      expect(yield* Fiber.join(next)).toBe("d.example: ok")
     })
   )
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import { vi } from "vitest"
+import { DNS_LOOKUP_TIMEOUT_MILLIS, type Resolver } from "../../layers/fetcher/Lookup.js"
 import { ParameterInvalid, UrlNotAllowed } from "../../schema/Errors.js"
 import { bareHostname, checkUrl, isLocalhostName, isPublicAddress } from "../../src/net/UrlPolicy.js"
 
@@ -25,12 +29,12 @@ const { fixtures, lookups } = vi.hoisted(() => ({
   lookups: [] as Array<string>
 }))
 
-vi.mock("node:dns/promises", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("node:dns/promises")>()
-  const lookup = (host: string, options: object) => {
+vi.mock("node:dns", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("node:dns")>()
+  const lookup = (host: string, options: object, callback: (error: unknown, addresses: unknown) => void) => {
     lookups.push(host)
     const fixed = fixtures[host]
-    return fixed !== undefined ? Promise.resolve(fixed) : actual.lookup(host, { ...options, all: true })
+    return fixed !== undefined ? queueMicrotask(() => callback(null, fixed)) : actual.lookup(host, { ...options, all: true }, callback)
   }
   return { ...actual, lookup, default: { ...actual, lookup } }
 })
@@ -313,6 +317,24 @@ describe("checkUrl", () => {
       expect(yield* refused("https://nope.invalid/hook")).toMatch(/could not be resolved/)
       expect(yield* refused("https://no-such-host.invalid/hook", live)).toMatch(/"no-such-host\.invalid" could not be resolved/)
       expect(yield* refused("https://empty.fixture.example/")).toMatch(/could not be resolved/)
+    })
+  )
+
+  it.effect("a resolver that never answers: refused after DNS_LOOKUP_TIMEOUT_MILLIS by the Clock, never a hang", () =>
+    Effect.gen(function* () {
+      const asked: Array<string> = []
+      const silent: Resolver = (host) => void asked.push(host)
+      const check = yield* Effect.fork(Effect.flip(checkUrl("https://slow-dns.example/hook", { ...test, resolve: silent })))
+      yield* TestClock.adjust(DNS_LOOKUP_TIMEOUT_MILLIS - 1)
+      expect(Option.isNone(yield* Fiber.poll(check))).toBe(true)
+      yield* TestClock.adjust(1)
+      const error = yield* Fiber.join(check)
+      expect(error).toBeInstanceOf(UrlNotAllowed)
+      expect(error.message).toBe('url host "slow-dns.example" could not be resolved: DNS did not answer within 5 seconds.')
+      expect(asked).toEqual(["slow-dns.example"])
+      // an answer in time is used as before
+      const quick: Resolver = (_host, _options, callback) => callback(null, [{ address: "93.184.216.34", family: 4 }])
+      expect((yield* checkUrl("https://quick-dns.example/", { ...test, resolve: quick })).hostname).toBe("quick-dns.example")
     })
   )
 

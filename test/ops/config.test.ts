@@ -43,7 +43,8 @@ const refusals: ReadonlyArray<readonly [variable: string, value: string, says: R
   ["PUBLIC_URL", "example.com", /PUBLIC_URL must be a URL starting with http:\/\/ or https:\/\//],
   ["ALLOW_PRIVATE_URLS", "perhaps", /ALLOW_PRIVATE_URLS/],
   ["AI_PROVIDER", "skynet", /AI_PROVIDER/],
-  ["ADMIN_TOKEN", " ", /ADMIN_TOKEN must not be empty/]
+  ["ADMIN_TOKEN", " ", /ADMIN_TOKEN must not be empty/],
+  ["ADMIN_TOKEN", "hunter2hunter2", /ADMIN_TOKEN must be at least 32 characters long/]
 ]
 
 /** The line `src/main.ts` prints for these variables, computed in-process (same function, no process start). */
