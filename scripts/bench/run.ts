@@ -13,6 +13,7 @@ import { crawl } from "./crawl.js"
 import { decoders } from "./decoders.js"
 import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
+import { patterns } from "./patterns.js"
 import { reads } from "./reads.js"
 import { replies } from "./replies.js"
 import { retrieval } from "./retrieval.js"
@@ -34,6 +35,7 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   replies,
   retrieval,
   "form-element": formElement,
+  patterns,
   console: consolePages,
   stall: stallBench
 }

@@ -4,6 +4,7 @@
  */
 import type { FormConfig, FormField, FormFieldInput, IdentityMode, Settings, SettingsInput } from "../../schema/Forms.js"
 import { maxPatternInput, maxValueLength } from "../../schema/Forms.js"
+import { compilePattern, maxFormProgramSize } from "./Pattern.js"
 import type { Plan } from "../../schema/Auth.js"
 import { createHash } from "node:crypto"
 import type { Definition, FormRow } from "./FormsRepo.js"
@@ -13,31 +14,13 @@ export interface Problem {
   readonly message: string
 }
 
-/**
- * Nested quantifiers (`(a+)+`, `(a|aa)*`-style groups under `*`, `+` or `{n,}`)
- * are the shape of catastrophic backtracking; refused outright, on top of the
- * length caps on the pattern and on every value it runs on.
- */
-const nestedQuantifier = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]|\((?:[^()\\]|\\.)*\|(?:[^()\\]|\\.)*\)[+*{]/
-const backReference = /\\[1-9]|\\k</
-
-/** The compiled whole-value matcher of a pattern, or why it is refused. */
-export const compilePattern = (pattern: string): { readonly regex: RegExp } | { readonly error: string } => {
-  if (nestedQuantifier.test(pattern)) return { error: "nested quantifiers (such as `(a+)+`) are not allowed" }
-  if (backReference.test(pattern)) return { error: "back-references are not allowed" }
-  try {
-    return { regex: new RegExp(`^(?:${pattern})$`, "v") }
-  } catch (e) {
-    return { error: `not a valid regular expression: ${e instanceof Error ? e.message : String(e)}` }
-  }
-}
-
 const textual = new Set(["text", "email", "textarea", "hidden"])
 
 /** Problems of a field list, each naming its parameter (`fields[2].pattern`). */
 export const fieldProblems = (fields: ReadonlyArray<FormFieldInput>, honeypot: string | null): ReadonlyArray<Problem> => {
   const problems: Array<Problem> = []
   const seen = new Set<string>()
+  let programSize = 0
   fields.forEach((f, i) => {
     const at = (name: string) => `fields[${i}].${name}`
     if (seen.has(f.id)) problems.push({ param: at("id"), message: `field id '${f.id}' appears twice` })
@@ -65,6 +48,12 @@ export const fieldProblems = (fields: ReadonlyArray<FormFieldInput>, honeypot: s
     if (f.pattern !== undefined) {
       const compiled = compilePattern(f.pattern)
       if ("error" in compiled) problems.push({ param: at("pattern"), message: compiled.error })
+      else if (programSize <= maxFormProgramSize && (programSize += compiled.size) > maxFormProgramSize) {
+        problems.push({
+          param: at("pattern"),
+          message: `the form's patterns together compile to more than ${maxFormProgramSize} instructions (a submission runs them all)`
+        })
+      }
     }
     if (f.default_value !== undefined && f.type !== "hidden") {
       problems.push({ param: at("default_value"), message: "only a hidden field has a default_value" })
@@ -211,8 +200,9 @@ export const validateValues = (
       continue
     }
     if (f.pattern !== null) {
+      // a pattern saved before the linear engine that it refuses (a lookahead, say) is not run: the form keeps working
       const compiled = compilePattern(f.pattern)
-      if (value.length > maxPatternInput || "error" in compiled || !compiled.regex.test(value)) {
+      if (value.length > maxPatternInput || ("test" in compiled && !compiled.test(value))) {
         errors.push({ field: f.id, message: "The value does not have the expected format" })
         continue
       }

@@ -113,8 +113,8 @@ layer(testServer({ secretKey: Redacted.make("forms-test-secret-key") }))("forms"
           "fields[8].options"
         ],
         [withField({ id: "x", type: "checkbox", label: { en: "X" }, pattern: "a" }), 400, "parameter_invalid", "fields[8].pattern"],
-        [withField({ id: "x", type: "text", label: { en: "X" }, pattern: "(a+)+$" }), 400, "parameter_invalid", "fields[8].pattern"],
-        [withField({ id: "x", type: "text", label: { en: "X" }, pattern: "(a|aa)*" }), 400, "parameter_invalid", "fields[8].pattern"],
+        [withField({ id: "x", type: "text", label: { en: "X" }, pattern: "(?=a)a" }), 400, "parameter_invalid", "fields[8].pattern"],
+        [withField({ id: "x", type: "text", label: { en: "X" }, pattern: "(a)\\1" }), 400, "parameter_invalid", "fields[8].pattern"],
         [withField({ id: "x", type: "text", label: { en: "X" }, pattern: "(unclosed" }), 400, "parameter_invalid", "fields[8].pattern"],
         [withField({ id: "x", type: "text", label: { en: "X" }, pattern: "a".repeat(201) }), 400, "parameter_invalid", "fields[8].pattern"],
         [withField({ id: "x", type: "text", label: { en: "X" }, min_length: 5, max_length: 2 }), 400, "parameter_invalid", "fields[8].min_length"],

@@ -10,16 +10,61 @@ const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 /** The server never runs a pattern on a longer value either. */
 const maxPatternInput = 2_000
 
-/** The whole-value matcher of a pattern (flag `v`, else `u` in older browsers); undefined leaves it to the server. */
-const compile = (pattern: string): RegExp | undefined => {
-  for (const flag of ["v", "u"]) {
-    try {
-      return new RegExp(`^(?:${pattern})$`, flag)
-    } catch {
-      // try the next flag
+/**
+ * Whether the browser's backtracking `RegExp` runs `pattern` in time linear in
+ * the value: no alternation, no quantified group, at most one quantifier with a
+ * choice (`*`, `+`, `?`, `{n,m}`), so a match tries at most one split per
+ * position. Any other pattern is left to the server, whose engine is linear for
+ * every pattern: a hostile one must not freeze the visitor's page.
+ */
+const linearForBacktracking = (pattern: string): boolean => {
+  let choices = 0
+  let depth = 0
+  let previous = ""
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!
+    if (c === "\\") {
+      i++
+      previous = "atom"
+      continue
     }
+    if (depth > 0) {
+      if (c === "[") depth++
+      else if (c === "]") depth--
+      previous = "atom"
+      continue
+    }
+    if (c === "[") depth++
+    else if (c === "|") return false
+    else if (c === "*" || c === "+" || (c === "?" && previous !== "(" && previous !== "quantifier")) {
+      if (previous === ")") return false
+      choices++
+      previous = "quantifier"
+      continue
+    } else if (c === "{") {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i))
+      if (m !== null) {
+        if (previous === ")") return false
+        if (m[2] !== undefined && m[3] !== m[1]) choices++
+        i += m[0].length - 1
+        previous = "quantifier"
+        continue
+      }
+    }
+    previous = c === "(" || c === ")" ? c : "atom"
   }
-  return undefined
+  return choices <= 1
+}
+
+/** The whole-value matcher of a pattern (flag `v`, the contract's language); undefined leaves it to the server. */
+const compile = (pattern: string): RegExp | undefined => {
+  if (!linearForBacktracking(pattern)) return undefined
+  try {
+    return new RegExp(`^(?:${pattern})$`, "v")
+  } catch {
+    // a browser without flag `v`: flag `u` would read some classes otherwise
+    return undefined
+  }
 }
 
 /** The error message for one field's value, or undefined when it is fine. */
