@@ -44,7 +44,8 @@ const committed: Record<string, string> = {
   "0030_ingest_claim": "45ccce0e38edd8de",
   "0031_source_refresh": "0995c0e888a1956d",
   "0032_refresh_rounds": "3ef510064de167a5",
-  "0033_crawl_schedules": "5f598f595149bbd9"
+  "0033_crawl_schedules": "5f598f595149bbd9",
+  "0035_chunk_drafts": "d7c93365dc6cc8e4"
 }
 
 const files = readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name))

@@ -32,6 +32,7 @@ import ingestClaim from "./0030_ingest_claim.js"
 import sourceRefresh from "./0031_source_refresh.js"
 import refreshRounds from "./0032_refresh_rounds.js"
 import crawlSchedules from "./0033_crawl_schedules.js"
+import chunkDrafts from "./0035_chunk_drafts.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -66,5 +67,6 @@ export const migrations = {
   "0030_ingest_claim": ingestClaim,
   "0031_source_refresh": sourceRefresh,
   "0032_refresh_rounds": refreshRounds,
-  "0033_crawl_schedules": crawlSchedules
+  "0033_crawl_schedules": crawlSchedules,
+  "0035_chunk_drafts": chunkDrafts
 }
