@@ -123,6 +123,7 @@ export const IdPrefix = {
   category: "cat",
   qa: "qa",
   chunk: "chk",
+  chunkDraft: "drf",
   lead: "ldx",
   conversation: "cnv",
   message: "msg",

@@ -14,6 +14,7 @@
  * refreshes a month; a page that cannot be read this time keeps its knowledge and waits for the next refresh.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -31,6 +32,7 @@ import { SourceQa } from "../qa/SourceQa.js"
 import { iso, now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { tenantOf } from "./Guard.js"
+import { ChunkDrafts } from "./ChunkDrafts.js"
 import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { Pipeline } from "./Pipeline.js"
@@ -85,6 +87,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const reader = yield* SourceReader
     const knowledge = yield* Knowledge
     const repo = yield* KnowledgeRepo
+    const drafts = yield* ChunkDrafts
     const qa = yield* SourceQa
     const rounds = yield* RefreshRounds
     const outbox = yield* Outbox
@@ -147,7 +150,9 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         if (yield* repo.unchangedText(source.id, doc.text, at, validators)) return
         const built = yield* pipeline.index(source, doc)
         const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
-        yield* transaction(
+        // the new chunks written hidden, in short steps; the old ones hidden as the new are shown, deleted after
+        const draft = yield* drafts.open(source, "indexed")
+        const swapped = transaction(
           Effect.gen(function* () {
             const tenant = tenantOfRow(source)
             const row = yield* repo.replaced(
@@ -163,15 +168,20 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
               },
               at
             )
-            if (Option.isNone(row)) return
-            yield* repo.deleteChunks(source.id)
-            yield* repo.insertChunks(row.value, chunks)
+            if (Option.isNone(row)) return false
+            yield* drafts.publish(source.id, draft)
             yield* qa.removeOf(tenant, source.id)
             yield* qa.insert(tenant, source.agent_id, built.qa)
             yield* outbox.emit({ ...tenant, type: "knowledge.source.updated", data: { source: toSource(row.value) } })
+            return true
           })
         )
-      })
+        const published = yield* Effect.zipRight(drafts.write(source, draft, chunks), swapped).pipe(
+          Effect.onError((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.ignore(drafts.discard(source.id, draft))))
+        )
+        if (published) yield* drafts.purge(source.id)
+        else yield* drafts.discard(source.id, draft)
+      }).pipe(Effect.catchTag("DraftGone", () => Effect.void))
 
     /** A page answering 404 or 410: gone (its grace timer set), or past its grace, its knowledge removed. */
     const gone = (source: SourceRow, at: Date) =>
@@ -381,5 +391,5 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
 
     return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
   }),
-  dependencies: [Usage.Default, KnowledgeRepo.Default, Pipeline.Default, SourceReader.Default, Knowledge.Default, RefreshRounds.Default, SourceQa.Default]
+  dependencies: [Usage.Default, KnowledgeRepo.Default, ChunkDrafts.Default, Pipeline.Default, SourceReader.Default, Knowledge.Default, RefreshRounds.Default, SourceQa.Default]
 }) {}

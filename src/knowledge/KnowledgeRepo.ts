@@ -17,7 +17,6 @@ import {
   SourceType
 } from "../../schema/Knowledge.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { makeBulkInsert } from "../db/BulkInsert.js"
 import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, decodeOne, execute } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
@@ -154,18 +153,6 @@ export interface NewChunk {
   readonly embedding: ReadonlyArray<number>
 }
 
-/** What `replaceChunks` writes of a chunk (`tsv` is generated). */
-const chunkColumns = {
-  id: "text",
-  source_id: "text",
-  agent_id: "text",
-  workspace_id: "text",
-  environment: "text",
-  position: "int4",
-  content: "text",
-  embedding: "float4[]"
-} as const
-
 const vectorLiteral = (vector: ReadonlyArray<number>) => realArrayLiteral(vector.map((x) => (Number.isFinite(x) ? x : 0)))
 
 export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Repo", {
@@ -178,7 +165,6 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
     const refreshable = sql.literal(
       "type = 'url' and status = 'indexed' and deleted_at is null and lesson_source_id is null"
     )
-    const bulkInsert = yield* makeBulkInsert
 
     const insert = (tenant: Tenant, sources: ReadonlyArray<NewSource>) =>
       sources.length === 0
@@ -439,33 +425,19 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         where id = ${id} and ${refreshable} and refresh_status = 'idle'
         returning ${cols}`)
 
-    const deleteChunks = (id: SourceId) => execute(sql`delete from knowledge_chunks where source_id = ${id}`)
-
+    /**
+     * Its drafts first (a draft's row locked by a step being written waits for it, and no step follows), then every
+     * chunk, drafts' included.
+     */
     const softDelete = (id: SourceId, at: Date) =>
       execute(
-        Effect.zipRight(
-          sql`delete from knowledge_chunks where source_id = ${id}`,
-          sql`update knowledge_sources set deleted_at = ${at}, updated_at = ${at}, content = null, extracted_text = null
-              where id = ${id}`
-        )
-      )
-
-    /** A source's chunks, written once with its `indexed` state (`complete`): it has none before. */
-    const insertChunks = (source: SourceRow, chunks: ReadonlyArray<NewChunk>) =>
-      execute(
-        bulkInsert(
-          "knowledge_chunks",
-          chunkColumns,
-          chunks.map((c) => ({
-            id: c.id,
-            source_id: source.id,
-            agent_id: source.agent_id,
-            workspace_id: source.workspace_id,
-            environment: source.environment,
-            position: c.position,
-            content: c.content,
-            embedding: c.embedding.map((x) => (Number.isFinite(x) ? x : 0))
-          }))
+        sql.withTransaction(
+          Effect.all([
+            sql`delete from knowledge_chunk_drafts where source_id = ${id}`,
+            sql`delete from knowledge_chunks where source_id = ${id}`,
+            sql`update knowledge_sources set deleted_at = ${at}, updated_at = ${at}, content = null, extracted_text = null
+                where id = ${id}`
+          ], { discard: true })
         )
       )
 
@@ -504,7 +476,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
 
     return {
       insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, claimAndStart, startedBy, unstart, complete,
-      queueRefresh, queueRefreshWith, knownPage, queueRound, byIds, refreshChecked, refreshCheckedAll, refreshEnded, unchangedText, replaced, markGone, deleteChunks, softDelete, insertChunks,
+      queueRefresh, queueRefreshWith, knownPage, queueRound, byIds, refreshChecked, refreshCheckedAll, refreshEnded, unchangedText, replaced, markGone, softDelete,
       indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
     } as const
   })

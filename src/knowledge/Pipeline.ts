@@ -3,13 +3,14 @@
  * (`SourceReader.ts`), categorize (an agent's first source
  * sets its categories; later ones put their Q&A into them), generate Q&A,
  * chunk, vectorize, then commit chunks, Q&A, the `indexed` state and the event
- * in one transaction. A phase is written once it has lasted a moment
+ * as one transaction to readers (the chunks written first as a hidden draft). A phase is written once it has lasted a moment
  * (`PhaseWriter.ts`): a poller sees the slow ones, the fast ones cost nothing. Transient
  * failures (timeouts, 5xx, 429, connection trouble, a transient AI error) are
  * retried on the Clock, 3 attempts in all; anything else fails at once.
  * `csv_qa` skips the AI steps: its rows are the Q&A.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -30,6 +31,7 @@ import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
+import { ChunkDrafts } from "./ChunkDrafts.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { makePhaseWriter, phaseSpan, type PhaseWriter } from "./PhaseWriter.js"
 import { CrawlReport } from "./CrawlReport.js"
@@ -81,6 +83,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const config = yield* AppConfig
     const owner = yield* SourceOwner
     const crawls = yield* CrawlReport
+    const drafts = yield* ChunkDrafts
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -201,43 +204,50 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const tenantOf = (source: SourceRow): Tenant => ({ workspaceId: source.workspace_id, environment: source.environment })
 
     /**
-     * Chunks, Q&A, the final state (with what the phases left `unwritten`) and the event: all or nothing, and
-     * nothing for a source deleted meanwhile or taken over by another attempt. Chunks and Q&A are only ever
-     * written here, with `indexed`, so the source has none before: nothing to delete first.
+     * Chunks, Q&A, the final state (with what the phases left `unwritten`) and the event: all or nothing as readers
+     * see it, and nothing for a source deleted meanwhile or taken over by another attempt. The chunks go first, in
+     * short steps, into a draft hidden from retrieval (`ChunkDrafts.ts`); the last transaction publishes it with
+     * the rest. Chunks and Q&A are only ever written here, with `indexed`, so the source has none before.
      */
     const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>, unwritten: SourceProgress) =>
-      transaction(
-        Effect.gen(function* () {
-          const tenant = tenantOf(source)
-          const at = yield* now
-          const chunks = yield* Effect.forEach(built.chunks, (c) =>
-            Effect.map(ids.make("chk"), (id) => ({ id, ...c }))
-          )
-          const title = built.title === source.title ? undefined : { from: source.title, to: built.title }
-          const completed = yield* repo.complete(source.id, source.attempts, {
-            ...unwritten,
-            status: "indexed",
-            phase: "done",
-            progress: 100,
-            error: null,
-            error_code: null,
-            next_attempt_at: null,
-            chunk_count: chunks.length,
-            qa_count: built.qa.length,
-            finished_at: at,
-            ...(built.text === null ? {} : { extracted_text: built.text }),
-            ...(built.validators === undefined ? {} : built.validators)
-          }, title, at).pipe(phaseSpan("progress"))
-          if (Option.isNone(completed)) return yield* new SourceGone()
-          const row = completed.value
-          yield* repo.insertChunks(row, chunks)
-          yield* qa.insert(tenant, source.agent_id, built.qa)
-          // a lesson's source reports through its owner (`course.lesson.source.indexed`)
-          if (row.lesson_source_id !== null) yield* owner.indexed(row)
-          else yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
-          if (row.crawl_id !== null) yield* crawls.settled(row.crawl_id, true)
-        })
-      ).pipe(phaseSpan("write"))
+      Effect.gen(function* () {
+        const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
+        const draft = yield* drafts.open(source, { attempt: source.attempts })
+        const written = drafts.write(source, draft, chunks).pipe(phaseSpan("write"))
+        const published = transaction(
+          Effect.gen(function* () {
+            const tenant = tenantOf(source)
+            const at = yield* now
+            const title = built.title === source.title ? undefined : { from: source.title, to: built.title }
+            const completed = yield* repo.complete(source.id, source.attempts, {
+              ...unwritten,
+              status: "indexed",
+              phase: "done",
+              progress: 100,
+              error: null,
+              error_code: null,
+              next_attempt_at: null,
+              chunk_count: chunks.length,
+              qa_count: built.qa.length,
+              finished_at: at,
+              ...(built.text === null ? {} : { extracted_text: built.text }),
+              ...(built.validators === undefined ? {} : built.validators)
+            }, title, at).pipe(phaseSpan("progress"))
+            if (Option.isNone(completed)) return yield* new SourceGone()
+            const row = completed.value
+            yield* drafts.publish(row.id, draft)
+            yield* qa.insert(tenant, source.agent_id, built.qa)
+            // a lesson's source reports through its owner (`course.lesson.source.indexed`)
+            if (row.lesson_source_id !== null) yield* owner.indexed(row)
+            else yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })
+            if (row.crawl_id !== null) yield* crawls.settled(row.crawl_id, true)
+          })
+        ).pipe(phaseSpan("write"))
+        yield* Effect.zipRight(written, published).pipe(
+          // not published: the draft's chunks go (a crash, or a shutdown, leaves them hidden for the next attempt)
+          Effect.onError((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.ignore(drafts.discard(source.id, draft))))
+        )
+      }).pipe(Effect.catchTag("DraftGone", () => new SourceGone()))
 
     /** The failed state (in the phase it failed in, with what the phases left `unwritten`) and the event. */
     const fail = (source: SourceRow, failure: IngestFailure, unwritten: SourceProgress = {}) =>
@@ -256,6 +266,9 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           else yield* outbox.emit({ ...tenantOf(source), type: "knowledge.source.failed", data: { source: toSource(row), error } })
           if (row.crawl_id !== null) yield* crawls.settled(row.crawl_id, false)
         })
+      ).pipe(
+        // the chunks an attempt that died left in a draft: never to be shown
+        Effect.tap(() => Effect.ignore(drafts.discardAll(source.id)))
       )
 
     const handle = Effect.fn("Pipeline.handle")(function* (job: Job) {
@@ -351,5 +364,5 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     return { handle, retrying, giveUp, handBack, claimAndStart, index } as const
   }),
-  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default]
+  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDrafts.Default]
 }) {}

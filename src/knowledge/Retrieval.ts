@@ -34,6 +34,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { Glossary } from "../glossary/Glossary.js"
+import { visibleChunk } from "./ChunkDrafts.js"
 import { VectorIndex } from "./VectorIndex.js"
 
 export interface Hit {
@@ -161,11 +162,11 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
     const tables = {
       chunk: {
         table: "knowledge_chunks" as const, name: sql("knowledge_chunks"), text: sql`content`, question: sql`null::text`,
-        searched: sql`c.content`
+        searched: sql`c.content`, visible: sql.literal(`and ${visibleChunk}`)
       },
       qa: {
         table: "qa_items" as const, name: sql("qa_items"), text: sql`answer`, question: sql`question`,
-        searched: sql`c.question || ' ' || c.answer`
+        searched: sql`c.question || ' ' || c.answer`, visible: sql.literal("")
       }
     }
     type Table = (typeof tables)[keyof typeof tables]
@@ -252,7 +253,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       // rather walk the agent's index than the text-search one
       const textSide = tiers(lexemes, common).map(
         (tier) => sql`(select id, ts_rank(tsv, to_tsquery('simple', ${anyWord})) as rank from ${table.name}
-          where tsv @@ to_tsquery('simple', ${tier.query}) and (${agent}) is true
+          where tsv @@ to_tsquery('simple', ${tier.query}) and (${agent}) is true ${table.visible}
           ${tier.ranked ? sql`order by rank desc` : sql``} limit ${tierScan})`
       )
       const textIds =
@@ -268,7 +269,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const vectorIds =
         plan._tag === "Hnsw"
           ? sql`union (select id from ${table.name}
-              where ${agent} and cardinality(embedding) = ${dims(plan)}
+              where ${agent} and cardinality(embedding) = ${dims(plan)} ${table.visible}
               order by embedding::vector(${dims(plan)}) <=> ${asVector}::vector(${dims(plan)}) limit ${nearest})`
           : sql``
       const lexemeArray = `{${lexemes.join(",")}}`

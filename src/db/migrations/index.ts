@@ -33,6 +33,7 @@ import sourceRefresh from "./0031_source_refresh.js"
 import refreshRounds from "./0032_refresh_rounds.js"
 import crawlSchedules from "./0033_crawl_schedules.js"
 import workspaceShares from "./0034_workspace_shares.js"
+import chunkDrafts from "./0035_chunk_drafts.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -68,5 +69,6 @@ export const migrations = {
   "0031_source_refresh": sourceRefresh,
   "0032_refresh_rounds": refreshRounds,
   "0033_crawl_schedules": crawlSchedules,
-  "0034_workspace_shares": workspaceShares
+  "0034_workspace_shares": workspaceShares,
+  "0035_chunk_drafts": chunkDrafts
 }
