@@ -20,6 +20,7 @@ import { gzipSync } from "node:zlib"
 import { build } from "esbuild"
 import { RE2JS } from "re2js"
 import { maxPatternInput } from "../../schema/Forms.js"
+import { compilePattern } from "../../src/forms/Pattern.js"
 import { fmt, median, ratio, repoRoot, type Section } from "./lib.js"
 
 const regExpLimitMs = 2_000
@@ -68,7 +69,17 @@ const re2wasm: ReadonlyArray<Engine> =
         }
       }]
 
-const linearEngines: ReadonlyArray<Engine> = [re2js, ...re2wasm]
+/** What the service runs (`src/forms/Pattern.ts`): the JavaScript pattern translated into RE2's syntax, then re2js. */
+const service: Engine = {
+  name: "service",
+  compile: (pattern) => {
+    const compiled = compilePattern(pattern)
+    if ("error" in compiled) throw new Error(compiled.error)
+    return compiled.test
+  }
+}
+
+const linearEngines: ReadonlyArray<Engine> = [re2js, service, ...re2wasm]
 
 /** Microseconds per call: batches of about 20 ms, the median of seven, after a warm-up. */
 const perCallUs = (run: () => unknown): number => {
@@ -266,10 +277,26 @@ const bundleTable = async (): Promise<Array<string>> => {
   return lines
 }
 
+/** The service's first Unicode property: it builds the string of every code point and scans it; the next one only scans. */
+const propertyLines = (): Array<string> => {
+  const time = (pattern: string) => {
+    const start = performance.now()
+    compilePattern(pattern)
+    return performance.now() - start
+  }
+  const first = time("\\p{Lu}")
+  const next = time("\\p{Ll}")
+  const cached = time("\\p{Ll}")
+  return [`The service's first Unicode property (\`\\p{Lu}\`, a 4 MB string of every code point built and scanned): ${fmt(first)} ms; a next one (\`\\p{Ll}\`, scan only): ${fmt(next)} ms; a property seen before: ${fmt(cached, 2)} ms.`]
+}
+
 export const patterns = async (): Promise<Section> => {
+  const properties = propertyLines()
   if (Re2Wasm === undefined) console.log("re2-wasm not found (set BENCH_PATTERN_CANDIDATES to a node_modules holding it): re2js only")
   const lines = [
     `Engines: ${[regExp, ...linearEngines].map((e) => e.name).join(", ")}. Whole-value match; hostile values are letters \`a\` and one \`!\`.`,
+    "",
+    ...properties,
     "",
     "Ordinary patterns, per match:",
     "",
