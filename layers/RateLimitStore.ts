@@ -29,8 +29,8 @@ interface Window {
 
 export interface MemoryStoreOptions {
   /**
-   * Most keys held (of each algorithm). Past it the least recently used key is dropped, which only hands that
-   * caller a fresh bucket early: memory stays bounded even if a flood of addresses comes faster than buckets refill.
+   * Most keys held (of each algorithm). Past it the oldest key is dropped, which only hands that caller a fresh
+   * bucket early: memory stays bounded even if a flood of addresses comes faster than buckets refill.
    */
   readonly maxKeys?: number
   /** How often (by the Clock) a call first drops every idle key. */
@@ -40,13 +40,14 @@ export interface MemoryStoreOptions {
 /**
  * A memory store that holds only buckets that say something. A token bucket that has refilled completely, and a
  * fixed window past its end, answer exactly as no entry would (a fresh one starts full, or at zero), so they are
- * dropped: by a sweep at most every `sweepEveryMillis`, run by the call that finds it due, and by LRU past
+ * dropped: by a sweep at most every `sweepEveryMillis`, run by the call that finds it due, and oldest first past
  * `maxKeys`. Without it every key and client address ever seen stayed in memory for the life of the process.
+ * (Oldest by first use, not least recently used: keeping a Map in LRU order costs a delete and a set on every
+ * request, for a cap that only a flood reaches.)
  */
 export const makeMemoryStore = (options: MemoryStoreOptions = {}) => {
   const maxKeys = options.maxKeys ?? 100_000
   const sweepEveryMillis = options.sweepEveryMillis ?? 10_000
-  // a Map iterates in insertion order; taking a key out and putting it back on each use keeps it in LRU order
   const buckets = new Map<string, Bucket>()
   const windows = new Map<string, Window>()
   let sweptAt = Number.NEGATIVE_INFINITY
@@ -75,12 +76,21 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}) => {
     for (const [key, window] of windows) if (window.expiresAt <= now) windows.delete(key)
   }
 
-  /** Makes room for one more key: the least recently used goes. */
-  const admit = <A>(entries: Map<string, A>) => {
+  /**
+   * Makes room for one more key: the oldest goes. A Map iterates in insertion order and its iterators survive
+   * deletions, so one kept iterator walks the keys oldest first without rescanning the holes deletions leave.
+   */
+  const oldestFirst = new Map<Map<string, unknown>, Iterator<string>>()
+  const admit = (entries: Map<string, unknown>) => {
     while (entries.size >= maxKeys) {
-      const oldest = entries.keys().next()
-      if (oldest.done === true) return
-      entries.delete(oldest.value)
+      let next = oldestFirst.get(entries)?.next()
+      if (next === undefined || next.done === true) {
+        const fresh = entries.keys()
+        oldestFirst.set(entries, fresh)
+        next = fresh.next()
+      }
+      if (next.done === true) return
+      entries.delete(next.value)
     }
   }
 
@@ -94,13 +104,12 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}) => {
         if (bucket === undefined) {
           admit(buckets)
           bucket = { tokens: request.limit, refilledAt: now, limit: request.limit, refillMillis }
+          buckets.set(request.key, bucket)
         } else {
-          buckets.delete(request.key)
           bucket.limit = request.limit
           bucket.refillMillis = refillMillis
           refill(bucket, now)
         }
-        buckets.set(request.key, bucket)
         const left = bucket.tokens - request.tokens
         if (request.allowOverflow || left >= 0) bucket.tokens = left
         return left
@@ -116,9 +125,8 @@ export const makeMemoryStore = (options: MemoryStoreOptions = {}) => {
         if (window === undefined || window.expiresAt <= now) {
           if (window === undefined) admit(windows)
           window = { count: 0, expiresAt: now }
+          windows.set(request.key, window)
         }
-        windows.delete(request.key)
-        windows.set(request.key, window)
         // over the limit: the count is reported, nothing is taken and the window keeps its end
         if (request.limit !== undefined && window.count + request.tokens > request.limit) {
           return [window.count + request.tokens, window.expiresAt - now] as const

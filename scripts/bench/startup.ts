@@ -63,7 +63,7 @@ export const startup = async (): Promise<Section> => {
     samples.restart.push(await measure(pglite))
     const databaseUrl = await throwawayDatabase({ prefix: "startup" })
     const pg = (port: number) =>
-      spawnTracked(process.execPath, [bundle], serviceEnv({ PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ADMIN_TOKEN: "bench-startup-admin-token" }))
+      spawnTracked(process.execPath, [bundle], serviceEnv({ PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ADMIN_TOKEN: "bench-startup-admin-token-0123456789abcdef" }))
     samples.pgFirst.push(await measure(pg))
     samples.pgRestart.push(await measure(pg))
     samples.bare.push(await measure((port) => spawnTracked(process.execPath, ["-e", bareServer], { ...process.env, PORT: String(port) })))

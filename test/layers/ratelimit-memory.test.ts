@@ -73,17 +73,20 @@ describe("the memory rate-limit store", () => {
       )
     }))
 
-  it.effect("past the cap the least recently used key goes first", () =>
+  it.effect("past the cap the oldest key goes first, and the store never holds more", () =>
     Effect.gen(function* () {
       const { store, size } = limiterWith({ maxKeys: 3 })
       for (const key of ["a", "b", "c"]) yield* store.tokenBucket(bucket(key))
-      yield* store.tokenBucket(bucket("a")) // a is used again: b is now the oldest
+      yield* store.tokenBucket(bucket("a")) // a is used again, but it came first
       yield* store.tokenBucket(bucket("d"))
       expect(size()).toBe(3)
-      // a and c kept their spent tokens; b was dropped and starts full
-      expect(yield* store.tokenBucket(bucket("a"))).toBe(2)
+      // b and c kept their spent tokens; a was dropped and starts full
+      expect(yield* store.tokenBucket(bucket("b"))).toBe(3)
       expect(yield* store.tokenBucket(bucket("c"))).toBe(3)
-      expect(yield* store.tokenBucket(bucket("b"))).toBe(4)
+      expect(yield* store.tokenBucket(bucket("a"))).toBe(4) // and b goes for it
       expect(size()).toBe(3)
+      for (let i = 0; i < 1_000; i++) yield* store.tokenBucket(bucket(`flood-${i}`))
+      expect(size()).toBe(3)
+      expect(yield* store.tokenBucket(bucket("flood-999"))).toBe(3)
     }))
 })
