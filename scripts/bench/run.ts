@@ -13,6 +13,7 @@ import { crawl } from "./crawl.js"
 import { decoders } from "./decoders.js"
 import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
+import { pgliteWait } from "./pglite-wait.js"
 import { reads } from "./reads.js"
 import { replies } from "./replies.js"
 import { retrieval } from "./retrieval.js"
@@ -29,6 +30,7 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   tickets,
   knowledge,
   crawl,
+  "pglite-wait": pgliteWait,
   decoders,
   replies,
   retrieval,
