@@ -14,6 +14,7 @@ import { decoders } from "./decoders.js"
 import { formElement } from "./form-element.js"
 import { knowledge } from "./knowledge.js"
 import { patterns } from "./patterns.js"
+import { pgliteWait } from "./pglite-wait.js"
 import { reads } from "./reads.js"
 import { replies } from "./replies.js"
 import { retrieval } from "./retrieval.js"
@@ -31,6 +32,7 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   tickets,
   knowledge,
   crawl,
+  "pglite-wait": pgliteWait,
   decoders,
   replies,
   retrieval,
