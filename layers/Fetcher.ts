@@ -494,6 +494,32 @@ const decoderFor = (encoding: string) => {
 }
 
 /**
+ * A response body gathered as it arrives. With its length declared (and no content decoding), each chunk is
+ * copied into one buffer of that length as it comes, so a body of tens of megabytes costs no single copy of
+ * its whole size on the main thread at its end; otherwise the chunks are joined once. A body longer than it
+ * declared is joined from its pieces.
+ */
+const bodyCollector = (declared: number | undefined) => {
+  const whole = declared !== undefined && declared > 0 ? Buffer.allocUnsafe(declared) : undefined
+  const chunks: Array<Buffer> = []
+  let size = 0
+  return {
+    get size() {
+      return size
+    },
+    add: (chunk: Buffer) => {
+      if (whole !== undefined && size + chunk.length <= whole.length) chunk.copy(whole, size)
+      chunks.push(chunk)
+      size += chunk.length
+    },
+    bytes: (): Uint8Array => {
+      const joined = whole !== undefined && size <= whole.length ? whole.subarray(0, size) : Buffer.concat(chunks, size)
+      return new Uint8Array(joined.buffer, joined.byteOffset, joined.length)
+    }
+  }
+}
+
+/**
  * One GET hop: a response, a redirect to follow, or a failure; `done` is called exactly once. The connection comes
  * from the policy's pool, as a POST's does (`exchange`): a body read to its end leaves it there for the site's next
  * page, anything else destroys it.
@@ -555,19 +581,17 @@ const getHop = (
     // the limit counts what the page inflates to: a few kilobytes of gzip may hold gigabytes
     decoder = decoded
     const body = decoder === undefined ? incoming : incoming.pipe(decoder)
-    const chunks: Array<Buffer> = []
-    let size = 0
+    const collected = bodyCollector(decoder === undefined && Number.isSafeInteger(declared) ? declared : undefined)
     body.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size > request.maxBytes) return tooLarge()
-      chunks.push(chunk)
+      if (collected.size + chunk.length > request.maxBytes) return tooLarge()
+      collected.add(chunk)
     })
     body.on("end", () =>
       finishComplete({
         _tag: "Response",
         status,
         contentType,
-        body: new Uint8Array(Buffer.concat(chunks)),
+        body: collected.bytes(),
         url: url.href,
         etag: incoming.headers.etag,
         lastModified: incoming.headers["last-modified"]
