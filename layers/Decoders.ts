@@ -31,13 +31,14 @@ import * as Pool from "effect/Pool"
 import * as Schema from "effect/Schema"
 import { type ChildProcess, fork } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { mkdtemp, rm, symlink } from "node:fs/promises"
+import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Languages } from "./extractor/Images.js"
-import { type DecodeAnswers, type DecodeReply, type DecodeRequest, ready } from "./extractor/Protocol.js"
+import { randomBytes } from "node:crypto"
+import { bytesOf, withBytes, type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, ready } from "./extractor/Protocol.js"
 
 /**
  * Why an input yielded nothing: `unreadable` (malformed, not what it claims to be), `crashed` (it broke its
@@ -188,7 +189,28 @@ const outOfMemory = (request: DecodeRequest, memoryMb: number) =>
   new ExtractError({ reason: "memory", message: `the ${nounOf(request)} needs more than ${megabytes(memoryMb)} of memory to read` })
 
 /** One request on one process: its answer, or how the process ended without one. */
-const ask = <T extends DecodeRequest>(decoder: Decoder, request: T, memoryMb: number) =>
+/**
+ * Inputs from this size on cross to the decoder through a temporary file (written off the main thread, removed
+ * when the read's scope closes): structured clone copies a message whole on the main thread, and tens of
+ * megabytes copied at once would hold up every request of the service.
+ */
+const spillBytes = 1024 * 1024
+
+/** The message that carries `request` to a decoder: its bytes spilled to a file when they are large. */
+const messageOf = (request: DecodeRequest) => {
+  const bytes = bytesOf(request)
+  if (bytes === undefined || bytes.length < spillBytes) return Effect.succeed<DecodeMessage>({ request })
+  return Effect.acquireRelease(
+    Effect.promise(async () => {
+      const path = join(tmpdir(), `decoder-input-${randomBytes(8).toString("hex")}`)
+      await writeFile(path, bytes, { mode: 0o600 })
+      return path
+    }),
+    (path) => Effect.promise(() => rm(path, { force: true }))
+  ).pipe(Effect.map((path): DecodeMessage => ({ request: withBytes(request, new Uint8Array(0)), spilled: path })))
+}
+
+const ask = <T extends DecodeRequest>(decoder: Decoder, request: T, message: DecodeMessage, memoryMb: number) =>
   Effect.async<DecodeAnswers[T["_tag"]], ExtractError>((resume) => {
     const child = decoder.process
     let ended = false
@@ -220,7 +242,7 @@ const ask = <T extends DecodeRequest>(decoder: Decoder, request: T, memoryMb: nu
     // "close", not "exit": it comes once the channel is read to its end, after a last answer sent before exiting
     child.on("close", onExit)
     if (!running(decoder)) onExit()
-    else child.send(request, (error) => (error === null ? undefined : onExit()))
+    else child.send(message, (error) => (error === null ? undefined : onExit()))
     return Effect.sync(stop)
   })
 
@@ -281,10 +303,11 @@ export const layerProcesses = (options: ProcessOptions): Layer.Layer<Decoders> =
       const read = <T extends DecodeRequest>(request: T) =>
         Effect.scoped(
           Effect.gen(function* () {
+            const message = yield* messageOf(request)
             const decoder = yield* live
             // a process that did not answer, or broke, is stopped now and the pool starts a fresh one
             const discard = Effect.zipRight(kill(decoder), Pool.invalidate(pool, decoder))
-            return yield* Effect.raceFirst(ask(decoder, request, options.memoryMb), watchMemory(decoder, request, options.memoryMb)).pipe(
+            return yield* Effect.raceFirst(ask(decoder, request, message, options.memoryMb), watchMemory(decoder, request, options.memoryMb)).pipe(
               Effect.timeoutFail({
                 duration: timeout,
                 onTimeout: () => new ExtractError({ reason: "timeout", message: `the ${nounOf(request)} took longer than ${seconds} s to read` })

@@ -23,6 +23,28 @@ export type DecodeRequest =
   /** A sitemap's addresses (the body as fetched, gzip-encoded or not). */
   | { readonly _tag: "Sitemap"; readonly bytes: Uint8Array; readonly limits: SitemapLimits }
 
+/**
+ * A request as it crosses to the decoder process. `spilled`: the file its bytes were written to instead (a large
+ * input: structured clone would copy all of it on the service's main thread at once); the decoder reads them
+ * back into the request.
+ */
+export interface DecodeMessage {
+  readonly request: DecodeRequest
+  readonly spilled?: string | undefined
+}
+
+/** The request's input bytes, where it has some. */
+export const bytesOf = (request: DecodeRequest): Uint8Array | undefined =>
+  request._tag === "Document" ? request.request.bytes : request._tag === "CsvQa" ? undefined : request.bytes
+
+/** The request with other input bytes (those read back from where they were spilled). */
+export const withBytes = (request: DecodeRequest, bytes: Uint8Array): DecodeRequest =>
+  request._tag === "Document"
+    ? { ...request, request: { ...request.request, bytes } }
+    : request._tag === "CsvQa"
+      ? request
+      : { ...request, bytes }
+
 /** What each request answers (plain data: replies cross processes by structured clone). */
 export interface DecodeAnswers {
   readonly Document: Document

@@ -9,8 +9,9 @@
  * the process exits; a crash leaves no answer, which the service reports the
  * same way.
  */
+import { readFileSync } from "node:fs"
 import { Unreadable } from "./Documents.js"
-import { type DecodeAnswers, type DecodeReply, type DecodeRequest, ready } from "./Protocol.js"
+import { type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, ready, withBytes } from "./Protocol.js"
 
 const send = (message: DecodeReply | typeof ready, then?: () => void) => {
   if (process.connected) process.send!(message, undefined, {}, () => then?.())
@@ -53,11 +54,12 @@ export const serve = (answer: Answer) => {
   process.on("unhandledRejection", broke)
   // the service went away (or let this process go): nothing is left to answer
   process.on("disconnect", () => process.exit(0))
-  process.on("message", async (message: DecodeRequest) => {
+  process.on("message", async (message: DecodeMessage) => {
     let reply: DecodeReply
-    reading = nounOf(message)
+    reading = nounOf(message.request)
     try {
-      reply = { ok: true, value: await answer(message) }
+      const request = message.spilled === undefined ? message.request : withBytes(message.request, readFileSync(message.spilled))
+      reply = { ok: true, value: await answer(request) }
     } catch (cause) {
       reply = { ok: false, message: reasonOf(cause) }
     }
