@@ -14,6 +14,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { execFileSync } from "node:child_process"
+import { readdirSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { gzipSync } from "node:zlib"
 import { layerProcesses, type ProcessOptions } from "../../layers/Decoders.js"
 import { Extractor, layerDecoders } from "../../layers/Extractor.js"
@@ -66,6 +68,25 @@ describe("decoder processes", () => {
         _tag: "Sitemap",
         sitemap: { pages: ["https://shop.example/a"], sitemaps: [], truncated: false }
       })
+    }).pipe(Effect.provide(decoders()))
+  )
+
+  it.scoped("inputs of a megabyte and more reach their decoder through a temporary file, removed once read", () =>
+    Effect.gen(function* () {
+      const extractor = yield* Extractor
+      const spilled = () => readdirSync(tmpdir()).filter((name) => name.startsWith("decoder-input-")).length
+      const before = spilled()
+      // an uncompressed sitemap of 3 MB of unclosed entries, then one whole one, and a page of 2 MB
+      const sitemap = bytes(`<urlset>${"<url>".repeat(600_000)}<url><loc>https://shop.example/b</loc></url></urlset>`)
+      expect(yield* extractor.sitemap(sitemap, { maxBytes: 50 * 1024 * 1024, maxEntries: 10 })).toMatchObject({
+        _tag: "Sitemap",
+        sitemap: { pages: ["https://shop.example/b"] }
+      })
+      const page = `<html><head><title>Long</title></head><body><p>${"Open nine to five. ".repeat(110_000)}</p></body></html>`
+      const read = yield* extractor.extract({ kind: "html", bytes: bytes(page), fallbackTitle: "f" })
+      expect(read.title).toBe("Long")
+      expect(read.text.length).toBeGreaterThan(2_000_000)
+      expect(spilled()).toBe(before)
     }).pipe(Effect.provide(decoders()))
   )
 
