@@ -32,7 +32,7 @@ import { SourceQa } from "../qa/SourceQa.js"
 import { iso, now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { tenantOf } from "./Guard.js"
-import { ChunkDrafts } from "./ChunkDrafts.js"
+import { ChunkDraftsRepo } from "./ChunkDraftsRepo.js"
 import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { Pipeline } from "./Pipeline.js"
@@ -87,7 +87,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const reader = yield* SourceReader
     const knowledge = yield* Knowledge
     const repo = yield* KnowledgeRepo
-    const drafts = yield* ChunkDrafts
+    const drafts = yield* ChunkDraftsRepo
     const qa = yield* SourceQa
     const rounds = yield* RefreshRounds
     const outbox = yield* Outbox
@@ -391,5 +391,5 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
 
     return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
   }),
-  dependencies: [Usage.Default, KnowledgeRepo.Default, ChunkDrafts.Default, Pipeline.Default, SourceReader.Default, Knowledge.Default, RefreshRounds.Default, SourceQa.Default]
+  dependencies: [Usage.Default, KnowledgeRepo.Default, ChunkDraftsRepo.Default, Pipeline.Default, SourceReader.Default, Knowledge.Default, RefreshRounds.Default, SourceQa.Default]
 }) {}

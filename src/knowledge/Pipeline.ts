@@ -31,7 +31,7 @@ import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { now } from "../Time.js"
 import { chunk } from "./Chunk.js"
-import { ChunkDrafts } from "./ChunkDrafts.js"
+import { ChunkDraftsRepo } from "./ChunkDraftsRepo.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { makePhaseWriter, phaseSpan, type PhaseWriter } from "./PhaseWriter.js"
 import { CrawlReport } from "./CrawlReport.js"
@@ -83,7 +83,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const config = yield* AppConfig
     const owner = yield* SourceOwner
     const crawls = yield* CrawlReport
-    const drafts = yield* ChunkDrafts
+    const drafts = yield* ChunkDraftsRepo
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -206,7 +206,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     /**
      * Chunks, Q&A, the final state (with what the phases left `unwritten`) and the event: all or nothing as readers
      * see it, and nothing for a source deleted meanwhile or taken over by another attempt. The chunks go first, in
-     * short steps, into a draft hidden from retrieval (`ChunkDrafts.ts`); the last transaction publishes it with
+     * short steps, into a draft hidden from retrieval (`ChunkDraftsRepo.ts`); the last transaction publishes it with
      * the rest. Chunks and Q&A are only ever written here, with `indexed`, so the source has none before.
      */
     const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>, unwritten: SourceProgress) =>
@@ -364,5 +364,5 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     return { handle, retrying, giveUp, handBack, claimAndStart, index } as const
   }),
-  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDrafts.Default]
+  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDraftsRepo.Default]
 }) {}

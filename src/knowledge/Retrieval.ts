@@ -34,7 +34,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { Glossary } from "../glossary/Glossary.js"
-import { visibleChunk } from "./ChunkDrafts.js"
+import { visibleChunk } from "./ChunkDraftsRepo.js"
 import { VectorIndex } from "./VectorIndex.js"
 
 export interface Hit {

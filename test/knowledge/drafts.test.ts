@@ -1,5 +1,5 @@
 /**
- * Big documents and the chunk drafts they are written through (`src/knowledge/ChunkDrafts.ts`): a text source of
+ * Big documents and the chunk drafts they are written through (`src/knowledge/ChunkDraftsRepo.ts`): a text source of
  * one line at the text limit ends indexed with every chunk and its Q&A, nothing left in a draft; while a source's
  * chunks are written, retrieval sees none of them or all of them; chunks an attempt that died left in a draft are
  * never found, and go when the source is tried again (or deleted).
@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import { MAX_TEXT_BYTES } from "../../schema/Knowledge.js"
 import { chunk } from "../../src/knowledge/Chunk.js"
-import { visibleChunk } from "../../src/knowledge/ChunkDrafts.js"
+import { visibleChunk } from "../../src/knowledge/ChunkDraftsRepo.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, html, page, serveSite, source, waitSettled } from "./support.js"

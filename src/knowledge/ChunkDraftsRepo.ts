@@ -50,7 +50,7 @@ const chunkColumns = {
 
 const Id = Schema.Struct({ id: Schema.String })
 
-export class ChunkDrafts extends Effect.Service<ChunkDrafts>()("Knowledge/ChunkDrafts", {
+export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledge/ChunkDraftsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
