@@ -38,7 +38,7 @@ import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Languages } from "./extractor/Images.js"
 import { randomBytes } from "node:crypto"
-import { bytesOf, withBytes, type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, ready } from "./extractor/Protocol.js"
+import { bytesOf, nounOf, withBytes, type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, ready } from "./extractor/Protocol.js"
 
 /**
  * Why an input yielded nothing: `unreadable` (malformed, not what it claims to be), `crashed` (it broke its
@@ -71,19 +71,6 @@ export interface ProcessOptions {
    */
   readonly entry?: URL | undefined
 }
-
-const nounOf = (request: DecodeRequest) =>
-  request._tag === "Document"
-    ? "document"
-    : request._tag === "Image"
-      ? "image"
-      : request._tag === "CsvQa"
-        ? "CSV"
-        : request._tag === "Sitemap"
-          ? "sitemap"
-          : request._tag === "Links"
-            ? "page"
-            : "audio file"
 
 const Descriptor = Schema.Struct({ code: Schema.String, gzip: Schema.Boolean, langPath: Schema.String })
 

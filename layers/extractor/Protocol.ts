@@ -23,6 +23,18 @@ export type DecodeRequest =
   /** A sitemap's addresses (the body as fetched, gzip-encoded or not). */
   | { readonly _tag: "Sitemap"; readonly bytes: Uint8Array; readonly limits: SitemapLimits }
 
+const nouns: { readonly [T in DecodeRequest["_tag"]]: string } = {
+  Document: "document",
+  CsvQa: "CSV",
+  AudioSeconds: "audio file",
+  Image: "image",
+  Links: "page",
+  Sitemap: "sitemap"
+}
+
+/** What a request reads, as a person names it in an error. */
+export const nounOf = (request: DecodeRequest): string => nouns[request._tag]
+
 /**
  * A request as it crosses to the decoder process. `spilled`: the file its bytes were written to instead (a large
  * input: structured clone would copy all of it on the service's main thread at once); the decoder reads them

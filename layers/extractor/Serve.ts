@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs"
 import { Unreadable } from "./Documents.js"
-import { type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, ready, withBytes } from "./Protocol.js"
+import { type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, nounOf, ready, withBytes } from "./Protocol.js"
 
 const send = (message: DecodeReply | typeof ready, then?: () => void) => {
   if (process.connected) process.send!(message, undefined, {}, () => then?.())
@@ -19,20 +19,6 @@ const send = (message: DecodeReply | typeof ready, then?: () => void) => {
 }
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
-
-/** What a request reads, as a person names it in an error. */
-const nounOf = (request: DecodeRequest) =>
-  request._tag === "Document"
-    ? "document"
-    : request._tag === "Image"
-      ? "image"
-      : request._tag === "CsvQa"
-        ? "CSV"
-        : request._tag === "Sitemap"
-          ? "sitemap"
-          : request._tag === "Links"
-            ? "page"
-            : "audio file"
 
 export type Answer = (request: DecodeRequest) => Promise<DecodeAnswers[DecodeRequest["_tag"]]>
 
