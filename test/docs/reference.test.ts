@@ -29,9 +29,16 @@ it("a figure written {{name}} is filled from the code, and one the code does not
     "crawlPageCap.free": 1,
     "crawlPageCap.starter": 2,
     "crawlPageCap.pro": 3,
-    "crawlPageCap.enterprise": 4
+    "crawlPageCap.enterprise": 4,
+    maxRobotsKiB: 5,
+    maxRobotsRules: 6,
+    maxCrawlDelaySeconds: 7,
+    maxSitemapMB: 8,
+    maxSitemaps: 9,
+    maxSitemapMBPerCrawl: 10,
+    maxAddressesMet: 11
   })
   expect(filled).not.toContain("{{")
   expect(filled).toContain("free 1, starter 2, pro 3")
-  expect(() => reference("crawls")).toThrow("docs/reference/crawls.md: no value for {{DEFAULT_CRAWL_LIMIT}}")
+  expect(() => reference("crawls")).toThrow("docs/reference/crawls.md: no value for {{maxCrawlDelaySeconds}}")
 })
