@@ -338,13 +338,13 @@ const quickSite = (pages: number) =>
 
 /**
  * A site that answers its robots.txt and sitemap at once and never answers a page, crawled by one workspace,
- * beside another workspace's crawl of a quick site; that crawl is timed alone first, then beside the tarpit.
+ * beside another workspace's crawl of a quick site; that crawl is timed alone first, then beside the tarpit (the
+ * faster of two rounds each).
  */
 export const crawlTarpit = async (target: Target): Promise<CaseResult> => {
   const hostile = await target.tenant("Tarpit crawler")
   const other = await target.tenant("Bystander crawler")
   const hostileAgents = await Promise.all([1, 2].map((i) => newAgent(target, hostile.secret, `Tarpit desk ${i}`)))
-  const otherAgent = await newAgent(target, other.secret, "Quick desk")
   const tarpits = await Promise.all(
     [1, 2].map(() =>
       serve((path, res, origin) => {
@@ -357,18 +357,21 @@ export const crawlTarpit = async (target: Target): Promise<CaseResult> => {
       })
     )
   )
-  const quick = await quickSite(20)
-  const timedCrawl = async () => {
+  // each round the same work: a site of its own for an agent of its own (a site crawled again is a refresh)
+  const timedCrawl = async (round: string) => {
+    const quick = await quickSite(20)
+    const agentId = await newAgent(target, other.secret, `Quick desk ${round}`)
     const started = performance.now()
-    const result = await crawl(target, other.secret, otherAgent, `${quick.origin}/`, 20, 120_000)
+    const result = await crawl(target, other.secret, agentId, `${quick.origin}/`, 20, 120_000)
     if (result.value.status !== "completed") throw new Error(`the bystander's crawl ended ${result.value.status}`)
     return performance.now() - started
   }
-  const aloneMs = await timedCrawl()
+  // the faster of two rounds each: a machine's noise only ever adds time
+  const aloneMs = Math.min(await timedCrawl("alone 1"), await timedCrawl("alone 2"))
   const { result, probe } = await probed(target, async () => {
     const hostileCrawls = tarpits.map((site, i) => crawl(target, hostile.secret, hostileAgents[i]!, `${site.origin}/`, 6, 240_000))
     await sleep(500) // the tarpit crawls hold their slots first
-    const besideMs = await timedCrawl()
+    const besideMs = Math.min(await timedCrawl("beside 1"), await timedCrawl("beside 2"))
     return { besideMs, hostile: await Promise.all(hostileCrawls) }
   })
   return {
@@ -378,7 +381,7 @@ export const crawlTarpit = async (target: Target): Promise<CaseResult> => {
     aloneMs,
     besideMs: result.besideMs,
     notes: [
-      `the bystander's crawl: ${aloneMs.toFixed(0)} ms alone, ${result.besideMs.toFixed(0)} ms beside`,
+      `the bystander's crawl, the faster of two rounds: ${aloneMs.toFixed(0)} ms alone, ${result.besideMs.toFixed(0)} ms beside`,
       `tarpit crawls: ${result.hostile.map((c) => `${c.value.status} ${JSON.stringify(c.value.pages)}`).join("; ")}`
     ]
   }
@@ -387,9 +390,12 @@ export const crawlTarpit = async (target: Target): Promise<CaseResult> => {
 /**
  * One workspace with two subscriptions to a receiver that accepts connections and never answers, and 40 events
  * (each to both); another workspace's deliveries of `count` events to a healthy receiver, timed alone first
- * (from the first event's request until the last delivery arrived), then beside the tarpit.
+ * (from the first event's request until the last delivery arrived; the faster of two rounds), then beside the
+ * tarpit (likewise), while its deliveries hold their share of the dispatcher's slots. As many events as
+ * the hostile workspace's by default: a few deliveries take a few hundred milliseconds, where a machine's noise
+ * alone moves the ratio by half.
  */
-export const webhookTarpit = async (target: Target, count = 10): Promise<CaseResult> => {
+export const webhookTarpit = async (target: Target, count = 40): Promise<CaseResult> => {
   const hostile = await target.tenant("Tarpit receiver")
   const other = await target.tenant("Bystander receiver")
   const tarpit = await tarpitReceiver()
@@ -413,11 +419,12 @@ export const webhookTarpit = async (target: Target, count = 10): Promise<CaseRes
     if (!delivered.done) throw new Error(`the bystander's deliveries: ${delivered.value} of ${count} arrived`)
     return received[before + count - 1]! - started
   }
-  const aloneMs = await timedDeliveries("alone")
+  // the faster of two rounds each: a machine's noise only ever adds time
+  const aloneMs = Math.min(await timedDeliveries("alone 1"), await timedDeliveries("alone 2"))
   const { result, probe } = await probed(target, async () => {
     for (let i = 0; i < 40; i++) await newAgent(target, hostile.secret, `Tarpit ${i}`)
     await until(async () => tarpit.connections(), (n) => n >= 8, 10_000) // the tarpit holds what its share allows
-    return timedDeliveries("beside")
+    return Math.min(await timedDeliveries("beside 1"), await timedDeliveries("beside 2"))
   })
   return {
     name: "webhook tarpit beside another workspace's deliveries",
@@ -426,7 +433,7 @@ export const webhookTarpit = async (target: Target, count = 10): Promise<CaseRes
     aloneMs,
     besideMs: result,
     notes: [
-      `the bystander's ${count} deliveries: ${aloneMs.toFixed(0)} ms alone, ${result.toFixed(0)} ms beside`,
+      `the bystander's ${count} deliveries, the faster of two rounds: ${aloneMs.toFixed(0)} ms alone, ${result.toFixed(0)} ms beside`,
       `connections the tarpit held: ${tarpit.connections()}`
     ]
   }
