@@ -2,7 +2,8 @@
  * No workspace, and no site a workspace points the service at, stalls it for the others: the hostile cases of
  * `scripts/bench/stall-cases.ts` run against the built service (`node server.mjs`, PGlite or PostgreSQL) while a
  * second client probes `/healthz` every 50 ms. In each case the probe's slowest answer stays under 250 ms, every
- * crawl ends, and another workspace's crawl and deliveries take at most 1.5 times what they take alone.
+ * crawl ends, and another workspace's crawl and deliveries take at most 1.5 times what they take alone (and a
+ * second of allowance: `expectShare`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as stall from "../../scripts/bench/stall-cases.js"
@@ -31,6 +32,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanupAll()
 })
+
+/**
+ * The other workspace's work beside the hostile one takes at most 1.5 times its time alone, give or take a second
+ * the machine's other work may cost it (the faster of two rounds each: runs of about a second, on two shared cores).
+ * A pool one workspace fills makes it tens of seconds.
+ */
+const expectShare = (result: stall.CaseResult) =>
+  expect(result.besideMs!, result.notes.join("; ")).toBeLessThanOrEqual(1.5 * result.aloneMs! + 1_000)
 
 const expectNoStall = (result: stall.CaseResult) => {
   const seen = `${result.name}: ${JSON.stringify(result.probe)}; ${result.notes.join("; ")}`
@@ -63,12 +72,12 @@ describe(`hostile inputs against the bundle (${databaseName})`, () => {
   it("a crawl of a tarpit site costs its own workspace time, not another workspace's crawl", async () => {
     const result = await stall.crawlTarpit(target)
     expectNoStall(result)
-    expect(result.besideMs!, result.notes.join("; ")).toBeLessThanOrEqual(1.5 * result.aloneMs!)
+    expectShare(result)
   }, 300_000)
 
   it("a webhook receiver that never answers costs its own workspace time, not another workspace's deliveries", async () => {
     const result = await stall.webhookTarpit(target)
     expectNoStall(result)
-    expect(result.besideMs!, result.notes.join("; ")).toBeLessThanOrEqual(1.5 * result.aloneMs!)
+    expectShare(result)
   }, 300_000)
 })
