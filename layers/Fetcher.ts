@@ -501,19 +501,20 @@ const decoderFor = (encoding: string) => {
  */
 const bodyCollector = (declared: number | undefined) => {
   const whole = declared !== undefined && declared > 0 ? Buffer.allocUnsafe(declared) : undefined
-  const chunks: Array<Buffer> = []
+  // the pieces, once the body is not (or no longer) gathered in `whole`
+  let chunks: Array<Buffer> | undefined = whole === undefined ? [] : undefined
   let size = 0
   return {
     get size() {
       return size
     },
     add: (chunk: Buffer) => {
-      if (whole !== undefined && size + chunk.length <= whole.length) chunk.copy(whole, size)
-      chunks.push(chunk)
+      if (chunks === undefined && size + chunk.length <= whole!.length) chunk.copy(whole!, size)
+      else (chunks ??= [whole!.subarray(0, size)]).push(chunk)
       size += chunk.length
     },
     bytes: (): Uint8Array => {
-      const joined = whole !== undefined && size <= whole.length ? whole.subarray(0, size) : Buffer.concat(chunks, size)
+      const joined = chunks === undefined ? whole!.subarray(0, size) : Buffer.concat(chunks, size)
       return new Uint8Array(joined.buffer, joined.byteOffset, joined.length)
     }
   }
