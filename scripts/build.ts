@@ -37,10 +37,11 @@ const dist = join(root, "dist")
  * Left out of the bundle, shipped in `dist/node_modules`:
  * - `sharp`: a native addon plus libvips shared libraries, loaded by path from its platform package;
  * - `tesseract.js`: starts its worker thread from a file of its own package and loads its wasm core by path;
- * - the traineddata packages: found at run time with `require.resolve`, never imported statically.
+ * - the traineddata packages: found at run time with `require.resolve`, never imported statically;
+ * - `regenerate-unicode-properties`: a module a Unicode property, loaded as form patterns name them.
  * Everything else (PGlite, pg, ioredis, nodemailer, linkedom, unpdf, …) is bundled.
  */
-const externals = ["sharp", "tesseract.js", "@tesseract.js-data/eng", "@tesseract.js-data/spa"]
+const externals = ["sharp", "tesseract.js", "@tesseract.js-data/eng", "@tesseract.js-data/spa", "regenerate-unicode-properties"]
 
 /**
  * Never reached from `dist/`: the service bundles the form component with

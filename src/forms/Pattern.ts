@@ -9,6 +9,7 @@
  * refused, and so is a program too large to match a long value quickly.
  */
 import { RE2JS } from "re2js"
+import { propertyRanges } from "./UnicodeProperties.js"
 
 /**
  * The most instructions one pattern's program may have, and a form's patterns
@@ -99,42 +100,24 @@ const word: Ranges = normalize([[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61,
 /** `.` without flag `s`: every code point but the line terminators. */
 const dot: Ranges = complement(normalize([[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]]))
 
-/** Distinct Unicode properties one pattern may name: each one first seen costs a scan of every code point. */
+/** Distinct Unicode properties one pattern may name: each is a table merged into the pattern's classes. */
 export const maxPropertiesPerPattern = 4
 
-const indexToCodePoint = (index: number): number =>
-  index < 0xd800 ? index : index < 0xf800 ? index + 0x800 : 0x10000 + Math.floor((index - 0xf800) / 2)
-/** Every code point in order (lone surrogates left out): 4 MB, built on the first scan and kept. */
-let allCodePoints: string | undefined
-const everyCodePoint = (): string => (allCodePoints ??= buildEveryCodePoint())
-const buildEveryCodePoint = (): string => {
-  const chunks: Array<string> = []
-  const chunk: Array<number> = []
-  for (let c = 0; c <= maxCodePoint; c++) {
-    if (c >= 0xd800 && c <= 0xdfff) continue
-    chunk.push(c)
-    if (chunk.length === 4096) chunks.push(String.fromCodePoint(...chunk.splice(0)))
+/** Whether flag `u` knows the property: properties of strings (`\p{RGI_Emoji}`) exist in flag `v` only. */
+const isPropertyOfCodePoints = (name: string): boolean => {
+  try {
+    new RegExp(`\\p{${name}}`, "u")
+    return true
+  } catch {
+    return false
   }
-  chunks.push(String.fromCodePoint(...chunk))
-  return chunks.join("")
 }
-const rangesCache = new Map<string, Ranges>()
-/**
- * The code points of a class escape (`\s`, `\p{Script=Greek}`) as this
- * JavaScript engine has them: its matches over every code point in order are
- * runs of consecutive code points. Cached (there are finitely many valid names).
- */
-const rangesOf = (escape: string): Ranges => {
-  const cached = rangesCache.get(escape)
-  if (cached !== undefined) return cached
-  const out: Array<[number, number]> = []
-  for (const m of everyCodePoint().matchAll(new RegExp(`${escape}+`, "gv"))) {
-    out.push([indexToCodePoint(m.index), indexToCodePoint(m.index + m[0].length - 1)])
-  }
-  const ranges = normalize(out)
-  rangesCache.set(escape, ranges)
-  return ranges
-}
+
+/** `\s`: JavaScript's white space and line terminators. */
+const space: Ranges = normalize([
+  [0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a],
+  [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff]
+])
 
 /**
  * A recursive-descent reading of a pattern that `new RegExp(pattern, "v")`
@@ -254,8 +237,8 @@ class Translator {
       D: () => complement(digits),
       w: () => word,
       W: () => complement(word),
-      s: () => rangesOf("\\s"),
-      S: () => complement(rangesOf("\\s"))
+      s: () => space,
+      S: () => complement(space)
     }
     const known = plain[c]
     if (known !== undefined) {
@@ -266,17 +249,18 @@ class Translator {
       const end = this.src.indexOf("}", this.i)
       const name = this.src.slice(this.i + 2, end)
       this.i = end + 1
-      try {
-        // properties of strings (`\p{RGI_Emoji}`) exist in flag `v` only
-        new RegExp(`\\p{${name}}`, "u")
-      } catch {
-        throw new Unsupported(`\\p{${name}} is a property of strings, which is not supported`)
+      const ranges = propertyRanges(name)
+      if (ranges === undefined) {
+        throw new Unsupported(
+          isPropertyOfCodePoints(name)
+            ? `\\p{${name}} is not in the service's Unicode tables`
+            : `\\p{${name}} is a property of strings, which is not supported`
+        )
       }
       this.properties.add(name)
       if (this.properties.size > maxPropertiesPerPattern) {
         throw new Unsupported(`at most ${maxPropertiesPerPattern} different Unicode properties (\\p{…}) in one pattern`)
       }
-      const ranges = rangesOf(`\\p{${name}}`)
       return c === "p" ? ranges : complement(ranges)
     }
     return undefined

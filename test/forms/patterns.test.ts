@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { maxPatternInput } from "../../schema/Forms.js"
 import { compilePattern } from "../../src/forms/Pattern.js"
+import { propertyRanges } from "../../src/forms/UnicodeProperties.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { contactForm, createAgent, goodFields, submit } from "./support.js"
 
@@ -169,5 +170,45 @@ describe("compilePattern", () => {
       const js = new RegExp(`^(?:${pattern})$`, "v")
       for (const value of values) expect(compiled.test(value), `${pattern} on ${JSON.stringify(value)}`).toBe(js.test(value))
     }
+  })
+})
+
+describe("propertyRanges", () => {
+  /** The engine's own answer for `\p{name}`: its runs over every code point but the lone surrogates. */
+  const engineRanges = (name: string): Array<readonly [number, number]> => {
+    const re = new RegExp(`^\\p{${name}}$`, "v")
+    const out: Array<[number, number]> = []
+    for (let c = 0; c <= 0x10ffff; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue
+      if (!re.test(String.fromCodePoint(c))) continue
+      const last = out[out.length - 1]
+      if (last !== undefined && (last[1] === c - 1 || (last[1] === 0xd7ff && c === 0xe000))) last[1] = c
+      else out.push([c, c])
+    }
+    return out
+  }
+  /** Runs that only the surrogate gap separates are one run to a `v` pattern, which never sees a lone surrogate. */
+  const joined = (ranges: ReadonlyArray<readonly [number, number]>) =>
+    ranges.reduce<Array<[number, number]>>((out, [from, to]) => {
+      const last = out[out.length - 1]
+      if (last !== undefined && last[1] === 0xd7ff && from === 0xe000) last[1] = to
+      else out.push([from, to])
+      return out
+    }, [])
+
+  it("gives each property, under any of its names, the code points this engine gives it", () => {
+    const names = ["L", "Letter", "gc=Lu", "General_Category=Decimal_Number", "Script=Greek", "sc=Latn", "scx=Deva", "Alphabetic", "Alpha", "White_Space", "Any", "ASCII", "Assigned", "Cn"]
+    for (const name of names) {
+      const ranges = propertyRanges(name)
+      expect(ranges, name).toBeDefined()
+      expect(joined(ranges!), name).toEqual(engineRanges(name))
+    }
+  })
+
+  it("knows no property of strings, nor a name that is not a property", () => {
+    expect(propertyRanges("RGI_Emoji")).toBeUndefined()
+    expect(propertyRanges("Script=NotAScript")).toBeUndefined()
+    expect(propertyRanges("../../../etc/passwd")).toBeUndefined()
+    expect(propertyRanges("Bidi_Class=L")).toBeUndefined()
   })
 })
