@@ -218,7 +218,10 @@ export const hostilePatterns = [
   "a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b",
   "(\\w+\\s?)*",
   "(.*a){12}",
-  "([a-z]+)*[0-9]"
+  "([a-z]+)*[0-9]",
+  // Unicode properties and sets, each first named here in the process
+  "(\\p{L}+\\p{Zs}?)*",
+  "([\\p{Alphabetic}--\\p{Script=Greek}]+\\s?)*[\\p{Nd}]"
 ] as const
 
 export const patterns = async (target: Target): Promise<CaseResult & { readonly submissions: ReadonlyArray<{ pattern: string; status: number; ms: number }>; readonly refused: ReadonlyArray<string> }> => {

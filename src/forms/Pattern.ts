@@ -26,8 +26,22 @@ export interface CompiledPattern {
   readonly size: number
 }
 
+/** Patterns compiled lately: a submission runs its form's patterns, and a class of a Unicode property is long to compile. */
+const compiledCache = new Map<string, CompiledPattern | { readonly error: string }>()
+const compiledCacheSize = 256
+
 /** The compiled whole-value matcher of a pattern, or why it is refused. */
 export const compilePattern = (pattern: string): CompiledPattern | { readonly error: string } => {
+  const cached = compiledCache.get(pattern)
+  if (cached !== undefined) return cached
+  const compiled = compileAnew(pattern)
+  // the oldest entry leaves first (a Map keeps insertion order)
+  if (compiledCache.size >= compiledCacheSize) compiledCache.delete(compiledCache.keys().next().value!)
+  compiledCache.set(pattern, compiled)
+  return compiled
+}
+
+const compileAnew = (pattern: string): CompiledPattern | { readonly error: string } => {
   try {
     // the language is JavaScript's with flag `v`: what the browser component compiles
     new RegExp(pattern, "v")
