@@ -110,7 +110,7 @@ export const FormFieldInput = StrictStruct({
   max_length: Schema.optional(Schema.Int.pipe(Schema.between(1, maxValueLength))),
   pattern: Schema.optional(
     Schema.String.pipe(Schema.minLength(1), Schema.maxLength(maxPatternLength)).annotations({
-      description: `A JavaScript regular expression (flag \`v\`) the whole value must match, run by a linear-time engine (RE2): no lookaround, back-references or strings in classes; at most ${maxPatternLength} characters; checked at write time`
+      description: `A JavaScript regular expression (flag \`v\`) the whole value must match, run by a linear-time engine (RE2): no lookaround, back-references or strings in classes; Unicode properties (\`\\p{…}\`) of Unicode 17.0, at most 4 a pattern; at most ${maxPatternLength} characters; checked at write time`
     })
   ),
   options: Schema.optional(
