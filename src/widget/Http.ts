@@ -72,6 +72,14 @@ export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
         runsToCompletion
       )
       .handle(
+        "rateMessage",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) =>
+            chat.rate(c, path.agent_id, path.conversation_id, path.message_id, payload)
+          ).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+      .handle(
         "endConversation",
         ({ path }) => Effect.flatMap(Caller, (c) => chat.end(c, path.agent_id, path.conversation_id)).pipe(Effect.flatMap(ok)),
         runsToCompletion
