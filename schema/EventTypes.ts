@@ -8,6 +8,7 @@ export const EventTypes = [
   "agent.deleted",
   "conversation.started",
   "conversation.ended",
+  "message.feedback",
   "lead.captured",
   "knowledge.source.indexed",
   "knowledge.source.failed",
