@@ -14,6 +14,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
+import * as TestServices from "effect/TestServices"
 import { layerPg } from "../../layers/Database.js"
 import { MemoryMailbox } from "../../layers/Mailer.js"
 import { presenceEveryMillis, presenceWindowMillis } from "../../src/conversations/Handoff.js"
@@ -299,7 +300,12 @@ layer(testServer())("widget hand-off", (it) => {
               const started = Date.now()
               yield* memberSays(other, ws.secretTest, ticket, "Answered from the other instance")
               // no TestClock step: only the notification can wake the stream (its poll is on the TestClock)
-              yield* Fiber.join(fiber)
+              yield* TestServices.provideLive(
+                Effect.timeoutFail(Fiber.join(fiber), {
+                  duration: "5 seconds",
+                  onTimeout: () => new Error("the reply served by the second instance never reached the first's stream")
+                })
+              )
               const elapsed = Date.now() - started
               expect(so.events.at(-1)!.data.message.content).toBe("Answered from the other instance")
               expect(elapsed).toBeLessThan(2_000)
