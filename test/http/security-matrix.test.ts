@@ -212,6 +212,8 @@ interface Sample {
   readonly body?: (w: World) => Effect.Effect<unknown>
   readonly query?: (w: World) => Effect.Effect<Record<string, string>>
   readonly contentType?: string
+  /** Its success is an event stream that stays open: read to its headers. */
+  readonly streams?: boolean
   /** Ids of these kinds made for this endpoint alone (once per world), where the shared fixture's would not do. */
   readonly ids?: Record<string, (w: World) => Effect.Effect<string>>
 }
@@ -289,6 +291,7 @@ const samples: Record<string, Sample> = {
   "widget.escalate": { body: fixed({ visitor_email: "ana@example.com" }) },
   "widget.rateMessage": { body: fixed({ rating: "down", comment: "Not what I asked" }) },
   "conversations.rateMessage": { body: fixed({ rating: "up" }) },
+  "widget.conversationEvents": { streams: true },
   "forms.create": { body: using(["AgentId"], (agent) => contactForm(agent)) },
   "forms.update": { body: fixed({ title: { en: "Changed" } }) }
 }
@@ -386,6 +389,7 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
             ...(sample.contentType === undefined ? {} : { "content-type": sample.contentType }),
             ...headers
           },
+          ...(sample.streams === true ? { untilHeaders: true } : {}),
           ...(body === undefined ? {} : { body })
         })
       })
