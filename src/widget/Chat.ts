@@ -59,6 +59,11 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.open(caller, "widget", agentId, input.metadata ?? {})
     })
 
+    /** The conversation with its final messages (the widget draws its history again). */
+    const retrieve = Effect.fn("WidgetChat.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
+      return yield* conversationOf(caller, agentId, id)
+    })
+
     /** Stores the visitor's message and starts the reply (see `Conversations.send`). */
     const send = Effect.fn("WidgetChat.send")(function* (
       caller: CallerShape,
@@ -113,7 +118,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.end(caller, id)
     })
 
-    return { open, send, resume, escalate, end } as const
+    return { open, retrieve, send, resume, escalate, end } as const
   }),
   dependencies: []
 }) {}
