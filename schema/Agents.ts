@@ -104,6 +104,65 @@ const KnowledgeRefreshInput = StrictStruct({
   description: "Either field or both; the other keeps its value (defaults: `off`, 7 days)"
 })
 
+export const LauncherPosition = Schema.Literal("bottom-right", "bottom-left")
+export type LauncherPosition = typeof LauncherPosition.Type
+
+export const LeadCapture = Schema.Literal("off", "before_first_message", "on_escalation")
+export type LeadCapture = typeof LeadCapture.Type
+
+/** How the agent's chat widget looks and behaves; the widget reads it from its config. */
+export const WidgetSettings = Schema.Struct({
+  display_name: Schema.NullOr(Schema.String).annotations({
+    description: "The name the widget shows; null: the agent's `name`"
+  }),
+  color: Schema.String.annotations({ description: "The widget's colour, `#rrggbb` in lower case (default `#2563eb`)" }),
+  launcher_position: LauncherPosition.annotations({
+    description: "Where the launcher button sits: `bottom-right` (default) or `bottom-left`"
+  }),
+  lead_capture: LeadCapture.annotations({
+    description:
+      "When the widget asks for the visitor's contact details: `off` (default), `before_first_message`, `on_escalation`"
+  }),
+  handoff: Schema.Boolean.annotations({
+    description: "Whether people of the workspace answer live in the widget after an escalation (default false)"
+  })
+}).annotations({ identifier: "WidgetSettings" })
+export type WidgetSettings = typeof WidgetSettings.Type
+
+/** What an agent's widget settings are until it is given others. */
+export const DEFAULT_WIDGET: WidgetSettings = {
+  display_name: null,
+  color: "#2563eb",
+  launcher_position: "bottom-right",
+  lead_capture: "off",
+  handoff: false
+}
+
+/** `#rrggbb`, stored in lower case. */
+const HexColor = Schema.transform(
+  Schema.String.pipe(
+    Schema.pattern(/^#[0-9a-fA-F]{6}$/, { message: () => "widget.color must be a colour written #rrggbb" })
+  ),
+  Schema.String,
+  { strict: true, decode: (s) => s.toLowerCase(), encode: (s) => s }
+).annotations({ jsonSchema: { type: "string", pattern: "^#[0-9a-fA-F]{6}$", examples: ["#2563eb"] } })
+
+const DisplayName = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "widget.display_name must not be empty (null: the agent's name)" }),
+  Schema.maxLength(200, { message: () => "widget.display_name must be at most 200 characters" })
+)
+
+const WidgetSettingsInput = StrictStruct({
+  display_name: Schema.optional(Schema.NullOr(DisplayName)),
+  color: Schema.optional(HexColor),
+  launcher_position: Schema.optional(LauncherPosition),
+  lead_capture: Schema.optional(LeadCapture),
+  handoff: Schema.optional(Schema.Boolean)
+}).annotations({
+  identifier: "WidgetSettingsInput",
+  description: "Any of the fields; the others keep their values (defaults: agent's name, `#2563eb`, `bottom-right`, `off`, false)"
+})
+
 export const Agent = Schema.Struct({
   id: AgentId,
   object: Schema.Literal("agent"),
@@ -116,6 +175,7 @@ export const Agent = Schema.Struct({
     description: "Origins allowed to call the widget surface for this agent (CORS), in normal form"
   }),
   knowledge_refresh: KnowledgeRefresh,
+  widget: WidgetSettings,
   created_at: Timestamp,
   updated_at: Timestamp
 }).annotations({ identifier: "Agent" })
@@ -127,7 +187,8 @@ export const CreateAgent = StrictStruct({
   instructions: Schema.optional(Instructions),
   welcome_message: Schema.optional(WelcomeMessage),
   allowed_origins: Schema.optional(AllowedOrigins),
-  knowledge_refresh: Schema.optional(KnowledgeRefreshInput)
+  knowledge_refresh: Schema.optional(KnowledgeRefreshInput),
+  widget: Schema.optional(WidgetSettingsInput)
 }).annotations({ identifier: "CreateAgent" })
 export type CreateAgent = typeof CreateAgent.Type
 
@@ -136,7 +197,8 @@ export const UpdateAgent = StrictStruct({
   instructions: Schema.optional(Schema.NullOr(Instructions)),
   welcome_message: Schema.optional(Schema.NullOr(WelcomeMessage)),
   allowed_origins: Schema.optional(AllowedOrigins),
-  knowledge_refresh: Schema.optional(KnowledgeRefreshInput)
+  knowledge_refresh: Schema.optional(KnowledgeRefreshInput),
+  widget: Schema.optional(WidgetSettingsInput)
 }).annotations({ identifier: "UpdateAgent" })
 export type UpdateAgent = typeof UpdateAgent.Type
 
@@ -152,7 +214,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .annotate(
         OpenApi.Description,
         "Body `type` (`support` or `training`), `name`, optional `instructions`, `welcome_message`, " +
-          "`allowed_origins`; `201`; event `agent.created`"
+          "`allowed_origins`, `knowledge_refresh`, `widget`; `201`; event `agent.created`"
       )
       .annotate(OpenApi.Summary, "Create an agent")
   )
@@ -180,7 +242,8 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .annotate(RequiredScope, "write:agents")
       .annotate(
         OpenApi.Description,
-        "`name`, `instructions`, `welcome_message` (null clears), `allowed_origins` (replaces the list); " +
+        "`name`, `instructions`, `welcome_message` (null clears), `allowed_origins` (replaces the list), " +
+          "`knowledge_refresh` and `widget` (the fields given replace theirs, the others are kept); " +
           "event `agent.updated` with `changes` = `{field: {from, to}}`; no event when nothing changed"
       )
       .annotate(OpenApi.Summary, "Update an agent; the slug follows the name")

@@ -8,6 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import { LauncherPosition, LeadCapture } from "./Agents.js"
 import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
 import { Conversation, ConversationWithMessages, LastEventId, Message, Metadata, SendMessage, StreamText } from "./Conversations.js"
 import { Envelope } from "./Envelope.js"
@@ -67,8 +68,42 @@ export const Escalation = Schema.Struct({
 }).annotations({ identifier: "Escalation" })
 export type Escalation = typeof Escalation.Type
 
+/** What the chat widget reads of its agent: how it looks and behaves, never its instructions or origins. */
+export const WidgetConfig = Schema.Struct({
+  object: Schema.Literal("widget_config"),
+  agent_id: AgentId,
+  name: Schema.String.annotations({ description: "The agent's `widget.display_name`, or its `name` when that is null" }),
+  welcome_message: Schema.NullOr(Schema.String).annotations({ description: "The agent's `welcome_message`" }),
+  color: Schema.String.annotations({ description: "`#rrggbb`, lower case" }),
+  launcher_position: LauncherPosition,
+  lead_capture: LeadCapture.annotations({
+    description: "When to ask for the visitor's contact details: `off`, `before_first_message`, `on_escalation`"
+  }),
+  handoff: Schema.Boolean.annotations({ description: "Whether people answer live in the widget after an escalation" })
+}).annotations({ identifier: "WidgetConfig" })
+export type WidgetConfig = typeof WidgetConfig.Type
+
+export const ConfigHeaders = Schema.Struct({
+  "if-none-match": Schema.optional(Schema.String).annotations({
+    description: "The `ETag` of a config read before: `304` without a body while it is unchanged"
+  })
+})
 
 export class WidgetGroup extends HttpApiGroup.make("widget")
+  .add(
+    HttpApiEndpoint.get("config")`/widget/v1/agents/${agentPath}/config`
+      .setHeaders(ConfigHeaders)
+      .addSuccess(Envelope(WidgetConfig))
+      .addSuccess(Schema.Void, { status: 304 })
+      .addError(ApiError(ResourceMissing))
+      .annotate(
+        OpenApi.Description,
+        "Widget keys only (scope `widget:chat`). `200` with `data`: the agent's widget settings, display name " +
+          "and welcome message (never its instructions or origins); `ETag`, `Cache-Control: private, max-age=60, " +
+          "must-revalidate`, `304` on `If-None-Match` while unchanged"
+      )
+      .annotate(OpenApi.Summary, "What the chat widget shows: the agent's display name, welcome message and widget settings; `ETag`, `304`")
+  )
   .add(
     HttpApiEndpoint.post("captureLead")`/widget/v1/agents/${agentPath}/leads`
       .setPayload(CaptureLead)

@@ -6,9 +6,11 @@ import {
   type Agent,
   type CreateAgent,
   DEFAULT_GONE_GRACE_DAYS,
+  DEFAULT_WIDGET,
   type KnowledgeRefresh,
   type RefreshSchedule,
-  type UpdateAgent
+  type UpdateAgent,
+  type WidgetSettings
 } from "../../schema/Agents.js"
 import type { PageParams } from "../../schema/Envelope.js"
 import { ResourceMissing } from "../../schema/Errors.js"
@@ -24,7 +26,7 @@ import { firstFree, slugify } from "./Slug.js"
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
 
-type Editable = "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins" | "knowledge_refresh"
+type Editable = "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins" | "knowledge_refresh" | "widget"
 
 /** A refresh schedule's period; the first run is one period after it is set. */
 export const refreshPeriodMillis: Record<Exclude<RefreshSchedule, "off">, number> = {
@@ -86,6 +88,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
           refresh_schedule: input.knowledge_refresh?.schedule ?? "off",
           refresh_next_at: firstRun(input.knowledge_refresh?.schedule ?? "off", at),
           gone_grace_days: input.knowledge_refresh?.gone_grace_days ?? DEFAULT_GONE_GRACE_DAYS,
+          widget: { ...DEFAULT_WIDGET, ...input.widget } satisfies WidgetSettings,
           created_at: at,
           updated_at: at
         })
@@ -121,7 +124,8 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
           ...(input.allowed_origins !== undefined ? { allowed_origins: distinct(input.allowed_origins) } : {}),
           ...(input.knowledge_refresh !== undefined
             ? { knowledge_refresh: { ...before.knowledge_refresh, ...input.knowledge_refresh } satisfies KnowledgeRefresh }
-            : {})
+            : {}),
+          ...(input.widget !== undefined ? { widget: { ...before.widget, ...input.widget } satisfies WidgetSettings } : {})
         }
         const changes: Record<string, { from: unknown; to: unknown }> = {}
         for (const [field, to] of Object.entries(wanted) as Array<[Editable, unknown]>) {

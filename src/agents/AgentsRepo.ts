@@ -4,7 +4,16 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { type Agent, AgentType, DEFAULT_GONE_GRACE_DAYS, RefreshSchedule } from "../../schema/Agents.js"
+import {
+  type Agent,
+  AgentType,
+  DEFAULT_GONE_GRACE_DAYS,
+  DEFAULT_WIDGET,
+  LauncherPosition,
+  LeadCapture,
+  RefreshSchedule,
+  type WidgetSettings
+} from "../../schema/Agents.js"
 import { Environment } from "../../schema/Auth.js"
 import type { PageRequest } from "../../schema/Envelope.js"
 import { AgentId, WorkspaceId } from "../../schema/Ids.js"
@@ -12,6 +21,15 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate, DbJson } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute, unique } from "../db/Sql.js"
 import { iso } from "../Time.js"
+
+/** `agents.widget` as stored: the settings given so far; a missing one reads as its default. */
+const StoredWidget = Schema.Struct({
+  display_name: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => DEFAULT_WIDGET.display_name }),
+  color: Schema.optionalWith(Schema.String, { default: () => DEFAULT_WIDGET.color }),
+  launcher_position: Schema.optionalWith(LauncherPosition, { default: () => DEFAULT_WIDGET.launcher_position }),
+  lead_capture: Schema.optionalWith(LeadCapture, { default: () => DEFAULT_WIDGET.lead_capture }),
+  handoff: Schema.optionalWith(Schema.Boolean, { default: () => DEFAULT_WIDGET.handoff })
+})
 
 export const AgentRow = Schema.Struct({
   seq: Schema.String,
@@ -26,6 +44,7 @@ export const AgentRow = Schema.Struct({
   /** When the schedule's next run is due; null while it is off. */
   refresh_next_at: Schema.NullOr(DbDate),
   gone_grace_days: Schema.Int,
+  widget: DbJson(StoredWidget),
   created_at: DbDate,
   updated_at: DbDate
 })
@@ -56,6 +75,7 @@ export const toAgent = (row: AgentRow): Agent => ({
   welcome_message: row.welcome_message,
   allowed_origins: row.allowed_origins,
   knowledge_refresh: { schedule: row.refresh_schedule, gone_grace_days: row.gone_grace_days },
+  widget: row.widget satisfies WidgetSettings,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
@@ -63,7 +83,7 @@ export const toAgent = (row: AgentRow): Agent => ({
 // `seq` is read as text (a bigint); queries must order by `agents.seq`, not the text alias
 const columns =
   "seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, refresh_schedule, " +
-  "refresh_next_at, gone_grace_days, created_at, updated_at"
+  "refresh_next_at, gone_grace_days, widget, created_at, updated_at"
 
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
   effect: Effect.gen(function* () {
@@ -100,6 +120,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
               refresh_schedule: row.refresh_schedule,
               refresh_next_at: row.refresh_next_at,
               gone_grace_days: row.gone_grace_days,
+              widget: jsonb(row.widget),
               created_at: row.created_at,
               updated_at: row.updated_at
             })}
@@ -133,7 +154,15 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
       changes: Partial<
         Pick<
           AgentRow,
-          "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins" | "refresh_schedule" | "refresh_next_at" | "gone_grace_days"
+          | "name"
+          | "slug"
+          | "instructions"
+          | "welcome_message"
+          | "allowed_origins"
+          | "refresh_schedule"
+          | "refresh_next_at"
+          | "gone_grace_days"
+          | "widget"
         >
       >,
       updated_at: Date
@@ -145,6 +174,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
             update agents set ${sql.update({
               ...changes,
               ...(changes.allowed_origins === undefined ? {} : { allowed_origins: jsonb(changes.allowed_origins) }),
+              ...(changes.widget === undefined ? {} : { widget: jsonb(changes.widget) }),
               // a round moved to another instant starts again from the first source
               ...(changes.refresh_next_at === undefined ? {} : { refresh_round_after: 0 }),
               updated_at

@@ -46,9 +46,9 @@ export const widgetAgentOf = (path: string): { readonly agentId: string | undefi
   return { agentId: agentIdShape.test(match[1]!) ? match[1]! : undefined }
 }
 
-export const allowedRequestHeaders = "Authorization, Content-Type, Last-Event-ID, Idempotency-Key"
+export const allowedRequestHeaders = "Authorization, Content-Type, Last-Event-ID, Idempotency-Key, If-None-Match"
 const exposedHeaders =
-  "Request-Id, Idempotent-Replayed, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+  "Request-Id, Idempotent-Replayed, Retry-After, ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 export const preflightMaxAgeSeconds = 600
 
 /** What a page may read of a form endpoint's answer. */

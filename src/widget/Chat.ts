@@ -4,13 +4,14 @@
  * `ai_escalation` with the transcript as its first message. Every conversation
  * named in a path must be the path's agent's (else 404 `conversation_id`).
  */
+import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { CallerShape } from "../../schema/Auth.js"
 import type { Message } from "../../schema/Conversations.js"
 import { ResourceMissing } from "../../schema/Errors.js"
 import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
-import type { Escalate, OpenConversation, WidgetMessage } from "../../schema/Widget.js"
+import type { Escalate, OpenConversation, WidgetConfig, WidgetMessage } from "../../schema/Widget.js"
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
 import { Tickets } from "../tickets/Tickets.js"
@@ -37,6 +38,10 @@ const subjectOf = (messages: ReadonlyArray<Message>): string => {
   return first.length > 120 ? `${first.slice(0, 119)}…` : first
 }
 
+/** A strong ETag over the config: it changes exactly when what the widget shows does. */
+export const configEtag = (config: WidgetConfig): string =>
+  `"${createHash("sha256").update(JSON.stringify(config)).digest("base64url").slice(0, 27)}"`
+
 export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
   effect: Effect.gen(function* () {
     const agents = yield* Agents
@@ -53,6 +58,22 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
 
     const conversationOf = (caller: CallerShape, agentId: AgentId, id: ConversationId) =>
       Effect.zipRight(agentOf(caller, agentId), conversations.ofAgent(caller, agentId, id, "conversation_id"))
+
+    /** What the widget reads of the agent, and its ETag. */
+    const config = Effect.fn("WidgetChat.config")(function* (caller: CallerShape, agentId: AgentId) {
+      const agent = yield* agentOf(caller, agentId)
+      const data: WidgetConfig = {
+        object: "widget_config",
+        agent_id: agent.id,
+        name: agent.widget.display_name ?? agent.name,
+        welcome_message: agent.welcome_message,
+        color: agent.widget.color,
+        launcher_position: agent.widget.launcher_position,
+        lead_capture: agent.widget.lead_capture,
+        handoff: agent.widget.handoff
+      }
+      return { data, etag: configEtag(data) }
+    })
 
     const open = Effect.fn("WidgetChat.open")(function* (caller: CallerShape, agentId: AgentId, input: OpenConversation) {
       yield* agentOf(caller, agentId)
@@ -118,7 +139,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.end(caller, id)
     })
 
-    return { open, retrieve, send, resume, escalate, end } as const
+    return { config, open, retrieve, send, resume, escalate, end } as const
   }),
   dependencies: []
 }) {}

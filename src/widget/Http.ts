@@ -5,6 +5,7 @@
  * event-stream responses as on `/v1/agents/{id}/messages`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { Api } from "../../schema/Api.js"
@@ -14,6 +15,7 @@ import { pingInterval, replyHeaders } from "../conversations/Http.js"
 import type { Numbered } from "../conversations/ReplyLog.js"
 import { ok, runsToCompletion } from "../http/Envelope.js"
 import { eventStream, frame } from "../http/Sse.js"
+import { matchesEtag } from "../forms/Rules.js"
 import { Leads } from "../leads/Leads.js"
 import { WidgetChat } from "./Chat.js"
 
@@ -25,6 +27,15 @@ export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
     const chat = yield* WidgetChat
     const conversations = yield* Conversations
     return handlers
+      .handle("config", ({ headers, path }) =>
+        Effect.gen(function* () {
+          const { data, etag } = yield* chat.config(yield* Caller, path.agent_id)
+          // the browser keeps it a minute, then asks again with the ETag; each key and origin is its own answer
+          const cache = { etag, "cache-control": "private, max-age=60, must-revalidate", vary: "Origin, Authorization" }
+          if (matchesEtag(headers["if-none-match"], etag)) return HttpServerResponse.empty({ status: 304, headers: cache })
+          return HttpServerResponse.unsafeJson(yield* ok(data), { headers: cache })
+        })
+      )
       .handle(
         "captureLead",
         ({ path, payload }) =>
