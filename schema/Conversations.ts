@@ -28,7 +28,7 @@ export const ConversationStatus = Schema.Literal("open", "ended").annotations({
 })
 export type ConversationStatus = typeof ConversationStatus.Type
 
-export const MessageRole = Schema.Literal("user", "assistant")
+export const MessageRole = Schema.Literal("user", "assistant", "member")
 export type MessageRole = typeof MessageRole.Type
 
 export const MessageSource = Schema.Struct({
@@ -46,7 +46,10 @@ export const Message = Schema.Struct({
   id: MessageId,
   object: Schema.Literal("message"),
   conversation_id: ConversationId,
-  role: MessageRole.annotations({ description: "`user` (the question) or `assistant` (the reply)" }),
+  role: MessageRole.annotations({
+    description:
+      "`user` (the visitor's or caller's message), `assistant` (the agent's reply) or `member` (a person of the workspace answering on the hand-off's ticket)"
+  }),
   content: Schema.String.annotations({ description: "The text; for a reply, the concatenation of its `token` events" }),
   sources: Schema.Array(MessageSource).annotations({ description: "What an assistant reply drew on; empty for user messages" }),
   created_at: Timestamp
@@ -54,6 +57,24 @@ export const Message = Schema.Struct({
 export type Message = typeof Message.Type
 
 export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const HandoffStatus = Schema.Literal("requested", "active", "closed").annotations({
+  description:
+    "`requested`: escalated, no person has answered yet; `active`: a member answered on the ticket; `closed`: the ticket was resolved or the conversation released, the agent answers again"
+})
+export type HandoffStatus = typeof HandoffStatus.Type
+
+export const Handoff = Schema.Struct({
+  status: HandoffStatus,
+  ticket_public_id: Schema.String.annotations({ description: "The `ai_escalation` ticket the people answer on (`tck_...`)" }),
+  requested_at: Timestamp,
+  updated_at: Timestamp.annotations({ description: "When `status` last changed" })
+}).annotations({
+  identifier: "Handoff",
+  description:
+    "The live hand-off to people: while `requested` or `active` the agent does not reply, the visitor's messages go to the ticket's thread and the members' replies come back as `member` messages"
+})
+export type Handoff = typeof Handoff.Type
 
 export const Conversation = Schema.Struct({
   id: ConversationId,
@@ -67,7 +88,8 @@ export const Conversation = Schema.Struct({
   message_count: Schema.Int.annotations({ description: "Final messages: user messages and completed replies" }),
   started_at: Timestamp,
   ended_at: Schema.NullOr(Timestamp),
-  metadata: Metadata
+  metadata: Metadata,
+  handoff: Schema.NullOr(Handoff).annotations({ description: "The hand-off to people since an escalation; null: never escalated" })
 }).annotations({ identifier: "Conversation" })
 export type Conversation = typeof Conversation.Type
 
@@ -120,9 +142,16 @@ export const EscalationEvent = Schema.Struct({
   type: Schema.Literal("escalation"),
   message: Schema.String.annotations({ description: "An offer of a human, for when the knowledge had nothing relevant" })
 })
+export const HandoffEvent = Schema.Struct({
+  type: Schema.Literal("handoff"),
+  handoff: Handoff
+}).annotations({
+  identifier: "HandoffEvent",
+  description: "The conversation is handed off to people: the agent did not reply (a send), or the hand-off changed (the events stream)"
+})
 export const DoneEvent = Schema.Struct({
   type: Schema.Literal("done"),
-  message_id: MessageId,
+  message_id: MessageId.annotations({ description: "The reply's id; in a hand-off, the stored user message's" }),
   conversation_id: ConversationId,
   usage: Usage
 })
@@ -133,14 +162,35 @@ export const ErrorEvent = Schema.Struct({
   }),
   message: Schema.String
 })
-export const StreamEvent = Schema.Union(ConversationEvent, TokenEvent, SourcesEvent, EscalationEvent, DoneEvent, ErrorEvent).annotations({
+export const StreamEvent = Schema.Union(ConversationEvent, TokenEvent, SourcesEvent, EscalationEvent, HandoffEvent, DoneEvent, ErrorEvent).annotations({
   identifier: "StreamEvent"
 })
 export type StreamEvent = typeof StreamEvent.Type
 
 export const StreamText = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
   description:
-    "Server-sent events `id: n` / `data: {json}` in the order conversation, token..., sources, [escalation], done (or error); `: ping` comments every 15 s of silence"
+    "Server-sent events `id: n` / `data: {json}` in the order conversation, token..., sources, [escalation], done (or error); " +
+    "while the conversation is handed off to people (`handoff.status` `requested` or `active`): conversation, handoff, done (no token, " +
+    "`usage` zero, `message_id` the stored user message's); `: ping` comments every 15 s of silence"
+})
+
+// the conversation's own event stream (the widget's `GET .../events`): `id:` 1, 2, ... per conversation, kept
+
+export const MessageEvent = Schema.Struct({
+  type: Schema.Literal("message"),
+  message: Message
+}).annotations({ identifier: "ConversationMessageEvent", description: "A member's message on the hand-off's ticket, as kept in the conversation" })
+
+export const ConversationStreamEvent = Schema.Union(MessageEvent, HandoffEvent).annotations({
+  identifier: "ConversationStreamEvent"
+})
+export type ConversationStreamEvent = typeof ConversationStreamEvent.Type
+
+export const ConversationEventsText = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+  description:
+    "Server-sent events `id: n` / `data: {json}`, `n` increasing per conversation and kept: `{\"type\":\"message\",\"message\":{…}}` " +
+    "(a member's reply, role `member`) and `{\"type\":\"handoff\",\"handoff\":{…}}` (the hand-off changed); the stream stays open, " +
+    "`: ping` comments every 15 s of silence; reconnect with `Last-Event-ID` to get only later events"
 })
 
 export const LastEventId = Schema.Struct({
@@ -190,6 +240,19 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
         "Header `Last-Event-ID`: the reply's events after it, following the reply to its end"
       )
       .annotate(OpenApi.Summary, "Resume a reply's event stream after `Last-Event-ID`, following it to its end")
+  )
+  .add(
+    HttpApiEndpoint.post("release")`/v1/conversations/${conversationPath}/release`
+      .addSuccess(Envelope(Conversation))
+      .addError(missing)
+      .annotate(RequiredScope, "write:conversations")
+      .annotate(
+        OpenApi.Description,
+        "No body. Ends the conversation's hand-off to people (`handoff.status` becomes `closed`, event " +
+          "`conversation.handoff_closed`): the agent replies to the next message again. The ticket stays as it is. " +
+          "A conversation with no open hand-off is answered as it is"
+      )
+      .annotate(OpenApi.Summary, "Give a handed-off conversation back to the agent; event `conversation.handoff_closed`")
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/conversations")

@@ -10,7 +10,17 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { LauncherPosition, LeadCapture } from "./Agents.js"
 import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
-import { Conversation, ConversationWithMessages, LastEventId, Message, Metadata, SendMessage, StreamText } from "./Conversations.js"
+import {
+  Conversation,
+  ConversationEventsText,
+  ConversationWithMessages,
+  Handoff,
+  LastEventId,
+  Message,
+  Metadata,
+  SendMessage,
+  StreamText
+} from "./Conversations.js"
 import { Envelope } from "./Envelope.js"
 import {
   AiUnavailable,
@@ -64,7 +74,11 @@ export const Escalate = StrictStruct({
 export type Escalate = typeof Escalate.Type
 
 export const Escalation = Schema.Struct({
-  ticket: Ticket.annotations({ description: "Origin `ai_escalation`; its first message is the conversation's transcript" })
+  ticket: Ticket.annotations({ description: "Origin `ai_escalation`; its first message is the conversation's transcript" }),
+  handoff: Schema.NullOr(Handoff).annotations({
+    description:
+      "The conversation's hand-off to people, `requested` (null when the agent does not hand off): follow it on `GET .../events`"
+  })
 }).annotations({ identifier: "Escalation" })
 export type Escalation = typeof Escalation.Type
 
@@ -154,7 +168,11 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
         OpenApi.Description,
         "Widget keys only (scope `widget:chat`). Body `message`, `stream` (default `true`): the same event " +
           "stream or JSON message as `POST /v1/agents/{id}/messages`; a message to an `ended` conversation " +
-          "opens a new one (same `metadata`), named by the `conversation` event"
+          "opens a new one (same `metadata`), named by the `conversation` event. While the conversation is " +
+          "handed off to people (`handoff.status` `requested` or `active`) the agent does not reply: the message " +
+          "is stored (role `user`) and added to the ticket's thread as the visitor's; the stream is `conversation`, " +
+          "`{\"type\":\"handoff\",\"handoff\":{…}}`, `done` (no token, zero credits), or with `stream: false` `201` " +
+          "with the user message; the members' answers arrive on `GET .../events`"
       )
       .annotate(
         OpenApi.Summary,
@@ -186,12 +204,32 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
         OpenApi.Description,
         "Widget keys only (scope `widget:chat`). Body `visitor_email` (required), optional `visitor_name`, " +
           "`subject` (default: the visitor's first message, shortened); `201` with `data.ticket`: origin " +
-          "`ai_escalation`, `conversation_id` set, the transcript as its first message; event `ticket.created`"
+          "`ai_escalation`, `conversation_id` set, the transcript as its first message; event `ticket.created`. " +
+          "The conversation is handed off to people (`data.handoff`, `status: \"requested\"`, event " +
+          "`conversation.handoff_requested`): the agent stops replying until the ticket is resolved or the " +
+          "conversation released. Escalating a conversation already handed off answers its open ticket again"
       )
       .annotate(
         OpenApi.Summary,
         "Hand over to a human: a ticket of origin `ai_escalation` with the transcript as its first message; event `ticket.created`"
       )
+      .addError(ApiError(ResourceMissing))
+  )
+  .add(
+    HttpApiEndpoint.get("conversationEvents")`/widget/v1/agents/${agentPath}/conversations/${conversationPath}/events`
+      .setHeaders(LastEventId)
+      .addSuccess(ConversationEventsText)
+      .addError(ApiError(ParameterInvalid))
+      .annotate(
+        OpenApi.Description,
+        "Widget keys only (scope `widget:chat`). The conversation's live events, `text/event-stream`, open until " +
+          "the client leaves: `message` (a member's reply on the hand-off's ticket, kept in the conversation as " +
+          "role `member`) and `handoff` (it became `active` or `closed`), each with an `id:` increasing per " +
+          "conversation and kept, so a reconnect with `Last-Event-ID` (another instance too) gets every later " +
+          "one; without it, all from the first. While a stream is connected the visitor counts as present: a " +
+          "member's reply with none connected for 30 s is also e-mailed to the escalation's `visitor_email`"
+      )
+      .annotate(OpenApi.Summary, "Follow the conversation's hand-off: members' replies and hand-off changes, resumable with `Last-Event-ID`")
       .addError(ApiError(ResourceMissing))
   )
   .add(

@@ -57,9 +57,12 @@ const Shared = Layer.mergeAll(
 
 /**
  * The ports one area names and another serves (the naming area may not import the serving one); each adapter
- * is exported by the area that serves it. Capturing a form's lead links it to its conversation.
+ * is exported by the area that serves it. Capturing a form's lead links it to its conversation; a member's
+ * message on an escalated ticket reaches its conversation's hand-off.
  */
-const Ports = Layer.mergeAll(Leads.LeadTargetLive, Training.SourceOwnerLive, Crawls.CrawlReportLive).pipe(
+const Ports = Layer.mergeAll(
+  Leads.LeadTargetLive, Training.SourceOwnerLive, Crawls.CrawlReportLive, Conversations.ConversationHandoffLive
+).pipe(
   Layer.provideMerge(Conversations.ConversationLinkLive)
 )
 

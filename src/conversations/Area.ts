@@ -13,12 +13,26 @@ import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { Retrieval } from "../knowledge/Retrieval.js"
 import { ConversationLink } from "../leads/ConversationLink.js"
+import { ConversationHandoff } from "../tickets/ConversationHandoff.js"
+import { Tickets } from "../tickets/Tickets.js"
 import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./Conversations.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
+import { Handoff } from "./Handoff.js"
 import { ConversationsHttp, ReplayableStreamsLive as ReplayableStreamsOf } from "./Http.js"
 
-/** One instance: the widget's chat programs share its live replies. */
-export const Live = Conversations.Default.pipe(Layer.provide([Retrieval.Default, Agents.Default]))
+/**
+ * One instance: the widget's chat programs share its live replies and its hand-off (whose in-process signals
+ * wake the widget streams of PGlite), the same instance the tickets' port below is served by.
+ */
+export const Live = Layer.merge(Conversations.Default, Handoff.Default).pipe(
+  Layer.provide([Retrieval.Default, Agents.Default, Tickets.Default])
+)
+
+/** A member's message on an escalated ticket, and its resolution, reach the conversation's hand-off. */
+export const ConversationHandoffLive = Layer.effect(
+  ConversationHandoff,
+  Effect.map(Handoff, (handoff) => ({ memberReplied: handoff.memberReplied, ticketClosed: handoff.ticketClosed }))
+).pipe(Layer.provide(Handoff.Default))
 
 /** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
 export const ApiGroups = ConversationsHttp

@@ -11,7 +11,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { Channel, ConversationListParams, Message, StreamEvent } from "../../schema/Conversations.js"
+import type { Channel, ConversationListParams, Handoff as HandoffValue, Message, StreamEvent } from "../../schema/Conversations.js"
 import { StreamEvent as StreamEventSchema } from "../../schema/Conversations.js"
 import { AiUnavailable, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
 import { type AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
@@ -23,9 +23,12 @@ import { Agents } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
 import { Outbox } from "../events/Outbox.js"
 import { Paginator, toPage } from "../http/Pagination.js"
+import { Tickets } from "../tickets/Tickets.js"
+import { TicketPublicId } from "../../schema/Tickets.js"
 import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
-import { type ConversationRow, ConversationsRepo, toConversation, toMessage } from "./ConversationsRepo.js"
+import { type ConversationRow, ConversationsRepo, handoffOf, inHandoff, toConversation, toMessage } from "./ConversationsRepo.js"
+import { Handoff } from "./Handoff.js"
 import { Replies } from "./Replies.js"
 import type { Numbered } from "./ReplyLog.js"
 
@@ -63,6 +66,16 @@ export interface Sent {
   readonly messageId: MessageId
   /** The user message, stored. */
   readonly userMessage: Message
+  /**
+   * The conversation is handed off to people: the agent does not reply, `messageId` is the user message's and
+   * `events` its whole stream (conversation, handoff, done), kept under the user message for a resume.
+   */
+  readonly handoff?: { readonly value: HandoffValue; readonly events: ReadonlyArray<Numbered> } | undefined
+}
+
+/** The conversation was no longer handed off to that ticket once locked: the message takes the agent's way. */
+class HandoffMoved {
+  readonly _tag = "HandoffMoved"
 }
 
 const decodeEvent = Schema.decodeUnknownSync(Schema.parseJson(StreamEventSchema))
@@ -78,6 +91,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     const ids = yield* IdGenerator
     const pages = yield* Paginator
     const config = yield* AppConfig
+    const tickets = yield* Tickets
+    const handoff = yield* Handoff
     const idleMillis = (config.conversationIdleMinutes ?? defaultIdleMinutes) * 60_000
 
     /** A new open conversation, with its idle-timeout job; `conversation.started` waits for its first message. */
@@ -150,6 +165,13 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       input: SendInput
     ) {
       const agent = yield* agents.retrieve(tenant, agentId)
+      if (input.conversation_id !== undefined) {
+        const peek = yield* repo.findConversation(tenant, input.conversation_id)
+        if (Option.isSome(peek) && peek.value.agent_id === agentId && peek.value.status === "open" && inHandoff(peek.value)) {
+          const handed = yield* sendInHandoff(tenant, peek.value, input.message)
+          if (Option.isSome(handed)) return handed.value
+        }
+      }
       const at = yield* now
       const userId = MessageId.make(yield* ids.make("msg"))
       const replyId = MessageId.make(yield* ids.make("msg"))
@@ -218,11 +240,79 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       } satisfies Sent
     }, (effect) => withNewTurn(Effect.uninterruptible(effect)))
 
-    /** The reply's events from the first, to its end. */
-    const events = (sent: Sent): Stream.Stream<Numbered> => replies.follow(sent.messageId, 0)
+    /**
+     * A message to a conversation handed off to people: kept as the user's, added to the ticket's thread as the
+     * visitor's, and answered by the hand-off, not the agent (no reply, no credit). The ticket is locked first,
+     * then the conversation, the order of a member's message (`Tickets.addMessage` then `Handoff`), so the two
+     * never wait on each other. None when the hand-off closed or moved meanwhile: the caller sends as usual.
+     */
+    const sendInHandoff = (tenant: Tenant, seen: ConversationRow, content: string) =>
+      Effect.gen(function* () {
+        const publicId = TicketPublicId.make(seen.handoff_ticket_public_id!)
+        const userId = MessageId.make(yield* ids.make("msg"))
+        return yield* repo.transaction(
+          Effect.gen(function* () {
+            yield* tickets.addVisitorMessage(tenant, publicId, content).pipe(
+              Effect.catchTag("ResourceMissing", () => Effect.fail(new HandoffMoved()))
+            )
+            const found = yield* repo.findConversation(tenant, seen.id, { forUpdate: true })
+            if (
+              Option.isNone(found) ||
+              found.value.status !== "open" ||
+              !inHandoff(found.value) ||
+              found.value.handoff_ticket_public_id !== publicId
+            ) {
+              return yield* Effect.fail(new HandoffMoved())
+            }
+            const row = found.value
+            const at = yield* now
+            if (row.message_count === 0) yield* started(tenant, row)
+            yield* repo.addMessages(
+              tenant,
+              row.id,
+              [{ id: userId, conversationId: row.id, role: "user", status: "complete", content, at }],
+              1,
+              at
+            )
+            const value = handoffOf(row)!
+            const stream: ReadonlyArray<StreamEvent> = [
+              { type: "conversation", conversation_id: row.id, message_id: userId },
+              { type: "handoff", handoff: value },
+              {
+                type: "done",
+                message_id: userId,
+                conversation_id: row.id,
+                usage: { input_tokens: 0, output_tokens: 0, credits: 0 }
+              }
+            ]
+            const numbered = stream.map((e, i): Numbered => ({ id: i + 1, data: JSON.stringify(e), terminal: e.type === "done" }))
+            // kept under the user message: a resume (or an Idempotency-Key's replay) reads the same stream
+            yield* repo.insertEvents(userId, numbered.map((e) => ({ seq: e.id, data: e.data })))
+            return Option.some<Sent>({
+              conversationId: row.id,
+              messageId: userId,
+              userMessage: {
+                id: userId,
+                object: "message",
+                conversation_id: row.id,
+                role: "user",
+                content,
+                sources: [],
+                created_at: at.toISOString()
+              },
+              handoff: { value, events: numbered }
+            })
+          })
+        ).pipe(Effect.catchIf((e): e is HandoffMoved => e instanceof HandoffMoved, () => Effect.succeed(Option.none<Sent>())))
+      })
 
-    /** The reply, once complete; its `error` event as a failure. */
+    /** The reply's events from the first, to its end (in a hand-off: the stream it was answered with). */
+    const events = (sent: Sent): Stream.Stream<Numbered> =>
+      sent.handoff !== undefined ? Stream.fromIterable(sent.handoff.events) : replies.follow(sent.messageId, 0)
+
+    /** The reply, once complete; its `error` event as a failure (in a hand-off: the user message). */
     const awaitReply = Effect.fn("Conversations.awaitReply")(function* (tenant: Tenant, sent: Sent) {
+      if (sent.handoff !== undefined) return sent.userMessage
       const last = yield* Stream.runLast(Stream.filter(events(sent), (e) => e.terminal))
       const event: StreamEvent | undefined = Option.isSome(last) ? decodeEvent(last.value.data) : undefined
       if (event?.type !== "done") {
@@ -254,7 +344,10 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         return yield* new ResourceMissing({ message: `No such conversation: '${conversationId}'`, param: "id" })
       }
       const message = yield* repo.findMessage(tenant, conversationId, messageId)
-      if (Option.isNone(message) || message.value.role !== "assistant") {
+      // a user message answered by a hand-off keeps that answer's stream
+      const answeredByHandoff =
+        Option.isSome(message) && message.value.role === "user" && (yield* repo.eventsAfter(messageId, 0)).length > 0
+      if (Option.isNone(message) || (message.value.role !== "assistant" && !answeredByHandoff)) {
         return yield* new ResourceMissing({ message: `No such reply in this conversation: '${messageId}'`, param: "message_id" })
       }
       if (message.value.events_pruned_at !== null) {
@@ -311,6 +404,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         const row = yield* repo.conversationById(conversation_id)
         if (Option.isNone(row) || row.value.status === "ended") return Outcome.done
         const at = yield* now
+        // people may answer later than the idle time: a handed-off conversation stays open while the hand-off is
+        if (inHandoff(row.value)) return Outcome.retryAt(new Date(at.getTime() + idleMillis))
         const dueAt = row.value.last_activity_at.getTime() + idleMillis
         if (dueAt > at.getTime()) return Outcome.retryAt(new Date(dueAt))
         yield* repo.transaction(
@@ -341,7 +436,10 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       }
     })
 
-    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, end, handleIdle, pruneReplyEvents } as const
+    /** Gives a handed-off conversation back to the agent (`POST /v1/conversations/{id}/release`). */
+    const release = (tenant: Tenant, id: ConversationId) => handoff.release(tenant, id)
+
+    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, end, release, handleIdle, pruneReplyEvents } as const
   }),
-  dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default]
+  dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default, Handoff.Default]
 }) {}

@@ -13,6 +13,8 @@ import {
   Channel,
   type Conversation,
   ConversationStatus,
+  type Handoff,
+  HandoffStatus,
   type Message,
   MessageRole,
   MessageSource,
@@ -38,7 +40,13 @@ export const ConversationRow = Schema.Struct({
   metadata: DbJson(Metadata),
   started_at: DbDate,
   ended_at: Schema.NullOr(DbDate),
-  last_activity_at: DbDate
+  last_activity_at: DbDate,
+  handoff_status: Schema.NullOr(HandoffStatus),
+  handoff_ticket_public_id: Schema.NullOr(Schema.String),
+  handoff_requested_at: Schema.NullOr(DbDate),
+  handoff_updated_at: Schema.NullOr(DbDate),
+  /** When a widget last followed the conversation's events (`Handoff.follow`); null: never. */
+  last_seen_at: Schema.NullOr(DbDate)
 })
 export type ConversationRow = typeof ConversationRow.Type
 
@@ -61,6 +69,23 @@ export type MessageRow = typeof MessageRow.Type
 export const EventRow = Schema.Struct({ seq: Schema.Int, data: Schema.String })
 export type EventRow = typeof EventRow.Type
 
+export const handoffOf = (row: ConversationRow): Handoff | null =>
+  row.handoff_status === null ||
+  row.handoff_ticket_public_id === null ||
+  row.handoff_requested_at === null ||
+  row.handoff_updated_at === null
+    ? null
+    : {
+        status: row.handoff_status,
+        ticket_public_id: row.handoff_ticket_public_id,
+        requested_at: iso(row.handoff_requested_at),
+        updated_at: iso(row.handoff_updated_at)
+      }
+
+/** The hand-off is open: people answer, the agent does not. */
+export const inHandoff = (row: ConversationRow): boolean =>
+  row.handoff_status === "requested" || row.handoff_status === "active"
+
 export const toConversation = (row: ConversationRow): Conversation => ({
   id: row.id,
   object: "conversation",
@@ -71,7 +96,8 @@ export const toConversation = (row: ConversationRow): Conversation => ({
   message_count: row.message_count,
   started_at: iso(row.started_at),
   ended_at: isoOrNull(row.ended_at),
-  metadata: row.metadata
+  metadata: row.metadata,
+  handoff: handoffOf(row)
 })
 
 export const toMessage = (row: MessageRow): Message => ({
@@ -85,7 +111,8 @@ export const toMessage = (row: MessageRow): Message => ({
 })
 
 const conversationColumns = `conversations.seq::text as seq, id, workspace_id, environment, agent_id, channel, status,
-  lead_id, message_count, metadata, started_at, ended_at, last_activity_at`
+  lead_id, message_count, metadata, started_at, ended_at, last_activity_at, handoff_status, handoff_ticket_public_id,
+  handoff_requested_at, handoff_updated_at, last_seen_at`
 const messageColumns = "id, conversation_id, role, status, content, sources, created_at, events_pruned_at"
 
 export interface NewConversation {
@@ -313,8 +340,60 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
         (rows) => rows.length
       )
 
+    // the hand-off (see `Handoff.ts`): the row is locked by the caller's transaction
+
+    /** Starts a hand-off to `ticketPublicId` (`requested`), whatever the conversation had before. */
+    const requestHandoff = (id: ConversationId, ticketPublicId: string, at: Date) =>
+      decodeSingle(
+        ConversationRow,
+        sql`update conversations set handoff_status = 'requested', handoff_ticket_public_id = ${ticketPublicId},
+          handoff_requested_at = ${at}, handoff_updated_at = ${at}
+          where id = ${id} returning ${cCols}`
+      )
+
+    const setHandoffStatus = (id: ConversationId, status: HandoffStatus, at: Date) =>
+      decodeSingle(
+        ConversationRow,
+        sql`update conversations set handoff_status = ${status}, handoff_updated_at = ${at}
+          where id = ${id} returning ${cCols}`
+      )
+
+    /** The conversation's next stream event (its number one more than the last), in one statement; its number. */
+    const appendEvent = (id: ConversationId, data: string, at: Date) =>
+      Effect.map(
+        decodeSingle(
+          Schema.Struct({ seq: Schema.Int }),
+          sql`with numbered as (
+            update conversations set event_seq = event_seq + 1 where id = ${id} returning event_seq
+          )
+          insert into conversation_events (conversation_id, seq, data, created_at)
+          select ${id}, event_seq, ${data}, ${at} from numbered returning seq`
+        ),
+        (row) => row.seq
+      )
+
+    const conversationEventsAfter = (id: ConversationId, after: number, limit: number) =>
+      decodeAll(
+        EventRow,
+        sql`select seq, data from conversation_events where conversation_id = ${id} and seq > ${after}
+          order by seq limit ${limit}`
+      )
+
+    /** A widget follows the conversation's events at `at`: the visitor is present. */
+    const markSeen = (id: ConversationId, at: Date) =>
+      execute(sql`update conversations set last_seen_at = greatest(coalesce(last_seen_at, ${at}), ${at}) where id = ${id}`)
+
+    /** Wakes the listeners of `channel` on every instance, when the transaction commits (PostgreSQL). */
+    const notify = (channel: string, payload: string) => execute(sql`select pg_notify(${channel}, ${payload})`)
+
     return {
       transaction: transaction(sql),
+      requestHandoff,
+      setHandoffStatus,
+      appendEvent,
+      conversationEventsAfter,
+      markSeen,
+      notify,
       insertConversation,
       findConversation,
       conversationById,

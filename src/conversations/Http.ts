@@ -64,6 +64,7 @@ export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (han
           Effect.map((events) => eventStream(frames(events), pingInterval))
         )
       )
+      .handle("release", ({ path }) => Effect.flatMap(Caller, (c) => conversations.release(c, path.id)).pipe(Effect.flatMap(ok)))
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(Caller, (c) => conversations.list(c, urlParams)).pipe(
           Effect.flatMap(({ items, pagination }) => okList(items, pagination))

@@ -174,7 +174,8 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
               .filter((m) => m.id !== plan.messageId)
               .slice(0, -1)
               .slice(-historyLimit)
-              .map((m) => ({ role: m.role, content: m.content }))
+              // a member's answer during a hand-off is, to the model, what was said to the visitor
+              .map((m) => ({ role: m.role === "member" ? ("assistant" as const) : m.role, content: m.content }))
         // read once: retrieval expands the query with them, and the model is told the synonyms too
         const terms = yield* glossary.enabledTerms(plan.tenant, plan.agentId)
         const hits = (yield* retrieval.search(plan.tenant, plan.agentId, plan.question, { limit: 5, terms })).filter(

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { PageParams } from "../../schema/Envelope.js"
 import { KeyScopeMismatch, LimitReached, ResourceMissing } from "../../schema/Errors.js"
+import { ConversationId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import {
   type CreateTicket,
@@ -28,6 +29,7 @@ import { Emails } from "../email/Emails.js"
 import { Outbox } from "../events/Outbox.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
+import { ConversationHandoff, type HandoffTicket } from "./ConversationHandoff.js"
 import { type Acting, actorOf, missingTicket as missing, monthlyTicketCap, monthOf, systemActor as system } from "./Rules.js"
 import { stateOf, TicketThread } from "./Thread.js"
 import { type TicketFilters, type TicketRow, TicketsRepo, toEvent, toMessage, toTicket } from "./TicketsRepo.js"
@@ -51,6 +53,17 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
     const locked = thread.locked
     const threadEvent = thread.entry
     const recordStatus = thread.recordStatus
+    const handoff = yield* ConversationHandoff
+
+    /** The conversation a ticket was escalated from, as the hand-off port names it; none for other tickets. */
+    const handoffTicket = (row: TicketRow): Option.Option<HandoffTicket> =>
+      row.conversation_id === null
+        ? Option.none()
+        : Option.some({
+            conversationId: ConversationId.make(row.conversation_id),
+            ticketPublicId: row.public_id,
+            visitorEmail: row.visitor_email
+          })
 
     const create = Effect.fn("Tickets.create")(function* (acting: Acting, input: CreateTicket) {
       const tenant: Tenant = acting.caller
@@ -227,6 +240,11 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
           yield* threadEvent(row.id, "assigned", before.assigned_to, wanted.assigned_to, actor, at)
         }
         if (statusChanged) yield* recordStatus(tenant, ticket, before.status, actor, at)
+        // resolving gives the chat back to the agent (a reopened ticket does not take it again)
+        const linked = handoffTicket(row)
+        if (statusChanged && wanted.status === "resolved" && Option.isSome(linked)) {
+          yield* handoff.ticketClosed(tenant, linked.value)
+        }
         return ticket
       }).pipe(tx)
 
@@ -242,16 +260,22 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
       return yield* change(acting, publicId, (row) => (row.status === "resolved" ? { status: "open" } : {}))
     })
 
-    const addMessage = Effect.fn("Tickets.addMessage")(function* (acting: Acting, publicId: TicketPublicId, body: string) {
-      const tenant: Tenant = acting.caller
-      return yield* Effect.gen(function* () {
+    /** A message on the locked ticket by `author_type`, its thread entry and event, and the status it moves the ticket to. */
+    const append = (
+      tenant: Tenant,
+      publicId: TicketPublicId,
+      author: { readonly type: "visitor" | "member"; readonly id: string | null },
+      actor: ReturnType<typeof actorOf>,
+      body: string
+    ) =>
+      Effect.gen(function* () {
         const row = yield* locked(tenant, publicId)
         const at = yield* now
-        const author_type = acting.caller.keyKind === "widget" ? "visitor" : "member"
-        const author_id = author_type === "member" ? Option.getOrNull(acting.memberId) : null
+        const author_type = author.type
+        const author_id = author.id
         const id = TicketMessageId.make(yield* ids.make("tmsg"))
         yield* repo.insertMessage({ id, ticketId: row.id, author_type, author_id, body, created_at: at })
-        yield* threadEvent(row.id, "message_added", null, id, actorOf(acting), at)
+        yield* threadEvent(row.id, "message_added", null, id, actor, at)
         const message = toMessage({ id, ticket_public_id: publicId, author_type, author_id, body, created_at: at })
         yield* outbox.emit({ ...tenant, type: "ticket.message.created", data: { ticket_public_id: publicId, message } })
 
@@ -272,14 +296,34 @@ export class Tickets extends Effect.Service<Tickets>()("Tickets/Programs", {
           })
         )
         if (status !== before.status) yield* recordStatus(tenant, ticket, before.status, system, at)
+        // a member's answer on an escalated ticket goes to the conversation's hand-off (when it is open on it)
+        const linked = handoffTicket(row)
+        if (author_type === "member" && Option.isSome(linked)) yield* handoff.memberReplied(tenant, linked.value, message)
         return message
-      }).pipe(tx)
+      })
+
+    const addMessage = Effect.fn("Tickets.addMessage")(function* (acting: Acting, publicId: TicketPublicId, body: string) {
+      const author_type = acting.caller.keyKind === "widget" ? "visitor" : "member"
+      const author = { type: author_type, id: author_type === "member" ? Option.getOrNull(acting.memberId) : null } as const
+      return yield* append(acting.caller, publicId, author, actorOf(acting), body).pipe(tx)
+    })
+
+    /**
+     * The visitor's message on a ticket, written for them by the conversations area (a message sent in the
+     * widget while the conversation is handed off to this ticket).
+     */
+    const addVisitorMessage = Effect.fn("Tickets.addVisitorMessage")(function* (
+      tenant: Tenant,
+      publicId: TicketPublicId,
+      body: string
+    ) {
+      return yield* append(tenant, publicId, { type: "visitor", id: null }, { type: "visitor", id: null }, body).pipe(tx)
     })
 
     /** Tickets the tenant created in `month` (`YYYY-MM`): what the plan's cap counts, and the usage report shows. */
     const monthCount = (tenant: Tenant, month: string) => repo.monthCount(tenant, month)
 
-    return { create, list, retrieve, messages, update, resolve, reopen, addMessage, monthCount } as const
+    return { create, list, retrieve, messages, update, resolve, reopen, addMessage, addVisitorMessage, monthCount } as const
   }),
   dependencies: [TicketsRepo.Default, Agents.Default, TicketThread.Default]
 }) {}

@@ -11,15 +11,18 @@ import type { CallerShape } from "../../schema/Auth.js"
 import type { Message } from "../../schema/Conversations.js"
 import { ResourceMissing } from "../../schema/Errors.js"
 import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
+import { TicketPublicId } from "../../schema/Tickets.js"
 import type { Escalate, OpenConversation, WidgetConfig, WidgetMessage } from "../../schema/Widget.js"
+import type { Agent } from "../../schema/Agents.js"
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
+import { Handoff } from "../conversations/Handoff.js"
 import { Tickets } from "../tickets/Tickets.js"
 
 /** The longest ticket message; a longer transcript keeps its latest lines. */
 export const maxTranscriptChars = 20_000
 
-const speaker: Record<Message["role"], string> = { user: "Visitor", assistant: "Assistant" }
+const speaker: Record<Message["role"], string> = { user: "Visitor", assistant: "Assistant", member: "Team" }
 
 /** "Visitor: …" / "Assistant: …" lines of the final messages, oldest first; the latest part when too long. */
 export const transcriptOf = (messages: ReadonlyArray<Message>): string | undefined => {
@@ -42,11 +45,19 @@ const subjectOf = (messages: ReadonlyArray<Message>): string => {
 export const configEtag = (config: WidgetConfig): string =>
   `"${createHash("sha256").update(JSON.stringify(config)).digest("base64url").slice(0, 27)}"`
 
+/**
+ * Whether escalating the agent's conversation hands it off to people live (the agent stops replying until the
+ * ticket is resolved or the conversation released); otherwise the escalation only creates the ticket. The one
+ * place the agent's hand-off setting (`widget.handoff`) is to be read: for now every agent hands off.
+ */
+export const handsOffOnEscalation = (_agent: Agent): boolean => true
+
 export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
   effect: Effect.gen(function* () {
     const agents = yield* Agents
     const conversations = yield* Conversations
     const tickets = yield* Tickets
+    const handoff = yield* Handoff
 
     /** The path's agent, of the caller's workspace and environment (else 404 `agent_id`). */
     const agentOf = (caller: CallerShape, agentId: AgentId) =>
@@ -117,9 +128,10 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       id: ConversationId,
       input: Escalate
     ) {
-      const conversation = yield* conversationOf(caller, agentId, id)
+      const agent = yield* agentOf(caller, agentId)
+      const conversation = yield* conversations.ofAgent(caller, agentId, id, "conversation_id")
       const body = transcriptOf(conversation.messages)
-      const ticket = yield* tickets.create(
+      const create = tickets.create(
         { caller, memberId: Option.none() },
         {
           agent_id: agentId,
@@ -131,7 +143,22 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
           conversation_id: id
         }
       )
-      return { ticket }
+      const escalated = yield* handoff.escalate(caller, id, create, handsOffOnEscalation(agent))
+      if (escalated._tag === "Created") return { ticket: escalated.ticket, handoff: escalated.handoff }
+      // already handed off: its open ticket, as it is now
+      const { thread: _thread, ...ticket } = yield* tickets.retrieve(caller, TicketPublicId.make(escalated.ticketPublicId))
+      return { ticket, handoff: escalated.handoff }
+    })
+
+    /** The conversation's hand-off events after `Last-Event-ID`, live (see `Handoff.follow`). */
+    const events = Effect.fn("WidgetChat.events")(function* (
+      caller: CallerShape,
+      agentId: AgentId,
+      id: ConversationId,
+      lastEventId: string | undefined
+    ) {
+      yield* conversationOf(caller, agentId, id)
+      return yield* handoff.follow(caller, id, lastEventId)
     })
 
     const end = Effect.fn("WidgetChat.end")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
@@ -139,7 +166,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.end(caller, id)
     })
 
-    return { config, open, retrieve, send, resume, escalate, end } as const
+    return { config, open, retrieve, send, resume, escalate, events, end } as const
   }),
   dependencies: []
 }) {}

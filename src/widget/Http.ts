@@ -74,6 +74,11 @@ export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
           ),
         runsToCompletion
       )
+      .handle("conversationEvents", ({ headers, path }) =>
+        Effect.flatMap(Caller, (c) =>
+          chat.events(c, path.agent_id, path.conversation_id, headers["last-event-id"])
+        ).pipe(Effect.map((events) => eventStream(frames(events), pingInterval)))
+      )
       .handle(
         "endConversation",
         ({ path }) => Effect.flatMap(Caller, (c) => chat.end(c, path.agent_id, path.conversation_id)).pipe(Effect.flatMap(ok)),

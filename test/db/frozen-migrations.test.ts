@@ -47,7 +47,8 @@ const committed: Record<string, string> = {
   "0033_crawl_schedules": "5f598f595149bbd9",
   "0034_workspace_shares": "4a6c8e115916e8fa",
   "0035_chunk_drafts": "d7c93365dc6cc8e4",
-  "0037_widget_settings": "13edfe7c09b35072"
+  "0037_widget_settings": "13edfe7c09b35072",
+  "0038_handoff": "5123cd192e0ebbdd"
 }
 
 const files = readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name))

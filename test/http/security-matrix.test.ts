@@ -212,6 +212,8 @@ interface Sample {
   readonly body?: (w: World) => Effect.Effect<unknown>
   readonly query?: (w: World) => Effect.Effect<Record<string, string>>
   readonly contentType?: string
+  /** Its success is an event stream that stays open: read to its headers. */
+  readonly streams?: boolean
   /** Ids of these kinds made for this endpoint alone (once per world), where the shared fixture's would not do. */
   readonly ids?: Record<string, (w: World) => Effect.Effect<string>>
 }
@@ -287,6 +289,7 @@ const samples: Record<string, Sample> = {
   "widget.captureLead": { body: fixed({ email: "ana@example.com" }) },
   "widget.sendMessage": { body: fixed({ message: "Hi", stream: false }) },
   "widget.escalate": { body: fixed({ visitor_email: "ana@example.com" }) },
+  "widget.conversationEvents": { streams: true },
   "forms.create": { body: using(["AgentId"], (agent) => contactForm(agent)) },
   "forms.update": { body: fixed({ title: { en: "Changed" } }) }
 }
@@ -384,6 +387,7 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
             ...(sample.contentType === undefined ? {} : { "content-type": sample.contentType }),
             ...headers
           },
+          ...(sample.streams === true ? { untilHeaders: true } : {}),
           ...(body === undefined ? {} : { body })
         })
       })

@@ -50,6 +50,11 @@ export interface CallOptions {
   /** Sent as JSON unless a string (sent as is). */
   readonly body?: unknown
   readonly headers?: Record<string, string>
+  /**
+   * A success is read to its headers only, its body cancelled (an event stream that stays open, as a
+   * conversation's `GET .../events`); a failure is read whole.
+   */
+  readonly untilHeaders?: boolean
 }
 
 export interface SeededWorkspace {
@@ -147,6 +152,10 @@ const HarnessLive = Layer.effect(
           headers["content-type"] ??= "application/json"
         }
         const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+        if (options.untilHeaders === true && response.ok) {
+          await response.body?.cancel()
+          return { status: response.status, headers: response.headers, body: null, text: "" }
+        }
         const text = await response.text()
         let parsed: unknown = null
         if (text !== "") {

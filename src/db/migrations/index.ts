@@ -35,6 +35,7 @@ import crawlSchedules from "./0033_crawl_schedules.js"
 import workspaceShares from "./0034_workspace_shares.js"
 import chunkDrafts from "./0035_chunk_drafts.js"
 import widgetSettings from "./0037_widget_settings.js"
+import handoff from "./0038_handoff.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -72,5 +73,6 @@ export const migrations = {
   "0033_crawl_schedules": crawlSchedules,
   "0034_workspace_shares": workspaceShares,
   "0035_chunk_drafts": chunkDrafts,
-  "0037_widget_settings": widgetSettings
+  "0037_widget_settings": widgetSettings,
+  "0038_handoff": handoff
 }
