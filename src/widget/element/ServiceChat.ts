@@ -627,12 +627,11 @@ export class ServiceChatElement extends HTMLElement {
     try {
       const conversationId = await this.#ensureConversation()
       const escalation = await escalate(this.#target, conversationId, email, name)
-      this.#notice(this.#config?.handoff === true ? t.escalated : t.escalatedEmail(email))
+      const live = escalation.handoff != null && escalation.handoff.status !== "closed"
+      this.#notice(live ? t.escalated : t.escalatedEmail(email))
       this.#emit("service-chat:escalated", { conversationId, ticket: escalation.ticket })
-      if (this.#config?.handoff === true) {
-        this.#handoff = "requested"
-        this.#watch()
-      }
+      // a hand-off to people (when the agent hands off): their answers arrive on the conversation's stream
+      this.#applyHandoff(escalation.handoff ?? null, false)
     } catch (error) {
       this.#notice(this.#errorText(error), true)
       this.#emit("service-chat:error", { phase: "escalate", message: error instanceof Error ? error.message : String(error) })

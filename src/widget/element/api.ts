@@ -153,7 +153,7 @@ export const escalate = (t: Target, id: string, visitorEmail: string, visitorNam
   call(t, "POST", `/conversations/${encodeURIComponent(id)}/escalate`, {
     visitor_email: visitorEmail,
     ...(visitorName ? { visitor_name: visitorName } : {})
-  }).then((r) => data<{ ticket: { public_id?: string } }>(r))
+  }).then((r) => data<{ ticket: { public_id?: string }; handoff?: Handoff | null }>(r))
 export const captureLead = (t: Target, email: string, name: string | undefined, conversationId: string | undefined) =>
   call(t, "POST", "/leads", {
     email,
