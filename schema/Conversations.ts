@@ -42,6 +42,20 @@ export const MessageSource = Schema.Struct({
 }).annotations({ identifier: "MessageSource" })
 export type MessageSource = typeof MessageSource.Type
 
+export const Rating = Schema.Literal("up", "down").annotations({ description: "`up`: helpful; `down`: not helpful" })
+export type Rating = typeof Rating.Type
+
+/** Longest comment of a rating, in characters. */
+export const maxFeedbackCommentChars = 1_000
+
+/** A reader's rating of an assistant reply (the widget's "helpful" / "not helpful"). */
+export const MessageFeedback = Schema.Struct({
+  rating: Rating,
+  comment: Schema.NullOr(Schema.String),
+  updated_at: Timestamp
+}).annotations({ identifier: "MessageFeedback" })
+export type MessageFeedback = typeof MessageFeedback.Type
+
 export const Message = Schema.Struct({
   id: MessageId,
   object: Schema.Literal("message"),
@@ -52,8 +66,23 @@ export const Message = Schema.Struct({
   }),
   content: Schema.String.annotations({ description: "The text; for a reply, the concatenation of its `token` events" }),
   sources: Schema.Array(MessageSource).annotations({ description: "What an assistant reply drew on; empty for user messages" }),
+  feedback: Schema.NullOr(MessageFeedback).annotations({
+    description: "An assistant reply's rating, once rated (null: none, and always for user messages)"
+  }),
   created_at: Timestamp
 }).annotations({ identifier: "Message" })
+
+export const RateMessage = StrictStruct({
+  rating: Schema.NullOr(Rating).annotations({ description: "`up`, `down`, or null to clear the rating" }),
+  comment: Schema.optional(
+    Schema.Trim.pipe(
+      Schema.maxLength(maxFeedbackCommentChars, {
+        message: () => `comment must be at most ${maxFeedbackCommentChars.toLocaleString("en")} characters`
+      })
+    )
+  ).annotations({ description: "Why (at most 1,000 characters, trimmed; empty or absent: none); ignored when clearing" })
+}).annotations({ identifier: "RateMessage" })
+export type RateMessage = typeof RateMessage.Type
 export type Message = typeof Message.Type
 
 export const Metadata = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -271,6 +300,21 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .annotate(RequiredScope, "read:conversations")
       .annotate(OpenApi.Description, "The conversation with `messages`: its final messages, oldest first")
       .annotate(OpenApi.Summary, "A conversation with its final messages, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.post("rateMessage")`/v1/conversations/${conversationPath}/messages/${messagePath}/feedback`
+      .setPayload(RateMessage)
+      .addSuccess(Envelope(Message))
+      .addError(missing)
+      .addError(ApiError(ParameterInvalid))
+      .annotate(RequiredScope, "write:conversations")
+      .annotate(
+        OpenApi.Description,
+        "Body `rating` (`up`, `down`, or null to clear), optional `comment` (at most 1,000 characters); only an " +
+          "assistant reply can be rated (else `400 parameter_invalid`); `200` with the message; event " +
+          "`message.feedback` when the rating changes"
+      )
+      .annotate(OpenApi.Summary, "Rate a reply helpful or not (null clears); event `message.feedback`")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Description, reference("conversations"))

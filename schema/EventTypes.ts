@@ -11,6 +11,7 @@ export const EventTypes = [
   "conversation.handoff_requested",
   "conversation.handoff_active",
   "conversation.handoff_closed",
+  "message.feedback",
   "lead.captured",
   "knowledge.source.indexed",
   "knowledge.source.failed",

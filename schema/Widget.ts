@@ -18,6 +18,7 @@ import {
   LastEventId,
   Message,
   Metadata,
+  RateMessage,
   SendMessage,
   StreamText
 } from "./Conversations.js"
@@ -242,6 +243,22 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
       )
       .annotate(OpenApi.Summary, "The visitor ends the conversation; `conversation.ended` once (ending again answers the same)")
       .addError(ApiError(ResourceMissing))
+  )
+  .add(
+    HttpApiEndpoint.post(
+      "rateMessage"
+    )`/widget/v1/agents/${agentPath}/conversations/${conversationPath}/messages/${messagePath}/feedback`
+      .setPayload(RateMessage)
+      .addSuccess(Envelope(Message))
+      .addError(ApiError(ParameterInvalid))
+      .addError(ApiError(ResourceMissing))
+      .annotate(
+        OpenApi.Description,
+        "Widget keys only (scope `widget:chat`). Body `rating` (`up`, `down`, or null to clear), optional " +
+          "`comment` (at most 1,000 characters); the conversation must be one the widget opened with this agent; " +
+          "only an assistant reply can be rated; `200` with the message; event `message.feedback` when it changes"
+      )
+      .annotate(OpenApi.Summary, "The visitor marks a reply helpful or not (null clears); event `message.feedback`")
   )
   // every widget route: widget keys with `widget:chat` only, from the agent's allowed origins
   .addError(ApiError(KeyScopeMismatch))

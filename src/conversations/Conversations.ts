@@ -11,7 +11,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { Channel, ConversationListParams, Handoff as HandoffValue, Message, StreamEvent } from "../../schema/Conversations.js"
+import type { Channel, ConversationListParams, Handoff as HandoffValue, Message, RateMessage, StreamEvent } from "../../schema/Conversations.js"
 import { StreamEvent as StreamEventSchema } from "../../schema/Conversations.js"
 import { AiUnavailable, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
 import { type AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
@@ -235,6 +235,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
           role: "user",
           content: input.message,
           sources: [],
+          feedback: null,
           created_at: at.toISOString()
         }
       } satisfies Sent
@@ -298,6 +299,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
                 role: "user",
                 content,
                 sources: [],
+                feedback: null,
                 created_at: at.toISOString()
               },
               handoff: { value, events: numbered }
@@ -377,6 +379,64 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       return { ...toConversation(row.value), messages: messages.map(toMessage) }
     })
 
+    /**
+     * Rates an assistant reply of the conversation (`rating: null` clears it), `message.feedback` when that
+     * changes what it holds; the same rating again changes nothing and emits nothing. `of`: the widget's check
+     * that the conversation is its agent's and of its channel (else missing, on `conversationParam`).
+     */
+    const rate = Effect.fn("Conversations.rate")(function* (
+      tenant: Tenant,
+      conversationId: ConversationId,
+      messageId: MessageId,
+      input: RateMessage,
+      of?: { readonly agentId: AgentId; readonly channel: Channel; readonly conversationParam: string }
+    ) {
+      return yield* repo.transaction(
+        Effect.gen(function* () {
+          const conversation = yield* repo.findConversation(tenant, conversationId)
+          if (
+            Option.isNone(conversation) ||
+            (of !== undefined && (conversation.value.agent_id !== of.agentId || conversation.value.channel !== of.channel))
+          ) {
+            return yield* new ResourceMissing({
+              message: `No such conversation: '${conversationId}'`,
+              param: of?.conversationParam ?? "id"
+            })
+          }
+          const found = yield* repo.findMessage(tenant, conversationId, messageId, { forUpdate: true })
+          if (Option.isNone(found)) {
+            return yield* new ResourceMissing({
+              message: `No such message in this conversation: '${messageId}'`,
+              param: "message_id"
+            })
+          }
+          const row = found.value
+          if (row.role !== "assistant") {
+            return yield* new ParameterInvalid({
+              message: `Only an assistant reply can be rated; '${messageId}' is a ${row.role} message`,
+              param: "message_id"
+            })
+          }
+          if (row.status !== "complete") {
+            return yield* new ParameterInvalid({
+              message: `Only a complete reply can be rated; '${messageId}' is ${row.status}`,
+              param: "message_id"
+            })
+          }
+          const comment = input.rating === null || input.comment === undefined || input.comment === "" ? null : input.comment
+          if (row.feedback_rating === input.rating && (input.rating === null || row.feedback_comment === comment)) {
+            return toMessage(row)
+          }
+          const at = yield* now
+          const message = toMessage(
+            yield* repo.setFeedback(messageId, input.rating === null ? null : { rating: input.rating, comment, at })
+          )
+          yield* outbox.emit({ ...tenant, type: "message.feedback", data: { message, conversation_id: conversationId } })
+          return message
+        })
+      )
+    })
+
     /** Ends an open conversation (the visitor left); an ended one is answered as it is. */
     const end = Effect.fn("Conversations.end")(function* (tenant: Tenant, id: ConversationId) {
       return yield* repo.transaction(
@@ -439,7 +499,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     /** Gives a handed-off conversation back to the agent (`POST /v1/conversations/{id}/release`). */
     const release = (tenant: Tenant, id: ConversationId) => handoff.release(tenant, id)
 
-    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, end, release, handleIdle, pruneReplyEvents } as const
+    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, rate, end, release, handleIdle, pruneReplyEvents } as const
   }),
   dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default, Handoff.Default]
 }) {}

@@ -18,7 +18,8 @@ import {
   type Message,
   MessageRole,
   MessageSource,
-  Metadata
+  Metadata,
+  Rating
 } from "../../schema/Conversations.js"
 import { AgentId, ConversationId, type LeadId, MessageId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
@@ -62,7 +63,11 @@ export const MessageRow = Schema.Struct({
   sources: DbJson(Schema.Array(MessageSource)),
   created_at: DbDate,
   /** When the reply's stream events were dropped (`pruneEvents`); null while they are kept. */
-  events_pruned_at: Schema.NullOr(DbDate)
+  events_pruned_at: Schema.NullOr(DbDate),
+  /** Its rating (assistant replies only); the three are null together. */
+  feedback_rating: Schema.NullOr(Rating),
+  feedback_comment: Schema.NullOr(Schema.String),
+  feedback_updated_at: Schema.NullOr(DbDate)
 })
 export type MessageRow = typeof MessageRow.Type
 
@@ -107,13 +112,19 @@ export const toMessage = (row: MessageRow): Message => ({
   role: row.role,
   content: row.content,
   sources: row.sources,
+  feedback:
+    row.role === "assistant" && row.feedback_rating !== null && row.feedback_updated_at !== null
+      ? { rating: row.feedback_rating, comment: row.feedback_comment, updated_at: iso(row.feedback_updated_at) }
+      : null,
   created_at: iso(row.created_at)
 })
 
 const conversationColumns = `conversations.seq::text as seq, id, workspace_id, environment, agent_id, channel, status,
   lead_id, message_count, metadata, started_at, ended_at, last_activity_at, handoff_status, handoff_ticket_public_id,
   handoff_requested_at, handoff_updated_at, last_seen_at`
-const messageColumns = "id, conversation_id, role, status, content, sources, created_at, events_pruned_at"
+const messageColumns =
+  "id, conversation_id, role, status, content, sources, created_at, events_pruned_at, feedback_rating, feedback_comment, " +
+  "feedback_updated_at"
 
 export interface NewConversation {
   readonly id: ConversationId
@@ -239,10 +250,28 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
         where id = ${conversationId} and exists (select 1 from inserted)`
       )
 
-    const findMessage = (tenant: Tenant, conversationId: ConversationId, id: MessageId) =>
+    const findMessage = (
+      tenant: Tenant,
+      conversationId: ConversationId,
+      id: MessageId,
+      options: { readonly forUpdate?: boolean } = {}
+    ) =>
       decodeOne(
         MessageRow,
-        sql`select ${mCols} from messages where id = ${id} and conversation_id = ${conversationId} and ${tenantIs(tenant)}`
+        sql`select ${mCols} from messages where id = ${id} and conversation_id = ${conversationId} and ${tenantIs(tenant)}
+          ${options.forUpdate === true ? sql.literal("for update") : sql.literal("")}`
+      )
+
+    /** A message's rating set (or cleared: all null), locked by the caller's transaction's read before. */
+    const setFeedback = (
+      id: MessageId,
+      feedback: { readonly rating: Rating; readonly comment: string | null; readonly at: Date } | null
+    ) =>
+      decodeSingle(
+        MessageRow,
+        sql`update messages set feedback_rating = ${feedback?.rating ?? null},
+          feedback_comment = ${feedback?.comment ?? null}, feedback_updated_at = ${feedback?.at ?? null}
+          where id = ${id} returning ${mCols}`
       )
 
     const messageStatus = (id: MessageId) =>
@@ -404,6 +433,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       end,
       addMessages,
       findMessage,
+      setFeedback,
       messageStatus,
       finalMessages,
       completeReply,

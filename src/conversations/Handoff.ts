@@ -188,6 +188,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
           role: "member",
           content: ticketMessage.body,
           sources: [],
+          feedback: null,
           created_at: iso(at)
         }
         yield* append(row.id, { type: "message", message }, at)

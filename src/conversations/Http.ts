@@ -8,7 +8,7 @@ import { Api } from "../../schema/Api.js"
 import { Caller } from "../../schema/Auth.js"
 import { ConversationId, MessageId } from "../../schema/Ids.js"
 import { boundary } from "../db/Sql.js"
-import { ok, okList } from "../http/Envelope.js"
+import { ok, okList, runsToCompletion } from "../http/Envelope.js"
 import { ReplayableStreams } from "../http/Idempotency.js"
 import { eventStream, frame } from "../http/Sse.js"
 import { Conversations } from "./Conversations.js"
@@ -71,5 +71,11 @@ export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (han
         )
       )
       .handle("retrieve", ({ path }) => Effect.flatMap(Caller, (c) => conversations.retrieve(c, path.id)).pipe(Effect.flatMap(ok)))
+      .handle(
+        "rateMessage",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) => conversations.rate(c, path.id, path.message_id, payload)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
   })
 )

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { CallerShape } from "../../schema/Auth.js"
-import type { Message } from "../../schema/Conversations.js"
+import type { Message, RateMessage } from "../../schema/Conversations.js"
 import { ResourceMissing } from "../../schema/Errors.js"
 import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import { TicketPublicId } from "../../schema/Tickets.js"
@@ -161,12 +161,28 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* handoff.follow(caller, id, lastEventId)
     })
 
+    /** The visitor's rating of a reply in a conversation this agent's widget opened. */
+    const rate = Effect.fn("WidgetChat.rate")(function* (
+      caller: CallerShape,
+      agentId: AgentId,
+      id: ConversationId,
+      messageId: MessageId,
+      input: RateMessage
+    ) {
+      yield* agentOf(caller, agentId)
+      return yield* conversations.rate(caller, id, messageId, input, {
+        agentId,
+        channel: "widget",
+        conversationParam: "conversation_id"
+      })
+    })
+
     const end = Effect.fn("WidgetChat.end")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
       yield* conversationOf(caller, agentId, id)
       return yield* conversations.end(caller, id)
     })
 
-    return { config, open, retrieve, send, resume, escalate, events, end } as const
+    return { config, open, retrieve, send, resume, escalate, events, rate, end } as const
   }),
   dependencies: []
 }) {}

@@ -80,6 +80,14 @@ export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
         ).pipe(Effect.map((events) => eventStream(frames(events), pingInterval)))
       )
       .handle(
+        "rateMessage",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) =>
+            chat.rate(c, path.agent_id, path.conversation_id, path.message_id, payload)
+          ).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+      .handle(
         "endConversation",
         ({ path }) => Effect.flatMap(Caller, (c) => chat.end(c, path.agent_id, path.conversation_id)).pipe(Effect.flatMap(ok)),
         runsToCompletion

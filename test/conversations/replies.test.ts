@@ -74,6 +74,7 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("replies", (it) => {
         role: "assistant",
         content: text(streamed.events),
         sources,
+        feedback: null,
         created_at: expect.any(String)
       })
       expect(json.body.data.conversation_id).not.toBe(first!.data.conversation_id)

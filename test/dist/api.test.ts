@@ -2,7 +2,7 @@
  * The rest of the service through the bundle (`node server.mjs` from a copy of
  * `dist/`), one started server for the file, over real HTTP on 127.0.0.1:
  * a streamed reply read by an independent SSE parser and resumed after a
- * dropped connection; a form's config, its submit on the forms port and the
+ * dropped connection; the chat widget's config and a reply's rating; a form's config, its submit on the forms port and the
  * component script; a webhook delivered to a local receiver and verified with
  * the SDK; the Scalar page at /docs (its lazy chunk); the bundled admin CLI. E-mail
  * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
@@ -154,6 +154,60 @@ describe(`the API through the bundle (${databaseName})`, () => {
     const script = await element.text()
     expect(script).toContain("service-form")
     expect(script.length).toBeGreaterThan(1000)
+  })
+
+  it("the chat widget: its config (ETag, 304), a reply rated through the widget and through /v1, read back", async () => {
+    const origin = "https://shop.example.com"
+    const agent = await expectCall(service, "POST", "/v1/agents", 201, {
+      key: ws.secret,
+      body: {
+        type: "support",
+        name: "Chat desk",
+        welcome_message: "Hello!",
+        allowed_origins: [origin],
+        widget: { display_name: "Ana", color: "#112233" }
+      }
+    })
+    const agentId = agent.data.id as string
+    const widget = (await expectCall(service, "POST", "/v1/keys", 201, { key: ws.secret, body: { kind: "widget", scopes: ["widget:chat"] } }))
+      .data.secret as string
+    const path = `/widget/v1/agents/${agentId}`
+    const config = await call(service, "GET", `${path}/config`, { key: widget, headers: { origin } })
+    expect(config.status, config.text).toBe(200)
+    expect(config.body.data).toEqual({
+      object: "widget_config",
+      agent_id: agentId,
+      name: "Ana",
+      welcome_message: "Hello!",
+      color: "#112233",
+      launcher_position: "bottom-right",
+      lead_capture: "off",
+      handoff: false
+    })
+    const etag = config.headers.get("etag")!
+    const revalidated = await call(service, "GET", `${path}/config`, { key: widget, headers: { origin, "if-none-match": etag } })
+    expect(revalidated.status).toBe(304)
+
+    const conversation = (await expectCall(service, "POST", `${path}/conversations`, 201, { key: widget, headers: { origin }, body: {} }))
+      .data.id as string
+    const reply = await expectCall(service, "POST", `${path}/conversations/${conversation}/messages`, 201, {
+      key: widget,
+      headers: { origin },
+      body: { message: "Hello there", stream: false }
+    })
+    const rated = await expectCall(service, "POST", `${path}/conversations/${conversation}/messages/${reply.data.id}/feedback`, 200, {
+      key: widget,
+      headers: { origin },
+      body: { rating: "down", comment: "Not helpful" }
+    })
+    expect(rated.data.feedback).toMatchObject({ rating: "down", comment: "Not helpful" })
+    const changed = await expectCall(service, "POST", `/v1/conversations/${conversation}/messages/${reply.data.id}/feedback`, 200, {
+      key: ws.secret,
+      body: { rating: "up" }
+    })
+    expect(changed.data.feedback).toMatchObject({ rating: "up", comment: null })
+    const read = await expectCall(service, "GET", `/v1/conversations/${conversation}`, 200, { key: ws.secret })
+    expect(read.data.messages.map((m: any) => m.feedback?.rating ?? null)).toEqual([null, "up"])
   })
 
   it("a webhook is delivered to a local receiver and its signature verifies with the SDK", async () => {

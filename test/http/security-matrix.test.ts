@@ -290,6 +290,8 @@ const samples: Record<string, Sample> = {
   "widget.sendMessage": { body: fixed({ message: "Hi", stream: false }) },
   "widget.escalate": { body: fixed({ visitor_email: "ana@example.com" }) },
   "widget.conversationEvents": { streams: true },
+  "widget.rateMessage": { body: fixed({ rating: "down", comment: "Not what I asked" }) },
+  "conversations.rateMessage": { body: fixed({ rating: "up" }) },
   "forms.create": { body: using(["AgentId"], (agent) => contactForm(agent)) },
   "forms.update": { body: fixed({ title: { en: "Changed" } }) }
 }
