@@ -23,6 +23,7 @@ import { stallBench } from "./stall.js"
 import { startup } from "./startup.js"
 import { tickets } from "./tickets.js"
 import { webhooks } from "./webhooks.js"
+import { widget } from "./widget.js"
 
 const benchmarks: Record<string, () => Promise<Section>> = {
   startup,
@@ -39,7 +40,8 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   "form-element": formElement,
   patterns,
   console: consolePages,
-  stall: stallBench
+  stall: stallBench,
+  widget
 }
 
 const requested = process.argv.slice(2)
