@@ -14,7 +14,7 @@ import { Conversations } from "../conversations/Conversations.js"
 import { pingInterval, replyHeaders } from "../conversations/Http.js"
 import type { Numbered } from "../conversations/ReplyLog.js"
 import { ok, runsToCompletion } from "../http/Envelope.js"
-import { eventStream, frame } from "../http/Sse.js"
+import { eventStream, frame, ping } from "../http/Sse.js"
 import { matchesEtag } from "../forms/Rules.js"
 import { Leads } from "../leads/Leads.js"
 import { WidgetChat } from "./Chat.js"
@@ -77,7 +77,11 @@ export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
       .handle("conversationEvents", ({ headers, path }) =>
         Effect.flatMap(Caller, (c) =>
           chat.events(c, path.agent_id, path.conversation_id, headers["last-event-id"])
-        ).pipe(Effect.map((events) => eventStream(frames(events), pingInterval)))
+        ).pipe(
+          // a ping first: the headers go out at once (the stream may be silent a long while), so the page's
+          // EventSource opens now
+          Effect.map((events) => eventStream(Stream.concat(Stream.succeed(ping), frames(events)), pingInterval))
+        )
       )
       .handle(
         "rateMessage",

@@ -4,7 +4,8 @@
  * a streamed reply read by an independent SSE parser and resumed after a
  * dropped connection; the chat widget's config and a reply's rating; a form's config, its submit on the forms port and the
  * component script; a webhook delivered to a local receiver and verified with
- * the SDK; the Scalar page at /docs (its lazy chunk); the bundled admin CLI. E-mail
+ * the SDK; the Scalar page at /docs (its lazy chunk); the bundled admin CLI; a live hand-off's member reply on
+ * the widget's events stream. E-mail
  * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
  */
 import { readFileSync } from "node:fs"
@@ -100,6 +101,46 @@ describe(`the API through the bundle (${databaseName})`, () => {
 
     const conversation = await expectCall(service, "GET", `/v1/conversations/${conversation_id}`, 200, { key: ws.secret })
     expect(conversation.data.messages.map((m: any) => m.content)).toEqual(["How long does delivery take?", answer])
+  })
+
+  it("a live hand-off: escalated from the widget, a member's reply on the ticket arrives on the conversation's events stream", async () => {
+    const shop = "https://shop.example.com"
+    const agentId = (
+      await expectCall(service, "POST", "/v1/agents", 201, {
+        key: ws.secret,
+        body: { type: "support", name: "Hand-off bot", allowed_origins: [shop] }
+      })
+    ).data.id as string
+    const widgetKey = (
+      await expectCall(service, "POST", "/v1/keys", 201, { key: ws.secret, body: { kind: "widget", scopes: ["widget:chat"] } })
+    ).data.secret as string
+    const headers = { origin: shop }
+    const base = `/widget/v1/agents/${agentId}/conversations`
+    const conversationId = (await expectCall(service, "POST", base, 201, { key: widgetKey, headers, body: {} })).data.id as string
+    const escalation = await expectCall(service, "POST", `${base}/${conversationId}/escalate`, 201, {
+      key: widgetKey,
+      headers,
+      body: { visitor_email: "vera@example.com" }
+    })
+    expect(escalation.data.handoff.status).toBe("requested")
+    const ticket = escalation.data.ticket.public_id as string
+    // followed while the member answers; its events are kept, so it sees the answer however the two interleave
+    const stream = readSse(`${service.base}${base}/${conversationId}/events`, {
+      key: widgetKey,
+      headers,
+      stopWhen: (events) => events.some((e) => e.data.type === "message")
+    })
+    await expectCall(service, "POST", `/v1/tickets/${ticket}/messages`, 201, { key: ws.secret, body: { body: "A person here." } })
+    const read = await stream
+    expect(read.status, read.text).toBe(200)
+    expect(read.events.map((e) => [e.id, e.data.type])).toEqual([
+      ["1", "handoff"],
+      ["2", "handoff"],
+      ["3", "message"]
+    ])
+    expect(read.events[2]!.data.message).toMatchObject({ role: "member", content: "A person here." })
+    const released = await expectCall(service, "POST", `/v1/conversations/${conversationId}/release`, 200, { key: ws.secret })
+    expect(released.data.handoff.status).toBe("closed")
   })
 
   it("a form: config with a forms key (ETag), submit on the forms port, the ticket it made, the component script", async () => {
