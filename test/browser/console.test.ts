@@ -293,6 +293,11 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByLabel("Instructions").fill("Answer briefly.")
           await page.getByLabel("Welcome message").fill("Hello! How can I help?")
           await page.getByLabel("Allowed origins").fill("https://shop.example.com")
+          await page.getByLabel("Display name").fill("Ana")
+          await page.getByLabel("Colour").fill("#112233")
+          await page.getByLabel("Launcher position").selectOption("bottom-left")
+          await page.getByLabel("Lead capture").selectOption("on_escalation")
+          await page.getByLabel(/hand-off/).check()
           await page.getByRole("button", { name: "Save changes" }).click()
           await page.getByText("Saved.").waitFor()
           await check(opened, "agent-settings")
@@ -468,6 +473,11 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           body: { agent_id: agentId, email: "lee@example.com", name: "Lee", conversation_id: sent.body.data.conversation_id }
         })
         expect(lead.status, lead.text).toBe(201)
+        const rated = yield* h.call("POST", `/v1/conversations/${sent.body.data.conversation_id}/messages/${sent.body.data.id}/feedback`, {
+          key: ws.secretTest,
+          body: { rating: "down", comment: "Not about Canada" }
+        })
+        expect(rated.status, rated.text).toBe(200)
         yield* Effect.promise(async () => {
           const opened = await open(h, "#/conversations")
           const { page } = opened
@@ -476,6 +486,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await check(opened, "conversations")
           await page.getByRole("table").getByRole("link").first().click()
           await page.getByText("Do you ship to Canada?").waitFor()
+          await page.locator(".turn-assistant .feedback", { hasText: "Rated not helpful" }).getByText(/Not about Canada/).waitFor()
           await check(opened, "conversation")
           await page.getByRole("link", { name: "Leads" }).click()
           const row = page.getByRole("row", { name: /lee@example.com/ })

@@ -1,5 +1,5 @@
-/** Agents: the list, creating one, and an agent's settings (name, instructions, welcome message, origins). */
-import type { Agent } from "../../../../schema/Agents.js"
+/** Agents: the list, creating one, and an agent's settings (name, instructions, welcome message, origins, widget). */
+import type { Agent, LauncherPosition, LeadCapture } from "../../../../schema/Agents.js"
 import { useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, useAction, usePagedList, useResource, when } from "../ui.js"
@@ -145,6 +145,11 @@ const EditAgent = ({ client, agent, onSaved }: { client: Client; agent: Agent; o
   const [instructions, setInstructions] = useState(agent.instructions ?? "")
   const [welcome, setWelcome] = useState(agent.welcome_message ?? "")
   const [origins, setOrigins] = useState(agent.allowed_origins.join("\n"))
+  const [displayName, setDisplayName] = useState(agent.widget.display_name ?? "")
+  const [color, setColor] = useState(agent.widget.color)
+  const [launcher, setLauncher] = useState<string>(agent.widget.launcher_position)
+  const [leadCapture, setLeadCapture] = useState<string>(agent.widget.lead_capture)
+  const [handoff, setHandoff] = useState(agent.widget.handoff)
   const [saved, setSaved] = useState(false)
   const save = useAction()
   const remove = useAction()
@@ -158,7 +163,14 @@ const EditAgent = ({ client, agent, onSaved }: { client: Client; agent: Agent; o
       allowed_origins: origins
         .split(/[\s,]+/)
         .map((o) => o.trim())
-        .filter((o) => o !== "")
+        .filter((o) => o !== ""),
+      widget: {
+        display_name: displayName.trim() === "" ? null : displayName,
+        color,
+        launcher_position: launcher as LauncherPosition,
+        lead_capture: leadCapture as LeadCapture,
+        handoff
+      }
     }
     if (await save.run(() => client.call("PATCH", `/v1/agents/${agent.id}`, { body }))) {
       setSaved(true)
@@ -186,6 +198,45 @@ const EditAgent = ({ client, agent, onSaved }: { client: Client; agent: Agent; o
           hint="One origin per line (https://shop.example.com): pages allowed to embed this agent's widget."
           name="origins"
         />
+        <fieldset class="widget-settings">
+          <legend>Widget</legend>
+          <Field
+            label="Display name"
+            value={displayName}
+            onInput={setDisplayName}
+            hint={`The name the chat widget shows; empty: the agent's name (${agent.name}).`}
+            name="widget-display-name"
+          />
+          <Field label="Colour" type="color" value={color} onInput={setColor} name="widget-color" />
+          <Select
+            label="Launcher position"
+            value={launcher}
+            onChange={setLauncher}
+            options={[
+              ["bottom-right", "Bottom right"],
+              ["bottom-left", "Bottom left"]
+            ]}
+          />
+          <Select
+            label="Lead capture"
+            value={leadCapture}
+            onChange={setLeadCapture}
+            options={[
+              ["off", "Off"],
+              ["before_first_message", "Before the first message"],
+              ["on_escalation", "When the visitor asks for a person"]
+            ]}
+          />
+          <label class="check">
+            <input
+              type="checkbox"
+              name="widget-handoff"
+              checked={handoff}
+              onChange={(e) => setHandoff((e.currentTarget as HTMLInputElement).checked)}
+            />
+            People answer live in the widget (hand-off)
+          </label>
+        </fieldset>
         <p class="muted">
           Slug <code>{agent.slug}</code> · type {agent.type} · updated {when(agent.updated_at)}
         </p>

@@ -109,6 +109,12 @@ export const ConversationPage = ({ client, conversationId }: { client: Client; c
                   {m.sources.length === 0 ? null : (
                     <p class="small muted">Sources: {m.sources.map((s) => s.title).join("; ")}</p>
                   )}
+                  {m.feedback == null ? null : (
+                    <p class={`small feedback feedback-${m.feedback.rating}`}>
+                      Rated {m.feedback.rating === "up" ? "helpful" : "not helpful"} · {when(m.feedback.updated_at)}
+                      {m.feedback.comment === null ? "" : `: “${m.feedback.comment}”`}
+                    </p>
+                  )}
                 </li>
               ))}
             </ol>
