@@ -13,6 +13,7 @@ import { Authentication, RequiredScope, WidgetScope } from "./Auth.js"
 import {
   Conversation,
   ConversationEventsText,
+  ConversationWithMessages,
   Handoff,
   LastEventId,
   Message,
@@ -142,6 +143,17 @@ export class WidgetGroup extends HttpApiGroup.make("widget")
           "of `channel: \"widget\"`, `message_count: 0`; `conversation.started` comes with its first message"
       )
       .annotate(OpenApi.Summary, "Open a conversation of channel `widget`; `conversation.started` comes with its first message")
+      .addError(ApiError(ResourceMissing))
+  )
+  .add(
+    HttpApiEndpoint.get("retrieveConversation")`/widget/v1/agents/${agentPath}/conversations/${conversationPath}`
+      .addSuccess(Envelope(ConversationWithMessages))
+      .annotate(
+        OpenApi.Description,
+        "Widget keys only (scope `widget:chat`). The path's agent's conversation with its final messages, " +
+          "oldest first: what the widget draws again after a reload; another agent's conversation is `404 conversation_id`"
+      )
+      .annotate(OpenApi.Summary, "The conversation with its messages, to draw a chat again after a reload")
       .addError(ApiError(ResourceMissing))
   )
   .add(

@@ -13,6 +13,8 @@
  *   dist/chunks.json                 each chunk's source files (for the check that the bundle suite loads them all)
  *   dist/widget/v1/service-form-element.esm.js
  *                                    the `<service-form>` component, served as it is
+ *   dist/widget/v1/service-chat-element.esm.js
+ *                                    the `<service-chat>` component (fails the build past 30 KB gzipped)
  *   dist/console/app.{js,css}        the admin console served at `/console` (its script's gzipped size printed)
  *
  * Each step is one entry of `steps`: a new asset is one more entry.
@@ -26,6 +28,7 @@ import { fileURLToPath } from "node:url"
 import { writePgliteTemplate } from "../layers/pglite/Client.js"
 import { chunkInputs, lazyCommonJs } from "./bundleCheck.js"
 import { builtElementFile, writeElementBundle } from "../src/forms/ElementBundle.js"
+import { builtChatElementFile, maxChatScriptGzipBytes, writeChatElementBundle } from "../src/widget/ElementBundle.js"
 import { builtConsoleDir, writeConsoleBundle } from "../src/console/ConsoleBundle.js"
 import { runMigrations } from "../src/db/Migrator.js"
 import { migrations } from "../src/db/migrations/index.js"
@@ -167,6 +170,13 @@ export const steps: ReadonlyArray<{ readonly name: string; readonly run: () => P
   { name: "external packages", run: copyExternals },
   { name: "database template", run: writeTemplate },
   { name: "form component", run: () => Effect.runPromise(Effect.asVoid(writeElementBundle(join(dist, builtElementFile)))) },
+  {
+    name: "chat component",
+    run: async () => {
+      const { bytes, gzipped } = await Effect.runPromise(writeChatElementBundle(join(dist, builtChatElementFile)))
+      console.log(`build: chat script ${(bytes / 1024).toFixed(1)} KB, ${(gzipped / 1024).toFixed(1)} KB gzipped (budget ${maxChatScriptGzipBytes / 1024} KB)`)
+    }
+  },
   {
     name: "admin console",
     run: async () => {

@@ -97,7 +97,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 )
 
 /** The routes beside the API. */
-const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, ConsoleRoutes)
+const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, Widget.Routes, ConsoleRoutes)
 
 /** Each area's background fibers. */
 const Workers = Layer.mergeAll(

@@ -23,6 +23,7 @@ import { stallBench } from "./stall.js"
 import { startup } from "./startup.js"
 import { tickets } from "./tickets.js"
 import { webhooks } from "./webhooks.js"
+import { widget } from "./widget.js"
 import { widgetHandoff } from "./widget-handoff.js"
 
 const benchmarks: Record<string, () => Promise<Section>> = {
@@ -41,7 +42,11 @@ const benchmarks: Record<string, () => Promise<Section>> = {
   patterns,
   console: consolePages,
   stall: stallBench,
-  widget: widgetHandoff
+  widget: async () => {
+    const element = await widget()
+    const handoff = await widgetHandoff()
+    return { title: element.title, lines: [...element.lines, "", `### ${handoff.title}`, "", ...handoff.lines] }
+  }
 }
 
 const requested = process.argv.slice(2)

@@ -62,6 +62,7 @@ export const besideApi = (path: string): string | undefined => {
   if (path.startsWith("/admin/")) return "/admin/*"
   if (path.startsWith("/storage/v1/object/public/widget/")) return "/storage/v1/object/public/widget/*"
   if (path.startsWith("/demo/forms/")) return "/demo/forms/{form_id}"
+  if (path === "/demo/chat") return "/demo/chat"
   return undefined
 }
 

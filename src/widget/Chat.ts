@@ -91,6 +91,11 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.open(caller, "widget", agentId, input.metadata ?? {})
     })
 
+    /** The conversation with its final messages (the widget draws its history again). */
+    const retrieve = Effect.fn("WidgetChat.retrieve")(function* (caller: CallerShape, agentId: AgentId, id: ConversationId) {
+      return yield* conversationOf(caller, agentId, id)
+    })
+
     /** Stores the visitor's message and starts the reply (see `Conversations.send`). */
     const send = Effect.fn("WidgetChat.send")(function* (
       caller: CallerShape,
@@ -177,7 +182,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.end(caller, id)
     })
 
-    return { config, open, send, resume, escalate, events, rate, end } as const
+    return { config, open, retrieve, send, resume, escalate, events, rate, end } as const
   }),
   dependencies: []
 }) {}

@@ -49,6 +49,9 @@ export const WidgetHttp = HttpApiBuilder.group(Api, "widget", (handlers) =>
         ({ path, payload }) => Effect.flatMap(Caller, (c) => chat.open(c, path.agent_id, payload)).pipe(Effect.flatMap(ok)),
         runsToCompletion
       )
+      .handle("retrieveConversation", ({ path }) =>
+        Effect.flatMap(Caller, (c) => chat.retrieve(c, path.agent_id, path.conversation_id)).pipe(Effect.flatMap(ok))
+      )
       .handle("sendMessage", ({ path, payload }) =>
         Effect.gen(function* () {
           const caller = yield* Caller

@@ -42,7 +42,9 @@ describe("the contract's endpoints", () => {
       "/docs/errors",
       "/admin/rpc",
       "/storage/v1/object/public/widget/v1/service-form-element.esm.js",
-      "/demo/forms/form_1"
+      "/demo/forms/form_1",
+      "/storage/v1/object/public/widget/v1/service-chat-element.esm.js",
+      "/demo/chat"
     ]) {
       expect(isOperational(path), path).toBe(true)
     }

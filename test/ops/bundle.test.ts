@@ -25,6 +25,7 @@ import {
 } from "../../scripts/bench/lib.js"
 import { bundleIsStale } from "../../scripts/freshness.mjs"
 import { elementPath } from "../../src/forms/ElementBundle.js"
+import { chatElementPath } from "../../src/widget/ElementBundle.js"
 
 const databaseUrl = process.env["DATABASE_URL"]
 let dir = ""
@@ -104,6 +105,11 @@ describe(`dist/ copied outside the project (${databaseUrl === undefined ? "PGlit
     expect(element.status).toBe(200)
     expect(element.headers.get("content-type")).toMatch(/^text\/javascript/)
     expect(await element.text()).toContain("service-form")
+    // and the chat component beside it, built within its budget
+    const chat = await fetch(`http://${host}:${port}${chatElementPath}`)
+    expect(chat.status).toBe(200)
+    expect(chat.headers.get("content-type")).toMatch(/^text\/javascript/)
+    expect(await chat.text()).toContain('customElements.define("service-chat"')
     await stopsOnSigterm(first)
 
     const again = await start(env)

@@ -1,0 +1,373 @@
+/**
+ * `<service-chat>` in Chromium against the real server (the `local` model): a
+ * page on another loopback origin, under a strict CSP (no `unsafe-inline`),
+ * embeds the component as a site would. The launcher opens the panel (axe
+ * finds nothing serious, the keyboard works); a question gets a streamed reply
+ * drawn from a text source; a dropped stream resumes with `Last-Event-ID`; a
+ * reload keeps the conversation; a rating is recorded; "Talk to a person"
+ * makes an `ai_escalation` ticket, a member's reply appears without a reload
+ * and a release gives the chat back; the page asks no other host; a page of an
+ * origin the agent does not allow is refused.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { mkdirSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join, resolve } from "node:path"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll } from "vitest"
+import { chatElementPath } from "../../src/widget/ElementBundle.js"
+import { waitSettled } from "../knowledge/support.js"
+import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
+import { haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
+
+const artifacts = resolve(import.meta.dirname, "../artifacts")
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+const attr = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
+
+/** A shop's page: its CSP allows scripts and calls to the service only, and no inline style or script at all. */
+const chatPage = (service: string, attributes: Record<string, string>, lang = "en") => `<!doctype html>
+<html lang="${attr(lang)}"><head><meta charset="utf-8"><title>Shop</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${attr(service)}; connect-src ${attr(service)}; style-src 'none'; img-src 'none'">
+<script type="module" src="${attr(service)}${chatElementPath}"></script>
+</head><body><main><h1>Shop</h1><p>Welcome to the shop.</p></main>
+<service-chat ${Object.entries(attributes).map(([k, v]) => `${k}="${attr(v)}"`).join(" ")}></service-chat>
+</body></html>`
+
+describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
+  let browser: Browser
+  let site: PageServer
+  const contexts: Array<BrowserContext> = []
+
+  beforeAll(async () => {
+    browser = await launchChromium()
+    site = await startPageServer()
+  })
+  afterAll(async () => {
+    await Promise.all(contexts.map((c) => c.close()))
+    await browser?.close()
+    await site?.close()
+  })
+
+  let pageCount = 0
+
+  interface Opened {
+    readonly page: Page
+    readonly context: BrowserContext
+    readonly url: string
+    /** Every request the page made, by origin. */
+    readonly origins: Set<string>
+    readonly cspViolations: Array<string>
+  }
+
+  const open = (
+    h: HarnessShape,
+    attributes: Record<string, string>,
+    options: { viewport?: { width: number; height: number }; waitFor?: "ready" | "error"; context?: BrowserContext } = {}
+  ) =>
+    Effect.promise(async (): Promise<Opened> => {
+      const context = options.context ?? (await browser.newContext({ locale: "en-US", viewport: options.viewport ?? { width: 1000, height: 800 } }))
+      if (options.context === undefined) contexts.push(context)
+      const page = await context.newPage()
+      page.setDefaultTimeout(20_000)
+      const origins = new Set<string>()
+      page.on("request", (request) => origins.add(new URL(request.url()).origin))
+      const cspViolations: Array<string> = []
+      page.on("console", (message) => {
+        if (/Content Security Policy|Refused to/i.test(message.text())) cspViolations.push(message.text())
+      })
+      const url = site.put(`/chat-${++pageCount}`, chatPage(h.url, attributes))
+      await page.goto(url)
+      await page.locator(`service-chat[data-test-${options.waitFor ?? "ready"}]`).waitFor({ state: "attached" })
+      return { page, context, url, origins, cspViolations }
+    })
+
+  /** The page marks the element when the component raises ready / error (an init script: the CSP allows no inline one). */
+  const marking = (context: BrowserContext) =>
+    context.addInitScript(() => {
+      for (const type of ["ready", "error"]) {
+        document.addEventListener(`service-chat:${type}`, (e) => (e.target as Element).setAttribute(`data-test-${type}`, ""))
+      }
+    })
+
+  const axe = async (page: Page) => {
+    const violations = await page.evaluate(`(async () => {
+      if (!window.axe) { ${axeSource} }
+      const result = await window.axe.run(document, { resultTypes: ["violations"] })
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }))
+    })()`)
+    return (violations as Array<{ impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical")
+  }
+
+  /** An agent of the shop's origin with a text source, indexed. */
+  const setup = (h: HarnessShape, ws: SeededWorkspace, body: Record<string, unknown> = {}) =>
+    Effect.gen(function* () {
+      const created = yield* h.call("POST", "/v1/agents", {
+        key: ws.secretTest,
+        body: { type: "support", name: "Help desk", allowed_origins: [site.origin], welcome_message: "Hi! Ask me about deliveries.", ...body }
+      })
+      expect(created.status, created.text).toBe(201)
+      const agentId = created.body.data.id as string
+      const source = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+        key: ws.secretTest,
+        body: {
+          type: "text",
+          title: "Delivery times",
+          content: "# Delivery\n\nOrders arrive within five business days anywhere in Europe. Tracking is e-mailed when the parcel leaves."
+        }
+      })
+      expect(source.status, source.text).toBe(201)
+      const settled = yield* waitSettled(h, ws.secretTest, agentId, [source.body.data.id])
+      expect(settled[0].status).toBe("indexed")
+      return agentId
+    })
+
+  const newContext = (viewport = { width: 1000, height: 800 }) =>
+    Effect.promise(async () => {
+      const context = await browser.newContext({ locale: "en-US", viewport })
+      contexts.push(context)
+      await marking(context)
+      return context
+    })
+
+  const chat = (page: Page) => page.locator("service-chat")
+  const launcher = (page: Page) => page.getByRole("button", { name: "Open chat with Help desk" })
+  const ask = async (page: Page, question: string) => {
+    await page.getByRole("textbox", { name: "Type your message" }).fill(question)
+    await page.getByRole("button", { name: "Send", exact: true }).click()
+  }
+  const replies = (page: Page) => page.locator("service-chat .msg.assistant[data-message-id]")
+
+  layer(testServer())("component", (it) => {
+    it.effect("the launcher opens the panel: its name, the welcome message, axe clean, Escape and the focus trap, 320 px wide; the page asks no other host", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws)
+        const context = yield* newContext()
+        const opened = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId }, { context })
+        const { page } = opened
+        yield* Effect.promise(async () => {
+          const button = launcher(page)
+          expect(await button.getAttribute("aria-expanded")).toBe("false")
+          await button.click()
+          const dialog = page.getByRole("dialog", { name: "Help desk" })
+          await dialog.waitFor()
+          expect(await page.locator("service-chat .welcome").textContent()).toBe("Hi! Ask me about deliveries.")
+          expect(await page.locator("service-chat [role=log]").getAttribute("aria-live")).toBe("polite")
+          // the focus is in the text box
+          expect(await chat(page).evaluate((e) => e.shadowRoot!.activeElement?.id)).toBe("sc-input")
+          expect(await axe(page)).toEqual([])
+
+          // Tab cycles inside the panel
+          for (let i = 0; i < 8; i++) {
+            await page.keyboard.press("Tab")
+            expect(await chat(page).evaluate((e) => e.shadowRoot!.querySelector(".panel")!.contains(e.shadowRoot!.activeElement))).toBe(true)
+          }
+          await page.keyboard.press("Escape")
+          await dialog.waitFor({ state: "hidden" })
+          expect(await chat(page).evaluate((e) => e.shadowRoot!.activeElement?.classList.contains("launcher"))).toBe(true)
+          expect(await launcher(page).getAttribute("aria-expanded")).toBe("false")
+
+          mkdirSync(artifacts, { recursive: true })
+          await launcher(page).click()
+          await page.screenshot({ path: join(artifacts, "service-chat.png") })
+          // at 320 px the panel fits the width
+          await page.setViewportSize({ width: 320, height: 640 })
+          const box = (await page.locator("service-chat .panel").boundingBox())!
+          expect(box.x).toBeGreaterThanOrEqual(0)
+          expect(box.x + box.width).toBeLessThanOrEqual(320.5)
+          await page.screenshot({ path: join(artifacts, "service-chat-320.png") })
+          expect(await axe(page)).toEqual([])
+
+          expect([...opened.origins].sort()).toEqual([h.url, site.origin].sort())
+          expect(opened.cspViolations).toEqual([])
+          expect(await page.evaluate(() => document.cookie)).toBe("")
+        })
+      })
+    )
+
+    it.effect("a question gets a reply streamed token by token, drawn from the source; the rating is recorded and changeable; a reload keeps the conversation", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws)
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId, open: "" }, { context })
+        const conversationId = yield* Effect.promise(async () => {
+          // the reply bubble's text, recorded each time it changes: it grows token by token
+          await chat(page).evaluate((e) => {
+            const lengths: Array<number> = []
+            ;(window as any).lengths = lengths
+            new MutationObserver(() => {
+              if (e.shadowRoot!.querySelector(".msg.assistant.typing .status") !== null) (window as any).typing = true
+              const text = e.shadowRoot!.querySelector(".msg.assistant .text")
+              if (text !== null && lengths.at(-1) !== text.textContent!.length) lengths.push(text.textContent!.length)
+            }).observe(e.shadowRoot!.querySelector(".log")!, { subtree: true, childList: true, characterData: true })
+          })
+          await ask(page, "How long does delivery take?")
+          await replies(page).first().waitFor()
+          // the typing state was shown until the first token
+          expect(await page.evaluate(() => (window as any).typing)).toBe(true)
+          const reply = replies(page).first()
+          const lengths = (await page.evaluate(() => (window as any).lengths)) as Array<number>
+          expect(lengths.length).toBeGreaterThan(1)
+          expect(lengths).toEqual([...lengths].sort((a, b) => a - b))
+          expect((await reply.locator(".text").textContent())!.length).toBeGreaterThan(10)
+          expect(await reply.locator(".sources").textContent()).toContain("Delivery times")
+          expect(await page.locator("service-chat .msg.user").textContent()).toContain("How long does delivery take?")
+
+          const down = reply.getByRole("button", { name: "Not helpful" })
+          const up = reply.getByRole("button", { name: "Helpful", exact: true })
+          expect(await down.getAttribute("aria-pressed")).toBe("false")
+          await up.click()
+          await down.click()
+          expect(await down.getAttribute("aria-pressed")).toBe("true")
+          expect(await up.getAttribute("aria-pressed")).toBe("false")
+          const kept = await page.evaluate(() => Object.entries(localStorage).find(([k]) => k.startsWith("service-chat:"))?.[1])
+          return JSON.parse(kept!).conversationId as string
+        })
+        expect(conversationId).toMatch(/^cnv_/)
+
+        // read back through /v1: the last mark, "not helpful"
+        const messageId = yield* Effect.promise(() => replies(page).first().getAttribute("data-message-id"))
+        yield* Effect.promise(async () => {
+          for (let i = 0; i < 50; i++) {
+            const read = await fetch(`${h.url}/v1/conversations/${conversationId}`, { headers: { authorization: `Bearer ${ws.secretTest}` } })
+            const body = (await read.json()) as any
+            if (body.data.messages.find((m: any) => m.id === messageId)?.feedback?.rating === "down") return
+            await new Promise((r) => setTimeout(r, 100))
+          }
+          throw new Error("the rating was not recorded as down")
+        })
+
+        // a reload: the same conversation, its history drawn again
+        yield* Effect.promise(async () => {
+          await page.reload()
+          await page.locator("service-chat[data-test-ready]").waitFor({ state: "attached" })
+          await replies(page).first().waitFor()
+          expect(await page.locator("service-chat .msg.user").textContent()).toContain("How long does delivery take?")
+          expect(await replies(page).first().getAttribute("data-message-id")).toBe(messageId)
+          expect(await replies(page).first().getByRole("button", { name: "Not helpful" }).getAttribute("aria-pressed")).toBe("true")
+          await ask(page, "Is tracking e-mailed?")
+          await replies(page).nth(1).waitFor()
+        })
+        const read = yield* h.call("GET", `/v1/conversations/${conversationId}`, { key: ws.secretTest })
+        expect(read.body.data.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
+        expect(read.body.data.messages[1].sources.map((s: any) => s.title)).toContain("Delivery times")
+      })
+    )
+
+    it.effect("a dropped stream resumes after its last event with Last-Event-ID", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws)
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId, open: "" }, { context })
+        yield* Effect.promise(async () => {
+          const resumes: Array<string | undefined> = []
+          page.on("request", (request) => {
+            if (/\/messages\/[^/]+\/stream$/.test(request.url())) resumes.push(request.headers()["last-event-id"])
+          })
+          // the first answer is cut after its third event, as a dropped connection ends it
+          await page.route(/\/conversations\/[^/]+\/messages$/, async (route) => {
+            if (route.request().method() !== "POST") return route.continue()
+            const response = await route.fetch()
+            const events = (await response.text()).split("\n\n").filter((e) => e.trim() !== "")
+            await route.fulfill({ response, body: events.slice(0, 3).join("\n\n") + "\n\n" })
+          })
+          await ask(page, "How long does delivery take?")
+          await replies(page).first().waitFor()
+          expect(resumes).toEqual(["3"])
+          expect(await replies(page).first().locator(".sources").textContent()).toContain("Delivery times")
+          expect(await page.locator("service-chat .log .notice.error").allTextContents()).toEqual([])
+        })
+        // what the bubble shows is exactly the stored reply: no token twice, none missing
+        const conversationId = yield* Effect.promise(() =>
+          page.evaluate(() => JSON.parse(Object.entries(localStorage).find(([k]) => k.startsWith("service-chat:"))![1]).conversationId as string)
+        )
+        const read = yield* h.call("GET", `/v1/conversations/${conversationId}`, { key: ws.secretTest })
+        const shown = yield* Effect.promise(() => replies(page).first().locator(".text").textContent())
+        expect(shown).toBe(read.body.data.messages[1].content)
+      })
+    )
+
+    it.effect("Talk to a person asks for the e-mail, makes an ai_escalation ticket; a member's reply appears without a reload; a release gives the chat back", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws, { widget: { handoff: true } })
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId, open: "" }, { context })
+        yield* Effect.promise(async () => {
+          await ask(page, "How long does delivery take?")
+          await replies(page).first().waitFor()
+          await page.getByRole("button", { name: "Talk to a person" }).click()
+          const email = page.getByLabel("Your e-mail")
+          await email.fill("not an address")
+          await page.getByRole("button", { name: "Continue" }).click()
+          expect(await email.getAttribute("aria-invalid")).toBe("true")
+          await email.fill("ana@example.com")
+          await page.getByRole("button", { name: "Continue" }).click()
+          await page.locator("service-chat .log .notice", { hasText: "a person will answer" }).waitFor()
+        })
+        const tickets = yield* h.call("GET", "/v1/tickets", { key: ws.secretTest })
+        const ticket = tickets.body.data.find((t: any) => t.origin === "ai_escalation")
+        expect(ticket, tickets.text).toBeDefined()
+        expect(ticket.visitor_email).toBe("ana@example.com")
+
+        const conversationId = ticket.conversation_id as string
+        const conversation = yield* h.call("GET", `/v1/conversations/${conversationId}`, { key: ws.secretTest })
+        if (conversation.body.data.handoff == null) {
+          console.warn("no hand-off on this service's conversations: the live reply is not tested")
+          return
+        }
+        // a member answers on the ticket: it reaches the open widget over the conversation's event stream
+        const answered = yield* h.call("POST", `/v1/tickets/${ticket.public_id}/messages`, {
+          key: ws.secretTest,
+          body: { body: "Hello Ana, I am looking at your order now." }
+        })
+        expect(answered.status, answered.text).toBe(201)
+        yield* Effect.promise(async () => {
+          await page.locator("service-chat .msg.member", { hasText: "looking at your order" }).waitFor()
+          // while a person has it, a message gets no agent reply
+          const before = await replies(page).count()
+          await ask(page, "Thanks!")
+          await page.locator("service-chat .msg.user", { hasText: "Thanks!" }).waitFor()
+          await page.waitForFunction(() => !document.querySelector("service-chat")!.shadowRoot!.querySelector(".log")!.hasAttribute("aria-busy"))
+          expect(await replies(page).count()).toBe(before)
+        })
+        const released = yield* h.call("POST", `/v1/conversations/${conversationId}/release`, { key: ws.secretTest })
+        expect(released.status, released.text).toBe(200)
+        yield* Effect.promise(async () => {
+          await page.locator("service-chat .log .notice", { hasText: "the assistant answers again" }).waitFor()
+          const before = await replies(page).count()
+          await ask(page, "How long does delivery take?")
+          await replies(page).nth(before).waitFor()
+          // a reload shows the member's message from the stored conversation
+          await page.reload()
+          await page.locator("service-chat .msg.member", { hasText: "looking at your order" }).waitFor()
+        })
+      })
+    )
+
+    it.effect("a page of an origin the agent does not allow is refused, and says so", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const created = yield* h.call("POST", "/v1/agents", {
+          key: ws.secretTest,
+          body: { type: "support", name: "Help desk", allowed_origins: ["https://shop.example.com"] }
+        })
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": created.body.data.id, open: "" }, { context, waitFor: "error" })
+        yield* Effect.promise(async () => {
+          await page.locator("service-chat .log .notice.error", { hasText: "This chat is not available on this site." }).waitFor()
+          expect(await page.getByRole("textbox", { name: "Type your message" }).isDisabled()).toBe(true)
+        })
+      })
+    )
+  })
+})
