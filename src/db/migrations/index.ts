@@ -34,6 +34,7 @@ import refreshRounds from "./0032_refresh_rounds.js"
 import crawlSchedules from "./0033_crawl_schedules.js"
 import workspaceShares from "./0034_workspace_shares.js"
 import chunkDrafts from "./0035_chunk_drafts.js"
+import sourceTextPieces from "./0036_source_text_pieces.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -70,5 +71,6 @@ export const migrations = {
   "0032_refresh_rounds": refreshRounds,
   "0033_crawl_schedules": crawlSchedules,
   "0034_workspace_shares": workspaceShares,
-  "0035_chunk_drafts": chunkDrafts
+  "0035_chunk_drafts": chunkDrafts,
+  "0036_source_text_pieces": sourceTextPieces
 }
