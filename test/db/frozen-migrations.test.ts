@@ -46,7 +46,8 @@ const committed: Record<string, string> = {
   "0032_refresh_rounds": "3ef510064de167a5",
   "0033_crawl_schedules": "5f598f595149bbd9",
   "0034_workspace_shares": "4a6c8e115916e8fa",
-  "0035_chunk_drafts": "d7c93365dc6cc8e4"
+  "0035_chunk_drafts": "d7c93365dc6cc8e4",
+  "0036_source_text_pieces": "af9af1e5c19c634f"
 }
 
 const files = readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name))
