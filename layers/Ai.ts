@@ -12,7 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Extract from "./ai/Extract.js"
-import { AiError, type AiShape, type OpenAiOptions } from "./ai/Shape.js"
+import { makeLocalThread } from "./ai/LocalThread.js"
+import { AiError, type AiShape, type CategoryDraft, type OpenAiOptions, type QaDraft } from "./ai/Shape.js"
 import { hashEmbed } from "./ai/Text.js"
 
 /** The interface, its error and its values, for every user of the service. */
@@ -52,8 +53,40 @@ export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
     )
 })
 
-/** Default: offline and deterministic. */
-export const layerLocal: Layer.Layer<Ai> = Layer.sync(Ai, () => makeLocal())
+/**
+ * Inputs from this many characters on are worked on the local provider's thread (`ai/LocalThread.ts`); smaller
+ * ones (a question's vector, a short document) cost less here than a message each way.
+ */
+export const localThreadChars = 64 * 1024
+
+const charsOf = (texts: ReadonlyArray<string>) => texts.reduce((sum, text) => sum + text.length, 0)
+
+/**
+ * Default: offline and deterministic. A big document's categories and Q&A, and a big batch of vectors, are
+ * computed on a thread of their own, off the main thread (the same results as `makeLocal`'s).
+ */
+export const layerLocal: Layer.Layer<Ai> = Layer.scoped(
+  Ai,
+  Effect.map(makeLocalThread, (thread): AiShape => {
+    const inline = makeLocal()
+    const big = (texts: ReadonlyArray<string>) => charsOf(texts) >= localThreadChars
+    return {
+      ...inline,
+      categorize: (doc) =>
+        big([doc.title, doc.text])
+          ? (thread.call({ op: "categorize", doc: { title: doc.title, text: doc.text } }) as Effect.Effect<ReadonlyArray<CategoryDraft>>)
+          : inline.categorize(doc),
+      generateQa: (doc, categories) =>
+        big([doc.title, doc.text])
+          ? (thread.call({ op: "generateQa", doc: { title: doc.title, text: doc.text }, categories }) as Effect.Effect<ReadonlyArray<QaDraft>>)
+          : inline.generateQa(doc, categories),
+      embed: (texts) =>
+        big(texts)
+          ? (thread.call({ op: "embed", texts, dimensions: inline.dimensions }) as Effect.Effect<ReadonlyArray<ReadonlyArray<number>>>)
+          : inline.embed(texts)
+    }
+  })
+)
 
 /** The local hashing embedder as an `@effect/ai` `EmbeddingModel`, for code written against that abstraction. */
 export const layerLocalEmbeddingModel = (dimensions: number = localDimensions): Layer.Layer<EmbeddingModel.EmbeddingModel> =>

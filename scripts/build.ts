@@ -3,6 +3,7 @@
  *
  *   dist/server.mjs, dist/cli.mjs    esbuild bundles (ESM, platform node), chunk-*.mjs loaded on demand
  *   dist/pglite-worker.mjs           the thread the embedded database runs on (`layers/pglite/Thread.ts`)
+ *   dist/ai-worker.mjs               the thread of the local AI provider's long work (`layers/ai/LocalThread.ts`)
  *   dist/decoder-process.mjs         the processes untrusted inputs are read in (`layers/Decoders.ts`)
  *   dist/pglite.{wasm,data}, initdb.wasm, vector.tar.gz
  *                                    PGlite's files, found beside the bundle (`new URL(..., import.meta.url)`)
@@ -101,6 +102,7 @@ const bundle = async () => {
       server: join(root, "src/main.ts"),
       cli: join(root, "src/cli/main.ts"),
       "pglite-worker": join(root, "layers/pglite/Worker.ts"),
+      "ai-worker": join(root, "layers/ai/LocalWorker.ts"),
       "decoder-process": join(root, "layers/extractor/Child.ts")
     },
     outdir: dist,

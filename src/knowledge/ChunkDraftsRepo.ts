@@ -7,12 +7,14 @@
  * Steps are sized by how long the last one took (`stepTarget`), so each stays short on a slow machine as on a
  * fast one, and one step runs at a time in the whole service: a reader waits behind one step at most, however
  * many sources are indexed at once. A draft given up is marked `discarded` (still hidden, written no more), then
- * its chunks are deleted in steps of the same kind, then its row.
+ * its chunks are deleted in steps of the same kind, then its row. The source's extracted text goes with the draft,
+ * in pieces (`writeText`, `readSourceText`): one value of megabytes held the database for seconds too.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { SourceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
@@ -28,6 +30,12 @@ export type DraftFence = { readonly attempt: number } | "indexed"
 
 /** Retrieval's condition on a row of `knowledge_chunks`: in no draft still listed (unpublished or discarded). */
 export const visibleChunk = "(draft is null or draft <> all(array(select id from knowledge_chunk_drafts)))"
+
+/**
+ * Characters of one piece of a source's extracted text (`knowledge_source_texts`, migration 0039): each piece is
+ * written, read and deleted by a statement of its own, short like a step of chunks.
+ */
+export const textPieceChars = 128 * 1024
 
 /** How long one step may hold the database, about. */
 const stepTarget = 40
@@ -49,6 +57,30 @@ const chunkColumns = {
 } as const
 
 const Id = Schema.Struct({ id: Schema.String })
+const Shown = Schema.Struct({ draft: Schema.String, pieces: Schema.Number })
+const Piece = Schema.Struct({ piece: Schema.String })
+
+/** A source's text as its published pieces tell it, read a piece a statement; none when it has no pieces shown. */
+export const readSourceText = (sql: SqlClient.SqlClient, sourceId: SourceId): Effect.Effect<Option.Option<string>> =>
+  Effect.gen(function* () {
+    // bounded: a text replaced as it is read (a refresh published meanwhile) is read again, a few times at most
+    for (let round = 0; round < 5; round++) {
+      const [shown] = yield* decodeAll(Shown, sql`
+        select draft, count(*)::int as pieces from knowledge_source_texts
+        where source_id = ${sourceId} and draft <> all(array(select id from knowledge_chunk_drafts))
+        group by draft limit 1`)
+      if (shown === undefined) return Option.none()
+      const pieces: Array<string> = []
+      for (let position = 0; position < shown.pieces; position++) {
+        const [piece] = yield* decodeAll(Piece, sql`
+          select piece from knowledge_source_texts where draft = ${shown.draft} and position = ${position}`)
+        if (piece === undefined) break
+        pieces.push(piece.piece)
+      }
+      if (pieces.length === shown.pieces) return Option.some(pieces.join(""))
+    }
+    return yield* Effect.dieMessage(`the text of source ${sourceId} changed at every read`)
+  })
 
 export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledge/ChunkDraftsRepo", {
   effect: Effect.gen(function* () {
@@ -117,7 +149,10 @@ export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledg
     const discard = (sourceId: SourceId, draft: string) =>
       Effect.zipRight(execute(sql`update knowledge_chunk_drafts set discarded = true where id = ${draft}`), purge(sourceId))
 
-    /** The chunks of the source's discarded drafts, deleted in steps; then the drafts, which hide nothing more. */
+    /**
+     * The chunks and text pieces of the source's discarded drafts, deleted in steps; then the drafts, which hide
+     * nothing more.
+     */
     const purge = (sourceId: SourceId) =>
       Effect.gen(function* () {
         const discarded = sql`select id from knowledge_chunk_drafts where source_id = ${sourceId} and discarded`
@@ -131,20 +166,35 @@ export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledg
           )
           if (deleted.length === 0) break
         }
+        for (let round = 0; round < 100_000; round++) {
+          const deleted = yield* steps.withPermits(1)(
+            decodeAll(Id, sql`
+              delete from knowledge_source_texts where (draft, position) in (
+                select draft, position from knowledge_source_texts
+                where source_id = ${sourceId} and draft in (${discarded}) limit 1)
+              returning draft as id`)
+          )
+          if (deleted.length === 0) break
+        }
         yield* execute(sql`
           delete from knowledge_chunk_drafts d where d.source_id = ${sourceId} and d.discarded
-            and not exists (select 1 from knowledge_chunks c where c.source_id = d.source_id and c.draft = d.id)`)
+            and not exists (select 1 from knowledge_chunks c where c.source_id = d.source_id and c.draft = d.id)
+            and not exists (select 1 from knowledge_source_texts t where t.source_id = d.source_id and t.draft = d.id)`)
       })
+
+    /** The draft still written: its row locked against a discard until the step's rows are in; else `DraftGone`. */
+    const stillOpen = (draft: string) =>
+      Effect.flatMap(
+        decodeAll(Id, sql`select id from knowledge_chunk_drafts where id = ${draft} and not discarded for share`),
+        (live) => (live.length === 0 ? new DraftGone() : Effect.void)
+      )
 
     /** `chunks` into the draft, in steps; `DraftGone` when it was discarded meanwhile. */
     const write = (source: SourceRow, draft: string, chunks: ReadonlyArray<NewChunk>) =>
       stepped(chunks.length, (from, count) =>
         inTransaction(
           Effect.gen(function* () {
-            // the row locked against a discard until the step's rows are in, so none lands in a discarded draft
-            const live = yield* decodeAll(Id, sql`
-              select id from knowledge_chunk_drafts where id = ${draft} and not discarded for share`)
-            if (live.length === 0) return yield* new DraftGone()
+            yield* stillOpen(draft)
             yield* bulkInsert(
               "knowledge_chunks",
               chunkColumns,
@@ -165,9 +215,28 @@ export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledg
         )
       )
 
+    /** The source's extracted text into the draft, a piece (`textPieceChars`) a step; `DraftGone` as `write`. */
+    const writeText = (source: SourceRow, draft: string, text: string) =>
+      Effect.forEach(
+        Array.from({ length: Math.ceil(text.length / textPieceChars) }, (_, position) => position),
+        (position) =>
+          steps.withPermits(1)(
+            inTransaction(
+              Effect.zipRight(
+                stillOpen(draft),
+                execute(sql`
+                  insert into knowledge_source_texts (draft, position, source_id, piece)
+                  values (${draft}, ${position}, ${source.id},
+                    ${text.slice(position * textPieceChars, (position + 1) * textPieceChars)})`)
+              )
+            )
+          ),
+        { discard: true }
+      )
+
     /**
-     * Inside the source's final transaction: the draft's chunks shown and the source's others hidden at once (a
-     * changed page's old chunks: their drafts listed again, discarded; chunks written before drafts existed
+     * Inside the source's final transaction: the draft's chunks and text shown and the source's others hidden at
+     * once (a changed page's old chunks and text: their drafts listed again, discarded; chunks written before drafts existed
      * deleted here). `DraftGone` when the draft was discarded meanwhile. `purge` deletes the hidden ones after.
      */
     const publish = (sourceId: SourceId, draft: string) =>
@@ -178,12 +247,15 @@ export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledg
         if (published.length === 0) return yield* new DraftGone()
         yield* execute(sql`
           insert into knowledge_chunk_drafts (id, source_id, discarded, created_at)
-          select distinct draft, source_id, true, ${at}::timestamptz from knowledge_chunks
-          where source_id = ${sourceId} and draft is not null and draft <> ${draft}
+          select draft, ${sourceId}, true, ${at}::timestamptz from (
+            select draft from knowledge_chunks where source_id = ${sourceId} and draft is not null and draft <> ${draft}
+            union
+            select draft from knowledge_source_texts where source_id = ${sourceId} and draft <> ${draft}
+          ) as others
           on conflict (id) do update set discarded = true`)
         yield* execute(sql`delete from knowledge_chunks where source_id = ${sourceId} and draft is null`)
       })
 
-    return { open, write, publish, purge, discard, discardAll } as const
+    return { open, write, writeText, publish, purge, discard, discardAll } as const
   })
 }) {}

@@ -150,7 +150,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         if (yield* repo.unchangedText(source.id, doc.text, at, validators)) return
         const built = yield* pipeline.index(source, doc)
         const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
-        // the new chunks written hidden, in short steps; the old ones hidden as the new are shown, deleted after
+        // the new chunks and text written hidden, in short steps; the old ones hidden as the new are shown, deleted after
         const draft = yield* drafts.open(source, "indexed")
         const swapped = transaction(
           Effect.gen(function* () {
@@ -159,7 +159,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
               source.id,
               {
                 ...validators,
-                extracted_text: built.text ?? "",
+                extracted_text: null,
                 chunk_count: chunks.length,
                 qa_count: built.qa.length,
                 size_bytes: page.body.length,
@@ -176,7 +176,8 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
             return true
           })
         )
-        const published = yield* Effect.zipRight(drafts.write(source, draft, chunks), swapped).pipe(
+        const written = Effect.zipRight(drafts.write(source, draft, chunks), drafts.writeText(source, draft, built.text ?? ""))
+        const published = yield* Effect.zipRight(written, swapped).pipe(
           Effect.onError((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.ignore(drafts.discard(source.id, draft))))
         )
         if (published) yield* drafts.purge(source.id)

@@ -23,6 +23,7 @@ import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
 import type { ClaimCall } from "../../layers/JobQueue.js"
 import { CategoryRow } from "../qa/CategoryRow.js"
+import { readSourceText } from "./ChunkDraftsRepo.js"
 import { processingFields, toProcessing } from "./Processing.js"
 
 export const SourceRow = Schema.Struct({
@@ -96,7 +97,8 @@ const KeptPage = Schema.Struct({ page_type: Schema.String, page_body: Schema.Uin
 const ChunkText = Schema.Struct({ id: Schema.String, content: Schema.String })
 const Present = Schema.Struct({ present: Schema.Boolean })
 const Count = Schema.Struct({ n: Schema.Number })
-const IndexedText = Schema.Struct({ id: SourceId, title: Schema.String, extracted_text: Schema.String })
+const IndexedText = Schema.Struct({ id: SourceId, title: Schema.String, extracted_text: Schema.NullOr(Schema.String) })
+const ExtractedText = Schema.Struct({ extracted_text: Schema.NullOr(Schema.String) })
 const SourceTitle = Schema.Struct({ id: SourceId, title: Schema.String })
 
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
@@ -137,7 +139,8 @@ export interface SourceProgress {
   readonly error_code?: SourceErrorCode | null
   readonly title?: string
   readonly size_bytes?: number
-  readonly extracted_text?: string
+  /** Written before migration 0039 only: a text is now written in pieces with its draft (`ChunkDraftsRepo.ts`). */
+  readonly extracted_text?: null
   readonly chunk_count?: number
   readonly qa_count?: number
   readonly started_at?: Date
@@ -378,14 +381,29 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
             where id in ${sql.in(ids)} and deleted_at is null`)
 
     /**
+     * The source's extracted text: its pieces (`ChunkDraftsRepo.ts`), or as written before them, in one value; none
+     * when it has none.
+     */
+    const textOf = (id: SourceId) =>
+      Effect.flatMap(
+        decodeAll(ExtractedText, sql`select extracted_text from knowledge_sources where id = ${id}`),
+        ([row]) => (row?.extracted_text == null ? readSourceText(sql, id) : Effect.succeed(Option.some(row.extracted_text)))
+      )
+
+    /**
      * A refresh that read the page's text again: when it is the text indexed, recorded as `refreshChecked` does;
-     * whether it was the same. One statement compares and records.
+     * whether it was the same. A refresh of the source runs alone, so its text does not change between the two.
      */
     const unchangedText = (id: SourceId, text: string, at: Date, validators: Pick<SourceRow, "etag" | "last_modified">) =>
-      decodeAll(Schema.Struct({ id: SourceId }), sql`
-        update knowledge_sources set ${sql.update({ ...validators, ...refreshDone, checked_at: at, gone_since: null })}
-        where id = ${id} and deleted_at is null and extracted_text = ${text}
-        returning id`).pipe(Effect.map((rows) => rows.length === 1))
+      Effect.gen(function* () {
+        const indexed = yield* textOf(id)
+        if (Option.isNone(indexed) || indexed.value !== text) return false
+        const rows = yield* decodeAll(Schema.Struct({ id: SourceId }), sql`
+          update knowledge_sources set ${sql.update({ ...validators, ...refreshDone, checked_at: at, gone_since: null })}
+          where id = ${id} and deleted_at is null
+          returning id`)
+        return rows.length === 1
+      })
 
     /** A changed page's new state, fenced on the source still indexed; none when it is not. */
     const replaced = (id: SourceId, changes: SourceProgress & { readonly changed_at: Date; readonly checked_at: Date }, at: Date) =>
@@ -435,19 +453,32 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           Effect.all([
             sql`delete from knowledge_chunk_drafts where source_id = ${id}`,
             sql`delete from knowledge_chunks where source_id = ${id}`,
+            sql`delete from knowledge_source_texts where source_id = ${id}`,
             sql`update knowledge_sources set deleted_at = ${at}, updated_at = ${at}, content = null, extracted_text = null
                 where id = ${id}`
           ], { discard: true })
         )
       )
 
-    /** Each indexed source's extracted text, oldest first (Q&A regeneration reads them). */
+    /** Each indexed source's extracted text, oldest first (Q&A regeneration reads them); those with none left out. */
     const indexedTexts = (tenant: Tenant, agentId: AgentId) =>
-      decodeAll(IndexedText, sql`
-        select id, title, extracted_text from knowledge_sources
-        where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-          and deleted_at is null and status = 'indexed' and extracted_text is not null
-        order by knowledge_sources.seq`).pipe(Effect.map((rows) => rows.map((r) => ({ sourceId: r.id, title: r.title, text: r.extracted_text }))))
+      Effect.flatMap(
+        decodeAll(IndexedText, sql`
+          select id, title, extracted_text from knowledge_sources
+          where agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+            and deleted_at is null and status = 'indexed'
+          order by knowledge_sources.seq`),
+        (rows) =>
+          Effect.map(
+            Effect.forEach(rows, (r) =>
+              Effect.map(
+                r.extracted_text === null ? readSourceText(sql, r.id) : Effect.succeed(Option.some(r.extracted_text)),
+                Option.map((text) => ({ sourceId: r.id, title: r.title, text }))
+              )
+            ),
+            (found) => found.flatMap(Option.toArray)
+          )
+      )
 
     // re-embedding (Embeddings.ts) walks every chunk, of every workspace, by primary key
 

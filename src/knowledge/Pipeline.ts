@@ -205,15 +205,19 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     /**
      * Chunks, Q&A, the final state (with what the phases left `unwritten`) and the event: all or nothing as readers
-     * see it, and nothing for a source deleted meanwhile or taken over by another attempt. The chunks go first, in
-     * short steps, into a draft hidden from retrieval (`ChunkDraftsRepo.ts`); the last transaction publishes it with
-     * the rest. Chunks and Q&A are only ever written here, with `indexed`, so the source has none before.
+     * see it, and nothing for a source deleted meanwhile or taken over by another attempt. The chunks and the
+     * extracted text (in pieces) go first, in short steps, into a draft hidden from retrieval (`ChunkDraftsRepo.ts`);
+     * the last transaction publishes it with the rest. Chunks and Q&A are only ever written here, with `indexed`, so
+     * the source has none before.
      */
     const commit = (source: SourceRow, built: Effect.Effect.Success<ReturnType<typeof build>>, unwritten: SourceProgress) =>
       Effect.gen(function* () {
         const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
         const draft = yield* drafts.open(source, { attempt: source.attempts })
-        const written = drafts.write(source, draft, chunks).pipe(phaseSpan("write"))
+        const written = Effect.zipRight(
+          drafts.write(source, draft, chunks),
+          built.text === null ? Effect.void : drafts.writeText(source, draft, built.text)
+        ).pipe(phaseSpan("write"))
         const published = transaction(
           Effect.gen(function* () {
             const tenant = tenantOf(source)
@@ -230,7 +234,8 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
               chunk_count: chunks.length,
               qa_count: built.qa.length,
               finished_at: at,
-              ...(built.text === null ? {} : { extracted_text: built.text }),
+              // the text is in the draft's pieces; a value written before them goes
+              ...(built.text === null ? {} : { extracted_text: null }),
               ...(built.validators === undefined ? {} : built.validators)
             }, title, at).pipe(phaseSpan("progress"))
             if (Option.isNone(completed)) return yield* new SourceGone()

@@ -48,7 +48,8 @@ const committed: Record<string, string> = {
   "0034_workspace_shares": "4a6c8e115916e8fa",
   "0035_chunk_drafts": "d7c93365dc6cc8e4",
   "0037_widget_settings": "13edfe7c09b35072",
-  "0038_handoff": "5123cd192e0ebbdd"
+  "0038_handoff": "5123cd192e0ebbdd",
+  "0039_source_text_pieces": "af9af1e5c19c634f"
 }
 
 const files = readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name))

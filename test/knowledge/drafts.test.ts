@@ -8,10 +8,13 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { MAX_TEXT_BYTES } from "../../schema/Knowledge.js"
 import { chunk } from "../../src/knowledge/Chunk.js"
-import { visibleChunk } from "../../src/knowledge/ChunkDraftsRepo.js"
+import { readSourceText, textPieceChars, visibleChunk } from "../../src/knowledge/ChunkDraftsRepo.js"
+import { KnowledgeRepo } from "../../src/knowledge/KnowledgeRepo.js"
+import { AgentId, SourceId } from "../../schema/Ids.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, html, page, serveSite, source, waitSettled } from "./support.js"
@@ -37,6 +40,12 @@ const chunkRows = (sourceId: string) =>
       select count(*)::int as all, (count(*) filter (where ${sql.literal(visibleChunk)}))::int as visible
       from knowledge_chunks where source_id = ${sourceId}`
   ).pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+
+/** How many pieces of a source's extracted text are stored, of any draft. */
+const textPieces = (sourceId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ n: number }>`select count(*)::int as n from knowledge_source_texts where source_id = ${sourceId}`
+  ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie)
 
 const draftsOf = (sourceId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -69,6 +78,16 @@ layer(testServer())("big documents and chunk drafts", (it) => {
       expect(done.qa_count).toBeGreaterThanOrEqual(1)
       expect(yield* chunkRows(id)).toEqual({ all: expected, visible: expected })
       expect(yield* draftsOf(id)).toEqual([])
+      // its text written in pieces, read back whole; none in the one value it was written as before
+      const sql = yield* SqlClient.SqlClient
+      expect(Option.getOrThrow(yield* readSourceText(sql, SourceId.make(id)))).toBe(content)
+      expect(yield* textPieces(id)).toBe(Math.ceil(content.length / textPieceChars))
+      expect(yield* textPieces(id)).toBeGreaterThan(1)
+      const [row] = yield* sql<{ extracted_text: string | null }>`select extracted_text from knowledge_sources where id = ${id}`.pipe(Effect.orDie)
+      expect(row!.extracted_text).toBeNull()
+      const repo = yield* Effect.provide(KnowledgeRepo, KnowledgeRepo.Default)
+      const [texts] = yield* repo.indexedTexts({ workspaceId: ws.workspace.id, environment: "test" }, AgentId.make(agentId))
+      expect(texts).toEqual({ sourceId: id, title: "The long text", text: content })
       // the text's last word is in its last chunk: found
       const hits = yield* search(h, ws.secretTest, agentId, "zanzibarcoda")
       expect(hits.some((text) => text.includes("zanzibarcoda"))).toBe(true)
@@ -93,8 +112,9 @@ layer(testServer())("big documents and chunk drafts", (it) => {
       const samples: Array<{ all: number; visible: number; status: string }> = []
       const sampler = yield* Effect.fork(
         eventually(
-          Effect.flatMap(chunkRows(id), (rows) =>
-            Effect.map(source(h, ws.secretTest, agentId, id), (s) => {
+          // the state first: a source seen indexed was published before its rows are read
+          Effect.flatMap(source(h, ws.secretTest, agentId, id), (s) =>
+            Effect.map(chunkRows(id), (rows) => {
               samples.push({ ...rows, status: s.status })
               return s
             })
@@ -172,6 +192,7 @@ layer(testServer())("big documents and chunk drafts", (it) => {
       expect(deleted.status).toBe(200)
       expect(yield* chunkRows(id)).toEqual({ all: 0, visible: 0 })
       expect(yield* draftsOf(id)).toEqual([])
+      expect(yield* textPieces(id)).toBe(0)
     })
   )
 })

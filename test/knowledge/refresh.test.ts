@@ -10,9 +10,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { AgentId, SourceId } from "../../schema/Ids.js"
+import { readSourceText } from "../../src/knowledge/ChunkDraftsRepo.js"
 import { KnowledgeRepo } from "../../src/knowledge/KnowledgeRepo.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
@@ -129,6 +131,13 @@ layer(testServer())("refreshing url sources", (it) => {
       expect(chunks.map((c) => c.content).join(" ")).toContain("eight to eight")
       expect(chunks.map((c) => c.content).join(" ")).not.toContain("nine to five")
       expect(after.body.data.chunk_count).toBe(chunks.length)
+      // the text indexed is the new one, and only its pieces are left
+      const sql = yield* SqlClient.SqlClient
+      const text = yield* readSourceText(sql, SourceId.make(id))
+      expect(Option.getOrThrow(text)).toContain("eight to eight")
+      expect(Option.getOrThrow(text)).not.toContain("nine to five")
+      const drafts = yield* sql<{ draft: string }>`select distinct draft from knowledge_source_texts where source_id = ${id}`.pipe(Effect.orDie)
+      expect(drafts).toHaveLength(1)
 
       const qaAfter = (yield* h.call("GET", `/v1/agents/${agentId}/qa?limit=100`, { key: ws.secretTest })).body.data
       const mine = qaAfter.filter((q: any) => q.source_id === id)

@@ -345,3 +345,40 @@ describe("text features with their caches", () => {
     expect(["orders", "ordered", "order"].map(stem)).toEqual(["ord", "ord", "ord"])
   })
 })
+
+describe("local Ai provider, big inputs", () => {
+  // over `localThreadChars`: worked on the provider's thread
+  const big = { title: handbook.title, text: Array.from({ length: 200 }, () => handbook.text).join("\n\n") }
+  const oneLine = { title: "One line", text: Array.from({ length: 60_000 }, (_, i) => `refund${i % 97}`).join(" ") }
+
+  it.effect("gives the same categories, Q&A and vectors as the provider on the main thread", () =>
+    Effect.gen(function* () {
+      expect(big.text.length).toBeGreaterThan(Ai.localThreadChars)
+      const ai = yield* Ai.Ai
+      const inline = Ai.makeLocal()
+      const categories = yield* ai.categorize(big)
+      expect(categories).toEqual(yield* inline.categorize(big))
+      expect(yield* ai.generateQa(big, categories)).toEqual(yield* inline.generateQa(big, categories))
+      const texts = chunk(big.text)
+      expect(yield* ai.embed(texts)).toEqual(yield* inline.embed(texts))
+    }).pipe(Effect.provide(Ai.layerLocal)))
+
+  it.effect("leaves the main thread free while it works", () =>
+    Effect.gen(function* () {
+      expect(oneLine.text.length).toBeGreaterThan(Ai.localThreadChars)
+      const ai = yield* Ai.Ai
+      let turns = 0
+      let done = false
+      // bounded: it stops once the work is answered
+      const turn = () => {
+        turns++
+        if (!done) setImmediate(turn)
+      }
+      setImmediate(turn)
+      const categories = yield* ai.categorize(oneLine)
+      yield* ai.generateQa(oneLine, categories)
+      done = true
+      // the event loop turned while the document was read (on the main thread it could not have)
+      expect(turns).toBeGreaterThan(100)
+    }).pipe(Effect.provide(Ai.layerLocal)))
+})

@@ -36,6 +36,7 @@ import workspaceShares from "./0034_workspace_shares.js"
 import chunkDrafts from "./0035_chunk_drafts.js"
 import widgetSettings from "./0037_widget_settings.js"
 import handoff from "./0038_handoff.js"
+import sourceTextPieces from "./0039_source_text_pieces.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -74,5 +75,6 @@ export const migrations = {
   "0034_workspace_shares": workspaceShares,
   "0035_chunk_drafts": chunkDrafts,
   "0037_widget_settings": widgetSettings,
-  "0038_handoff": handoff
+  "0038_handoff": handoff,
+  "0039_source_text_pieces": sourceTextPieces
 }
