@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { elementPath } from "../forms/ElementBundle.js"
-import { matchesEtag } from "../forms/Rules.js"
+import { matchesEtag } from "../http/Etag.js"
 
 export const consolePath = "/console"
 const scriptPath = "/console/app.js"

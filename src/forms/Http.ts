@@ -17,7 +17,7 @@ import { FormId } from "../../schema/Forms.js"
 import { ok, okList, runsToCompletion } from "../http/Envelope.js"
 import { Forms } from "./Forms.js"
 import { IdentitySecrets } from "./Identity.js"
-import { matchesEtag } from "./Rules.js"
+import { matchesEtag } from "../http/Etag.js"
 import { FormSubmissions } from "./Submit.js"
 
 export const FormsHttp = HttpApiBuilder.group(Api, "forms", (handlers) =>

@@ -128,14 +128,6 @@ export const publicConfig = (row: FormRow): FormConfig => {
 export const etagOf = (config: FormConfig): string =>
   `"${createHash("sha256").update(JSON.stringify(config)).digest("base64url").slice(0, 27)}"`
 
-/** `If-None-Match` holds this ETag (a list, `*`, weak forms included). */
-export const matchesEtag = (header: string | undefined, etag: string): boolean =>
-  header !== undefined &&
-  header.split(",").some((t) => {
-    const tag = t.trim().replace(/^W\//, "")
-    return tag === "*" || tag === etag
-  })
-
 export type FieldValue = string | boolean
 
 /** A body of thousands of unknown keys gets this many errors back, not thousands. */

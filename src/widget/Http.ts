@@ -15,7 +15,7 @@ import { pingInterval, replyHeaders } from "../conversations/Http.js"
 import type { Numbered } from "../conversations/ReplyLog.js"
 import { ok, runsToCompletion } from "../http/Envelope.js"
 import { eventStream, frame, ping } from "../http/Sse.js"
-import { matchesEtag } from "../forms/Rules.js"
+import { matchesEtag } from "../http/Etag.js"
 import { Leads } from "../leads/Leads.js"
 import { WidgetChat } from "./Chat.js"
 

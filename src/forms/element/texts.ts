@@ -1,5 +1,7 @@
 /** The component's own texts in Spanish and English; the form's texts come from its config. */
-export type Locale = "es" | "en"
+import type { Locale } from "./locale.js"
+
+export { type Locale, pickLocale } from "./locale.js"
 
 export interface Localized {
   readonly es?: string | undefined
@@ -48,19 +50,6 @@ const texts = {
 export type Texts = (typeof texts)[Locale]
 
 export const textsFor = (locale: Locale): Texts => texts[locale]
-
-/** `es-MX` → `es`; anything that is not Spanish or English → undefined. */
-const supported = (tag: string | null | undefined): Locale | undefined => {
-  const base = tag?.trim().toLowerCase().split(/[-_]/)[0]
-  return base === "es" || base === "en" ? base : undefined
-}
-
-/** The `locale` attribute, then the document's `lang`, then the browser's languages, then Spanish. */
-export const pickLocale = (attribute: string | null): Locale =>
-  supported(attribute) ??
-  supported(document.documentElement.lang) ??
-  (navigator.languages ?? [navigator.language]).map(supported).find((l) => l !== undefined) ??
-  "es"
 
 /** A config text in the locale, falling back to the other language. */
 export const localized = (text: Localized | null | undefined, locale: Locale): string | undefined =>

@@ -1,5 +1,7 @@
 /** The component's texts in Spanish and English; the agent's name and welcome message come from its config. */
-export type Locale = "es" | "en"
+import type { Locale } from "../../forms/element/locale.js"
+
+export { type Locale, pickLocale } from "../../forms/element/locale.js"
 
 const texts = {
   es: {
@@ -75,16 +77,3 @@ const texts = {
 export type Texts = (typeof texts)[Locale]
 
 export const textsFor = (locale: Locale): Texts => texts[locale]
-
-/** `es-MX` → `es`; anything that is not Spanish or English → undefined. */
-const supported = (tag: string | null | undefined): Locale | undefined => {
-  const base = tag?.trim().toLowerCase().split(/[-_]/)[0]
-  return base === "es" || base === "en" ? base : undefined
-}
-
-/** As the form: the `locale` attribute, then the document's `lang`, then the browser's languages, then Spanish. */
-export const pickLocale = (attribute: string | null): Locale =>
-  supported(attribute) ??
-  supported(document.documentElement.lang) ??
-  (navigator.languages ?? [navigator.language]).map(supported).find((l) => l !== undefined) ??
-  "es"
