@@ -292,7 +292,8 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("link", { name: "Settings" }).click()
           await page.getByLabel("Instructions").fill("Answer briefly.")
           await page.getByLabel("Welcome message").fill("Hello! How can I help?")
-          await page.getByLabel("Allowed origins").fill("https://shop.example.com")
+          const consoleOrigin = new URL(page.url()).origin
+          await page.getByLabel("Allowed origins").fill(`https://shop.example.com\n${consoleOrigin}`)
           await page.getByLabel("Display name").fill("Ana")
           await page.getByLabel("Colour").fill("#112233")
           await page.getByLabel("Launcher position").selectOption("bottom-left")
@@ -301,6 +302,13 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await page.getByRole("button", { name: "Save changes" }).click()
           await page.getByText("Saved.").waitFor()
           await check(opened, "agent-settings")
+          // the snippet with a widget key, and the real chat component tried on this page (its origin is allowed)
+          await page.getByLabel("Widget key").fill(ws.widgetTest)
+          await page.locator("service-chat").getByRole("button", { name: /Ana/ }).waitFor()
+          const snippet = await page.getByLabel("Embed snippet").inputValue()
+          expect(snippet).toContain(`agent-id="${page.url().split("#/agents/")[1]!.split("/")[0]}"`)
+          expect(snippet).toContain(`api-key="${ws.widgetTest}"`)
+          expect(snippet).toContain(`${consoleOrigin}/storage/v1/object/public/widget/v1/service-chat-element.esm.js`)
           // an invalid origin: the service's message
           await page.getByLabel("Allowed origins").fill("https://shop.example.com/path")
           await page.getByRole("button", { name: "Save changes" }).click()

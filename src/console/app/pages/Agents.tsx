@@ -1,6 +1,9 @@
-/** Agents: the list, creating one, and an agent's settings (name, instructions, welcome message, origins, widget). */
+/**
+ * Agents: the list, creating one, and an agent's settings (name, instructions, welcome message, origins, widget),
+ * with the snippet that puts its chat on a site and the real chat component tried on this page.
+ */
 import type { Agent, LauncherPosition, LeadCapture } from "../../../../schema/Agents.js"
-import { useState } from "preact/hooks"
+import { useEffect, useRef, useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, useAction, usePagedList, useResource, when } from "../ui.js"
 
@@ -248,6 +251,7 @@ const EditAgent = ({ client, agent, onSaved }: { client: Client; agent: Agent; o
         </span>
         {save.error === undefined ? null : <ErrorBox error={save.error} />}
       </form>
+      <WidgetEmbed agent={agent} />
       <div class="card danger-zone">
         <h2>Delete this agent</h2>
         <p>The agent stops answering; its data is kept as the service's retention says.</p>
@@ -261,6 +265,83 @@ const EditAgent = ({ client, agent, onSaved }: { client: Client; agent: Agent; o
         {remove.error === undefined ? null : <ErrorBox error={remove.error} />}
       </div>
     </>
+  )
+}
+
+const chatScript = "/storage/v1/object/public/widget/v1/service-chat-element.esm.js"
+const widgetKeyStore = "console.widget-key"
+
+/**
+ * The snippet that embeds the agent's chat, and the real `<service-chat>` on this page once a widget key is given
+ * and this page's origin is one the agent allows (the component asks the widget surface as any site's page does).
+ */
+const WidgetEmbed = ({ agent }: { agent: Agent }) => {
+  const [key, setKey] = useState(sessionStorage.getItem(widgetKeyStore) ?? "")
+  const [copied, setCopied] = useState(false)
+  const holder = useRef<HTMLDivElement>(null)
+  const widgetKey = key.trim()
+  const isWidgetKey = /^widget_pk_(test|live)_/.test(widgetKey)
+  const allowedHere = agent.allowed_origins.includes(location.origin)
+  const previewable = isWidgetKey && allowedHere
+  useEffect(() => {
+    const host = holder.current
+    if (host === null || !previewable) return
+    if (document.querySelector(`script[src="${chatScript}"]`) === null) {
+      const script = document.createElement("script")
+      script.type = "module"
+      script.src = chatScript
+      document.head.append(script)
+    }
+    const chat = document.createElement("service-chat")
+    chat.setAttribute("api-key", widgetKey)
+    chat.setAttribute("agent-id", agent.id)
+    host.replaceChildren(chat)
+    return () => chat.remove()
+    // a new element after each save: it reads the agent's widget settings again
+  }, [previewable, widgetKey, agent.id, agent.updated_at])
+  const snippet = `<script type="module" src="${location.origin}${chatScript}"></script>\n<service-chat api-key="${isWidgetKey ? widgetKey : "widget_pk_live_…"}" agent-id="${agent.id}"></service-chat>`
+  return (
+    <div class="card preview">
+      <h2>Put the chat on a site</h2>
+      <p class="muted">
+        Allowed origins: {agent.allowed_origins.length === 0 ? "none yet (add them above)" : agent.allowed_origins.join(", ")}
+      </p>
+      <Field
+        label="Widget key"
+        value={key}
+        onInput={(value) => {
+          sessionStorage.setItem(widgetKeyStore, value.trim())
+          setKey(value)
+        }}
+        hint="A widget_pk_… key of this environment (API keys): the snippet carries it, and the chat below runs with it."
+        name="widget-key"
+      />
+      {previewable ? (
+        <div ref={holder} class="chat-preview">
+          <Empty>The chat's launcher is at the corner of this page.</Empty>
+        </div>
+      ) : (
+        <Empty>
+          {isWidgetKey
+            ? `Add ${location.origin} to the allowed origins to try the chat on this page.`
+            : "Enter a widget key to try the chat on this page."}
+        </Empty>
+      )}
+      <label for="chat-snippet">Embed snippet</label>
+      <textarea id="chat-snippet" readOnly rows={3} value={snippet} />
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard?.writeText(snippet).catch(() => undefined)
+          setCopied(true)
+        }}
+      >
+        Copy snippet
+      </button>
+      <span role="status" class="saved">
+        {copied ? "Copied." : ""}
+      </span>
+    </div>
   )
 }
 
