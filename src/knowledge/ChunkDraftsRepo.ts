@@ -8,13 +8,12 @@
  * fast one, and one step runs at a time in the whole service: a reader waits behind one step at most, however
  * many sources are indexed at once. A draft given up is marked `discarded` (still hidden, written no more), then
  * its chunks are deleted in steps of the same kind, then its row. The source's extracted text goes with the draft,
- * in pieces (`writeText`, `readSourceText`): one value of megabytes held the database for seconds too.
+ * in pieces (`writeText`; read by `SourceTexts.ts`): one value of megabytes held the database for seconds too.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { SourceId } from "../../schema/Ids.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
@@ -57,30 +56,6 @@ const chunkColumns = {
 } as const
 
 const Id = Schema.Struct({ id: Schema.String })
-const Shown = Schema.Struct({ draft: Schema.String, pieces: Schema.Number })
-const Piece = Schema.Struct({ piece: Schema.String })
-
-/** A source's text as its published pieces tell it, read a piece a statement; none when it has no pieces shown. */
-export const readSourceText = (sql: SqlClient.SqlClient, sourceId: SourceId): Effect.Effect<Option.Option<string>> =>
-  Effect.gen(function* () {
-    // bounded: a text replaced as it is read (a refresh published meanwhile) is read again, a few times at most
-    for (let round = 0; round < 5; round++) {
-      const [shown] = yield* decodeAll(Shown, sql`
-        select draft, count(*)::int as pieces from knowledge_source_texts
-        where source_id = ${sourceId} and draft <> all(array(select id from knowledge_chunk_drafts))
-        group by draft limit 1`)
-      if (shown === undefined) return Option.none()
-      const pieces: Array<string> = []
-      for (let position = 0; position < shown.pieces; position++) {
-        const [piece] = yield* decodeAll(Piece, sql`
-          select piece from knowledge_source_texts where draft = ${shown.draft} and position = ${position}`)
-        if (piece === undefined) break
-        pieces.push(piece.piece)
-      }
-      if (pieces.length === shown.pieces) return Option.some(pieces.join(""))
-    }
-    return yield* Effect.dieMessage(`the text of source ${sourceId} changed at every read`)
-  })
 
 export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledge/ChunkDraftsRepo", {
   effect: Effect.gen(function* () {

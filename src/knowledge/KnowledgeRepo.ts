@@ -23,7 +23,7 @@ import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
 import type { ClaimCall } from "../../layers/JobQueue.js"
 import { CategoryRow } from "../qa/CategoryRow.js"
-import { readSourceText } from "./ChunkDraftsRepo.js"
+import { readSourceText } from "./SourceTexts.js"
 import { processingFields, toProcessing } from "./Processing.js"
 
 export const SourceRow = Schema.Struct({
