@@ -221,10 +221,20 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
           const down = reply.getByRole("button", { name: "Not helpful" })
           const up = reply.getByRole("button", { name: "Helpful", exact: true })
           expect(await down.getAttribute("aria-pressed")).toBe("false")
+          // settled when the component says the last mark was recorded
+          const recorded = page.evaluate(
+            () =>
+              new Promise<void>((resolve) =>
+                document.querySelector("service-chat")!.addEventListener("service-chat:feedback", (e) => {
+                  if ((e as CustomEvent).detail.rating === "down") resolve()
+                })
+              )
+          )
           await up.click()
           await down.click()
           expect(await down.getAttribute("aria-pressed")).toBe("true")
           expect(await up.getAttribute("aria-pressed")).toBe("false")
+          await recorded
           const kept = await page.evaluate(() => Object.entries(localStorage).find(([k]) => k.startsWith("service-chat:"))?.[1])
           return JSON.parse(kept!).conversationId as string
         })
@@ -233,13 +243,9 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
         // read back through /v1: the last mark, "not helpful"
         const messageId = yield* Effect.promise(() => replies(page).first().getAttribute("data-message-id"))
         yield* Effect.promise(async () => {
-          for (let i = 0; i < 50; i++) {
-            const read = await fetch(`${h.url}/v1/conversations/${conversationId}`, { headers: { authorization: `Bearer ${ws.secretTest}` } })
-            const body = (await read.json()) as any
-            if (body.data.messages.find((m: any) => m.id === messageId)?.feedback?.rating === "down") return
-            await new Promise((r) => setTimeout(r, 100))
-          }
-          throw new Error("the rating was not recorded as down")
+          const read = await fetch(`${h.url}/v1/conversations/${conversationId}`, { headers: { authorization: `Bearer ${ws.secretTest}` } })
+          const body = (await read.json()) as any
+          expect(body.data.messages.find((m: any) => m.id === messageId)?.feedback?.rating).toBe("down")
         })
 
         // a reload: the same conversation, its history drawn again

@@ -391,23 +391,27 @@ export class ServiceChatElement extends HTMLElement {
     const row = el("div", { part: "rating", class: "rating" })
     const up = el("button", { part: "rate", class: "rate", type: "button", "aria-pressed": String(rating === "up") }, t.helpful)
     const down = el("button", { part: "rate", class: "rate", type: "button", "aria-pressed": String(rating === "down") }, t.notHelpful)
-    const press = async (chosen: "up" | "down") => {
+    // one rating request at a time, in the order of the clicks: two at once could land in the other order
+    let sending: Promise<void> = Promise.resolve()
+    const press = (chosen: "up" | "down") => {
       const before = up.getAttribute("aria-pressed") === "true" ? "up" : down.getAttribute("aria-pressed") === "true" ? "down" : null
       const next = before === chosen ? null : chosen
       up.setAttribute("aria-pressed", String(next === "up"))
       down.setAttribute("aria-pressed", String(next === "down"))
       const conversationId = this.#conversationId
       if (conversationId === undefined) return
-      try {
-        await rate(this.#target, conversationId, messageId, next)
-        this.#emit("service-chat:feedback", { messageId, rating: next })
-      } catch {
-        up.setAttribute("aria-pressed", String(before === "up"))
-        down.setAttribute("aria-pressed", String(before === "down"))
-      }
+      sending = sending.then(async () => {
+        try {
+          await rate(this.#target, conversationId, messageId, next)
+          this.#emit("service-chat:feedback", { messageId, rating: next })
+        } catch {
+          up.setAttribute("aria-pressed", String(before === "up"))
+          down.setAttribute("aria-pressed", String(before === "down"))
+        }
+      })
     }
-    up.addEventListener("click", () => void press("up"))
-    down.addEventListener("click", () => void press("down"))
+    up.addEventListener("click", () => press("up"))
+    down.addEventListener("click", () => press("down"))
     row.append(up, down)
     bubble.node.append(row)
   }
