@@ -331,3 +331,26 @@ export const LoadMore = ({ list, what }: { list: PagedResource<unknown>; what: s
       {list.moreError === undefined ? null : <ErrorBox error={list.moreError} retry={list.more} />}
     </div>
   )
+
+/** A snippet to paste into a site, and a button that copies it. */
+export const Snippet = ({ id, text, rows }: { id: string; text: string; rows: number }) => {
+  const [copied, setCopied] = useState(false)
+  return (
+    <>
+      <label for={id}>Embed snippet</label>
+      <textarea id={id} readOnly rows={rows} value={text} />
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard?.writeText(text).catch(() => undefined)
+          setCopied(true)
+        }}
+      >
+        Copy snippet
+      </button>
+      <span role="status" class="saved">
+        {copied ? "Copied." : ""}
+      </span>
+    </>
+  )
+}

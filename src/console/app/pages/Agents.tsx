@@ -5,7 +5,7 @@
 import type { Agent, LauncherPosition, LeadCapture } from "../../../../schema/Agents.js"
 import { useEffect, useRef, useState } from "preact/hooks"
 import type { Client } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, useAction, usePagedList, useResource, when } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, Snippet, useAction, usePagedList, useResource, when } from "../ui.js"
 
 type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary" | "course"
 
@@ -277,7 +277,6 @@ const widgetKeyStore = "console.widget-key"
  */
 const WidgetEmbed = ({ agent }: { agent: Agent }) => {
   const [key, setKey] = useState(sessionStorage.getItem(widgetKeyStore) ?? "")
-  const [copied, setCopied] = useState(false)
   const holder = useRef<HTMLDivElement>(null)
   const widgetKey = key.trim()
   const isWidgetKey = /^widget_pk_(test|live)_/.test(widgetKey)
@@ -327,20 +326,7 @@ const WidgetEmbed = ({ agent }: { agent: Agent }) => {
             : "Enter a widget key to try the chat on this page."}
         </Empty>
       )}
-      <label for="chat-snippet">Embed snippet</label>
-      <textarea id="chat-snippet" readOnly rows={3} value={snippet} />
-      <button
-        type="button"
-        onClick={async () => {
-          await navigator.clipboard?.writeText(snippet).catch(() => undefined)
-          setCopied(true)
-        }}
-      >
-        Copy snippet
-      </button>
-      <span role="status" class="saved">
-        {copied ? "Copied." : ""}
-      </span>
+      <Snippet id="chat-snippet" text={snippet} rows={3} />
     </div>
   )
 }

@@ -10,7 +10,7 @@ import type { Agent } from "../../../../schema/Agents.js"
 import type { Form } from "../../../../schema/Forms.js"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { ApiFailure, type Client } from "../api.js"
-import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Select, useAction, useResource, when } from "../ui.js"
+import { ConfirmButton, CopySecret, Empty, ErrorBox, Field, Loaded, Select, Snippet, useAction, useResource, when } from "../ui.js"
 
 const template = (agentId: string) => ({
   title: { en: "Contact us", es: "Contáctanos" },
@@ -446,7 +446,6 @@ const IdentitySecret = ({ client }: { client: Client }) => {
 /** The form as a site shows it (with the unsaved draft), loaded with a forms key, and the snippet that embeds it. */
 const Preview = ({ formId, draft, saved, locale }: { formId: string; draft: Draft; saved: number; locale: Locale }) => {
   const [key, setKey] = useState(sessionStorage.getItem(previewKey) ?? "")
-  const [copied, setCopied] = useState(false)
   const frame = useRef<HTMLIFrameElement>(null)
   // the preview follows the draft, a moment after the last edit
   useEffect(() => {
@@ -480,20 +479,7 @@ const Preview = ({ formId, draft, saved, locale }: { formId: string; draft: Draf
       ) : (
         <Empty>Enter a forms key to see the form.</Empty>
       )}
-      <label for="embed-snippet">Embed snippet</label>
-      <textarea id="embed-snippet" readOnly rows={4} value={snippet} />
-      <button
-        type="button"
-        onClick={async () => {
-          await navigator.clipboard?.writeText(snippet).catch(() => undefined)
-          setCopied(true)
-        }}
-      >
-        Copy snippet
-      </button>
-      <span role="status" class="saved">
-        {copied ? "Copied." : ""}
-      </span>
+      <Snippet id="embed-snippet" text={snippet} rows={4} />
     </div>
   )
 }
