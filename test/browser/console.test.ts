@@ -465,12 +465,27 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
       })
     )
 
-    it.effect("conversations with their messages; leads, filtered and deleted", () =>
+    it.effect("conversations with their messages, ratings and hand-off; a member answers a handed-off chat; leads, filtered and deleted", () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
-        const agent = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Sales" } })
+        const shop = "https://shop.example.com"
+        const agent = yield* h.call("POST", "/v1/agents", {
+          key: ws.secretTest,
+          body: { type: "support", name: "Sales", allowed_origins: [shop], widget: { handoff: true } }
+        })
         const agentId = agent.body.data.id as string
+        // a widget conversation handed off to people
+        const widgetPath = `/widget/v1/agents/${agentId}/conversations`
+        const chat = yield* h.call("POST", widgetPath, { key: ws.widgetTest, headers: { origin: shop }, body: {} })
+        const handedOff = chat.body.data.id as string
+        const escalation = yield* h.call("POST", `${widgetPath}/${handedOff}/escalate`, {
+          key: ws.widgetTest,
+          headers: { origin: shop },
+          body: { visitor_email: "vera@example.com" }
+        })
+        expect(escalation.status, escalation.text).toBe(201)
+        const ticket = escalation.body.data.ticket.public_id as string
         const sent = yield* h.call("POST", `/v1/agents/${agentId}/messages`, {
           key: ws.secretTest,
           body: { message: "Do you ship to Canada?", stream: false }
@@ -490,12 +505,31 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           const opened = await open(h, "#/conversations")
           const { page } = opened
           await signIn(page, ws.secretTest)
-          await page.getByRole("cell", { name: "Sales" }).waitFor()
+          const byChannel = (channel: string) => page.getByRole("row").filter({ has: page.getByRole("cell", { name: channel, exact: true }) })
+          await byChannel("widget").getByText("requested").waitFor()
           await check(opened, "conversations")
-          await page.getByRole("table").getByRole("link").first().click()
+          await byChannel("api").getByRole("link").click()
           await page.getByText("Do you ship to Canada?").waitFor()
           await page.locator(".turn-assistant .feedback", { hasText: "Rated not helpful" }).getByText(/Not about Canada/).waitFor()
+          await page.getByText("rated 0 helpful, 1 not helpful").waitFor()
+          expect(await page.getByRole("region", { name: "Hand-off" }).count()).toBe(0)
           await check(opened, "conversation")
+
+          // the handed-off one: its state, a member's answer sent from here, then the release
+          await page.goBack()
+          await byChannel("widget").getByRole("link").click()
+          const handoff = page.getByRole("region", { name: "Hand-off" })
+          await handoff.getByText("requested").waitFor()
+          expect(await handoff.getByRole("link", { name: ticket }).getAttribute("href")).toBe(`#/tickets/${ticket}`)
+          await check(opened, "conversation-handoff")
+          await handoff.getByLabel("Acting as member").fill("mem_ada")
+          await handoff.getByLabel("Answer the visitor").fill("It left the warehouse today.")
+          await handoff.getByRole("button", { name: "Send to the visitor" }).click()
+          await page.locator(".turn-member", { hasText: "It left the warehouse today." }).getByText(/Member/).waitFor()
+          await handoff.getByText("active").waitFor()
+          await handoff.getByRole("button", { name: "Give back to the agent" }).click()
+          await handoff.getByText("The agent answers this conversation again.").waitFor()
+          expect(await handoff.getByText("closed").count()).toBe(1)
           await page.getByRole("link", { name: "Leads" }).click()
           const row = page.getByRole("row", { name: /lee@example.com/ })
           await row.waitFor()
@@ -508,6 +542,12 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           await row.getByRole("button", { name: "Yes, delete" }).click()
           await page.getByText("No leads match.").waitFor()
         })
+        // the answer went the ticket's way: on its thread, by the member, and in the conversation
+        const thread = yield* h.call("GET", `/v1/tickets/${ticket}/messages`, { key: ws.secretTest })
+        expect(thread.body.data.map((m: any) => [m.author_type, m.author_id, m.body])).toEqual([["member", "mem_ada", "It left the warehouse today."]])
+        const read = yield* h.call("GET", `/v1/conversations/${handedOff}`, { key: ws.secretTest })
+        expect(read.body.data.messages.map((m: any) => [m.role, m.content])).toEqual([["member", "It left the warehouse today."]])
+        expect(read.body.data.handoff.status).toBe("closed")
       })
     )
 

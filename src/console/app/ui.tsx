@@ -215,6 +215,25 @@ export const ConfirmButton = ({
   )
 }
 
+const memberKey = "console.member"
+
+/**
+ * The member id the tab's replies and changes are recorded under (`Service-Member-Id`), kept in the tab; the
+ * ticket's page and a handed-off conversation's page share it.
+ */
+export const useMember = () => {
+  const [member, setMember] = useState(sessionStorage.getItem(memberKey) ?? "console")
+  const headers: Record<string, string> = member.trim() === "" ? {} : { "service-member-id": member.trim() }
+  return [
+    member,
+    (value: string) => {
+      sessionStorage.setItem(memberKey, value)
+      setMember(value)
+    },
+    headers
+  ] as const
+}
+
 /** Runs an action, keeping its pending state and its error for display. */
 export const useAction = () => {
   const [pending, setPending] = useState(false)

@@ -6,24 +6,12 @@
 import type { Ticket, TicketWithThread } from "../../../../schema/Tickets.js"
 import { useState } from "preact/hooks"
 import { type Client, query } from "../api.js"
-import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, Status, useAction, useResource, when } from "../ui.js"
+import { ConfirmButton, Empty, ErrorBox, Field, Loaded, Select, Status, useAction, useMember, useResource, when } from "../ui.js"
 
 const statuses = ["open", "pending_user", "resolved"] as const
 const priorities = ["low", "normal", "high", "urgent"] as const
 const origins = ["api", "widget_button", "ai_escalation", "form"] as const
 const label = (value: string) => value.replace(/_/g, " ")
-
-const memberKey = "console.member"
-const useMember = () => {
-  const [member, setMember] = useState(sessionStorage.getItem(memberKey) ?? "console")
-  return [
-    member,
-    (value: string) => {
-      sessionStorage.setItem(memberKey, value)
-      setMember(value)
-    }
-  ] as const
-}
 
 interface Filters {
   status: Array<string>
