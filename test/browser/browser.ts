@@ -7,6 +7,7 @@ import { existsSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { chromium, type Browser } from "playwright-core"
+import { chatElementPath } from "../../src/widget/ElementBundle.js"
 
 export const chromiumPath = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 export const haveChromium = existsSync(chromiumPath)
@@ -72,4 +73,13 @@ for (const type of ["service-form:loading", "service-form:ready", "service-form:
 <script type="module" src="${attr(options.scriptUrl)}"></script>
 </head><body>
 <service-form ${Object.entries(options.attributes).map(([k, v]) => `${k}="${attr(v)}"`).join(" ")}></service-form>
+</body></html>`
+
+/** A shop's page embedding `<service-chat>`: its CSP allows scripts and calls to the service only, and no inline style or script at all. */
+export const chatPage = (service: string, attributes: Record<string, string>, lang = "en") => `<!doctype html>
+<html lang="${attr(lang)}"><head><meta charset="utf-8"><title>Shop</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${attr(service)}; connect-src ${attr(service)}; style-src 'none'; img-src 'none'">
+<script type="module" src="${attr(service)}${chatElementPath}"></script>
+</head><body><main><h1>Shop</h1><p>Welcome to the shop.</p></main>
+<service-chat ${Object.entries(attributes).map(([k, v]) => `${k}="${attr(v)}"`).join(" ")}></service-chat>
 </body></html>`

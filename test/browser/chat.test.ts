@@ -16,24 +16,12 @@ import { createRequire } from "node:module"
 import { join, resolve } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll } from "vitest"
-import { chatElementPath } from "../../src/widget/ElementBundle.js"
 import { waitSettled } from "../knowledge/support.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
+import { chatPage, haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
 
 const artifacts = resolve(import.meta.dirname, "../artifacts")
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
-
-const attr = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")
-
-/** A shop's page: its CSP allows scripts and calls to the service only, and no inline style or script at all. */
-const chatPage = (service: string, attributes: Record<string, string>, lang = "en") => `<!doctype html>
-<html lang="${attr(lang)}"><head><meta charset="utf-8"><title>Shop</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${attr(service)}; connect-src ${attr(service)}; style-src 'none'; img-src 'none'">
-<script type="module" src="${attr(service)}${chatElementPath}"></script>
-</head><body><main><h1>Shop</h1><p>Welcome to the shop.</p></main>
-<service-chat ${Object.entries(attributes).map(([k, v]) => `${k}="${attr(v)}"`).join(" ")}></service-chat>
-</body></html>`
 
 describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
   let browser: Browser

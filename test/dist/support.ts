@@ -93,7 +93,7 @@ export interface Service {
 /**
  * `node server.mjs` from the copy on a free port with `extra` in its environment
  * (inherited environment minus DATABASE_URL and REDIS_URL, which are set here
- * only when asked for). Resolves once `/readyz` answers 200.
+ * only when asked for; a DATABASE_URL in `extra` is used as it is). Resolves once `/readyz` answers 200.
  */
 export const startService = async (extra: Record<string, string> = {}, options: { readonly redis?: string } = {}): Promise<Service> => {
   const app = await bundleCopy()
@@ -110,7 +110,10 @@ export const startService = async (extra: Record<string, string> = {}, options: 
     LOG_LEVEL: "info",
     ...extra
   }
-  if (databaseUrl !== undefined) vars["DATABASE_URL"] = await throwawayDatabase({ serverUrl: databaseUrl, prefix: "dist_e2e" })
+  // a DATABASE_URL given in `extra` is shared on purpose (several instances of one database)
+  if (databaseUrl !== undefined && extra["DATABASE_URL"] === undefined) {
+    vars["DATABASE_URL"] = await throwawayDatabase({ serverUrl: databaseUrl, prefix: "dist_e2e" })
+  }
   const env = serviceEnv(vars)
   if (options.redis !== undefined) env["REDIS_URL"] = options.redis
   if (loadsDir !== undefined) env["DIST_LOADS_FILE"] = join(loadsDir, `${port}-${Date.now()}.txt`)
