@@ -57,7 +57,7 @@ export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
  * Inputs from this many characters on are worked on the local provider's thread (`ai/LocalThread.ts`); smaller
  * ones (a question's vector, a short document) cost less here than a message each way.
  */
-export const localThreadChars = 64 * 1024
+export const localThreadChars = 8 * 1024
 
 const charsOf = (texts: ReadonlyArray<string>) => texts.reduce((sum, text) => sum + text.length, 0)
 

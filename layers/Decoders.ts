@@ -38,7 +38,18 @@ import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Languages } from "./extractor/Images.js"
 import { randomBytes } from "node:crypto"
-import { bytesOf, nounOf, withBytes, type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, ready } from "./extractor/Protocol.js"
+import {
+  bytesOf,
+  type DecodeAnswers,
+  type DecodeMessage,
+  type DecodePiece,
+  type DecodeReply,
+  type DecodeRequest,
+  isPiece,
+  nounOf,
+  ready,
+  withBytes
+} from "./extractor/Protocol.js"
 
 /**
  * Why an input yielded nothing: `unreadable` (malformed, not what it claims to be), `crashed` (it broke its
@@ -207,12 +218,18 @@ const ask = <T extends DecodeRequest>(decoder: Decoder, request: T, message: Dec
       stop()
       resume(outcome)
     }
-    const onMessage = (reply: DecodeReply) =>
+    // the pieces of the answer's text, sent before it (`answerPieceChars`)
+    const pieces: Array<string> = []
+    const onMessage = (reply: DecodeReply | DecodePiece) => {
+      if (isPiece(reply)) return void pieces.push(reply.piece)
       end(
         reply.ok
-          ? Effect.succeed(reply.value as DecodeAnswers[T["_tag"]])
+          ? Effect.succeed(
+              (reply.pieced === true ? { ...(reply.value as object), text: pieces.join("") } : reply.value) as DecodeAnswers[T["_tag"]]
+            )
           : Effect.fail(new ExtractError({ reason: reply.fatal === true ? "crashed" : "unreadable", message: reply.message }))
       )
+    }
     const onExit = () =>
       end(
         Effect.fail(

@@ -67,8 +67,23 @@ export interface DecodeAnswers {
   readonly Sitemap: SitemapBody
 }
 
+/**
+ * A long text of an answer crosses in pieces of this many characters, one message each, before the reply: one
+ * message of megabytes is deserialized on the service's main thread at once, holding up every request there.
+ */
+export const answerPieceChars = 256 * 1024
+
+/** A piece of the reply's `text` (see `answerPieceChars`), sent before it. */
+export interface DecodePiece {
+  readonly piece: string
+}
+
+export const isPiece = (message: unknown): message is DecodePiece =>
+  typeof message === "object" && message !== null && typeof (message as { piece?: unknown }).piece === "string"
+
 export type DecodeReply =
-  | { readonly ok: true; readonly value: unknown }
+  /** `pieced`: the value's `text` is the pieces sent before this reply, joined (the value holds an empty one). */
+  | { readonly ok: true; readonly value: unknown; readonly pieced?: true }
   /**
    * `message`: why the input could not be read, for the person who added it. `fatal`: the decoder broke
    * while reading it (an error nothing caught) and its process exits after this reply.

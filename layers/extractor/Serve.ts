@@ -11,11 +11,29 @@
  */
 import { readFileSync } from "node:fs"
 import { Unreadable } from "./Documents.js"
-import { type DecodeAnswers, type DecodeMessage, type DecodeReply, type DecodeRequest, nounOf, ready, withBytes } from "./Protocol.js"
+import {
+  answerPieceChars,
+  type DecodeAnswers,
+  type DecodeMessage,
+  type DecodePiece,
+  type DecodeReply,
+  type DecodeRequest,
+  nounOf,
+  ready,
+  withBytes
+} from "./Protocol.js"
 
-const send = (message: DecodeReply | typeof ready, then?: () => void) => {
+const send = (message: DecodeReply | DecodePiece | typeof ready, then?: () => void) => {
   if (process.connected) process.send!(message, undefined, {}, () => then?.())
   else then?.()
+}
+
+/** A long `text` of the answer's value in pieces, then the reply without it (see `answerPieceChars`). */
+const sendAnswer = (value: unknown) => {
+  const text = typeof value === "object" && value !== null ? (value as { text?: unknown }).text : undefined
+  if (typeof text !== "string" || text.length <= answerPieceChars) return send({ ok: true, value })
+  for (let at = 0; at < text.length; at += answerPieceChars) send({ piece: text.slice(at, at + answerPieceChars) })
+  send({ ok: true, value: { ...(value as object), text: "" }, pieced: true })
 }
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
@@ -41,15 +59,15 @@ export const serve = (answer: Answer) => {
   // the service went away (or let this process go): nothing is left to answer
   process.on("disconnect", () => process.exit(0))
   process.on("message", async (message: DecodeMessage) => {
-    let reply: DecodeReply
+    let value: unknown
     reading = nounOf(message.request)
     try {
       const request = message.spilled === undefined ? message.request : withBytes(message.request, readFileSync(message.spilled))
-      reply = { ok: true, value: await answer(request) }
+      value = await answer(request)
     } catch (cause) {
-      reply = { ok: false, message: reasonOf(cause) }
+      return send({ ok: false, message: reasonOf(cause) })
     }
-    send(reply)
+    sendAnswer(value)
   })
   send(ready)
 }

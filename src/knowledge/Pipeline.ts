@@ -30,7 +30,7 @@ import { Outbox } from "../events/Outbox.js"
 import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { now } from "../Time.js"
-import { chunk } from "./Chunk.js"
+import { chunkInSteps } from "./Chunk.js"
 import { ChunkDraftsRepo } from "./ChunkDraftsRepo.js"
 import { KnowledgeRepo, type SourceProgress, type SourceRow, toSource } from "./KnowledgeRepo.js"
 import { makePhaseWriter, phaseSpan, type PhaseWriter } from "./PhaseWriter.js"
@@ -164,7 +164,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       Effect.gen(function* () {
         yield* phase(phases, "vectorizing", 80)
         const text = doc === null ? null : `${doc.title}\n\n${doc.text}`
-        const chunks = text === null ? [] : yield* Effect.sync(() => chunk(text)).pipe(phaseSpan("chunk"))
+        const chunks = text === null ? [] : yield* chunkInSteps(text).pipe(phaseSpan("chunk"))
         const vectors = yield* embed([...chunks, ...items.map((i) => `${i.question}\n${i.answer}`)]).pipe(phaseSpan("embed"))
         return {
           title: doc?.title ?? source.title,

@@ -19,6 +19,7 @@ import { tmpdir } from "node:os"
 import { gzipSync } from "node:zlib"
 import { layerProcesses, type ProcessOptions } from "../../layers/Decoders.js"
 import { Extractor, layerDecoders } from "../../layers/Extractor.js"
+import { answerPieceChars } from "../../layers/extractor/Protocol.js"
 import { eventually } from "../support/eventually.js"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
@@ -87,6 +88,17 @@ describe("decoder processes", () => {
       expect(read.title).toBe("Long")
       expect(read.text.length).toBeGreaterThan(2_000_000)
       expect(spilled()).toBe(before)
+    }).pipe(Effect.provide(decoders()))
+  )
+
+  it.scoped("a text of several answer pieces comes back whole, and the next answer carries none of it", () =>
+    Effect.gen(function* () {
+      const extractor = yield* Extractor
+      // not a multiple of the piece size, with characters outside Latin-1 across the pieces' edges
+      const text = Array.from({ length: 3 * answerPieceChars + 777 }, (_, i) => (i % 5 === 0 ? "é" : i % 7 === 0 ? "日" : "a")).join("")
+      const long = yield* extractor.extract({ kind: "text", bytes: bytes(text), fallbackTitle: "Long" })
+      expect(long).toEqual({ title: "Long", text })
+      expect(yield* readOrdinary).toEqual({ title: "Hours", text: "Open nine to five." })
     }).pipe(Effect.provide(decoders()))
   )
 
