@@ -25,6 +25,7 @@ import {
 import { ConversationsGroup } from "./Conversations.js"
 import { FormsGroup, FormsPublicGroup } from "./Forms.js"
 import { GlossaryGroup } from "./Glossary.js"
+import { InsightsGroup } from "./Insights.js"
 import { QaGroup } from "./Qa.js"
 import { FilesGroup } from "./Files.js"
 import { KeysGroup } from "./Keys.js"
@@ -82,6 +83,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(withRequestPolicy(TrainingGroup))
   .add(withRequestPolicy(FilesGroup))
   .add(withRequestPolicy(ConversationsGroup))
+  .add(withRequestPolicy(InsightsGroup))
   .add(withRequestPolicy(LeadsGroup))
   .add(withRequestPolicy(UsageGroup))
   .add(withRequestPolicy(KeysGroup))

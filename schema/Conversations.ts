@@ -56,6 +56,14 @@ export const MessageFeedback = Schema.Struct({
 }).annotations({ identifier: "MessageFeedback" })
 export type MessageFeedback = typeof MessageFeedback.Type
 
+export const MessageOutcome = Schema.Literal("answered", "fallback", "handed_off").annotations({
+  description:
+    "What an assistant reply was: `answered` (it drew on the agent's knowledge), `fallback` (nothing relevant was " +
+    "found: the fixed fallback offering a person) or `handed_off` (the conversation went to people after it: the " +
+    "last reply before the escalation)"
+})
+export type MessageOutcome = typeof MessageOutcome.Type
+
 export const Message = Schema.Struct({
   id: MessageId,
   object: Schema.Literal("message"),
@@ -68,6 +76,9 @@ export const Message = Schema.Struct({
   sources: Schema.Array(MessageSource).annotations({ description: "What an assistant reply drew on; empty for user messages" }),
   feedback: Schema.NullOr(MessageFeedback).annotations({
     description: "An assistant reply's rating, once rated (null: none, and always for user messages)"
+  }),
+  outcome: Schema.NullOr(MessageOutcome).annotations({
+    description: "An assistant reply's outcome; null for user and member messages"
   }),
   created_at: Timestamp
 }).annotations({ identifier: "Message" })
@@ -147,7 +158,10 @@ export type SendMessage = typeof SendMessage.Type
 export const ConversationListParams = Schema.Struct({
   ...PageParams.fields,
   agent_id: Schema.optional(AgentId),
-  status: Schema.optional(ConversationStatus)
+  status: Schema.optional(ConversationStatus),
+  outcome: Schema.optional(MessageOutcome).annotations({
+    description: "Only conversations with at least one reply of this outcome (`fallback`: the ones the agent could not answer)"
+  })
 })
 export type ConversationListParams = typeof ConversationListParams.Type
 
@@ -182,7 +196,10 @@ export const DoneEvent = Schema.Struct({
   type: Schema.Literal("done"),
   message_id: MessageId.annotations({ description: "The reply's id; in a hand-off, the stored user message's" }),
   conversation_id: ConversationId,
-  usage: Usage
+  usage: Usage,
+  outcome: Schema.optional(MessageOutcome).annotations({
+    description: "The reply's outcome (`answered` or `fallback`); in a hand-off, `handed_off`: people have the chat"
+  })
 })
 export const ErrorEvent = Schema.Struct({
   type: Schema.Literal("error"),
@@ -290,8 +307,12 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .addError(ApiError(InvalidLimit))
       .addError(ApiError(InvalidCursor))
       .annotate(RequiredScope, "read:conversations")
-      .annotate(OpenApi.Description, "Filters `agent_id`, `status` (`open`, `ended`); paginated, newest first")
-      .annotate(OpenApi.Summary, "List conversations, newest first; filters `agent_id`, `status`")
+      .annotate(
+        OpenApi.Description,
+        "Filters `agent_id`, `status` (`open`, `ended`), `outcome` (`answered`, `fallback`, `handed_off`: conversations " +
+          "with at least one reply of it); paginated, newest first"
+      )
+      .annotate(OpenApi.Summary, "List conversations, newest first; filters `agent_id`, `status`, `outcome`")
   )
   .add(
     HttpApiEndpoint.get("retrieve")`/v1/conversations/${conversationPath}`

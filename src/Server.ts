@@ -25,6 +25,7 @@ import * as Files from "./files/Area.js"
 import * as Forms from "./forms/Area.js"
 import * as Glossary from "./glossary/Area.js"
 import * as HttpPlumbing from "./http/Area.js"
+import * as Insights from "./insights/Area.js"
 import { EdgeLive } from "./http/Edge.js"
 import { makeInfrastructure, type ServerLayers } from "./Infrastructure.js"
 import { isolate } from "./Performance.js"
@@ -69,7 +70,7 @@ const Ports = Layer.mergeAll(
 /** The areas' programs, and the ports the edge uses (CORS origins, replays of kept streams). */
 const Areas = Layer.mergeAll(
   Agents.Live, Conversations.Live, Files.Live, Forms.Live, Glossary.Live, Knowledge.Live, Leads.Live, Qa.Live,
-  Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live, Crawls.Live.pipe(Layer.provide(Knowledge.Live)),
+  Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live, Insights.Live, Crawls.Live.pipe(Layer.provide(Knowledge.Live)),
   Agents.WidgetOriginsLive, Forms.FormOriginsLive, Conversations.ReplayableStreamsLive
 ).pipe(Layer.provide(Ports), Layer.provideMerge(Shared))
 
@@ -82,12 +83,13 @@ const Handlers = isolate(
   ...HttpPlumbing.ApiServices, ...Agents.ApiServices, ...Webhooks.ApiServices, ...Tickets.ApiServices, ...Knowledge.ApiServices,
   ...Training.ApiServices, ...Files.ApiServices, ...Qa.ApiServices, ...Glossary.ApiServices, ...System.ApiServices,
   ...Conversations.ApiServices, ...Leads.ApiServices, ...Usage.ApiServices, ...Widget.ApiServices,
-  ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices
+  ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices, ...Insights.ApiServices
 )(
   Layer.mergeAll(
     Agents.ApiGroups, Webhooks.ApiGroups, Tickets.ApiGroups, Knowledge.ApiGroups, Training.ApiGroups,
     Files.ApiGroups, Qa.ApiGroups, Glossary.ApiGroups, System.ApiGroups, Conversations.ApiGroups,
-    Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups, Crawls.ApiGroups
+    Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups, Crawls.ApiGroups,
+    Insights.ApiGroups
   )
 )
 

@@ -236,6 +236,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
           content: input.message,
           sources: [],
           feedback: null,
+          outcome: null,
           created_at: at.toISOString()
         }
       } satisfies Sent
@@ -283,7 +284,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
                 type: "done",
                 message_id: userId,
                 conversation_id: row.id,
-                usage: { input_tokens: 0, output_tokens: 0, credits: 0 }
+                usage: { input_tokens: 0, output_tokens: 0, credits: 0 },
+                outcome: "handed_off"
               }
             ]
             const numbered = stream.map((e, i): Numbered => ({ id: i + 1, data: JSON.stringify(e), terminal: e.type === "done" }))
@@ -300,6 +302,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
                 content,
                 sources: [],
                 feedback: null,
+                outcome: null,
                 created_at: at.toISOString()
               },
               handoff: { value, events: numbered }
@@ -362,10 +365,18 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     })
 
     const list = Effect.fn("Conversations.list")(function* (tenant: Tenant, params: ConversationListParams) {
-      const page = yield* pages.parse("conversations", params, { agent_id: params.agent_id, status: params.status })
+      const page = yield* pages.parse("conversations", params, {
+        agent_id: params.agent_id,
+        status: params.status,
+        outcome: params.outcome
+      })
       const rows = yield* repo.page(
         tenant,
-        { agentId: Option.fromNullable(params.agent_id), status: Option.fromNullable(params.status) },
+        {
+          agentId: Option.fromNullable(params.agent_id),
+          status: Option.fromNullable(params.status),
+          outcome: Option.fromNullable(params.outcome)
+        },
         page
       )
       const { rows: kept, pagination } = toPage(rows, page)

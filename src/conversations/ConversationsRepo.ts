@@ -16,6 +16,7 @@ import {
   type Handoff,
   HandoffStatus,
   type Message,
+  MessageOutcome,
   MessageRole,
   MessageSource,
   Metadata,
@@ -67,7 +68,9 @@ export const MessageRow = Schema.Struct({
   /** Its rating (assistant replies only); the three are null together. */
   feedback_rating: Schema.NullOr(Rating),
   feedback_comment: Schema.NullOr(Schema.String),
-  feedback_updated_at: Schema.NullOr(DbDate)
+  feedback_updated_at: Schema.NullOr(DbDate),
+  /** A completed assistant reply's outcome; null on every other message. */
+  outcome: Schema.NullOr(MessageOutcome)
 })
 export type MessageRow = typeof MessageRow.Type
 
@@ -116,6 +119,7 @@ export const toMessage = (row: MessageRow): Message => ({
     row.role === "assistant" && row.feedback_rating !== null && row.feedback_updated_at !== null
       ? { rating: row.feedback_rating, comment: row.feedback_comment, updated_at: iso(row.feedback_updated_at) }
       : null,
+  outcome: row.role === "assistant" ? row.outcome : null,
   created_at: iso(row.created_at)
 })
 
@@ -124,7 +128,7 @@ const conversationColumns = `conversations.seq::text as seq, id, workspace_id, e
   handoff_requested_at, handoff_updated_at, last_seen_at`
 const messageColumns =
   "id, conversation_id, role, status, content, sources, created_at, events_pruned_at, feedback_rating, feedback_comment, " +
-  "feedback_updated_at"
+  "feedback_updated_at, outcome"
 
 export interface NewConversation {
   readonly id: ConversationId
@@ -146,6 +150,7 @@ export interface NewMessage {
 export interface ConversationFilters {
   readonly agentId: Option.Option<AgentId>
   readonly status: Option.Option<ConversationStatus>
+  readonly outcome: Option.Option<MessageOutcome>
 }
 
 export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conversations/Repo", {
@@ -191,6 +196,10 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
           where ${tenantIs(tenant)}
           ${filters.agentId._tag === "Some" ? sql`and agent_id = ${filters.agentId.value}` : sql.literal("")}
           ${filters.status._tag === "Some" ? sql`and status = ${filters.status.value}` : sql.literal("")}
+          ${filters.outcome._tag === "Some"
+            ? sql`and exists (select 1 from messages where messages.conversation_id = conversations.id
+                and messages.outcome = ${filters.outcome.value})`
+            : sql.literal("")}
           ${request.after._tag === "Some" ? sql`and conversations.seq < ${request.after.value}` : sql.literal("")}
           order by conversations.seq desc limit ${request.limit + 1}`
       )
@@ -301,14 +310,15 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       content: string,
       sources: ReadonlyArray<MessageSource>,
       at: Date,
-      events: ReadonlyArray<EventRow>
+      events: ReadonlyArray<EventRow>,
+      reply: { readonly agentId: AgentId; readonly outcome: MessageOutcome }
     ) =>
       Effect.map(
         decodeAll(
           Schema.Struct({ completed: Schema.Number }),
           sql`with completed as (
             update messages set status = 'complete', content = ${content}, sources = ${JSON.stringify(sources)},
-              completed_at = ${at} where id = ${id} and status = 'generating' returning conversation_id
+              completed_at = ${at}, outcome = ${reply.outcome}, agent_id = ${reply.agentId} where id = ${id} and status = 'generating' returning conversation_id
           ), touched as (
             update conversations set message_count = message_count + 1, last_activity_at = greatest(last_activity_at, ${at})
             where id in (select conversation_id from completed)
@@ -380,6 +390,13 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
           where id = ${id} returning ${cCols}`
       )
 
+    /** The conversation's last completed reply was handed off to people (its escalation); in the caller's transaction. */
+    const markHandedOff = (id: ConversationId) =>
+      execute(sql`update messages set outcome = 'handed_off' where id = (
+          select id from messages where conversation_id = ${id} and role = 'assistant' and status = 'complete'
+          order by seq desc limit 1
+        )`)
+
     const setHandoffStatus = (id: ConversationId, status: HandoffStatus, at: Date) =>
       decodeSingle(
         ConversationRow,
@@ -418,6 +435,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
     return {
       transaction: transaction(sql),
       requestHandoff,
+      markHandedOff,
       setHandoffStatus,
       appendEvent,
       conversationEventsAfter,

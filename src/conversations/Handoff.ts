@@ -133,6 +133,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
           if (!handOff) return { _tag: "Created" as const, ticket, handoff: handoffOf(row) }
           const at = yield* now
           const requested = yield* repo.requestHandoff(id, ticket.public_id, at)
+          yield* repo.markHandedOff(id)
           yield* changed(tenant, requested, "conversation.handoff_requested", at)
           return { _tag: "Created" as const, ticket, handoff: handoffOf(requested) }
         })
@@ -189,6 +190,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
           content: ticketMessage.body,
           sources: [],
           feedback: null,
+          outcome: null,
           created_at: iso(at)
         }
         yield* append(row.id, { type: "message", message }, at)

@@ -203,15 +203,19 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         })
         yield* log.emit({ type: "sources", sources: described.sources })
         if (hits.length === 0) yield* log.emit({ type: "escalation", message: escalationOffer })
+        // what the reply was, kept with it (`answered` may become `handed_off` when the conversation is escalated)
+        const outcome = hits.length === 0 ? "fallback" : "answered"
         const input = wordTokens(plan.question).length + described.grounding.reduce((n, g) => n + wordTokens(g.text).length, 0)
         yield* log.finish(
           {
             type: "done",
             message_id: plan.messageId,
             conversation_id: plan.conversationId,
-            usage: { input_tokens: input, output_tokens: output, credits: plan.reservation.credits }
+            usage: { input_tokens: input, output_tokens: output, credits: plan.reservation.credits },
+            outcome
           },
-          (at, rest) => repo.completeReply(plan.messageId, draft.content, described.sources, at, rest)
+          (at, rest) =>
+            repo.completeReply(plan.messageId, draft.content, described.sources, at, rest, { agentId: plan.agentId, outcome })
         )
       })
 

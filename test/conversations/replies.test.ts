@@ -56,7 +56,8 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("replies", (it) => {
         type: "done",
         message_id: first!.data.message_id,
         conversation_id: first!.data.conversation_id,
-        usage: { input_tokens: expect.any(Number), output_tokens: tokens.length, credits: 0 }
+        usage: { input_tokens: expect.any(Number), output_tokens: tokens.length, credits: 0 },
+        outcome: "answered"
       })
       const sources = streamed.events[streamed.events.length - 2]!.data.sources
       expect(sources[0]).toEqual({ type: "qa", id: deliveryQa, title: "How long does delivery take?", url: null })
@@ -75,6 +76,7 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("replies", (it) => {
         content: text(streamed.events),
         sources,
         feedback: null,
+        outcome: "answered",
         created_at: expect.any(String)
       })
       expect(json.body.data.conversation_id).not.toBe(first!.data.conversation_id)

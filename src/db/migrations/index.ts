@@ -37,6 +37,7 @@ import chunkDrafts from "./0035_chunk_drafts.js"
 import widgetSettings from "./0037_widget_settings.js"
 import handoff from "./0038_handoff.js"
 import sourceTextPieces from "./0039_source_text_pieces.js"
+import replyOutcomes from "./0042_reply_outcomes.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -76,5 +77,6 @@ export const migrations = {
   "0035_chunk_drafts": chunkDrafts,
   "0037_widget_settings": widgetSettings,
   "0038_handoff": handoff,
-  "0039_source_text_pieces": sourceTextPieces
+  "0039_source_text_pieces": sourceTextPieces,
+  "0042_reply_outcomes": replyOutcomes
 }
