@@ -4,7 +4,7 @@
  * a streamed reply read by an independent SSE parser and resumed after a
  * dropped connection; the chat widget's config and a reply's rating; a form's config, its submit on the forms port and the
  * component script; a webhook delivered to a local receiver and verified with
- * the SDK; the Scalar page at /docs (its lazy chunk); the bundled admin CLI; a live hand-off's member reply on
+ * the SDK; a reply's outcome and the agent's insights; the Scalar page at /docs (its lazy chunk); the bundled admin CLI; a live hand-off's member reply on
  * the widget's events stream. E-mail
  * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
  */
@@ -249,6 +249,33 @@ describe(`the API through the bundle (${databaseName})`, () => {
     expect(changed.data.feedback).toMatchObject({ rating: "up", comment: null })
     const read = await expectCall(service, "GET", `/v1/conversations/${conversation}`, 200, { key: ws.secret })
     expect(read.data.messages.map((m: any) => m.feedback?.rating ?? null)).toEqual([null, "up"])
+  })
+
+  it("insights: a reply with nothing to draw on is a fallback, rated down, counted and listed unanswered", async () => {
+    const agent = await expectCall(service, "POST", "/v1/agents", 201, { key: ws.secret, body: { type: "support", name: "Empty desk" } })
+    const agentId = agent.data.id as string
+    const reply = await expectCall(service, "POST", `/v1/agents/${agentId}/messages`, 201, {
+      key: ws.secret,
+      body: { message: "Do you ship to Canada?", stream: false }
+    })
+    const conversation = reply.data.conversation_id as string
+    expect(reply.data.outcome).toBe("fallback")
+    await expectCall(service, "POST", `/v1/conversations/${conversation}/messages/${reply.data.id}/feedback`, 200, {
+      key: ws.secret,
+      body: { rating: "down", comment: "No answer" }
+    })
+    const insights = await expectCall(service, "GET", `/v1/agents/${agentId}/insights`, 200, { key: ws.secret })
+    expect(insights.data.totals).toEqual({
+      conversations: 1,
+      replies: { answered: 0, fallback: 1, handed_off: 0 },
+      ratings: { up: 0, down: 1 },
+      handoffs: 0
+    })
+    expect(insights.data.unanswered).toMatchObject([{ question: "Do you ship to Canada?", count: 1, conversation_ids: [conversation] }])
+    expect(insights.data.rated_down).toMatchObject([{ message_id: reply.data.id, comment: "No answer" }])
+    const refused = await call(service, "GET", `/v1/agents/${agentId}/insights?from=2026-02-30`, { key: ws.secret })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toMatchObject({ code: "parameter_invalid", param: "from" })
   })
 
   it("a webhook is delivered to a local receiver and its signature verifies with the SDK", async () => {
