@@ -206,7 +206,11 @@ export const ErrorEvent = Schema.Struct({
   code: Schema.String.annotations({
     description: "`ai_unavailable` or `service_unavailable` (retry) or `internal_error`"
   }),
-  message: Schema.String
+  message: Schema.String,
+  retry_after: Schema.optional(Schema.Int).annotations({
+    description:
+      "When the AI provider did not answer: the seconds to wait before sending the message again (the 503's `Retry-After`)"
+  })
 })
 export const StreamEvent = Schema.Union(ConversationEvent, TokenEvent, SourcesEvent, EscalationEvent, HandoffEvent, DoneEvent, ErrorEvent).annotations({
   identifier: "StreamEvent"

@@ -282,6 +282,12 @@ export class ServiceUnavailable extends catalog(Schema.TaggedError<ServiceUnavai
   type: "api_error",
   description: "A dependency (the database) is not reachable; retry with backoff."
 }) {}
+/**
+ * How long a client waits after an AI provider outage, in seconds: a provider's own retry advice is rarely shorter.
+ * The 503's `Retry-After` and a reply stream's `error` event (`retry_after`) both give it.
+ */
+export const aiRetryAfterSeconds = 5
+
 export class AiUnavailable extends catalog(Schema.TaggedError<AiUnavailable>()("AiUnavailable", fields), {
   code: "ai_unavailable",
   status: 503,

@@ -50,7 +50,7 @@ export const ConversationLinkLive = Layer.effect(
   }))
 ).pipe(Layer.provide(ConversationsRepo.Default))
 
-/** The reply-events pruner and the idle timer. */
+/** The pruner of reply and hand-off events past their retention, and the idle timer. */
 export const Workers = Layer.unwrapEffect(
   Effect.gen(function* () {
     const conversations = yield* Conversations
@@ -59,7 +59,12 @@ export const Workers = Layer.unwrapEffect(
       background(
         JobQueue.supervise(
           "reply-events-pruner",
-          Effect.forever(Effect.zipRight(conversations.pruneReplyEvents, Effect.sleep(replyEventPruneEveryMillis)))
+          Effect.forever(
+            Effect.zipRight(
+              Effect.zipRight(conversations.pruneReplyEvents, conversations.pruneConversationEvents),
+              Effect.sleep(replyEventPruneEveryMillis)
+            )
+          )
         )
       ),
       // one job per conversation (its key): ends it once idle

@@ -45,8 +45,14 @@ export const defaultIdleMinutes = 30
  * resume with `Last-Event-ID`; the reply itself stays in the conversation.
  */
 export const replyEventRetentionDays = 7
+/**
+ * A conversation's hand-off events (the widget's events stream) are kept this long after they are written, for
+ * widgets that resume with `Last-Event-ID`: a widget away longer reads the conversation's messages again.
+ */
+export const conversationEventRetentionDays = 7
 /** How often the events past retention are dropped. */
 export const replyEventPruneEveryMillis = 60 * 60_000
+/** Rows one statement of a pruning pass drops at most: a big backlog goes in many short statements. */
 const pruneBatch = 500
 
 const IdlePayload = Schema.Struct({ conversation_id: ConversationId })
@@ -507,10 +513,37 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       }
     })
 
+    /** Drops the conversations' hand-off events written over the retention ago, in batches; returns how many. */
+    const pruneConversationEvents = Effect.gen(function* () {
+      const at = yield* now
+      const cutoff = new Date(at.getTime() - conversationEventRetentionDays * 24 * 60 * 60_000)
+      let pruned = 0
+      for (;;) {
+        const batch = yield* repo.pruneConversationEvents(cutoff, pruneBatch)
+        pruned += batch
+        if (batch < pruneBatch) return pruned
+      }
+    })
+
     /** Gives a handed-off conversation back to the agent (`POST /v1/conversations/{id}/release`). */
     const release = (tenant: Tenant, id: ConversationId) => handoff.release(tenant, id)
 
-    return { open, ofAgent, send, events, awaitReply, resume, list, retrieve, rate, end, release, handleIdle, pruneReplyEvents } as const
+    return {
+      open,
+      ofAgent,
+      send,
+      events,
+      awaitReply,
+      resume,
+      list,
+      retrieve,
+      rate,
+      end,
+      release,
+      handleIdle,
+      pruneReplyEvents,
+      pruneConversationEvents
+    } as const
   }),
   dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default, Handoff.Default]
 }) {}

@@ -425,6 +425,25 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
           order by seq limit ${limit}`
       )
 
+    /**
+     * Drops up to `limit` conversation events written before `cutoff`, oldest first; returns how many.
+     * Instances pruning at once skip each other's rows.
+     */
+    const pruneConversationEvents = (cutoff: Date, limit: number) =>
+      Effect.map(
+        decodeAll(
+          Schema.Struct({ seq: Schema.Int }),
+          sql`
+            delete from conversation_events where (conversation_id, seq) in (
+              select conversation_id, seq from conversation_events
+              where created_at < ${cutoff}
+              order by created_at limit ${limit}
+              for update skip locked
+            ) returning seq`
+        ),
+        (rows) => rows.length
+      )
+
     /** A widget follows the conversation's events at `at`: the visitor is present. */
     const markSeen = (id: ConversationId, at: Date) =>
       execute(sql`update conversations set last_seen_at = greatest(coalesce(last_seen_at, ${at}), ${at}) where id = ${id}`)
@@ -458,7 +477,8 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       stopReply,
       insertEvents,
       eventsAfter,
-      pruneEvents
+      pruneEvents,
+      pruneConversationEvents
     } as const
   })
 }) {}

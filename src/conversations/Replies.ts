@@ -24,7 +24,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Ai, type AiError, type Grounding, wordTokens } from "../../layers/Ai.js"
 import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
-import { AiUnavailable } from "../../schema/Errors.js"
+import { aiRetryAfterSeconds, AiUnavailable } from "../../schema/Errors.js"
 import { type AgentId, type ConversationId, type MessageId, SourceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { takeLaterTurn } from "../../layers/SessionTurn.js"
@@ -50,7 +50,8 @@ const terminalData = (data: string) => /^\{"type":"(done|error)"/.test(data)
 
 /**
  * The `error` event a failed reply ends with: retrieval's outage has its own code (a non-streamed reply answers it
- * as that 503), a provider's transient failure is `service_unavailable`, anything else `internal_error`.
+ * as that 503), a provider's transient failure is `service_unavailable`, anything else `internal_error`. Both
+ * outages carry the wait before sending again.
  */
 export const errorEventOf = (failure: Option.Option<AiError | AiUnavailable>): StreamEvent => {
   const code = Option.isNone(failure)
@@ -60,13 +61,15 @@ export const errorEventOf = (failure: Option.Option<AiError | AiUnavailable>): S
       : failure.value.transient
         ? "service_unavailable"
         : "internal_error"
+  if (code === "internal_error") {
+    return { type: "error", code, message: "The reply failed; the request id of the message names it in our logs" }
+  }
+  // a provider outage: the wait the non-streamed reply's 503 gives in `Retry-After`
   return {
     type: "error",
     code,
-    message:
-      code === "internal_error"
-        ? "The reply failed; the request id of the message names it in our logs"
-        : "The AI provider did not answer; send the message again later"
+    message: "The AI provider did not answer; send the message again later",
+    retry_after: aiRetryAfterSeconds
   }
 }
 

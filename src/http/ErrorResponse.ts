@@ -2,10 +2,7 @@
  * The headers a refusal carries beside its envelope. The platform encodes a failure's body and status from its
  * schema (`ApiError`); a schema has no say over headers, so the edge adds these as the answer leaves.
  */
-import { AiUnavailable, type ApiFailure, MethodNotAllowed, RateLimited } from "../../schema/Errors.js"
-
-/** How long a client waits after an AI provider outage: a provider's own retry advice is rarely shorter. */
-const aiRetryAfterSeconds = 5
+import { AiUnavailable, aiRetryAfterSeconds, type ApiFailure, MethodNotAllowed, RateLimited } from "../../schema/Errors.js"
 
 export const failureHeaders = (failure: ApiFailure, allow: ReadonlyArray<string>): Record<string, string> => {
   if (failure instanceof MethodNotAllowed) return { allow: allow.join(", ") }

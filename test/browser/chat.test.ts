@@ -7,7 +7,9 @@
  * reload keeps the conversation; a rating is recorded; "Talk to a person"
  * makes an `ai_escalation` ticket, a member's reply appears without a reload
  * and a release gives the chat back; the page asks no other host; a page of an
- * origin the agent does not allow is refused.
+ * origin the agent does not allow is refused. An agent capturing leads before
+ * the first message asks for the e-mail before sending; `locale="es"` draws
+ * the panel in Spanish; an AI outage inside the reply's stream shows the wait.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -16,6 +18,9 @@ import { createRequire } from "node:module"
 import { join, resolve } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll } from "vitest"
+import * as Layer from "effect/Layer"
+import * as Ai from "../../layers/Ai.js"
+import { textsFor } from "../../src/widget/element/texts.js"
 import { waitSettled } from "../knowledge/support.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { chatPage, haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
@@ -126,6 +131,47 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
     await page.getByRole("button", { name: "Send", exact: true }).click()
   }
   const replies = (page: Page) => page.locator("service-chat .msg.assistant[data-message-id]")
+
+  /** Embeds as the local provider does, except a question: the provider times out on it, after the reply's stream started. */
+  const outageOn = (question: string) =>
+    Layer.sync(Ai.Ai, () => {
+      const local = Ai.makeLocal()
+      return {
+        ...local,
+        embed: (texts: ReadonlyArray<string>) =>
+          texts.includes(question)
+            ? Effect.fail(new Ai.AiError({ message: "embeddings request timed out", transient: true }))
+            : local.embed(texts)
+      }
+    })
+
+  layer(testServer({}, { ai: outageOn("Is the assistant there?") }))("an AI outage", (it) => {
+    it.effect("inside the reply's stream: the panel says how long to wait, as the stream's error event gives it", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws)
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId, open: "" }, { context })
+        yield* Effect.promise(async () => {
+          // the reply's answer: a 200 stream that ends with the error event
+          const answered = page.waitForResponse(
+            (r) => r.request().method() === "POST" && /\/conversations\/[^/]+\/messages$/.test(r.url())
+          )
+          await ask(page, "Is the assistant there?")
+          const response = await answered
+          expect(response.status()).toBe(200)
+          expect(await response.text()).toContain('"retry_after":5')
+          await page.locator("service-chat .log .notice.error", { hasText: textsFor("en").aiWait(5) }).waitFor()
+          expect(await page.locator("service-chat .log .notice.error").allTextContents()).toEqual([
+            "The assistant is unavailable right now. Try again in 5 s."
+          ])
+          expect(await replies(page).count()).toBe(0)
+          expect(await axe(page)).toEqual([])
+        })
+      })
+    )
+  })
 
   layer(testServer())("component", (it) => {
     it.effect("the launcher opens the panel: its name, the welcome message, axe clean, Escape and the focus trap, 320 px wide; the page asks no other host", () =>
@@ -343,6 +389,74 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
           // a reload shows the member's message from the stored conversation
           await page.reload()
           await page.locator("service-chat .msg.member", { hasText: "looking at your order" }).waitFor()
+        })
+      })
+    )
+
+    it.effect("lead capture before the first message: the panel asks for the e-mail before sending; the lead is listed", () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws, { widget: { lead_capture: "before_first_message" } })
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId, open: "" }, { context })
+        yield* Effect.promise(async () => {
+          await ask(page, "How long does delivery take?")
+          const email = page.getByLabel("Your e-mail")
+          await email.waitFor()
+          expect(await page.locator("service-chat .ask").textContent()).toContain("Leave your e-mail so we can get back to you.")
+          // nothing is sent until the visitor answers
+          expect(await page.locator("service-chat .msg.user").count()).toBe(0)
+          expect(await axe(page)).toEqual([])
+          await email.fill("not an address")
+          await page.getByRole("button", { name: "Continue" }).click()
+          expect(await email.getAttribute("aria-invalid")).toBe("true")
+          expect(await page.locator("service-chat .msg.user").count()).toBe(0)
+          await email.fill("lea@example.com")
+          await page.getByRole("button", { name: "Continue" }).click()
+          // the held message goes out once the e-mail is given, and is answered
+          await page.locator("service-chat .msg.user", { hasText: "How long does delivery take?" }).waitFor()
+          await replies(page).first().waitFor()
+          // the next message is sent straight away
+          await ask(page, "Is tracking e-mailed?")
+          await replies(page).nth(1).waitFor()
+          expect(await page.getByLabel("Your e-mail").isVisible()).toBe(false)
+        })
+        const leads = yield* h.call("GET", "/v1/leads", { key: ws.secretTest })
+        expect(leads.status, leads.text).toBe(200)
+        const captured = leads.body.data.filter((l: any) => l.email === "lea@example.com")
+        expect(captured, leads.text).toHaveLength(1)
+        expect(captured[0].agent_id).toBe(agentId)
+      })
+    )
+
+    it.effect('locale="es": the launcher, the send button, the text box and its placeholder are Spanish; axe clean', () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws)
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId, locale: "es" }, { context })
+        const es = textsFor("es")
+        yield* Effect.promise(async () => {
+          const button = page.getByRole("button", { name: es.open("Help desk") })
+          expect(await button.getAttribute("aria-label")).toBe("Abrir el chat con Help desk")
+          await button.click()
+          await page.getByRole("dialog", { name: "Help desk" }).waitFor()
+          const input = page.getByRole("textbox", { name: es.input })
+          expect(es.input).toBe("Escribe tu mensaje")
+          expect(await input.getAttribute("placeholder")).toBe(es.placeholder)
+          expect(es.placeholder).toBe("Escribe tu mensaje…")
+          const send = page.getByRole("button", { name: es.send, exact: true })
+          expect(await send.textContent()).toBe("Enviar")
+          expect(await page.getByRole("button", { name: "Send", exact: true }).count()).toBe(0)
+          expect(await chat(page).evaluate((e) => e.shadowRoot!.querySelector(".panel")!.getAttribute("lang"))).toBe("es")
+          expect(await axe(page)).toEqual([])
+          // it still chats
+          await input.fill("How long does delivery take?")
+          await send.click()
+          await replies(page).first().waitFor()
+          expect(await replies(page).first().getByRole("button", { name: es.helpful, exact: true }).count()).toBe(1)
         })
       })
     )

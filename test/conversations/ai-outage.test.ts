@@ -2,7 +2,8 @@
  * An AI provider outage while a reply's question is embedded (retrieval): a
  * reply asked for as JSON answers `503 ai_unavailable` with `Retry-After`; a
  * streamed one has already started (its status sent), so it ends with an
- * `error` event of that code. Nothing final is stored either way.
+ * `error` event of that code and the same wait (`retry_after`). Nothing final
+ * is stored either way.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -54,7 +55,13 @@ layer(testServer({}, { ai: outageOnQuestion }))("an AI outage during retrieval",
       const streamed = yield* sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: question } })
       expect(streamed.status).toBe(200)
       expect(types(streamed.events)).toEqual(["conversation", "error"])
-      expect(streamed.events[1]!.data).toEqual({ type: "error", code: "ai_unavailable", message: expect.any(String) })
+      // the stream's error event carries the wait the 503 gives in Retry-After
+      expect(streamed.events[1]!.data).toEqual({
+        type: "error",
+        code: "ai_unavailable",
+        message: expect.any(String),
+        retry_after: Number(json.headers.get("retry-after"))
+      })
       const conversation = yield* h.call("GET", `/v1/conversations/${streamed.events[0]!.data.conversation_id}`, {
         key: ws.secretTest
       })

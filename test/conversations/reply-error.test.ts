@@ -2,7 +2,7 @@
 import * as Option from "effect/Option"
 import { describe, expect, it } from "vitest"
 import { AiError } from "../../layers/Ai.js"
-import { AiUnavailable } from "../../schema/Errors.js"
+import { aiRetryAfterSeconds, AiUnavailable } from "../../schema/Errors.js"
 import { errorEventOf } from "../../src/conversations/Replies.js"
 
 describe("a failed reply's error event", () => {
@@ -10,14 +10,16 @@ describe("a failed reply's error event", () => {
     expect(errorEventOf(Option.some(new AiError({ message: "timeout", transient: true })))).toEqual({
       type: "error",
       code: "service_unavailable",
-      message: "The AI provider did not answer; send the message again later"
+      message: "The AI provider did not answer; send the message again later",
+      retry_after: aiRetryAfterSeconds
     })
   })
 
   it("retrieval's outage keeps its own code", () => {
     expect(errorEventOf(Option.some(new AiUnavailable({ message: "embeddings down" })))).toMatchObject({
       code: "ai_unavailable",
-      message: "The AI provider did not answer; send the message again later"
+      message: "The AI provider did not answer; send the message again later",
+      retry_after: aiRetryAfterSeconds
     })
   })
 

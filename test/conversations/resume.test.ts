@@ -210,7 +210,8 @@ layer(testServer({ replyResumeGraceSeconds: graceSeconds }, { ai: model.layer })
       const reply = yield* sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: question } })
       expect(reply.status).toBe(200)
       expect(types(reply.events)).toEqual(["conversation", "token", "error"])
-      expect(reply.events[2]!.data).toEqual({ type: "error", code: "service_unavailable", message: expect.any(String) })
+      // the provider's outage: the event says how long to wait before sending again
+      expect(reply.events[2]!.data).toEqual({ type: "error", code: "service_unavailable", message: expect.any(String), retry_after: 5 })
       // the model was asked with the agent's instructions, the knowledge and the glossary's synonyms
       const asked = model.record.inputs[model.record.inputs.length - 1]!
       expect(asked.instructions).toBe("Answer in one sentence.")

@@ -455,6 +455,17 @@ export class ServiceChatElement extends HTMLElement {
     return t.failed
   }
 
+  /** A reply stream's `error` event: a provider outage says how long to wait when the event gives `retry_after`. */
+  #streamErrorText(data: { code?: unknown; retry_after?: unknown }): string {
+    const t = this.#t
+    const wait = typeof data.retry_after === "number" && data.retry_after > 0 ? data.retry_after : undefined
+    if (data.code === "limit_reached") return t.limit
+    if (data.code === "ai_unavailable") return wait === undefined ? t.aiLater : t.aiWait(wait)
+    // a provider's failure mid-reply carries the wait too; a reply stopped for want of a reader does not
+    if (data.code === "service_unavailable" && wait !== undefined) return t.aiWait(wait)
+    return t.interrupted
+  }
+
   async #sendText(text: string, retried: boolean): Promise<void> {
     this.#setBusy(true)
     const bubble = this.#bubble()
@@ -520,10 +531,7 @@ export class ServiceChatElement extends HTMLElement {
           writeKept(target, { pending: undefined })
           if (text === "") bubble.node.remove()
           else bubble.node.classList.remove("typing")
-          this.#notice(
-            data.code === "ai_unavailable" ? this.#t.aiLater : data.code === "limit_reached" ? this.#t.limit : this.#t.interrupted,
-            true
-          )
+          this.#notice(this.#streamErrorText(data), true)
           this.#emit("service-chat:error", { phase: "reply", code: data.code, message: data.message })
           return
       }
