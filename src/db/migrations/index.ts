@@ -38,6 +38,7 @@ import widgetSettings from "./0037_widget_settings.js"
 import handoff from "./0038_handoff.js"
 import sourceTextPieces from "./0039_source_text_pieces.js"
 import replyOutcomes from "./0042_reply_outcomes.js"
+import evaluations from "./0045_evaluations.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -78,5 +79,6 @@ export const migrations = {
   "0037_widget_settings": widgetSettings,
   "0038_handoff": handoff,
   "0039_source_text_pieces": sourceTextPieces,
-  "0042_reply_outcomes": replyOutcomes
+  "0042_reply_outcomes": replyOutcomes,
+  "0045_evaluations": evaluations
 }
