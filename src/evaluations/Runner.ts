@@ -117,7 +117,8 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
               const transient = error._tag === "AiUnavailable" || error.transient
               if (!transient || job.attempts + 1 >= runMaxAttempts) {
                 yield* fail(runId, { code: "ai_failed", message: `The AI provider failed: ${error.message}` })
-                return Outcome.done
+                // the run shows why; the job is failed too, as the queue's other given-up work is
+                return Outcome.failed(error.message)
               }
               const at = yield* now
               return Outcome.retryAt(new Date(at.getTime() + runRetryDelayMillis(job.attempts)), error.message)
