@@ -109,6 +109,14 @@ layer(testServer())("evaluations", (it) => {
           { key }
         )
         expect(rest.body.data.map((r: any) => r.id)).toEqual([first.id])
+        // a cursor belongs to its list: the runs' is no cursor of the evaluations list
+        const misplaced = yield* h.call(
+          "GET",
+          `/v1/agents/${agentId}/evaluations?starting_after=${page.body.meta.pagination.next_cursor}`,
+          { key }
+        )
+        expect(misplaced.status, misplaced.text).toBe(400)
+        expect(misplaced.body.error).toMatchObject({ code: "invalid_cursor", param: "starting_after" })
 
         // each run's end is an event, without the results
         const completed = yield* eventsOfType(ws.workspace.id, "evaluation.run_completed")
