@@ -23,6 +23,7 @@ import {
   UnsupportedMediaType
 } from "./Errors.js"
 import { ConversationsGroup } from "./Conversations.js"
+import { EvaluationsGroup } from "./Evaluations.js"
 import { FormsGroup, FormsPublicGroup } from "./Forms.js"
 import { GlossaryGroup } from "./Glossary.js"
 import { InsightsGroup } from "./Insights.js"
@@ -84,6 +85,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(withRequestPolicy(FilesGroup))
   .add(withRequestPolicy(ConversationsGroup))
   .add(withRequestPolicy(InsightsGroup))
+  .add(withRequestPolicy(EvaluationsGroup))
   .add(withRequestPolicy(LeadsGroup))
   .add(withRequestPolicy(UsageGroup))
   .add(withRequestPolicy(KeysGroup))

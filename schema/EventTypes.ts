@@ -21,6 +21,8 @@ export const EventTypes = [
   "crawl.completed",
   "crawl.failed",
   "qa.regenerated",
+  "evaluation.run_completed",
+  "evaluation.run_failed",
   "course.lesson.source.indexed",
   "course.lesson.source.failed",
   "ticket.created",

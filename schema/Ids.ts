@@ -131,6 +131,20 @@ export const IdPrefix = {
   module: "mod",
   lesson: "lsn",
   lessonSource: "lsrc",
-  crawl: "crl"
+  crawl: "crl",
+  evaluation: "evl",
+  evaluationRun: "evr"
 } as const
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix]
+
+export const EvaluationId = Schema.String.pipe(
+  Schema.pattern(prefixed("evl"), { message: () => "Expected an evaluation id (evl_...)" }),
+  Schema.brand("EvaluationId")
+)
+export type EvaluationId = typeof EvaluationId.Type
+
+export const EvaluationRunId = Schema.String.pipe(
+  Schema.pattern(prefixed("evr"), { message: () => "Expected an evaluation run id (evr_...)" }),
+  Schema.brand("EvaluationRunId")
+)
+export type EvaluationRunId = typeof EvaluationRunId.Type

@@ -20,6 +20,7 @@ import * as Conversations from "./conversations/Area.js"
 import * as Crawls from "./crawls/Area.js"
 import * as Maintenance from "./db/Maintenance.js"
 import * as Email from "./email/Area.js"
+import * as Evaluations from "./evaluations/Area.js"
 import { Outbox } from "./events/Outbox.js"
 import * as Files from "./files/Area.js"
 import * as Forms from "./forms/Area.js"
@@ -70,7 +71,7 @@ const Ports = Layer.mergeAll(
 /** The areas' programs, and the ports the edge uses (CORS origins, replays of kept streams). */
 const Areas = Layer.mergeAll(
   Agents.Live, Conversations.Live, Files.Live, Forms.Live, Glossary.Live, Knowledge.Live, Leads.Live, Qa.Live,
-  Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live, Insights.Live, Crawls.Live.pipe(Layer.provide(Knowledge.Live)),
+  Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live, Insights.Live, Evaluations.Live, Crawls.Live.pipe(Layer.provide(Knowledge.Live)),
   Agents.WidgetOriginsLive, Forms.FormOriginsLive, Conversations.ReplayableStreamsLive
 ).pipe(Layer.provide(Ports), Layer.provideMerge(Shared))
 
@@ -83,13 +84,14 @@ const Handlers = isolate(
   ...HttpPlumbing.ApiServices, ...Agents.ApiServices, ...Webhooks.ApiServices, ...Tickets.ApiServices, ...Knowledge.ApiServices,
   ...Training.ApiServices, ...Files.ApiServices, ...Qa.ApiServices, ...Glossary.ApiServices, ...System.ApiServices,
   ...Conversations.ApiServices, ...Leads.ApiServices, ...Usage.ApiServices, ...Widget.ApiServices,
-  ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices, ...Insights.ApiServices
+  ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices, ...Insights.ApiServices,
+  ...Evaluations.ApiServices
 )(
   Layer.mergeAll(
     Agents.ApiGroups, Webhooks.ApiGroups, Tickets.ApiGroups, Knowledge.ApiGroups, Training.ApiGroups,
     Files.ApiGroups, Qa.ApiGroups, Glossary.ApiGroups, System.ApiGroups, Conversations.ApiGroups,
     Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups, Crawls.ApiGroups,
-    Insights.ApiGroups
+    Insights.ApiGroups, Evaluations.ApiGroups
   )
 )
 
@@ -104,7 +106,7 @@ const Routes = Layer.mergeAll(System.Routes, AdminRoutes, Forms.Routes, Widget.R
 /** Each area's background fibers. */
 const Workers = Layer.mergeAll(
   Webhooks.Workers, HttpPlumbing.Workers, Email.Workers, Conversations.Workers, Qa.Workers, Knowledge.Workers,
-  Crawls.Workers, Maintenance.Workers
+  Crawls.Workers, Evaluations.Workers, Maintenance.Workers
 )
 
 /**

@@ -20,31 +20,24 @@ import * as Cause from "effect/Cause"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Ai, type AiError, type Grounding, wordTokens } from "../../layers/Ai.js"
-import type { MessageSource, StreamEvent } from "../../schema/Conversations.js"
+import { type AiError, wordTokens } from "../../layers/Ai.js"
+import type { StreamEvent } from "../../schema/Conversations.js"
 import { aiRetryAfterSeconds, AiUnavailable } from "../../schema/Errors.js"
-import { type AgentId, type ConversationId, type MessageId, SourceId } from "../../schema/Ids.js"
+import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { takeLaterTurn } from "../../layers/SessionTurn.js"
 import { AppConfig } from "../Config.js"
-import { Knowledge } from "../knowledge/Knowledge.js"
-import { LessonSources } from "../training/LessonSources.js"
-import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
-import { Glossary } from "../glossary/Glossary.js"
 import { type Reservation, Usage } from "../usage/Usage.js"
+import { Answering } from "./Answering.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
 import { type Live, makeLive, makeReplyLog, type Numbered, type ReplyLog } from "./ReplyLog.js"
 
-export const fallbackAnswer =
-  "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
+export { fallbackAnswer } from "./Answering.js"
 export const escalationOffer = "No relevant answer was found: offer a human (create a ticket with origin `ai_escalation`)."
 
 export const defaultGraceSeconds = 30
 const historyLimit = 10
-
-const isSourceId = Schema.is(SourceId)
 
 const terminalData = (data: string) => /^\{"type":"(done|error)"/.test(data)
 
@@ -89,11 +82,7 @@ export interface ReplyPlan {
 export class Replies extends Effect.Service<Replies>()("Conversations/Replies", {
   scoped: Effect.gen(function* () {
     const repo = yield* ConversationsRepo
-    const knowledge = yield* Knowledge
-    const lessons = yield* LessonSources
-    const retrieval = yield* Retrieval
-    const glossary = yield* Glossary
-    const ai = yield* Ai
+    const answering = yield* Answering
     const usage = yield* Usage
     const config = yield* AppConfig
     const grace = Duration.seconds(config.replyResumeGraceSeconds ?? defaultGraceSeconds)
@@ -128,39 +117,6 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
         )
       })
 
-    const sources = Effect.fn("Replies.sources")(function* (tenant: Tenant, agentId: AgentId, hits: ReadonlyArray<Hit>) {
-      const out: Array<MessageSource> = []
-      const titles = new Map<string, string>()
-      for (const hit of hits) {
-        if (hit.kind === "qa") {
-          out.push({ type: "qa", id: hit.id, title: hit.question ?? "", url: null })
-          continue
-        }
-        const sourceId = hit.sourceId
-        if (!isSourceId(sourceId) || out.some((s) => s.type === "chunk" && s.id === sourceId)) continue
-        const source = yield* knowledge.sourceOf(tenant, agentId, sourceId)
-        if (Option.isNone(source)) continue
-        // a training agent's lesson source names its lesson
-        const owner = source.value.lesson_source_id
-        const lesson = owner === null ? Option.none() : yield* lessons.lessonOf(tenant, agentId, owner)
-        titles.set(hit.id, source.value.title)
-        out.push({
-          type: "chunk",
-          id: source.value.id,
-          title: source.value.title,
-          url: source.value.type === "url" ? source.value.source_ref : null,
-          ...(Option.isSome(lesson) ? { lesson: lesson.value } : {})
-        })
-      }
-      const grounding: Array<Grounding> = hits.map((hit) => ({
-        kind: hit.kind,
-        title: hit.kind === "qa" ? (hit.question ?? "") : (titles.get(hit.id) ?? ""),
-        text: hit.text,
-        score: hit.score
-      }))
-      return { sources: out, grounding }
-    })
-
     /** The reply's text so far: what a stopped or failed reply keeps. */
     interface Draft {
       content: string
@@ -179,23 +135,14 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
               .slice(-historyLimit)
               // a member's answer during a hand-off is, to the model, what was said to the visitor
               .map((m) => ({ role: m.role === "member" ? ("assistant" as const) : m.role, content: m.content }))
-        // read once: retrieval expands the query with them, and the model is told the synonyms too
-        const terms = yield* glossary.enabledTerms(plan.tenant, plan.agentId)
-        const hits = (yield* retrieval.search(plan.tenant, plan.agentId, plan.question, { limit: 5, terms })).filter(
-          (hit) => hit.score >= relevanceThreshold
-        )
-        const described = yield* sources(plan.tenant, plan.agentId, hits)
-        const expanded = hits.length === 0 ? plan.question : expandQuery(plan.question, terms)
-        const tokens: Stream.Stream<string, AiError> =
-          hits.length === 0
-            ? Stream.fromIterable(wordTokens(fallbackAnswer))
-            : ai.answer({
-                instructions: plan.instructions,
-                question: plan.question,
-                history,
-                grounding: described.grounding,
-                expandedQuery: expanded === plan.question ? undefined : expanded
-              })
+        const prepared = yield* answering.prepare({
+          tenant: plan.tenant,
+          agentId: plan.agentId,
+          question: plan.question,
+          instructions: plan.instructions,
+          history
+        })
+        const tokens = prepared.tokens
         let output = 0
         yield* Stream.runForEach(tokens, (piece) => {
           draft.content += piece
@@ -204,11 +151,11 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           // past its first token the reply's statements (events, its end) wait behind the first tokens queued now
           return Effect.zipRight(log.emit({ type: "token", content: piece }), Effect.zipRight(log.firstTokenOut, takeLaterTurn))
         })
-        yield* log.emit({ type: "sources", sources: described.sources })
-        if (hits.length === 0) yield* log.emit({ type: "escalation", message: escalationOffer })
+        yield* log.emit({ type: "sources", sources: prepared.sources })
+        if (prepared.outcome === "fallback") yield* log.emit({ type: "escalation", message: escalationOffer })
         // what the reply was, kept with it (`answered` may become `handed_off` when the conversation is escalated)
-        const outcome = hits.length === 0 ? "fallback" : "answered"
-        const input = wordTokens(plan.question).length + described.grounding.reduce((n, g) => n + wordTokens(g.text).length, 0)
+        const outcome = prepared.outcome
+        const input = wordTokens(plan.question).length + prepared.grounding.reduce((n, g) => n + wordTokens(g.text).length, 0)
         yield* log.finish(
           {
             type: "done",
@@ -218,7 +165,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
             outcome
           },
           (at, rest) =>
-            repo.completeReply(plan.messageId, draft.content, described.sources, at, rest, { agentId: plan.agentId, outcome })
+            repo.completeReply(plan.messageId, draft.content, prepared.sources, at, rest, { agentId: plan.agentId, outcome })
         )
       })
 
@@ -357,5 +304,5 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
 
     return { start, follow } as const
   }),
-  dependencies: [ConversationsRepo.Default, Knowledge.Default, LessonSources.Default, Glossary.Default, Usage.Default]
+  dependencies: [ConversationsRepo.Default, Answering.Default, Usage.Default]
 }) {}

@@ -51,7 +51,8 @@ const committed: Record<string, string> = {
   "0038_handoff": "5123cd192e0ebbdd",
   "0039_source_text_pieces": "af9af1e5c19c634f",
   "0042_reply_outcomes": "74ddb3c5f1bf7a36",
-  "0043_conversation_events_retention": "82552cc046440ec7"
+  "0043_conversation_events_retention": "82552cc046440ec7",
+  "0045_evaluations": "ed01d38d2b5c05b0"
 }
 
 const files = readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name))

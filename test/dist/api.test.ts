@@ -4,7 +4,7 @@
  * a streamed reply read by an independent SSE parser and resumed after a
  * dropped connection; the chat widget's config and a reply's rating; a form's config, its submit on the forms port and the
  * component script; a webhook delivered to a local receiver and verified with
- * the SDK; a reply's outcome and the agent's insights; the Scalar page at /docs (its lazy chunk); the bundled admin CLI; a live hand-off's member reply on
+ * the SDK; a reply's outcome and the agent's insights; an evaluation run twice; the Scalar page at /docs (its lazy chunk); the bundled admin CLI; a live hand-off's member reply on
  * the widget's events stream. E-mail
  * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
  */
@@ -276,6 +276,48 @@ describe(`the API through the bundle (${databaseName})`, () => {
     const refused = await call(service, "GET", `/v1/agents/${agentId}/insights?from=2026-02-30`, { key: ws.secret })
     expect(refused.status).toBe(400)
     expect(refused.body.error).toMatchObject({ code: "parameter_invalid", param: "from" })
+  })
+
+  it("evaluations: two cases the knowledge holds and one it does not complete with two passed; a second run is kept beside the first", async () => {
+    const agentId = await newAgent("Evaluated desk")
+    await expectCall(service, "POST", `/v1/agents/${agentId}/qa`, 201, {
+      key: ws.secret,
+      body: { question: "How long does delivery take?", answer: "Orders arrive within five business days." }
+    })
+    await expectCall(service, "POST", `/v1/agents/${agentId}/qa`, 201, {
+      key: ws.secret,
+      body: { question: "Can I return an item?", answer: "You can send any item back within 30 days for a full refund." }
+    })
+    const created = await expectCall(service, "POST", `/v1/agents/${agentId}/evaluations`, 201, {
+      key: ws.secret,
+      body: {
+        name: "Basics",
+        cases: [
+          { question: "How long does delivery take?", expect: { contains: "five business days" } },
+          { question: "Can I return an item?", expect: { contains: "30 days" } },
+          { question: "Do you ship to Canada?", expect: { contains: "we ship to Canada" } }
+        ]
+      }
+    })
+    const evaluationId = created.data.id as string
+    const runPath = (id: string) => `/v1/agents/${agentId}/evaluations/${evaluationId}/runs/${id}`
+    const ended = (id: string) =>
+      eventually(
+        async () => (await expectCall(service, "GET", runPath(id), 200, { key: ws.secret })).data,
+        (run) => run.status === "completed" || run.status === "failed",
+        { label: "evaluation run ended" }
+      )
+    const first = await ended(created.data.latest_run.id)
+    expect(first).toMatchObject({ status: "completed", passed: 2, total: 3, score: 0.6667 })
+    expect(first.results.map((r: any) => r.passed)).toEqual([true, true, false])
+    const again = await expectCall(service, "POST", `/v1/agents/${agentId}/evaluations/${evaluationId}/runs`, 201, { key: ws.secret })
+    const second = await ended(again.data.id)
+    expect(second).toMatchObject({ status: "completed", passed: 2 })
+    const runs = await expectCall(service, "GET", `/v1/agents/${agentId}/evaluations/${evaluationId}/runs`, 200, { key: ws.secret })
+    expect(runs.data.map((r: any) => r.id)).toEqual([second.id, first.id])
+    const refused = await call(service, "POST", `/v1/agents/${agentId}/evaluations`, { key: ws.secret, body: { name: "X", cases: [] } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toMatchObject({ code: "parameter_invalid", param: "cases" })
   })
 
   it("a webhook is delivered to a local receiver and its signature verifies with the SDK", async () => {

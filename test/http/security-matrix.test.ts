@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { AgentType } from "../../schema/Agents.js"
 import type { Scope } from "../../schema/Auth.js"
-import { AgentId, LessonId, ModuleId } from "../../schema/Ids.js"
+import { AgentId, EvaluationId, LessonId, ModuleId } from "../../schema/Ids.js"
 import { WebhookId } from "../../schema/Webhooks.js"
 import * as Fetcher from "../../layers/Fetcher.js"
 import type { Client } from "../../src/sdk/index.js"
@@ -172,6 +172,26 @@ const fixtures: Record<string, (w: World) => Effect.Effect<string>> = {
     Effect.flatMap(id("AgentId"), (agent) =>
       Effect.map(data(api.leads.create({ payload: { agent_id: AgentId.make(agent), email: "ada@example.com" } })), (l) => l.id)
     ),
+  EvaluationId: ({ api, id }) =>
+    Effect.flatMap(id("AgentId"), (agent) =>
+      Effect.map(
+        data(
+          api.evaluations.create({
+            path: { id: AgentId.make(agent) },
+            payload: { name: "Matrix", cases: [{ question: "Q?", expect: { declines: true } }] }
+          })
+        ),
+        (e) => e.id
+      )
+    ),
+  // the evaluation's first run
+  EvaluationRunId: ({ api, id }) =>
+    Effect.gen(function* () {
+      const agent = AgentId.make(yield* id("AgentId"))
+      const evaluation = EvaluationId.make(yield* id("EvaluationId"))
+      const read = yield* data(api.evaluations.retrieve({ path: { id: agent, evaluation_id: evaluation } }))
+      return read.latest_run!.id
+    }),
   ApiKeyId: ({ h, keys }) =>
     Effect.map(h.call("POST", "/v1/keys", { key: keys.secret, body: { kind: "widget", scopes: ["widget:chat"] } }), (r) =>
       created("create a key")(r).id as string
@@ -293,7 +313,8 @@ const samples: Record<string, Sample> = {
   "conversations.rateMessage": { body: fixed({ rating: "up" }) },
   "widget.conversationEvents": { streams: true },
   "forms.create": { body: using(["AgentId"], (agent) => contactForm(agent)) },
-  "forms.update": { body: fixed({ title: { en: "Changed" } }) }
+  "forms.update": { body: fixed({ title: { en: "Changed" } }) },
+  "evaluations.create": { body: fixed({ name: "E", cases: [{ question: "Q?", expect: { contains: "A" } }] }) }
 }
 
 /** The agent type a group's objects need (modules, lessons and their sources: a `training` agent). */
@@ -328,7 +349,8 @@ const eventCount = (ws: SeededWorkspace) =>
   ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie)
 
 /**
- * Until the workspace's sources are processed and its crawls ended: their events are written in the background.
+ * Until the workspace's sources are processed, its crawls ended and its evaluation runs ended: their events are
+ * written in the background.
  */
 const sourcesSettled = (ws: SeededWorkspace) =>
   eventually(
@@ -336,7 +358,9 @@ const sourcesSettled = (ws: SeededWorkspace) =>
       sql<{ n: number }>`
         select (select count(*) from knowledge_sources
           where workspace_id = ${ws.workspace.id} and status in ('pending', 'processing'))::int
-          + (select count(*) from crawls where workspace_id = ${ws.workspace.id} and status in ('queued', 'running'))::int as n`
+          + (select count(*) from crawls where workspace_id = ${ws.workspace.id} and status in ('queued', 'running'))::int
+          + (select count(*) from evaluation_runs
+            where workspace_id = ${ws.workspace.id} and status in ('queued', 'running'))::int as n`
     ).pipe(Effect.map((rows) => rows[0]!.n), Effect.orDie),
     (n) => n === 0,
     { label: "the fixtures' sources processed" }

@@ -39,6 +39,7 @@ import handoff from "./0038_handoff.js"
 import sourceTextPieces from "./0039_source_text_pieces.js"
 import replyOutcomes from "./0042_reply_outcomes.js"
 import conversationEventsRetention from "./0043_conversation_events_retention.js"
+import evaluations from "./0045_evaluations.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -80,5 +81,6 @@ export const migrations = {
   "0038_handoff": handoff,
   "0039_source_text_pieces": sourceTextPieces,
   "0042_reply_outcomes": replyOutcomes,
-  "0043_conversation_events_retention": conversationEventsRetention
+  "0043_conversation_events_retention": conversationEventsRetention,
+  "0045_evaluations": evaluations
 }
