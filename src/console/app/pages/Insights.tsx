@@ -175,10 +175,13 @@ export const InsightsPage = ({ client, agentId }: { client: Client; agentId: str
   // the service's today, once known: the periods end there, not on this browser's date
   const [to, setTo] = useState<string | undefined>(undefined)
   const insights = useResource<Insights>(async () => {
-    const params = to === undefined ? {} : { from: firstDay(to, Number(days)), to }
-    const data: Insights = await client.call("GET", `/v1/agents/${agentId}/insights${query(params)}`)
-    if (to === undefined) setTo(data.to)
-    return data
+    const load = (params: Record<string, string>): Promise<Insights> =>
+      client.call("GET", `/v1/agents/${agentId}/insights${query(params)}`)
+    if (to !== undefined) return load({ from: firstDay(to, Number(days)), to })
+    // without the service's today yet, its default period (the last 30 days) tells it
+    const first = await load({})
+    setTo(first.to)
+    return days === "30" ? first : load({ from: firstDay(first.to, Number(days)), to: first.to })
   }, [agentId, days])
   const label = `in the ${periods.find(([value]) => value === days)?.[1].toLowerCase() ?? "period"}`
   return (
