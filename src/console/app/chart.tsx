@@ -11,7 +11,18 @@ const height = 160
 const cssColour = (element: Element, name: string, fallback: string) =>
   getComputedStyle(element).getPropertyValue(name).trim() || fallback
 
-export const BarChart = ({ title, days, counts }: { title: string; days: ReadonlyArray<string>; counts: ReadonlyMap<string, number> }) => {
+export const BarChart = ({
+  title,
+  days,
+  counts,
+  period = "this month"
+}: {
+  title: string
+  days: ReadonlyArray<string>
+  counts: ReadonlyMap<string, number>
+  /** What the total in the caption covers. */
+  period?: string
+}) => {
   const max = Math.max(1, ...days.map((d) => counts.get(d) ?? 0))
   const total = days.reduce((sum, d) => sum + (counts.get(d) ?? 0), 0)
   const box = useRef<HTMLDivElement>(null)
@@ -51,7 +62,7 @@ export const BarChart = ({ title, days, counts }: { title: string; days: Readonl
   return (
     <figure class="chart card">
       <figcaption>
-        {title} <span class="muted">({total} this month)</span>
+        {title} <span class="muted">({total} {period})</span>
       </figcaption>
       <div class="plot" ref={box} role="img" aria-label={`${title}: ${total} in all, at most ${max} a day`} />
       <table class="sr-only">

@@ -12,6 +12,7 @@ import { KeysPage } from "./pages/Keys.js"
 import { CoursePage } from "./pages/Course.js"
 import { FormPage, FormsPage } from "./pages/Forms.js"
 import { GlossaryPage } from "./pages/Glossary.js"
+import { InsightsPage } from "./pages/Insights.js"
 import { KnowledgePage } from "./pages/Knowledge.js"
 import { OverviewPage } from "./pages/Overview.js"
 import { PlaygroundPage } from "./pages/Playground.js"
@@ -105,6 +106,7 @@ const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
       if (sub === "qa") return <QaPage client={client} agentId={id} />
       if (sub === "glossary") return <GlossaryPage client={client} agentId={id} />
       if (sub === "course") return <CoursePage client={client} agentId={id} />
+      if (sub === "insights") return <InsightsPage client={client} agentId={id} />
       return <AgentPage client={client} agentId={id} />
     case "tickets":
       return id === undefined ? <TicketsPage client={client} /> : <TicketPage client={client} publicId={id} />

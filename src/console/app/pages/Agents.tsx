@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, Snippet, useAction, usePagedList, useResource, when } from "../ui.js"
 
-type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary" | "course"
+type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary" | "course" | "insights"
 
 const AgentTabs = ({ agentId, current }: { agentId: string; current: Tab }) => (
   <nav class="tabs" aria-label="Agent">
@@ -18,7 +18,8 @@ const AgentTabs = ({ agentId, current }: { agentId: string; current: Tab }) => (
         ["playground", "Playground", `#/agents/${agentId}/playground`],
         ["qa", "Q&A", `#/agents/${agentId}/qa`],
         ["glossary", "Glossary", `#/agents/${agentId}/glossary`],
-        ["course", "Course", `#/agents/${agentId}/course`]
+        ["course", "Course", `#/agents/${agentId}/course`],
+        ["insights", "Insights", `#/agents/${agentId}/insights`]
       ] as const
     ).map(([tab, label, href]) => (
       <a href={href} key={tab} aria-current={tab === current ? "page" : undefined}>
@@ -39,7 +40,7 @@ export const AgentHeader = ({
   current: Tab
 }) => {
   const agent = useResource<Agent>(() => client.call("GET", `/v1/agents/${agentId}`), [agentId])
-  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground", qa: "Q&A", glossary: "Glossary", course: "Course" }[current]
+  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground", qa: "Q&A", glossary: "Glossary", course: "Course", insights: "Insights" }[current]
   return (
     <>
       <p class="crumbs">
