@@ -57,6 +57,12 @@ const CasesFile = Schema.parseJson(
   Schema.Array(EvaluationCase).pipe(Schema.minItems(1), Schema.maxItems(maxCases))
 )
 
+/** What is wrong with a cases file, each issue at its place (`[2].expect: is missing`). */
+const casesIssues = (e: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(e)
+    .map((i) => (i.path.length === 0 ? i.message : `${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "")}: ${i.message}`))
+    .join("; ")
+
 const options = {
   agent: Options.text("agent").pipe(
     Options.withSchema(AgentId),
@@ -110,7 +116,7 @@ export const evaluate = Command.make("evaluate", options, (args) =>
         Effect.gen(function* () {
           const text = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.readFileString(file)))
           const cases = yield* Schema.decodeUnknown(CasesFile)(text).pipe(
-            Effect.mapError((e) => new Error(`${file}: ${ParseResult.TreeFormatter.formatErrorSync(e).replace(/\s*\n\s*/g, "; ")}`))
+            Effect.mapError((e) => new Error(`${file}: ${casesIssues(e)}`))
           )
           const name = Option.getOrElse(args.name, () => basename(file).replace(/\.json$/i, ""))
           const created = yield* client.evaluations.create({ path: { id: args.agent }, payload: { name, cases } })

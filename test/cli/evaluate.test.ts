@@ -2,7 +2,8 @@
  * `npm run cli -- evaluate`: the real CLI (a child process, not a terminal, so a plain line per change) against the
  * real server on the wall clock. Three cases from a file, two held by the agent's text source and one not: it
  * creates the evaluation, follows its run to the end, prints the failed case and a score of 2/3, exits 0; a new
- * run of it with `--json` prints the final run; an unknown evaluation is one error line and exit 1.
+ * run of it with `--json` prints the final run; an unknown evaluation, a bad cases file and
+ * `--timeout-s` passed are each one error line and exit 1.
  */
 import { expect, it as plain, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -46,7 +47,7 @@ plain("a progress line: cases done of total and passed so far; the report names 
 
 layer(testServer(), { excludeTestServices: true })("cli evaluate", (it) => {
   it.effect(
-    "creates an evaluation from a file, follows its run, prints the failed case and the score 2/3, exits 0; --json; an unknown evaluation exits 1",
+    "creates an evaluation from a file, follows its run, prints the failed case and the score 2/3, exits 0; --json; an unknown evaluation, a bad file and a timeout exit 1",
     () =>
       Effect.gen(function* () {
         const h = yield* Harness
@@ -78,7 +79,6 @@ layer(testServer(), { excludeTestServices: true })("cli evaluate", (it) => {
         const env = { API_KEY: key }
 
         const first = yield* runCli(["evaluate", "--agent", agentId, "--cases", file, ...connection], env)
-        yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
         expect(first.code, first.stderr + first.stdout).toBe(0)
         expect(first.stdout).toMatch(
           new RegExp(`^Created evaluation evl_\\w+ "shop-basics" \\(3 cases\\) for ${agentId}; run evr_\\w+$`, "m")
@@ -101,11 +101,28 @@ layer(testServer(), { excludeTestServices: true })("cli evaluate", (it) => {
         const runs = yield* h.call("GET", `/v1/agents/${agentId}/evaluations/${evaluationId}/runs`, { key })
         expect(runs.body.data).toHaveLength(2)
 
+        // given up after --timeout-s: one line that says the run goes on and where to see it
+        const impatient = yield* runCli(
+          ["evaluate", "--agent", agentId, "--evaluation", evaluationId, "--timeout-s", "0", ...connection],
+          env
+        )
+        expect(impatient.code).toBe(1)
+        expect(impatient.stderr).toMatch(
+          new RegExp(`^error: gave up after 0 s: run evr_\\w+ is still (queued|running) .*; it goes on, see GET /v1/agents/${agentId}/evaluations/${evaluationId}/runs/evr_\\w+\n$`)
+        )
+
         const unknown = yield* runCli(["evaluate", "--agent", agentId, "--evaluation", "evl_doesnotexist0000", ...connection], env)
         expect(unknown.code).toBe(1)
         expect(unknown.stdout).toBe("")
         expect(unknown.stderr.trimEnd().split("\n")).toHaveLength(1)
         expect(unknown.stderr).toMatch(/^error: .*(not found|no |missing|exist)/i)
+        // a cases file the API would refuse: said before anything is sent, at its place
+        const bad = join(dir, "bad.json")
+        yield* Effect.promise(() => writeFile(bad, JSON.stringify([{ question: "Hello?" }])))
+        const refused = yield* runCli(["evaluate", "--agent", agentId, "--cases", bad, ...connection], env)
+        expect(refused.code).toBe(1)
+        expect(refused.stderr).toBe(`error: ${bad}: [0].expect: is missing\n`)
+        yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
       }).pipe(Effect.scoped),
     180_000
   )
