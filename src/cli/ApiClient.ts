@@ -20,7 +20,7 @@ export const serviceOptions = {
   ),
   key: Options.redacted("key").pipe(
     Options.withPseudoName("API_KEY"),
-    Options.withDescription("Secret API key (sk_…) with write:knowledge and read:knowledge (default: $API_KEY)"),
+    Options.withDescription("Secret API key (sk_…) with the command's scopes: write:knowledge and read:knowledge to ingest and crawl, write:agents and read:agents to evaluate (default: $API_KEY)"),
     Options.optional
   )
 }

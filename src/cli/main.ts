@@ -19,6 +19,7 @@ import { Environment, KeyKind, Plan, Scope, SecretScopes, WidgetScopes } from ".
 import { ApiKeyId, WorkspaceId } from "../../schema/Ids.js"
 import { AdminClient, type Connection, connectionOptions, describeFailure, layer } from "./AdminClient.js"
 import { crawl } from "./Crawl.js"
+import { evaluate } from "./Evaluate.js"
 import { ingest } from "./Ingest.js"
 
 const common = {
@@ -263,7 +264,7 @@ const embeddings = Command.make("embeddings").pipe(
 
 const cli = Command.make("cli").pipe(
   Command.withDescription("Admin CLI for the assistant platform (talks to the running service)"),
-  Command.withSubcommands([workspaces, keys, ingest, crawl, embeddings])
+  Command.withSubcommands([workspaces, keys, ingest, crawl, evaluate, embeddings])
 )
 
 const run = Command.run(cli, { name: "assistant-platform admin", version: "0.1.0" })

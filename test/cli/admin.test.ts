@@ -41,7 +41,8 @@ const commands = [
   ["keys", "list"],
   ["keys", "revoke"],
   ["ingest"],
-  ["crawl"]
+  ["crawl"],
+  ["evaluate"]
 ] as const
 
 /** What @effect/cli says of an option's type or presence: not a description. */
@@ -101,7 +102,9 @@ describe("admin CLI help", () => {
             "keys list --workspace WORKSPACE_ID",
             "keys revoke --key KEY_ID",
             "ingest --interval-ms MS",
-            "crawl --keep-to-path"
+            "crawl --keep-to-path",
+            "evaluate --cases FILE",
+            "evaluate --timeout-s SECONDS"
           ])
         )
         const keysCreate = runs[commands.findIndex((c) => c.join(" ") === "keys create")]!.stdout
