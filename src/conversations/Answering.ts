@@ -17,7 +17,7 @@ import { Glossary } from "../glossary/Glossary.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
 import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
 import { LessonSources } from "../training/LessonSources.js"
-import { rankForPlan, searchPlan } from "./FollowUp.js"
+import { rankForPlan, searchesAlone, searchPlan } from "./FollowUp.js"
 
 export const fallbackAnswer =
   "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
@@ -102,11 +102,10 @@ export class Answering extends Effect.Service<Answering>()("Conversations/Answer
         input.question,
         input.history.filter((turn) => turn.role === "user").map((turn) => turn.content)
       )
-      const found = yield* retrieval.search(input.tenant, input.agentId, plan.query, {
-        limit: plan.kind === "alone" ? answerHits : 2 * answerHits,
-        terms
-      })
-      const hits = rankForPlan(plan, found)
+      const limit = plan.kind === "alone" ? answerHits : 2 * answerHits
+      const found = yield* retrieval.search(input.tenant, input.agentId, plan.query, { limit, terms })
+      const alone = searchesAlone(plan) ? yield* retrieval.search(input.tenant, input.agentId, input.question, { limit, terms }) : []
+      const hits = rankForPlan(plan, found, alone)
         .filter((hit) => hit.score >= relevanceThreshold)
         .slice(0, answerHits)
       const described = yield* describe(input.tenant, input.agentId, hits)

@@ -10,8 +10,9 @@
  * - A follow-up is searched with the content words of the earlier questions added, back to the last
  *   self-contained one (at most `contextTurns`).
  * - A follow-up that names a subject of its own without pointing back ("and to Spain?") asks about that subject
- *   now: only hits that hold one of its own words count. A referring one ("how long does that take?") prefers
- *   such hits but keeps the others, since its own words may not be the knowledge's.
+ *   now: it is searched alone too (the earlier words may outweigh its own), and only hits that hold one of its
+ *   own words count. A referring one ("how long does that take?") prefers such hits but keeps the others, since
+ *   its own words may not be the knowledge's.
  *
  * The reply's prompt keeps the visitor's question as asked: only retrieval's query changes.
  */
@@ -98,23 +99,35 @@ export const searchPlan = (question: string, earlier: ReadonlyArray<string>): Se
   return { kind, query: `${question} ${context.join(" ")}`, own }
 }
 
-/** What a hit says, for checking which of the question's own words it holds. */
+/** Whether retrieval is asked the question as sent besides the plan's query. */
+export const searchesAlone = (plan: SearchPlan): boolean => plan.kind === "contrast"
+
+/** A hit as ranked here: what it says, for checking which of the question's own words it holds. */
 export interface Ranked {
+  readonly id: string
   readonly text: string
   readonly question: string | null
+  readonly score: number
 }
 
 const holds = (hit: Ranked, own: ReadonlySet<string>) =>
   words(`${hit.question ?? ""} ${hit.text}`).some((w) => own.has(stem(w)))
 
 /**
- * A follow-up's hits (best first) in the order the reply uses them: those holding one of the question's own
- * words first; for a `contrast` one, only those. A self-contained question's hits are as retrieval gave them.
+ * A follow-up's hits (each search's best first) in the order the reply uses them: for a `contrast` one, those of
+ * both searches holding one of the question's own words, each at its better score, best first; for a referring
+ * one, those holding one of its own words first. A self-contained question's hits are as retrieval gave them.
  */
-export const rankForPlan = <H extends Ranked>(plan: SearchPlan, hits: ReadonlyArray<H>): Array<H> => {
+export const rankForPlan = <H extends Ranked>(plan: SearchPlan, hits: ReadonlyArray<H>, alone: ReadonlyArray<H> = []): Array<H> => {
   if (plan.kind === "alone" || plan.own.length === 0) return [...hits]
   const own = new Set(plan.own)
-  const holding = hits.filter((h) => holds(h, own))
-  if (plan.kind === "contrast") return holding
-  return [...holding, ...hits.filter((h) => !holds(h, own))]
+  if (plan.kind === "contrast") {
+    const best = new Map<string, H>()
+    for (const hit of [...hits, ...alone]) {
+      const known = best.get(hit.id)
+      if (holds(hit, own) && (known === undefined || hit.score > known.score)) best.set(hit.id, hit)
+    }
+    return [...best.values()].sort((a, b) => b.score - a.score)
+  }
+  return [...hits.filter((h) => holds(h, own)), ...hits.filter((h) => !holds(h, own))]
 }

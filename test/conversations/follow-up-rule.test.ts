@@ -1,6 +1,6 @@
 /** The follow-up rule (`src/conversations/FollowUp.ts`): which messages are read in context, and what is searched. */
 import { describe, expect, it } from "vitest"
-import { type FollowUpKind, kindOf, rankForPlan, searchPlan } from "../../src/conversations/FollowUp.js"
+import { type FollowUpKind, kindOf, rankForPlan, searchesAlone, searchPlan } from "../../src/conversations/FollowUp.js"
 
 const cases: ReadonlyArray<readonly [string, FollowUpKind]> = [
   // follow-ups, English
@@ -66,12 +66,21 @@ describe("searchPlan", () => {
 })
 
 describe("rankForPlan", () => {
-  const canada = { text: "Parcels to Canada arrive in six days.", question: "Do you ship to Canada?", score: 0.8 }
-  const spain = { text: "Parcels to Spain arrive in ten days.", question: "Do you ship to Spain?", score: 0.7 }
+  const canada = { id: "qa_canada", text: "Parcels to Canada arrive in six days.", question: "Do you ship to Canada?", score: 0.8 }
+  const spain = { id: "qa_spain", text: "Parcels to Spain arrive in ten days.", question: "Do you ship to Spain?", score: 0.7 }
+  const spainAlone = { ...spain, score: 0.75 }
+  const spainWeak = { ...spain, score: 0.2 }
 
   it("keeps only the hits naming a contrast follow-up's own subject", () => {
     const plan = searchPlan("And to Spain?", ["Do you ship to Canada?"])
     expect(rankForPlan(plan, [canada, spain])).toEqual([spain])
+  })
+
+  it("takes a contrast follow-up's hits from both searches, each at its better score", () => {
+    const plan = searchPlan("And to Spain?", ["Do you ship to Canada?"])
+    expect(searchesAlone(plan)).toBe(true)
+    expect(rankForPlan(plan, [canada, spainWeak], [spainAlone])).toEqual([spainAlone])
+    expect(rankForPlan(plan, [canada, spainAlone], [spainWeak])).toEqual([spainAlone])
   })
 
   it("puts a referring follow-up's hits holding its own words first, keeping the others", () => {
