@@ -615,9 +615,13 @@ interface FollowUpAsked {
   readonly alone: boolean
 }
 
-/** Each follow-up in a conversation of its own after its first turn, then as the first message of another. */
+/**
+ * Each follow-up in a conversation of its own after its first turn, then as the first message of another; and
+ * each off-topic question after a follow-up's first turn (`declinedAfter`: still the fallback there).
+ */
 const askFollowUps = async (api: Api, followUps: ReadonlyArray<FollowUp>, passageOf: Map<string, number>) => {
   const out: Array<FollowUpAsked> = []
+  let declinedAfter = 0
   const send = async (message: string, conversationId?: string) =>
     json(
       await fetch(`${api.base}/v1/agents/${api.agentId}/messages`, {
@@ -639,7 +643,12 @@ const askFollowUps = async (api: Api, followUps: ReadonlyArray<FollowUp>, passag
       alone: answeredWith(alone, followUp.gold, passageOf)
     })
   }
-  return out
+  for (const [i, question] of offTopic.entries()) {
+    const first = await send(followUps[i % followUps.length]!.first)
+    const reply = await send(question, first.data.conversation_id)
+    if (reply.data.outcome === "fallback") declinedAfter++
+  }
+  return { asked: out, declinedAfter }
 }
 
 interface Measured {
@@ -651,6 +660,8 @@ interface Measured {
   readonly oneCpu: { service: number; database: number }
   readonly together: Awaited<ReturnType<typeof askAtOnce>>
   readonly followUps: ReadonlyArray<FollowUpAsked>
+  /** Off-topic questions declined as the second message of a conversation on a place. */
+  readonly declinedAfter: number
 }
 
 /** One service from an empty database: one agent, its sources, then the questions one at a time and all at once. */
@@ -689,7 +700,7 @@ const measure = async (
     for (const a of replied) asked.push({ ...a, passages: await searched(api, a.question.text, loaded.passageOf) })
     const together = await askAtOnce(api, questions, child.pid, db)
     const followed = await askFollowUps(api, followUps, loaded.passageOf)
-    return { size: passages.length, db, load, loaded, asked, oneCpu, together, followUps: followed }
+    return { size: passages.length, db, load, loaded, asked, oneCpu, together, followUps: followed.asked, declinedAfter: followed.declinedAfter }
   } finally {
     await stop(child)
   }
@@ -733,7 +744,8 @@ const followUpRow = (m: Measured) => {
   }
   return (
     `| ${m.size.toLocaleString("en")} | ${m.db} | ${of(undefined, (a) => a.inContext)} | ${of(undefined, (a) => a.alone)} | ` +
-    `${of("referring", (a) => a.inContext)} / ${of("referring", (a) => a.alone)} | ${of("contrast", (a) => a.inContext)} / ${of("contrast", (a) => a.alone)} |`
+    `${of("referring", (a) => a.inContext)} / ${of("referring", (a) => a.alone)} | ${of("contrast", (a) => a.inContext)} / ${of("contrast", (a) => a.alone)} | ` +
+    `${rate(m.declinedAfter, offTopic.length)} |`
   )
 }
 
@@ -815,10 +827,11 @@ export const retrieval = async (): Promise<Section> => {
       'three in four, another fact of it without its name, "How many people live there?"; else the same fact of another ' +
       'place by name alone, "And in Brandun?"), each labelled with its gold passage. Answered with gold: the second reply ' +
       "is not the fallback and the gold passage is among its sources (at most five); in context: in the conversation, " +
-      "after the first reply; alone: the same message opening a conversation.",
+      "after the first reply; alone: the same message opening a conversation. Off-topic declined after a place: each " +
+      "off-topic question as the second message of a conversation whose first named a place.",
     "",
-    "| sources | database | follow-ups answered with gold, in context | alone | pointing back: in context / alone | naming another place: in context / alone |",
-    "|---:|---|---:|---:|---:|---:|",
+    "| sources | database | follow-ups answered with gold, in context | alone | pointing back: in context / alone | naming another place: in context / alone | off-topic declined after a place |",
+    "|---:|---|---:|---:|---:|---:|---:|",
     ...measured.map(followUpRow),
     "",
     ...misses(measured, all),
