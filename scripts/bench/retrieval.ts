@@ -16,6 +16,13 @@
  * - server CPU a reply in both phases (the service's process, plus PostgreSQL's
  *   server processes on PostgreSQL).
  *
+ * - a labelled set of two-turn follow-ups (`RETRIEVAL_FOLLOWUPS`, default 40):
+ *   a question naming a place, then in the same conversation a short one that
+ *   points back ("How many people live there?") or turns to another place ("And
+ *   in Brandun?"); the share whose second reply is answered with the gold source
+ *   among its sources (at most five), against the same second message as the
+ *   first of a fresh conversation.
+ *
  * Beside it, BM25 (MiniSearch's BM25+, in this process) over the same passages
  * answers the same on-topic questions: its gold-first and gold-in-five rates.
  *
@@ -364,6 +371,54 @@ export const questionSet = (passages: ReadonlyArray<Passage>): Array<Question> =
   return [...onTopic, ...offTopic.map((text): Question => ({ text, gold: undefined, relevant: new Set(), named: false }))]
 }
 
+const followUpCount = Number(process.env["RETRIEVAL_FOLLOWUPS"] ?? 40)
+
+/** A second turn that asks about a fact of the place the first one named, without naming it or the fact's details. */
+const pointingBack: Record<number, string> = {
+  1: "And who founded it?",
+  2: "Which day is the market there?",
+  3: "What is its best-known building?",
+  4: "When is the festival held there?",
+  5: "What wildlife lives around it?",
+  6: "How many people live there?",
+  7: "How do I get there by train?",
+  8: "Is there a local legend about it?"
+}
+
+export interface FollowUp {
+  readonly first: string
+  readonly second: string
+  /** The passage that answers the second turn. */
+  readonly gold: number
+  /** `referring`: the second turn points back at the first one's place; `contrast`: it names another place. */
+  readonly kind: "referring" | "contrast"
+}
+
+/**
+ * Two-turn follow-ups spread over the corpus: the first turn asks a fact of a place by name; the second, three
+ * times in four, asks another fact of that place without naming it, else the same fact of another place by its
+ * name alone ("And in Brandun?").
+ */
+export const followUpSet = (passages: ReadonlyArray<Passage>): Array<FollowUp> => {
+  const n = Math.min(followUpCount, passages.length)
+  return Array.from({ length: n }, (_, i): FollowUp => {
+    const passage = passages[Math.floor(((i + 0.5) * passages.length) / n)]!
+    const t = passage.order[1 + (i % (passage.order.length - 1))]!
+    const first = templates[t]!.question(passage.facts)
+    if (i % 4 === 3) {
+      // the nearest later passage that states the same kind of fact
+      const start = (passage.index + Math.floor(passages.length / 2)) % passages.length
+      const other = Array.from({ length: passages.length }, (_, k) => passages[(start + k) % passages.length]!).find(
+        (p) => p.index !== passage.index && p.order.includes(t)
+      )!
+      return { first, second: `And in ${other.facts.name}?`, gold: other.index, kind: "contrast" }
+    }
+    const later = passage.order.filter((u) => u !== 0 && u !== t)
+    const u = later[i % later.length]!
+    return { first, second: pointingBack[u]!, gold: passage.index, kind: "referring" }
+  })
+}
+
 /** Whether a ranking (passage indexes, best first) has a relevant passage first, and one among its first five. */
 interface Found {
   readonly first: boolean
@@ -549,6 +604,53 @@ const askAtOnce = async (api: Api, questions: ReadonlyArray<Question>, pid: numb
   }
 }
 
+/** A reply: whether it was answered (not the fallback) with the gold passage among its sources. */
+const answeredWith = (body: any, gold: number, passageOf: Map<string, number>) =>
+  body.data.outcome === "answered" &&
+  (body.data.sources as ReadonlyArray<{ type: string; id: string }>).some((s) => passageOf.get(s.id) === gold)
+
+interface FollowUpAsked {
+  readonly followUp: FollowUp
+  readonly inContext: boolean
+  readonly alone: boolean
+}
+
+/**
+ * Each follow-up in a conversation of its own after its first turn, then as the first message of another; and
+ * each off-topic question after a follow-up's first turn (`declinedAfter`: still the fallback there).
+ */
+const askFollowUps = async (api: Api, followUps: ReadonlyArray<FollowUp>, passageOf: Map<string, number>) => {
+  const out: Array<FollowUpAsked> = []
+  let declinedAfter = 0
+  const send = async (message: string, conversationId?: string) =>
+    json(
+      await fetch(`${api.base}/v1/agents/${api.agentId}/messages`, {
+        method: "POST",
+        headers: api.headers,
+        body: JSON.stringify({ message, stream: false, ...(conversationId === undefined ? {} : { conversation_id: conversationId }) }),
+        signal: AbortSignal.timeout(60_000)
+      }),
+      "POST messages",
+      201
+    )
+  for (const followUp of followUps) {
+    const first = await send(followUp.first)
+    const second = await send(followUp.second, first.data.conversation_id)
+    const alone = await send(followUp.second)
+    out.push({
+      followUp,
+      inContext: answeredWith(second, followUp.gold, passageOf),
+      alone: answeredWith(alone, followUp.gold, passageOf)
+    })
+  }
+  for (const [i, question] of offTopic.entries()) {
+    const first = await send(followUps[i % followUps.length]!.first)
+    const reply = await send(question, first.data.conversation_id)
+    if (reply.data.outcome === "fallback") declinedAfter++
+  }
+  return { asked: out, declinedAfter }
+}
+
 interface Measured {
   readonly size: number
   readonly db: Db
@@ -557,10 +659,18 @@ interface Measured {
   readonly asked: ReadonlyArray<Asked>
   readonly oneCpu: { service: number; database: number }
   readonly together: Awaited<ReturnType<typeof askAtOnce>>
+  readonly followUps: ReadonlyArray<FollowUpAsked>
+  /** Off-topic questions declined as the second message of a conversation on a place. */
+  readonly declinedAfter: number
 }
 
 /** One service from an empty database: one agent, its sources, then the questions one at a time and all at once. */
-const measure = async (db: Db, passages: ReadonlyArray<Passage>, questions: ReadonlyArray<Question>): Promise<Measured> => {
+const measure = async (
+  db: Db,
+  passages: ReadonlyArray<Passage>,
+  questions: ReadonlyArray<Question>,
+  followUps: ReadonlyArray<FollowUp>
+): Promise<Measured> => {
   const port = await freePort()
   const adminToken = randomBytes(24).toString("hex")
   const database: Record<string, string> =
@@ -589,7 +699,8 @@ const measure = async (db: Db, passages: ReadonlyArray<Passage>, questions: Read
     const asked: Array<Asked> = []
     for (const a of replied) asked.push({ ...a, passages: await searched(api, a.question.text, loaded.passageOf) })
     const together = await askAtOnce(api, questions, child.pid, db)
-    return { size: passages.length, db, load, loaded, asked, oneCpu, together }
+    const followed = await askFollowUps(api, followUps, loaded.passageOf)
+    return { size: passages.length, db, load, loaded, asked, oneCpu, together, followUps: followed.asked, declinedAfter: followed.declinedAfter }
   } finally {
     await stop(child)
   }
@@ -622,6 +733,19 @@ const row = (m: Measured, bm25: ReadonlyArray<Found>) => {
     `${split(questions, bm25.map((f) => f.first))} | ${split(questions, bm25.map((f) => f.inFive))} | ` +
     `${rate(onTopic.filter((a) => !a.declined).length, onTopic.length)} | ${rate(offTopic.filter((a) => a.declined).length, offTopic.length)} | ` +
     `${m.together.offTopicEscalated}/${m.together.offTopic}, ${m.together.onTopicEscalated}/${m.together.onTopic} | ${fmt(m.load, 2)} |`
+  )
+}
+
+/** The follow-ups answered with their gold passage, in context and alone: all, then pointing back / naming another place. */
+const followUpRow = (m: Measured) => {
+  const of = (kind: FollowUp["kind"] | undefined, pick: (a: FollowUpAsked) => boolean) => {
+    const set = m.followUps.filter((a) => kind === undefined || a.followUp.kind === kind)
+    return rate(set.filter(pick).length, set.length)
+  }
+  return (
+    `| ${m.size.toLocaleString("en")} | ${m.db} | ${of(undefined, (a) => a.inContext)} | ${of(undefined, (a) => a.alone)} | ` +
+    `${of("referring", (a) => a.inContext)} / ${of("referring", (a) => a.alone)} | ${of("contrast", (a) => a.inContext)} / ${of("contrast", (a) => a.alone)} | ` +
+    `${rate(m.declinedAfter, offTopic.length)} |`
   )
 }
 
@@ -665,12 +789,14 @@ export const retrieval = async (): Promise<Section> => {
   for (const size of sizes) {
     const passages = all.slice(0, size)
     const questions = questionSet(passages)
+    const followUps = followUpSet(passages)
     bm25BySize.set(size, bm25Found(passages, questions))
     for (const db of dbs) {
       console.log(`  ${size} sources, ${db}`)
-      const m = await measure(db, passages, questions)
+      const m = await measure(db, passages, questions, followUps)
       measured.push(m)
       console.log(`    ${row(m, bm25BySize.get(size)!)}`)
+      console.log(`    ${followUpRow(m)}`)
     }
   }
   const onTopic = Math.min(onTopicCount, Math.min(...sizes))
@@ -696,6 +822,17 @@ export const retrieval = async (): Promise<Section> => {
       "`postgres` server process's. BM25: MiniSearch's BM25+ (defaults: no stemming, OR of the terms) over the same " +
       "passages (title and text, as the service's chunk), on the on-topic questions. A question without the place's " +
       "name counts as found when a passage with the same details comes first (or in the five).",
+    "",
+    `Follow-ups: ${Math.min(followUpCount, Math.min(...sizes))} two-turn conversations over the corpus (a question naming a place, then, ` +
+      'three in four, another fact of it without its name, "How many people live there?"; else the same fact of another ' +
+      'place by name alone, "And in Brandun?"), each labelled with its gold passage. Answered with gold: the second reply ' +
+      "is not the fallback and the gold passage is among its sources (at most five); in context: in the conversation, " +
+      "after the first reply; alone: the same message opening a conversation. Off-topic declined after a place: each " +
+      "off-topic question as the second message of a conversation whose first named a place.",
+    "",
+    "| sources | database | follow-ups answered with gold, in context | alone | pointing back: in context / alone | naming another place: in context / alone | off-topic declined after a place |",
+    "|---:|---|---:|---:|---:|---:|---:|",
+    ...measured.map(followUpRow),
     "",
     ...misses(measured, all),
     ...answeredOffTopic(measured),

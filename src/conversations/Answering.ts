@@ -17,11 +17,15 @@ import { Glossary } from "../glossary/Glossary.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
 import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
 import { LessonSources } from "../training/LessonSources.js"
+import { rankForPlan, searchesAlone, searchPlan } from "./FollowUp.js"
 
 export const fallbackAnswer =
   "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
 
 const isSourceId = Schema.is(SourceId)
+
+/** Hits a reply draws on at most. */
+const answerHits = 5
 
 export interface AnswerInput {
   readonly tenant: Tenant
@@ -93,9 +97,17 @@ export class Answering extends Effect.Service<Answering>()("Conversations/Answer
     const prepare = Effect.fn("Answering.prepare")(function* (input: AnswerInput) {
       // read once: retrieval expands the query with them, and the model is told the synonyms too
       const terms = yield* glossary.enabledTerms(input.tenant, input.agentId)
-      const hits = (yield* retrieval.search(input.tenant, input.agentId, input.question, { limit: 5, terms })).filter(
-        (hit) => hit.score >= relevanceThreshold
+      // a follow-up is searched with what the earlier questions were about (`FollowUp.ts`)
+      const plan = searchPlan(
+        input.question,
+        input.history.filter((turn) => turn.role === "user").map((turn) => turn.content)
       )
+      const limit = plan.kind === "alone" ? answerHits : 2 * answerHits
+      const found = yield* retrieval.search(input.tenant, input.agentId, plan.query, { limit, terms })
+      const alone = searchesAlone(plan) ? yield* retrieval.search(input.tenant, input.agentId, input.question, { limit, terms }) : []
+      const hits = rankForPlan(plan, found, alone)
+        .filter((hit) => hit.score >= relevanceThreshold)
+        .slice(0, answerHits)
       const described = yield* describe(input.tenant, input.agentId, hits)
       const expanded = hits.length === 0 ? input.question : expandQuery(input.question, terms)
       const tokens: Stream.Stream<string, AiError> =
