@@ -16,7 +16,8 @@
  *                                    the `<service-form>` component, served as it is
  *   dist/widget/v1/service-chat-element.esm.js
  *                                    the `<service-chat>` component (fails the build past 30 KB gzipped)
- *   dist/console/app.{js,css}        the admin console served at `/console` (its script's gzipped size printed)
+ *   dist/console/app.{js,css}        the admin console served at `/console` (its entry script's gzipped size printed,
+ *   dist/console/chunk-*.js          checked against its budget) and its pages' chunks, loaded on demand (each measured)
  *
  * Each step is one entry of `steps`: a new asset is one more entry.
  */
@@ -182,8 +183,10 @@ export const steps: ReadonlyArray<{ readonly name: string; readonly run: () => P
   {
     name: "admin console",
     run: async () => {
-      const { bytes, gzipped } = await Effect.runPromise(writeConsoleBundle(join(dist, builtConsoleDir)))
-      console.log(`build: console script ${(bytes / 1024).toFixed(1)} KB, ${(gzipped / 1024).toFixed(1)} KB gzipped (budget 150 KB)`)
+      const { bytes, gzipped, chunks } = await Effect.runPromise(writeConsoleBundle(join(dist, builtConsoleDir)))
+      const kb = (n: number) => (n / 1024).toFixed(1)
+      console.log(`build: console entry script ${kb(bytes)} KB, ${kb(gzipped)} KB gzipped (budget 150 KB)`)
+      for (const chunk of chunks) console.log(`build:   chunk ${chunk.file} ${kb(chunk.bytes)} KB, ${kb(chunk.gzipped)} KB gzipped`)
     }
   }
 ]

@@ -4,23 +4,28 @@
  * the form component, the script `npm run build` writes into `dist/console/`
  * is served when present; otherwise the first request bundles it in-process.
  * The page runs under a strict Content-Security-Policy: its own script and
- * stylesheet only, no inline code, requests to this origin only.
+ * stylesheet only, no inline code, requests to this origin only. The script is
+ * split: an entry (`app.js`: the shell, the shared components) and a chunk per
+ * page imported when the page is opened, served the same way beside it.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
-import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { createRequire } from "node:module"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { elementPath } from "../forms/ElementBundle.js"
 import { matchesEtag } from "../http/Etag.js"
 
 export const consolePath = "/console"
-const scriptPath = "/console/app.js"
+const entryPath = "/console/app.js"
+/** The console's scripts: the entry `app.js` and the chunks of its pages. */
+const scriptPath = "/console/:file"
 const stylePath = "/console/app.css"
 /** The forms editor's live preview: a page of its own, framed by the console (the component writes `<style>` elements). */
 export const formPreviewPath = "/console/form-preview"
@@ -38,15 +43,24 @@ const prebuilt = (file: string) => fileURLToPath(new URL(`${builtConsoleDir}/${f
 export const maxScriptGzipBytes = 150 * 1024
 
 interface Assets {
-  readonly script: Uint8Array
+  /** The entry script `app.js` and the chunks it imports on demand (`chunk-*.js`), by file name. */
+  readonly scripts: ReadonlyMap<string, Uint8Array>
   readonly style: Uint8Array
 }
 
-/** The console's script and stylesheet. esbuild is loaded only when called. */
+/** The entry's file; the pages are chunks beside it, named by their content's hash. */
+const entryFile = "app.js"
+const scriptFile = /^(app|chunk-[A-Z0-9]{8,})\.js$/
+
+/** The console's scripts and stylesheet. esbuild is loaded only when called. */
 export const bundleConsole: Effect.Effect<Assets> = Effect.tryPromise(async () => {
   const esbuild = await import("esbuild")
   const result = await esbuild.build({
-    entryPoints: [consoleEntry],
+    entryPoints: { app: consoleEntry },
+    // a path for esbuild to name the chunks by; nothing is written there
+    outdir: join(repositoryRoot, "dist", builtConsoleDir),
+    splitting: true,
+    chunkNames: "chunk-[hash]",
     bundle: true,
     minify: true,
     format: "esm",
@@ -59,21 +73,29 @@ export const bundleConsole: Effect.Effect<Assets> = Effect.tryPromise(async () =
     logLevel: "silent"
   })
   const style = `${await readFile(chartStyles(), "utf8")}\n${await readFile(consoleStyles, "utf8")}`
-  return { script: result.outputFiles[0]!.contents, style: new TextEncoder().encode(style) }
+  const scripts = new Map(result.outputFiles.map((file) => [basename(file.path), file.contents] as const))
+  return { scripts, style: new TextEncoder().encode(style) }
 }).pipe(Effect.orDieWith((cause) => new Error(`bundling the console failed: ${String(cause)}`)))
 
-/** Writes the console into `outDir`; for the build. Fails past the size budget. */
+const sizeOf = (bytes: Uint8Array) => ({ bytes: bytes.byteLength, gzipped: gzipSync(bytes, { level: 9 }).byteLength })
+
+/**
+ * Writes the console into `outDir`; for the build. Fails when the entry script (what every page loads) is past
+ * the size budget; the chunks, each loaded with its pages, are only measured.
+ */
 export const writeConsoleBundle = (outDir: string) =>
-  Effect.flatMap(bundleConsole, ({ script, style }) =>
+  Effect.flatMap(bundleConsole, ({ scripts, style }) =>
     Effect.promise(async () => {
-      const gzipped = gzipSync(script, { level: 9 }).byteLength
-      if (gzipped > maxScriptGzipBytes) {
-        throw new Error(`the console's script is ${gzipped} bytes gzipped, over its ${maxScriptGzipBytes} budget`)
+      const entry = sizeOf(scripts.get(entryFile)!)
+      if (entry.gzipped > maxScriptGzipBytes) {
+        throw new Error(`the console's entry script is ${entry.gzipped} bytes gzipped, over its ${maxScriptGzipBytes} budget`)
       }
+      await rm(outDir, { recursive: true, force: true })
       await mkdir(outDir, { recursive: true })
-      await writeFile(join(outDir, "app.js"), script)
+      for (const [file, bytes] of scripts) await writeFile(join(outDir, file), bytes)
       await writeFile(join(outDir, "app.css"), style)
-      return { bytes: script.byteLength, gzipped }
+      const chunks = [...scripts].filter(([file]) => file !== entryFile).map(([file, bytes]) => ({ file, ...sizeOf(bytes) }))
+      return { ...entry, chunks }
     })
   )
 
@@ -84,14 +106,16 @@ const page = `<!doctype html>
 <title>Console</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${stylePath}">
-<script type="module" src="${scriptPath}"></script>
+<script type="module" src="${entryPath}"></script>
 </head><body><div id="app"><p class="boot">Loading the console…</p></div></body></html>
 `
 
-const load: Effect.Effect<Assets> = Effect.tryPromise(async () => ({
-  script: new Uint8Array(await readFile(prebuilt("app.js"))),
-  style: new Uint8Array(await readFile(prebuilt("app.css")))
-})).pipe(Effect.orElse(() => bundleConsole))
+const load: Effect.Effect<Assets> = Effect.tryPromise(async () => {
+  const files = (await readdir(prebuilt(""))).filter((file) => scriptFile.test(file))
+  if (!files.includes(entryFile)) throw new Error("no prebuilt console")
+  const scripts = new Map(await Promise.all(files.map(async (file) => [file, new Uint8Array(await readFile(prebuilt(file)))] as const)))
+  return { scripts, style: new Uint8Array(await readFile(prebuilt("app.css"))) }
+}).pipe(Effect.orElse(() => bundleConsole))
 
 const etagOf = (bytes: Uint8Array) => `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`
 
@@ -174,7 +198,17 @@ export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
     })
     yield* router.get(consolePath, Effect.succeed(html))
     yield* router.get(formPreviewPath, formPreview)
-    yield* router.get(scriptPath, Effect.flatMap(assets, (a) => asset(a.script, "text/javascript; charset=utf-8")))
+    // the entry and its chunks alike: one route, the file named in the path (a name the build gives, or 404)
+    yield* router.get(
+      scriptPath,
+      Effect.gen(function* () {
+        const { params } = yield* HttpRouter.RouteContext
+        const file = params["file"] ?? ""
+        const script = scriptFile.test(file) ? (yield* assets).scripts.get(file) : undefined
+        if (script === undefined) return HttpServerResponse.text("Not found", { status: 404, headers: { ...securityHeaders, "cache-control": "no-store" } })
+        return yield* asset(script, "text/javascript; charset=utf-8")
+      })
+    )
     yield* router.get(stylePath, Effect.flatMap(assets, (a) => asset(a.style, "text/css; charset=utf-8")))
   })
 )

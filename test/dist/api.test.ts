@@ -8,7 +8,7 @@
  * the widget's events stream. E-mail
  * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
  */
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -396,7 +396,7 @@ describe(`the API through the bundle (${databaseName})`, () => {
     expect(refused.error.code).toBe("invalid_api_key")
   })
 
-  it("/console serves the admin console built into dist/console, under a strict Content-Security-Policy", async () => {
+  it("/console serves the admin console built into dist/console (its entry and its pages' chunks), under a strict Content-Security-Policy", async () => {
     const page = await fetch(`${service.base}/console`)
     expect(page.status).toBe(200)
     const csp = page.headers.get("content-security-policy") ?? ""
@@ -410,6 +410,18 @@ describe(`the API through the bundle (${databaseName})`, () => {
     expect(script.headers.get("content-type")).toMatch(/javascript/)
     // the file the build wrote, not a bundle made by the first request
     expect(Buffer.from(await script.arrayBuffer()).equals(readFileSync(new URL("../../dist/console/app.js", import.meta.url)))).toBe(true)
+    // the pages' chunks beside it, each served as built, with the same headers; a name the build gave no file is 404
+    const chunks = readdirSync(new URL("../../dist/console/", import.meta.url)).filter((file) => file.startsWith("chunk-"))
+    expect(chunks.length).toBeGreaterThan(1)
+    for (const file of chunks) {
+      const chunk = await fetch(`${service.base}/console/${file}`)
+      expect(chunk.status, file).toBe(200)
+      expect(chunk.headers.get("content-type")).toMatch(/javascript/)
+      expect(chunk.headers.get("content-security-policy")).toBe(page.headers.get("content-security-policy"))
+      expect(Buffer.from(await chunk.arrayBuffer()).equals(readFileSync(new URL(`../../dist/console/${file}`, import.meta.url)))).toBe(true)
+    }
+    expect((await fetch(`${service.base}/console/chunk-NOTBUILT0.js`)).status).toBe(404)
+    expect((await fetch(`${service.base}/console/..%2Fserver.mjs`)).status).toBe(404)
   })
 
   it("dist/cli.mjs: help, workspaces and keys (create, list, revoke), ingest of a URL list", async () => {

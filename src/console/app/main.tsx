@@ -1,25 +1,13 @@
 /**
  * The console's shell: signing in with a secret key per environment (kept in
  * this tab's sessionStorage, never a cookie), the sandbox/live switch, the
- * navigation and the hash routes of the pages.
+ * navigation and the hash routes of the pages. Each page module is a chunk of
+ * its own, imported when a route first shows it.
  */
-import { render } from "preact"
+import { type ComponentChildren, render } from "preact"
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { type Client, type Environment, environmentOfKey, makeClient } from "./api.js"
-import { AgentPage, AgentsPage } from "./pages/Agents.js"
-import { ConversationPage, ConversationsPage, LeadsPage } from "./pages/Conversations.js"
-import { KeysPage } from "./pages/Keys.js"
-import { CoursePage } from "./pages/Course.js"
-import { FormPage, FormsPage } from "./pages/Forms.js"
-import { GlossaryPage } from "./pages/Glossary.js"
-import { InsightsPage } from "./pages/Insights.js"
-import { KnowledgePage } from "./pages/Knowledge.js"
-import { OverviewPage } from "./pages/Overview.js"
-import { PlaygroundPage } from "./pages/Playground.js"
-import { QaPage } from "./pages/Qa.js"
-import { TicketPage, TicketsPage } from "./pages/Tickets.js"
-import { WebhookPage, WebhooksPage } from "./pages/Webhooks.js"
-import { ErrorBox, Field, messageOf } from "./ui.js"
+import { ErrorBox, Field, Loading, messageOf } from "./ui.js"
 
 const storageKey = (env: Environment) => `console.key.${env}`
 const envKey = "console.env"
@@ -96,34 +84,95 @@ const nav: ReadonlyArray<readonly [string, string]> = [
   ["keys", "API keys"]
 ]
 
+/** The page module `load` imports, drawn by `draw` once it is there; a failed import can be retried. */
+const Lazy = <M,>({ load, draw }: { load: () => Promise<M>; draw: (module: M) => ComponentChildren }) => {
+  const [state, setState] = useState<{ module?: M; error?: unknown }>({})
+  const [attempt, setAttempt] = useState(0)
+  useEffect(() => {
+    let live = true
+    load().then(
+      (module) => live && setState({ module }),
+      (error: unknown) => live && setState({ error })
+    )
+    return () => {
+      live = false
+    }
+  }, [attempt])
+  if (state.module !== undefined) return <>{draw(state.module)}</>
+  if (state.error !== undefined) return <ErrorBox error={state.error} retry={() => (setState({}), setAttempt(attempt + 1))} />
+  return <Loading what="page" />
+}
+
+const pages = {
+  agents: () => import("./pages/Agents.js"),
+  knowledge: () => import("./pages/Knowledge.js"),
+  playground: () => import("./pages/Playground.js"),
+  qa: () => import("./pages/Qa.js"),
+  glossary: () => import("./pages/Glossary.js"),
+  course: () => import("./pages/Course.js"),
+  insights: () => import("./pages/Insights.js"),
+  evaluations: () => import("./pages/Evaluations.js"),
+  tickets: () => import("./pages/Tickets.js"),
+  webhooks: () => import("./pages/Webhooks.js"),
+  conversations: () => import("./pages/Conversations.js"),
+  forms: () => import("./pages/Forms.js"),
+  keys: () => import("./pages/Keys.js"),
+  overview: () => import("./pages/Overview.js")
+}
+
 const Route = ({ route, client }: { route: Array<string>; client: Client }) => {
-  const [area, id, sub] = route
+  const [area, id, sub, subId, subSub, runId] = route
   switch (area) {
     case "agents":
-      if (id === undefined) return <AgentsPage client={client} />
-      if (sub === "knowledge") return <KnowledgePage client={client} agentId={id} />
-      if (sub === "playground") return <PlaygroundPage client={client} agentId={id} />
-      if (sub === "qa") return <QaPage client={client} agentId={id} />
-      if (sub === "glossary") return <GlossaryPage client={client} agentId={id} />
-      if (sub === "course") return <CoursePage client={client} agentId={id} />
-      if (sub === "insights") return <InsightsPage client={client} agentId={id} />
-      return <AgentPage client={client} agentId={id} />
+      if (id === undefined) return <Lazy load={pages.agents} draw={(m) => <m.AgentsPage client={client} />} />
+      if (sub === "knowledge") return <Lazy load={pages.knowledge} draw={(m) => <m.KnowledgePage client={client} agentId={id} />} />
+      if (sub === "playground") return <Lazy load={pages.playground} draw={(m) => <m.PlaygroundPage client={client} agentId={id} />} />
+      if (sub === "qa") return <Lazy load={pages.qa} draw={(m) => <m.QaPage client={client} agentId={id} />} />
+      if (sub === "glossary") return <Lazy load={pages.glossary} draw={(m) => <m.GlossaryPage client={client} agentId={id} />} />
+      if (sub === "course") return <Lazy load={pages.course} draw={(m) => <m.CoursePage client={client} agentId={id} />} />
+      if (sub === "insights") return <Lazy load={pages.insights} draw={(m) => <m.InsightsPage client={client} agentId={id} />} />
+      if (sub === "evaluations") {
+        return (
+          <Lazy
+            load={pages.evaluations}
+            draw={(m) =>
+              subId === undefined ? (
+                <m.EvaluationsPage client={client} agentId={id} />
+              ) : subSub === "runs" && runId !== undefined ? (
+                <m.RunPage client={client} agentId={id} evaluationId={subId} runId={runId} />
+              ) : (
+                <m.EvaluationPage client={client} agentId={id} evaluationId={subId} />
+              )
+            }
+          />
+        )
+      }
+      return <Lazy load={pages.agents} draw={(m) => <m.AgentPage client={client} agentId={id} />} />
     case "tickets":
-      return id === undefined ? <TicketsPage client={client} /> : <TicketPage client={client} publicId={id} />
+      return (
+        <Lazy load={pages.tickets} draw={(m) => (id === undefined ? <m.TicketsPage client={client} /> : <m.TicketPage client={client} publicId={id} />)} />
+      )
     case "webhooks":
-      return id === undefined ? <WebhooksPage client={client} /> : <WebhookPage client={client} webhookId={id} />
+      return (
+        <Lazy load={pages.webhooks} draw={(m) => (id === undefined ? <m.WebhooksPage client={client} /> : <m.WebhookPage client={client} webhookId={id} />)} />
+      )
     case "conversations":
-      return id === undefined ? <ConversationsPage client={client} /> : <ConversationPage client={client} conversationId={id} />
+      return (
+        <Lazy
+          load={pages.conversations}
+          draw={(m) => (id === undefined ? <m.ConversationsPage client={client} /> : <m.ConversationPage client={client} conversationId={id} />)}
+        />
+      )
     case "leads":
-      return <LeadsPage client={client} />
+      return <Lazy load={pages.conversations} draw={(m) => <m.LeadsPage client={client} />} />
     case "forms":
-      return id === undefined ? <FormsPage client={client} /> : <FormPage client={client} formId={id} />
+      return <Lazy load={pages.forms} draw={(m) => (id === undefined ? <m.FormsPage client={client} /> : <m.FormPage client={client} formId={id} />)} />
     case "keys":
-      return <KeysPage client={client} />
+      return <Lazy load={pages.keys} draw={(m) => <m.KeysPage client={client} />} />
     case "overview":
     case undefined:
     case "":
-      return <OverviewPage client={client} />
+      return <Lazy load={pages.overview} draw={(m) => <m.OverviewPage client={client} />} />
     default:
       return (
         <section>

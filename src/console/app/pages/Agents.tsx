@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import type { Client } from "../api.js"
 import { ConfirmButton, Empty, ErrorBox, Field, Loaded, LoadMore, Select, Snippet, useAction, usePagedList, useResource, when } from "../ui.js"
 
-type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary" | "course" | "insights"
+type Tab = "settings" | "knowledge" | "playground" | "qa" | "glossary" | "course" | "insights" | "evaluations"
 
 const AgentTabs = ({ agentId, current }: { agentId: string; current: Tab }) => (
   <nav class="tabs" aria-label="Agent">
@@ -19,7 +19,8 @@ const AgentTabs = ({ agentId, current }: { agentId: string; current: Tab }) => (
         ["qa", "Q&A", `#/agents/${agentId}/qa`],
         ["glossary", "Glossary", `#/agents/${agentId}/glossary`],
         ["course", "Course", `#/agents/${agentId}/course`],
-        ["insights", "Insights", `#/agents/${agentId}/insights`]
+        ["insights", "Insights", `#/agents/${agentId}/insights`],
+        ["evaluations", "Evaluations", `#/agents/${agentId}/evaluations`]
       ] as const
     ).map(([tab, label, href]) => (
       <a href={href} key={tab} aria-current={tab === current ? "page" : undefined}>
@@ -40,7 +41,7 @@ export const AgentHeader = ({
   current: Tab
 }) => {
   const agent = useResource<Agent>(() => client.call("GET", `/v1/agents/${agentId}`), [agentId])
-  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground", qa: "Q&A", glossary: "Glossary", course: "Course", insights: "Insights" }[current]
+  const title = { settings: "Settings", knowledge: "Knowledge", playground: "Playground", qa: "Q&A", glossary: "Glossary", course: "Course", insights: "Insights", evaluations: "Evaluations" }[current]
   return (
     <>
       <p class="crumbs">
