@@ -6,7 +6,7 @@
  * input is on screen; with a key already in the tab, the overview shows its
  * usage figures (read from the API).
  */
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
@@ -39,10 +39,12 @@ const usableAfter = async (browser: Browser, url: string, selector: string, key?
 }
 
 export const consolePages = async (): Promise<Section> => {
-  const script = readFileSync(join(repoRoot, "dist/console/app.js"))
-  const raw = script.byteLength
-  const gzip = gzipSync(script, { level: 9 }).byteLength
-  console.log(`console script: ${raw} B raw, ${gzip} B gzip`)
+  // the entry and every page's chunk: what a visit to every page downloads
+  const folder = join(repoRoot, "dist/console")
+  const scripts = readdirSync(folder).filter((name) => name.endsWith(".js")).map((name) => readFileSync(join(folder, name)))
+  const raw = scripts.reduce((sum, script) => sum + script.byteLength, 0)
+  const gzip = scripts.reduce((sum, script) => sum + gzipSync(script, { level: 9 }).byteLength, 0)
+  console.log(`console scripts (the entry and ${scripts.length - 1} chunks): ${raw} B raw, ${gzip} B gzip`)
   if (!existsSync(chromiumPath)) {
     return { title: "Admin console", lines: [`script ${raw} B raw, ${gzip} B gzip`, "", `not timed: no Chromium at ${chromiumPath}`] }
   }
@@ -79,7 +81,8 @@ export const consolePages = async (): Promise<Section> => {
     return {
       title: "Admin console",
       lines: [
-        `Script \`dist/console/app.js\`: ${raw} B raw, ${gzip} B gzip (level 9; budget 150 KB gzip). Chromium headless, ` +
+        `Scripts \`dist/console/*.js\` (the entry and the chunks its pages load): ${raw} B raw, ${gzip} B gzip in all (level 9; ` +
+          `the entry's budget 150 KB gzip). Chromium headless, ` +
           `the bundle on PGlite over loopback, median of ${runs} fresh contexts; target: usable within ${target} ms.`,
         "",
         "| page | usable after (ms) | vs bare page | within target |",
