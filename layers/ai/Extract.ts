@@ -236,6 +236,8 @@ export interface Qa {
 const topic = (heading: string): string | null => {
   const trimmed = heading.replace(/[.!?¿¡:;,\s]+$/u, "").replace(/^[¿¡]/u, "")
   if (trimmed.length === 0 || trimmed.split(/\s+/).length > maxHeadingWords) return null
+  // a line of code or markup taken for a heading names nothing a visitor asks about
+  if (!/^[\p{L}\p{N}][\p{L}\p{N}\s.,'’&/+:-]*$/u.test(trimmed)) return null
   // sentence case reads on inside a question; a capitalised name stays as written
   const sentenceCase = !/\s\p{Lu}/u.test(trimmed) && !/^\p{Lu}{2}/u.test(trimmed)
   return sentenceCase ? trimmed.charAt(0).toLowerCase() + trimmed.slice(1) : trimmed
@@ -298,11 +300,20 @@ const fromParagraph = (
   return null
 }
 
-/** Whether the document writes a word (by stem) in lower case somewhere: then a capital on it is only the sentence's. */
-const lowerCaseIn = (text: string): ((word: string) => boolean) => {
-  const seen = new Set<string>()
-  for (const w of text.match(/(?<![\p{L}\p{N}])\p{Ll}[\p{L}\p{N}'’-]*/gu) ?? []) seen.add(stem(fold(w)))
-  return (word) => seen.has(stem(fold(word)))
+/**
+ * Whether a word is a common one, so the capital it has opening a sentence is
+ * only the sentence's: unless the document also capitalises it mid-sentence
+ * and never writes it in lower case (a name), compared by stem.
+ */
+const commonIn = (text: string): ((word: string) => boolean) => {
+  const lower = new Set<string>()
+  const capital = new Set<string>()
+  for (const w of text.match(/(?<![\p{L}\p{N}])\p{Ll}[\p{L}\p{N}'’-]*/gu) ?? []) lower.add(stem(fold(w)))
+  for (const w of text.match(/(?<=[\p{L}\p{N},;] )\p{Lu}[\p{L}\p{N}'’-]*/gu) ?? []) capital.add(stem(fold(w)))
+  return (word) => {
+    const key = stem(fold(word))
+    return lower.has(key) || !capital.has(key)
+  }
 }
 
 /** The category a Q&A falls under: a heading above it with that name, else the best term overlap, else none. */
@@ -340,7 +351,7 @@ export const qa = (
   given: ReadonlyArray<{ readonly name: string; readonly description: string }>
 ): Array<Qa> => {
   const parsed = parse(doc)
-  const common = lowerCaseIn(doc.text)
+  const common = commonIn(doc.text)
   const out: Array<Qa> = []
   const seen = new Set<string>()
   const push = (path: ReadonlyArray<string>, question: string, answer: string) => {
