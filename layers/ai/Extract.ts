@@ -3,7 +3,8 @@
  * sections and FAQ pairs, then categories and Q&A drafts made from them.
  * Deterministic: the same input gives the same output, in the same order.
  */
-import { firstSentence, fold, looksSpanish, terms, words } from "./Text.js"
+import { question } from "./Question.js"
+import { firstSentence, fold, looksSpanish, stem, terms, words } from "./Text.js"
 
 interface Heading {
   readonly kind: "heading"
@@ -25,7 +26,9 @@ const answerMarker = /^(?:a|answer|r|respuesta)\s*[:.]\s*/i
 
 const clean = (text: string) => text.replace(/[*_`]+/g, "").replace(/\s+/g, " ").trim()
 
-const isQuestionText = (text: string) => /\?\s*$/.test(text) && text.length <= 200
+// a question opens with a word and reads as prose: a grammar or code line ending in "?" is none
+const isQuestionText = (text: string) =>
+  /\?\s*$/.test(text) && text.length <= 200 && /^[¿¡]?\p{L}/u.test(text) && !/[=|{}<>;\\]|::/.test(text)
 
 /** Blocks and lines of a Markdown or plain-text document, headings recognised either way. */
 const entries = (text: string): Array<Entry> => {
@@ -229,20 +232,89 @@ export interface Qa {
   readonly category: string | null
 }
 
-const topic = (sentence: string) => {
-  const trimmed = sentence.replace(/[.!?¿¡:;,\s]+$/u, "").replace(/^[¿¡]/u, "")
-  const parts = trimmed.split(/\s+/)
-  const short = parts.length > 14 ? `${parts.slice(0, 14).join(" ")}…` : trimmed
+/** A heading as said inside a question; a long heading is no topic a visitor names, so it gives none. */
+const topic = (heading: string): string | null => {
+  const trimmed = heading.replace(/[.!?¿¡:;,\s]+$/u, "").replace(/^[¿¡]/u, "")
+  if (trimmed.length === 0 || trimmed.split(/\s+/).length > maxHeadingWords) return null
+  // a line of code or markup taken for a heading names nothing a visitor asks about
+  if (!/^[\p{L}\p{N}][\p{L}\p{N}\s.,'’&/+:-]*$/u.test(trimmed)) return null
   // sentence case reads on inside a question; a capitalised name stays as written
-  const sentenceCase = !/\s\p{Lu}/u.test(short) && !/^\p{Lu}{2}/u.test(short)
-  return sentenceCase ? short.charAt(0).toLowerCase() + short.slice(1) : short
+  const sentenceCase = !/\s\p{Lu}/u.test(trimmed) && !/^\p{Lu}{2}/u.test(trimmed)
+  return sentenceCase ? trimmed.charAt(0).toLowerCase() + trimmed.slice(1) : trimmed
 }
 
-const fromHeading = (heading: string, spanish: boolean) =>
-  spanish ? `¿Qué debo saber sobre ${topic(heading)}?` : `What should I know about ${topic(heading)}?`
+const maxHeadingWords = 10
 
-const fromSentence = (sentence: string, spanish: boolean) =>
-  spanish ? `¿Qué me puedes decir sobre ${topic(sentence)}?` : `What can you tell me about ${topic(sentence)}?`
+const fromHeading = (heading: string, spanish: boolean): string | null => {
+  const said = topic(heading)
+  if (said === null) return null
+  return spanish ? `¿Qué debo saber sobre ${said}?` : `What should I know about ${said}?`
+}
+
+const abbreviation = /(?:^|\s)(?:e\.g|i\.e|etc|vs|approx|incl|no|nr|mr|mrs|ms|dr|st|sr|sra|srta|ud|uds|p\. ej|aprox|núm|tel)\.$/iu
+
+/**
+ * A paragraph's sentences, whole: cut after . ! ? before a capital, not after
+ * an abbreviation; a line break ends a sentence only where the next line opens
+ * a new one (a capital after closing punctuation, or a list item's line).
+ */
+const sentences = (paragraph: string): Array<string> => {
+  const units: Array<string> = []
+  for (const line of paragraph.split("\n").map((l) => l.trim()).filter((l) => l.length > 0)) {
+    const last = units[units.length - 1]
+    if (last !== undefined && !/[.!?:]$/.test(last) && /^\p{Ll}/u.test(line)) units[units.length - 1] = `${last} ${line}`
+    else units.push(line)
+  }
+  return units.flatMap((unit) => {
+    const out: Array<string> = []
+    for (const piece of unit.replace(/\s+/g, " ").split(/(?<=[.!?])\s+(?=[\p{Lu}¿¡"“(\d])/u)) {
+      const last = out[out.length - 1]
+      if (last !== undefined && abbreviation.test(last)) out[out.length - 1] = `${last} ${piece}`
+      else out.push(piece)
+    }
+    return out
+  })
+}
+
+/** A sentence that goes on from the one before it: its answer reads whole only with both. */
+const continues = /^(?:it|its|this|that|these|those|they|their|them|there|however|also|but|otherwise|then|so|esto|eso|ello|sin embargo|también|además|pero|si no|así)\b/iu
+
+/**
+ * One Q&A from a paragraph: the first sentence that turns into a real question,
+ * answered by that sentence (and the next one when it goes on from it); none
+ * when no sentence does.
+ */
+const fromParagraph = (
+  paragraph: string,
+  spanish: boolean,
+  common: (word: string) => boolean
+): { readonly question: string; readonly answer: string } | null => {
+  const all = sentences(paragraph)
+  for (let i = 0; i < all.length; i++) {
+    const asked = question(all[i]!, spanish, common)
+    if (asked === null) continue
+    const next = all[i + 1]
+    const answer = next !== undefined && continues.test(next) ? `${all[i]} ${next}` : all[i]!
+    return { question: asked, answer }
+  }
+  return null
+}
+
+/**
+ * Whether a word is a common one, so the capital it has opening a sentence is
+ * only the sentence's: unless the document also capitalises it mid-sentence
+ * and never writes it in lower case (a name), compared by stem.
+ */
+const commonIn = (text: string): ((word: string) => boolean) => {
+  const lower = new Set<string>()
+  const capital = new Set<string>()
+  for (const w of text.match(/(?<![\p{L}\p{N}])\p{Ll}[\p{L}\p{N}'’-]*/gu) ?? []) lower.add(stem(fold(w)))
+  for (const w of text.match(/(?<=[\p{L}\p{N},;] )\p{Lu}[\p{L}\p{N}'’-]*/gu) ?? []) capital.add(stem(fold(w)))
+  return (word) => {
+    const key = stem(fold(word))
+    return lower.has(key) || !capital.has(key)
+  }
+}
 
 /** The category a Q&A falls under: a heading above it with that name, else the best term overlap, else none. */
 const place = (
@@ -273,12 +345,13 @@ const place = (
 
 const maxQa = 300
 
-/** FAQ pairs first, then one Q&A per headed section, then one per remaining paragraph. */
+/** FAQ pairs first, then one Q&A per headed section, then one per remaining paragraph that has a sentence to ask about. */
 export const qa = (
   doc: { readonly title: string; readonly text: string },
   given: ReadonlyArray<{ readonly name: string; readonly description: string }>
 ): Array<Qa> => {
   const parsed = parse(doc)
+  const common = commonIn(doc.text)
   const out: Array<Qa> = []
   const seen = new Set<string>()
   const push = (path: ReadonlyArray<string>, question: string, answer: string) => {
@@ -293,11 +366,13 @@ export const qa = (
     if (paragraphs.length === 0) continue
     let rest = paragraphs
     if (section.heading !== null) {
-      push(section.path, fromHeading(section.heading, parsed.spanish), clip(paragraphs.join("\n\n"), maxAnswer))
+      const asked = fromHeading(section.heading, parsed.spanish)
+      if (asked !== null) push(section.path, asked, clip(paragraphs.join("\n\n"), maxAnswer))
       rest = paragraphs.slice(1)
     }
     for (const paragraph of rest) {
-      push(section.path, fromSentence(firstSentence(paragraph), parsed.spanish), clip(paragraph, maxAnswer))
+      const drafted = fromParagraph(paragraph, parsed.spanish, common)
+      if (drafted !== null) push(section.path, drafted.question, drafted.answer)
     }
   }
   return out

@@ -76,7 +76,8 @@ layer(testServer())("big documents and chunk drafts", (it) => {
       const [done] = yield* waitSettled(h, ws.secretTest, agentId, [id], 20_000)
       const expected = chunk(`The long text\n\n${content}`).length
       expect(done).toMatchObject({ status: "indexed", chunk_count: expected, error: null })
-      expect(done.qa_count).toBeGreaterThanOrEqual(1)
+      // a run of words with no sentence in it has nothing a visitor would ask: no Q&A is made of it
+      expect(done.qa_count).toBe(0)
       expect(yield* chunkRows(id)).toEqual({ all: expected, visible: expected })
       expect(yield* draftsOf(id)).toEqual([])
       // its text written in pieces, read back whole; none in the one value it was written as before

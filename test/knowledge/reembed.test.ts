@@ -84,7 +84,8 @@ const provider256 = (options: {
 /** 150 paragraphs: a text source of about 9 chunks and 150 generated Q&A. */
 const catalogue = Array.from(
   { length: 150 },
-  (_, i) => `Item ${i} of the catalogue ships from warehouse ${i % 7} within ${i + 2} days of the order.`
+  // each paragraph a sentence the local provider asks a question of ("How long does item 3 of the catalogue take?"): a Q&A each
+  (_, i) => `Item ${i} of the catalogue takes ${i + 2} days to ship from warehouse ${i % 7} after the order.`
 ).join("\n\n")
 
 /** Knowledge written by an instance: an agent with the catalogue, indexed. */
