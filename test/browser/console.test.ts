@@ -285,7 +285,8 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
           expect(await page.locator(".turn-assistant .bubble").textContent()).toBe(tokens.join(""))
           const sources = page.locator(".turn-assistant .reply-sources li")
           expect(await sources.count()).toBeGreaterThan(0)
-          expect(await sources.first().textContent()).toContain("Refunds")
+          // the refunds text, as its passage ("Refunds") or as a Q&A item made of it
+          expect(await sources.first().textContent()).toMatch(/refund/i)
           await check(opened, "playground")
 
           // settings: edit, then delete

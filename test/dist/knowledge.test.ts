@@ -202,7 +202,14 @@ describe(`knowledge through the bundle (${databaseName})`, () => {
     const [done] = await waitSettled(agentId, [created.id])
     expect(done.status, JSON.stringify(done)).toBe("indexed")
     expect(done.size_bytes).toBe(pdf.length)
-    expect(await qaText(agentId)).toContain("twelve hours")
+    // the page's text is what the agent's passages hold (no sentence of it has the shape of a generated question)
+    const found = await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge/search`, 200, {
+      key: ws.secret,
+      body: { query: "How long must the kiln cool before the door is opened?", limit: 5 }
+    })
+    const hits = (found.data as { hits: Array<{ kind: string; text: string; source_id: string }> }).hits
+    const passage = hits.find((hit) => hit.kind === "chunk" && hit.source_id === created.id)
+    expect(passage?.text, JSON.stringify(hits)).toContain("twelve hours")
   }, 120_000)
 
   it("an image goes through OCR (sharp + tesseract.js) and is indexed with the text drawn in it", async () => {
