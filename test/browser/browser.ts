@@ -3,10 +3,12 @@
  * loopback page server (a third-party site embedding the component). When
  * `/usr/bin/chromium` is absent the suites skip with a warning naming why.
  */
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
+import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
-import { chromium, type Browser } from "playwright-core"
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core"
+import { expect } from "vitest"
 import { chatElementPath } from "../../src/widget/ElementBundle.js"
 
 export const chromiumPath = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
@@ -21,6 +23,45 @@ export const launchChromium = (): Promise<Browser> =>
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
     timeout: 30_000
   })
+
+/** A console page in a fresh context, with the console errors and uncaught exceptions seen on it so far. */
+export interface OpenedConsole {
+  readonly page: Page
+  readonly errors: Array<string>
+}
+
+/** Opens `{service}/console{hash}` in a new context of `browser`, kept in `contexts` for closing. */
+export const openConsole = async (
+  browser: Browser,
+  contexts: Array<BrowserContext>,
+  service: string,
+  hash = ""
+): Promise<OpenedConsole> => {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: "en-GB" })
+  contexts.push(context)
+  const page = await context.newPage()
+  page.setDefaultTimeout(15_000)
+  const errors: Array<string> = []
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text())
+  })
+  page.on("pageerror", (error) => errors.push(String(error)))
+  await page.goto(`${service}/console${hash}`)
+  return { page, errors }
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+/** axe-core on the page as it is: no serious or critical violation. */
+export const expectAxeClean = async (page: Page, name: string) => {
+  const violations = await page.evaluate(`(async () => {
+    if (!window.axe) { ${axeSource} }
+    const result = await window.axe.run(document, { resultTypes: ["violations"] })
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }))
+  })()`)
+  const serious = (violations as Array<{ impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical")
+  expect(serious, `axe on ${name}`).toEqual([])
+}
 
 export interface PageServer {
   readonly origin: string

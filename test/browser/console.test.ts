@@ -6,16 +6,14 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { mkdirSync, readFileSync } from "node:fs"
-import { createRequire } from "node:module"
+import { mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll } from "vitest"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
-import { haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
+import { expectAxeClean, haveChromium, launchChromium, openConsole, type PageServer, startPageServer } from "./browser.js"
 
 const artifacts = resolve(import.meta.dirname, "../artifacts/console")
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
 interface Opened {
   readonly page: Page
@@ -39,19 +37,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
     await site?.close()
   })
 
-  const open = async (h: HarnessShape, hash = ""): Promise<Opened> => {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: "en-GB" })
-    contexts.push(context)
-    const page = await context.newPage()
-    page.setDefaultTimeout(15_000)
-    const errors: Array<string> = []
-    page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text())
-    })
-    page.on("pageerror", (error) => errors.push(String(error)))
-    await page.goto(`${h.url}/console${hash}`)
-    return { page, errors }
-  }
+  const open = (h: HarnessShape, hash = "") => openConsole(browser, contexts, h.url, hash)
 
   const signIn = async (page: Page, key: string) => {
     await page.getByLabel("Secret key").fill(key)
@@ -59,16 +45,7 @@ describe.skipIf(!haveChromium)("admin console in Chromium", () => {
     await page.getByRole("navigation", { name: "Main" }).waitFor()
   }
 
-  /** axe-core on the page as it is: no serious or critical violation. */
-  const axe = async (page: Page, name: string) => {
-    const violations = await page.evaluate(`(async () => {
-      if (!window.axe) { ${axeSource} }
-      const result = await window.axe.run(document, { resultTypes: ["violations"] })
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }))
-    })()`)
-    const serious = (violations as Array<{ impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical")
-    expect(serious, `axe on ${name}`).toEqual([])
-  }
+  const axe = expectAxeClean
 
   const shoot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true })
 
