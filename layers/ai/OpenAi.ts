@@ -71,14 +71,17 @@ const itemsOf = <A, I>(content: string, key: string, item: Schema.Schema<A, I>):
   if (content.trim() === "") return Either.left("the reply is empty")
   const json = jsonOf(content)
   if (json === undefined) return Either.left("the reply is not JSON")
-  const list = Array.isArray(json) ? json : Predicate.isRecord(json) && Array.isArray(json[key]) ? json[key] : undefined
+  const under = Predicate.isRecord(json) ? json[key] : undefined
+  // the list itself, or one item where a list of one was asked for
+  const list = Array.isArray(json) ? json : Array.isArray(under) ? under : Predicate.isRecord(under) ? [under] : undefined
   if (list === undefined) return Either.left(`the reply has no "${key}" list`)
   const decode = Schema.decodeUnknownEither(item)
   const decoded = list.map((value) => decode(value))
   const kept = decoded.flatMap((d) => (Either.isRight(d) ? [d.right] : []))
   const firstError = decoded.find(Either.isLeft)
   if (kept.length === 0 && firstError !== undefined) {
-    return Either.left(`no item of "${key}" has the fields asked for (${ParseResult.TreeFormatter.formatErrorSync(firstError.left).replace(/\s+/g, " ")})`)
+    const why = ParseResult.TreeFormatter.formatErrorSync(firstError.left).replace(/\s+/g, " ").slice(0, 300)
+    return Either.left(`no item of "${key}" has the fields asked for (${why})`)
   }
   return Either.right(kept)
 }

@@ -52,11 +52,12 @@ const categoriesOf = (names: ReadonlyArray<string>) => JSON.stringify({ categori
 const prose = "Sure! The text is about delivery and returns."
 
 describe("openai provider: what an off-spec model returns", () => {
-  it.effect("one category where three are asked for: kept, asked once", () =>
-    withModel([categoriesOf(["Delivery"])], (ai, fake) =>
+  it.effect("one category where three are asked for: kept, asked once; so is a lone item for the list", () =>
+    withModel([categoriesOf(["Delivery"]), JSON.stringify({ categories: { name: "Couriers" } })], (ai, fake) =>
       Effect.gen(function* () {
         expect(yield* ai.categorize(doc)).toEqual([{ name: "Delivery", description: "About Delivery" }])
-        expect(fake.chats.length).toBe(1)
+        expect(yield* ai.categorize(doc)).toEqual([{ name: "Couriers", description: "" }])
+        expect(fake.chats.length).toBe(2)
       })
     ))
 
