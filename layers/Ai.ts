@@ -62,31 +62,31 @@ export const localThreadChars = 8 * 1024
 const charsOf = (texts: ReadonlyArray<string>) => texts.reduce((sum, text) => sum + text.length, 0)
 
 /**
- * Default: offline and deterministic. A big document's categories and Q&A, and a big batch of vectors, are
- * computed on a thread of their own, off the main thread (the same results as `makeLocal`'s).
+ * The local provider whose big documents' categories and Q&A, and big batches of vectors, are computed on a thread
+ * of their own, off the main thread (the same results as `makeLocal`'s). The thread starts on the first big call.
  */
-export const layerLocal: Layer.Layer<Ai> = Layer.scoped(
-  Ai,
-  Effect.map(makeLocalThread, (thread): AiShape => {
-    const inline = makeLocal()
-    const big = (texts: ReadonlyArray<string>) => charsOf(texts) >= localThreadChars
-    return {
-      ...inline,
-      categorize: (doc) =>
-        big([doc.title, doc.text])
-          ? (thread.call({ op: "categorize", doc: { title: doc.title, text: doc.text } }) as Effect.Effect<ReadonlyArray<CategoryDraft>>)
-          : inline.categorize(doc),
-      generateQa: (doc, categories) =>
-        big([doc.title, doc.text])
-          ? (thread.call({ op: "generateQa", doc: { title: doc.title, text: doc.text }, categories }) as Effect.Effect<ReadonlyArray<QaDraft>>)
-          : inline.generateQa(doc, categories),
-      embed: (texts) =>
-        big(texts)
-          ? (thread.call({ op: "embed", texts, dimensions: inline.dimensions }) as Effect.Effect<ReadonlyArray<ReadonlyArray<number>>>)
-          : inline.embed(texts)
-    }
-  })
-)
+const makeLocalThreaded = Effect.map(makeLocalThread, (thread): AiShape => {
+  const inline = makeLocal()
+  const big = (texts: ReadonlyArray<string>) => charsOf(texts) >= localThreadChars
+  return {
+    ...inline,
+    categorize: (doc) =>
+      big([doc.title, doc.text])
+        ? (thread.call({ op: "categorize", doc: { title: doc.title, text: doc.text } }) as Effect.Effect<ReadonlyArray<CategoryDraft>>)
+        : inline.categorize(doc),
+    generateQa: (doc, categories) =>
+      big([doc.title, doc.text])
+        ? (thread.call({ op: "generateQa", doc: { title: doc.title, text: doc.text }, categories }) as Effect.Effect<ReadonlyArray<QaDraft>>)
+        : inline.generateQa(doc, categories),
+    embed: (texts) =>
+      big(texts)
+        ? (thread.call({ op: "embed", texts, dimensions: inline.dimensions }) as Effect.Effect<ReadonlyArray<ReadonlyArray<number>>>)
+        : inline.embed(texts)
+  }
+})
+
+/** Default: offline and deterministic. */
+export const layerLocal: Layer.Layer<Ai> = Layer.scoped(Ai, makeLocalThreaded)
 
 /** The local hashing embedder as an `@effect/ai` `EmbeddingModel`, for code written against that abstraction. */
 export const layerLocalEmbeddingModel = (dimensions: number = localDimensions): Layer.Layer<EmbeddingModel.EmbeddingModel> =>
@@ -103,6 +103,13 @@ export const layerLocalEmbeddingModel = (dimensions: number = localDimensions): 
  * Any OpenAI-compatible server (`ai/OpenAiLayer.ts`). `@effect/ai-openai` and its
  * generated schemas are many times the rest of this file to load, so they are
  * loaded when this layer is built, never by a service on the local provider.
+ * The local provider's drafts stand in for categories or Q&A the model could not
+ * give in a usable shape.
  */
 export const layerOpenAi = (options: OpenAiOptions): Layer.Layer<Ai> =>
-  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./ai/OpenAiLayer.js")), (openAi) => openAi.layer(Ai, options)))
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const openAi = yield* Effect.promise(() => import("./ai/OpenAiLayer.js"))
+      return openAi.layer(Ai, options, yield* makeLocalThreaded)
+    })
+  )

@@ -12,6 +12,7 @@ import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -24,7 +25,6 @@ import {
   type CategoryDraft,
   type DocumentInput,
   type OpenAiOptions,
-  type QaDraft,
   type Transcript
 } from "./Shape.js"
 import * as Sse from "./Sse.js"
@@ -37,10 +37,15 @@ const embedBatch = 64
  * Any OpenAI-compatible server. Chat goes to `/chat/completions` through the
  * `@effect/ai-openai` client's HTTP client (the package's language model
  * speaks the newer `/responses` API, which most compatible servers lack), in
- * JSON mode, decoded with Schema; embeddings go through `OpenAiEmbeddingModel`.
- * `tag`: the service's (`Ai`).
+ * JSON mode, decoded with Schema and tolerantly (see `structured`); embeddings go through
+ * `OpenAiEmbeddingModel`. `tag`: the service's (`Ai`); `local`: the local provider, whose drafts stand in for
+ * replies the model could not make usable.
  */
-export const layer = <I>(tag: Context.Tag<I, AiShape>, options: OpenAiOptions): Layer.Layer<I> => {
+export const layer = <I>(
+  tag: Context.Tag<I, AiShape>,
+  options: OpenAiOptions,
+  local: Pick<AiShape, "categorize" | "generateQa">
+): Layer.Layer<I> => {
   const dimensions = options.dimensions ?? 1536
   const timeout = options.timeout ?? Duration.seconds(60)
   const client = OpenAiClient.layer({ apiKey: options.apiKey, apiUrl: options.baseUrl.replace(/\/+$/, "") }).pipe(
@@ -58,21 +63,16 @@ export const layer = <I>(tag: Context.Tag<I, AiShape>, options: OpenAiOptions): 
     const timedOut = (what: string, after: Duration.DurationInput = timeout) => () =>
       new AiError({ message: `${what} timed out after ${Duration.format(after)}`, transient: true })
 
-    const chat = (system: string, user: string): Effect.Effect<string, AiError> =>
+    type Message = { readonly role: "system" | "user" | "assistant"; readonly content: string }
+
+    /** The reply's content, "" when it has none (the model's answer to judge, like any other). */
+    const chat = (messages: ReadonlyArray<Message>): Effect.Effect<string, AiError> =>
       Effect.gen(function* () {
         const request = HttpClientRequest.post("/chat/completions").pipe(
-          HttpClientRequest.bodyUnsafeJson({
-            model: options.chatModel,
-            temperature: 0,
-            response_format: { type: "json_object" },
-            messages: [
-              { role: "system", content: system },
-              { role: "user", content: user }
-            ]
-          })
+          HttpClientRequest.bodyUnsafeJson({ model: options.chatModel, temperature: 0, response_format: { type: "json_object" }, messages })
         )
         const response = yield* http.execute(request).pipe(
-          Effect.mapError((error) => new AiError({ message: `chat request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" }))
+          Effect.mapError((error) => new AiError(OpenAiParts.requestFailed("chat request", error)))
         )
         if (response.status < 200 || response.status >= 300) {
           const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
@@ -84,53 +84,54 @@ export const layer = <I>(tag: Context.Tag<I, AiShape>, options: OpenAiOptions): 
         const completion = yield* HttpClientResponse.schemaBodyJson(OpenAiParts.ChatCompletion)(response).pipe(
           Effect.mapError(() => new AiError({ message: "chat response is not a chat completion", transient: false }))
         )
-        const content = completion.choices[0].message.content
-        if (content === null || content.trim().length === 0) {
-          return yield* new AiError({ message: "chat response has no content", transient: false })
-        }
-        return content
+        return completion.choices[0].message.content ?? ""
       }).pipe(Effect.scoped, Effect.timeoutFail({ duration: timeout, onTimeout: timedOut("chat request") }))
+
+    /**
+     * A structured step: the reply read tolerantly (`read`), asked once more with the reason when nothing of it is
+     * usable, and the local provider's drafts (`fallback`) when the second is not either. Only a server out of
+     * reach (or refusing the request) fails the step.
+     */
+    const structured = <A>(
+      step: string,
+      system: string,
+      user: string,
+      read: (content: string) => Either.Either<A, string>,
+      fallback: Effect.Effect<A, AiError>
+    ): Effect.Effect<A, AiError> =>
+      Effect.gen(function* () {
+        const asked: ReadonlyArray<Message> = [{ role: "system", content: system }, { role: "user", content: user }]
+        const first = yield* chat(asked)
+        const once = read(first)
+        if (Either.isRight(once)) return once.right
+        const reply = { role: "assistant", content: first } as const
+        const again = read(yield* chat([...asked, reply, { role: "user", content: OpenAiParts.reAsk(once.left) }]))
+        if (Either.isRight(again)) return again.right
+        yield* Effect.logWarning(`the model's ${step} could not be used twice (${again.left}): the local drafts are used`)
+        return yield* fallback
+      })
 
     const userMessage = (doc: DocumentInput, text: string) => `Title: ${doc.title}\n\n${text}`
 
-    const categorize = (doc: DocumentInput) =>
-      Effect.gen(function* () {
-        const [first] = OpenAiParts.pieces(doc.text, documentPieceChars, 1)
-        const reply = yield* chat(OpenAiParts.categoriesPrompt, userMessage(doc, first ?? ""))
-        const decoded = yield* Schema.decodeUnknown(OpenAiParts.CategoriesReply)(reply).pipe(
-          Effect.mapError(() => new AiError({ message: "the model's categories are not the JSON asked for", transient: false }))
-        )
-        const categories: Array<CategoryDraft> = []
-        for (const c of decoded.categories) {
-          const name = c.name.slice(0, 80)
-          if (categories.length < 8 && !categories.some((k) => k.name.toLowerCase() === name.toLowerCase())) {
-            categories.push({ name, description: c.description.trim() })
-          }
-        }
-        if (categories.length < 3) {
-          return yield* new AiError({ message: `the model proposed ${categories.length} categories, 3 are needed`, transient: false })
-        }
-        return categories
-      })
+    const categorize = (doc: DocumentInput) => {
+      const [first] = OpenAiParts.pieces(doc.text, documentPieceChars, 1)
+      const user = userMessage(doc, first ?? "")
+      return structured("categories", OpenAiParts.categoriesPrompt, user, OpenAiParts.readCategories, local.categorize(doc))
+    }
 
-    const generateQa = (doc: DocumentInput, categories: ReadonlyArray<CategoryDraft>) =>
-      Effect.gen(function* () {
-        const names = categories.map((c) => c.name)
-        const byKey = new Map(names.map((name) => [name.trim().toLowerCase(), name]))
-        const out: Array<QaDraft> = []
-        for (const piece of OpenAiParts.pieces(doc.text, documentPieceChars, documentPieceLimit)) {
-          const reply = yield* chat(OpenAiParts.qaPrompt(names), userMessage(doc, piece))
-          const decoded = yield* Schema.decodeUnknown(OpenAiParts.QaReply)(reply).pipe(
-            Effect.mapError(() => new AiError({ message: "the model's Q&A are not the JSON asked for", transient: false }))
-          )
-          for (const qa of decoded.qa) {
-            // a name the model made up is no category of the agent's
-            const category = qa.category === null ? null : (byKey.get(qa.category.trim().toLowerCase()) ?? null)
-            out.push({ question: qa.question, answer: qa.answer, category })
-          }
-        }
-        return out
-      })
+    const generateQa = (doc: DocumentInput, categories: ReadonlyArray<CategoryDraft>) => {
+      const names = categories.map((c) => c.name)
+      return Effect.forEach(OpenAiParts.pieces(doc.text, documentPieceChars, documentPieceLimit), (piece) =>
+        structured(
+          "Q&A",
+          OpenAiParts.qaPrompt(names),
+          userMessage(doc, piece),
+          (content) => OpenAiParts.readQa(content, names),
+          // the piece's own drafts: the other pieces keep the model's
+          local.generateQa({ title: doc.title, text: piece }, categories)
+        )
+      ).pipe(Effect.map((perPiece) => perPiece.flat()))
+    }
 
     const embed = (texts: ReadonlyArray<string>) =>
       texts.length === 0
@@ -152,7 +153,7 @@ export const layer = <I>(tag: Context.Tag<I, AiShape>, options: OpenAiOptions): 
             })
           )
           const response = yield* http.execute(request).pipe(
-            Effect.mapError((error) => new AiError({ message: `answer request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" })),
+            Effect.mapError((error) => new AiError(OpenAiParts.requestFailed("answer request", error))),
             Effect.timeoutFail({ duration: timeout, onTimeout: timedOut("answer request") })
           )
           if (response.status < 200 || response.status >= 300) {
@@ -190,7 +191,7 @@ export const layer = <I>(tag: Context.Tag<I, AiShape>, options: OpenAiOptions): 
         form.append("response_format", "verbose_json")
         const request = HttpClientRequest.post("/audio/transcriptions").pipe(HttpClientRequest.bodyFormData(form))
         const response = yield* http.execute(request).pipe(
-          Effect.mapError((error) => new AiError({ message: `transcription request failed (${error.reason})`, transient: error._tag === "RequestError" && error.reason === "Transport" }))
+          Effect.mapError((error) => new AiError(OpenAiParts.requestFailed("transcription request", error)))
         )
         if (response.status < 200 || response.status >= 300) {
           const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""))

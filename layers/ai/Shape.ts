@@ -67,7 +67,7 @@ export interface Transcript {
 
 export interface AiShape {
   readonly provider: "local" | "openai"
-  /** A category structure for an agent's first document (3..8 categories). */
+  /** A category structure for an agent's first document: 1..8 categories (the local provider gives 3..8). */
   readonly categorize: (doc: DocumentInput) => Effect.Effect<ReadonlyArray<CategoryDraft>, AiError>
   /** Q&A drawn from a document, each placed in one of `categories` (by name) when it fits. */
   readonly generateQa: (
