@@ -7,6 +7,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { Usage } from "../../src/usage/Usage.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, waitSettled } from "../knowledge/support.js"
 
@@ -157,6 +158,28 @@ layer(testServer())("MCP endpoint", (it) => {
       expect(stored.body.data.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
       const usedAfter = (yield* h.call("GET", "/v1/usage", { key: ws.secretTest })).body.data.replies.used
       expect(usedAfter).toBe(usedBefore + 2)
+    })
+  )
+
+  it.effect("ask_agent on a live key consumes a credit; over the plan's cap it is the twin's limit_reached", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const usage = yield* Usage
+      const ws = yield* h.seed({ plan: "free" })
+      const { agentId } = yield* agentWithSource(h, ws.secretLive)
+      const tenant = { workspaceId: ws.workspace.id, environment: "live" } as const
+      // the month's replies but one used up
+      yield* Effect.forEach(Array.from({ length: 99 }), () => usage.reserveReply(tenant), { discard: true })
+      const last = yield* tool(h, ws.secretLive, "ask_agent", { agent: agentId, message: "When does the shop open?" })
+      expect(last.result.isError, JSON.stringify(last)).toBe(false)
+      const summary = (yield* h.call("GET", "/v1/usage", { key: ws.secretLive })).body.data
+      expect(summary.replies).toEqual({ used: 100, cap: 100 })
+      expect(summary.credits.consumed).toBe(100)
+      const over = yield* tool(h, ws.secretLive, "ask_agent", { agent: agentId, message: "And on Sundays?" })
+      expect(over.result.isError).toBe(true)
+      expect(over.result.structuredContent.error.code).toBe("limit_reached")
+      const conversations = yield* h.call("GET", "/v1/conversations", { key: ws.secretLive })
+      expect(conversations.body.data).toHaveLength(1)
     })
   )
 
