@@ -54,6 +54,9 @@ layer(testServer())("OpenAPI document", (it) => {
         }
       }
       expect(spec.paths["/v1/tickets"].post["x-widget-scopes"]).toEqual(["widget:tickets"])
+      // the MCP endpoint is one operation pointing at the protocol it speaks
+      expect(spec.paths["/v1/mcp"].post.externalDocs.url).toMatch(/^https:\/\/modelcontextprotocol\.io\//)
+      expect(Object.keys(spec.paths["/v1/mcp"])).toEqual(["post"])
       const filters = Object.fromEntries(spec.paths["/v1/tickets"].get.parameters.map((p: any) => [p.name, p.schema]))
       expect(filters.status.anyOf[0].enum).toEqual(["open", "pending_user", "resolved"])
       expect(filters.priority.anyOf[1].items.enum).toEqual(["low", "normal", "high", "urgent"])
