@@ -33,6 +33,7 @@ import { KeysGroup } from "./Keys.js"
 import { KnowledgeGroup } from "./Knowledge.js"
 import { CrawlsGroup } from "./Crawls.js"
 import { LeadsGroup } from "./Leads.js"
+import { McpGroup } from "./Mcp.js"
 import { BodyPolicy, Idempotency, RouteName } from "./Endpoint.js"
 import { completeDocument } from "./OpenApiDocument.js"
 import { SystemGroup } from "./System.js"
@@ -88,6 +89,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(withRequestPolicy(EvaluationsGroup))
   .add(withRequestPolicy(LeadsGroup))
   .add(withRequestPolicy(UsageGroup))
+  .add(withRequestPolicy(McpGroup))
   .add(withRequestPolicy(KeysGroup))
   .add(withRequestPolicy(WidgetGroup))
   .add(withRequestPolicy(FormsGroup))

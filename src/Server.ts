@@ -33,6 +33,7 @@ import { isolate } from "./Performance.js"
 import * as Keys from "./keys/Area.js"
 import * as Knowledge from "./knowledge/Area.js"
 import * as Leads from "./leads/Area.js"
+import * as Mcp from "./mcp/Area.js"
 import * as Qa from "./qa/Area.js"
 import { inShutdownOrder } from "./Shutdown.js"
 import { Startup } from "./Startup.js"
@@ -72,6 +73,7 @@ const Ports = Layer.mergeAll(
 const Areas = Layer.mergeAll(
   Agents.Live, Conversations.Live, Files.Live, Forms.Live, Glossary.Live, Knowledge.Live, Leads.Live, Qa.Live,
   Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live, Insights.Live, Evaluations.Live, Crawls.Live.pipe(Layer.provide(Knowledge.Live)),
+  Mcp.Live.pipe(Layer.provide(Layer.mergeAll(Agents.Live, Knowledge.Live, Conversations.Live, Tickets.Live))),
   Agents.WidgetOriginsLive, Forms.FormOriginsLive, Conversations.ReplayableStreamsLive
 ).pipe(Layer.provide(Ports), Layer.provideMerge(Shared))
 
@@ -85,13 +87,13 @@ const Handlers = isolate(
   ...Training.ApiServices, ...Files.ApiServices, ...Qa.ApiServices, ...Glossary.ApiServices, ...System.ApiServices,
   ...Conversations.ApiServices, ...Leads.ApiServices, ...Usage.ApiServices, ...Widget.ApiServices,
   ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices, ...Insights.ApiServices,
-  ...Evaluations.ApiServices
+  ...Evaluations.ApiServices, ...Mcp.ApiServices
 )(
   Layer.mergeAll(
     Agents.ApiGroups, Webhooks.ApiGroups, Tickets.ApiGroups, Knowledge.ApiGroups, Training.ApiGroups,
     Files.ApiGroups, Qa.ApiGroups, Glossary.ApiGroups, System.ApiGroups, Conversations.ApiGroups,
     Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups, Crawls.ApiGroups,
-    Insights.ApiGroups, Evaluations.ApiGroups
+    Insights.ApiGroups, Evaluations.ApiGroups, Mcp.ApiGroups
   )
 )
 

@@ -35,7 +35,9 @@ layer(testServer())("OpenAPI document", (it) => {
         expect(Array.isArray(op["x-scopes"]), label).toBe(true)
         // the form config takes a forms public key (`Service-Api-Key`), which has no scopes
         const formsKey = (op.parameters ?? []).some((p: any) => p.in === "header" && p.name === "service-api-key")
-        if (path !== "/v1/openapi.json" && !formsKey) expect(op["x-scopes"], label).toHaveLength(1)
+        // the MCP endpoint takes any secret key: each of its tools needs its REST twin's scope (test/mcp)
+        if (path === "/v1/mcp") expect(op["x-scopes"], label).toEqual([])
+        else if (path !== "/v1/openapi.json" && !formsKey) expect(op["x-scopes"], label).toHaveLength(1)
         if (method === "post") {
           expect(op.parameters.map((p: any) => `${p.in}:${p.name}`), label).toContain("header:Idempotency-Key")
         }
@@ -52,6 +54,9 @@ layer(testServer())("OpenAPI document", (it) => {
         }
       }
       expect(spec.paths["/v1/tickets"].post["x-widget-scopes"]).toEqual(["widget:tickets"])
+      // the MCP endpoint is one operation pointing at the protocol it speaks
+      expect(spec.paths["/v1/mcp"].post.externalDocs.url).toMatch(/^https:\/\/modelcontextprotocol\.io\//)
+      expect(Object.keys(spec.paths["/v1/mcp"])).toEqual(["post"])
       const filters = Object.fromEntries(spec.paths["/v1/tickets"].get.parameters.map((p: any) => [p.name, p.schema]))
       expect(filters.status.anyOf[0].enum).toEqual(["open", "pending_user", "resolved"])
       expect(filters.priority.anyOf[1].items.enum).toEqual(["low", "normal", "high", "urgent"])

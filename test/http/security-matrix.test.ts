@@ -314,7 +314,9 @@ const samples: Record<string, Sample> = {
   "widget.conversationEvents": { streams: true },
   "forms.create": { body: using(["AgentId"], (agent) => contactForm(agent)) },
   "forms.update": { body: fixed({ title: { en: "Changed" } }) },
-  "evaluations.create": { body: fixed({ name: "E", cases: [{ question: "Q?", expect: { contains: "A" } }] }) }
+  "evaluations.create": { body: fixed({ name: "E", cases: [{ question: "Q?", expect: { contains: "A" } }] }) },
+  // the JSON-RPC of the protocol: any secret key may ask; which tools it sees is test/mcp's
+  "mcp.serve": { body: fixed({ jsonrpc: "2.0", id: 1, method: "tools/list" }) }
 }
 
 /** The agent type a group's objects need (modules, lessons and their sources: a `training` agent). */
