@@ -142,7 +142,7 @@ export class LimitReached extends catalog(Schema.TaggedError<LimitReached>()("Li
   status: 402,
   type: "invalid_request",
   description:
-    "The plan's monthly cap is reached (tickets: Free 20, Starter 200; replies: Free 100, Starter 2,000; evaluation runs: Free 20, Starter 200, Pro 2,000)."
+    "The plan's monthly cap is reached (tickets: Free 20, Starter 200; replies: Free 100, Starter 2,000; refreshes of `url` sources: Free 1,000, Starter 10,000, Pro 100,000; evaluation runs: Free 20, Starter 200, Pro 2,000)."
 }) {}
 export class IdentityRequired extends catalog(Schema.TaggedError<IdentityRequired>()("IdentityRequired", fields), {
   code: "identity_required",
