@@ -50,7 +50,7 @@ export const maxPatternInput = 2_000
 /** Longest value any field accepts (a field's own `max_length` may only lower it). */
 export const maxValueLength = 20_000
 
-/** CSS custom properties of the `<service-form>` component that branding may set (SPEC.md section 4). */
+/** CSS custom properties of the `<service-form>` component that branding may set. */
 export const BrandingProperties = [
   "--service-accent",
   "--service-text",

@@ -174,7 +174,7 @@ export const Batch = Schema.Struct({
 }).annotations({ identifier: "KnowledgeBatch" })
 export type Batch = typeof Batch.Type
 
-/** The batch's body: `meta` is null (SPEC.md); the request id is in the `Request-Id` header. */
+/** The batch's body: `meta` is null (the contract says so); the request id is in the `Request-Id` header. */
 export const BatchEnvelope = Schema.Struct({ data: Batch, meta: Schema.Null })
 
 export const SourceListParams = Schema.Struct({

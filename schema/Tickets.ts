@@ -50,7 +50,7 @@ export const TicketOrigins: ReadonlyArray<TicketOrigin> = TicketOrigin.literals
 
 /**
  * The origins each kind of key may create, the first its default: the rule the server enforces, which every
- * description of it below is written from. SPEC.md ties origins to scopes: `write:tickets` (secret keys) to
+ * description of it below is written from. The contract ties origins to scopes: `write:tickets` (secret keys) to
  * `api`, `widget:tickets` (widget keys) to the widget's two; `form` belongs to form submissions (a forms key
  * never reaches `POST /v1/tickets`). So the origin always says which surface a ticket came through.
  */

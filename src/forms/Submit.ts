@@ -1,6 +1,6 @@
 /**
  * The form endpoints a forms key (`Service-Api-Key: pk_...`) calls: the public
- * config, and the submit pipeline, whose checks run in this order (DESIGN.md):
+ * config, and the submit pipeline, whose checks run in this order:
  * key, form, origin, rate limit, honeypot, identity, validation, plan cap,
  * create. A request failing two checks gets the earlier one.
  */

@@ -24,7 +24,7 @@ export const KnowledgeHttp = HttpApiBuilder.group(Api, "knowledge", (handlers) =
         "batch",
         ({ headers, path, payload }) =>
           Effect.flatMap(Caller, (c) => knowledge.batch(c, path.agent_id, payload.urls, headers["idempotency-key"])).pipe(
-            // SPEC.md: this operation's `meta` is null; the request id stays in the `Request-Id` header
+            // the contract: this operation's `meta` is null; the request id stays in the `Request-Id` header
             Effect.map((data) => ({ data, meta: null }))
           ),
         runsToCompletion

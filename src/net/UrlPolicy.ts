@@ -1,6 +1,6 @@
 /**
  * Which outbound URLs the service may call: webhook receivers and ingested
- * knowledge URLs alike (DESIGN.md section 6).
+ * knowledge URLs alike.
  *
  * - only `http:` and `https:`, without credentials (`ParameterInvalid`);
  * - `https:` only in the `live` environment (`UrlNotAllowed`);
