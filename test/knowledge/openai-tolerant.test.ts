@@ -8,28 +8,18 @@
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
-import * as Ai from "../../layers/Ai.js"
 import * as Extract from "../../layers/ai/Extract.js"
 import { MAX_ATTEMPTS, retryDelayMillis } from "../../src/knowledge/Pipeline.js"
 import { eventually } from "../support/eventually.js"
-import { fakeDimensions, fakeOpenAi, makeFakeModel, unreachableBaseUrl } from "../support/fakeOpenAi.js"
+import { fakeOpenAi, fakeProvider, makeFakeModel, unreachableBaseUrl } from "../support/fakeOpenAi.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, eventsOfType, source, waitSettled } from "./support.js"
 
-const openAi = (baseUrl: string) =>
-  Ai.layerOpenAi({
-    baseUrl,
-    apiKey: Redacted.make("sk-test-key"),
-    chatModel: "test-chat",
-    embeddingModel: "test-embed",
-    dimensions: fakeDimensions
-  })
 
 const model = makeFakeModel()
-const onFake = Layer.unwrapScoped(Effect.map(fakeOpenAi(model), (fake) => openAi(fake.baseUrl)))
-const onNothing = Layer.unwrapEffect(Effect.map(unreachableBaseUrl, openAi))
+const onFake = Layer.unwrapScoped(Effect.map(fakeOpenAi(model), (fake) => fakeProvider(fake.baseUrl)))
+const onNothing = Layer.unwrapEffect(Effect.map(unreachableBaseUrl, fakeProvider))
 
 const paragraph = {
   title: "Delivery",

@@ -8,21 +8,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Logger from "effect/Logger"
-import * as Redacted from "effect/Redacted"
 import * as Ai from "../../layers/Ai.js"
 import * as Extract from "../../layers/ai/Extract.js"
-import { fakeDimensions, fakeOpenAi, unreachableBaseUrl } from "../support/fakeOpenAi.js"
+import { fakeOpenAi, fakeProvider, unreachableBaseUrl } from "../support/fakeOpenAi.js"
 
 type Fake = Effect.Effect.Success<ReturnType<typeof fakeOpenAi>>
 
-const provider = (baseUrl: string) =>
-  Ai.layerOpenAi({
-    baseUrl,
-    apiKey: Redacted.make("sk-test-key"),
-    chatModel: "test-chat",
-    embeddingModel: "test-embed",
-    dimensions: fakeDimensions
-  })
 
 /** The provider on a fresh fake whose model gives `replies` first; `warnings`: what the provider logged as such. */
 const withModel = <A, E>(replies: ReadonlyArray<string>, body: (ai: Ai.AiShape, fake: Fake, warnings: Array<string>) => Effect.Effect<A, E>) =>
@@ -34,7 +25,7 @@ const withModel = <A, E>(replies: ReadonlyArray<string>, body: (ai: Ai.AiShape, 
       if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message.join(" ") : message))
     })
     return yield* Effect.flatMap(Ai.Ai, (ai) => body(ai, fake, warnings)).pipe(
-      Effect.provide(provider(fake.baseUrl)),
+      Effect.provide(fakeProvider(fake.baseUrl)),
       Effect.provide(Logger.replace(Logger.defaultLogger, capture))
     )
   }).pipe(Effect.scoped)
@@ -198,7 +189,7 @@ describe("openai provider: what an off-spec model returns", () => {
   it.effect("an unreachable server fails the step as transient, with a reason a person reads", () =>
     Effect.gen(function* () {
       const baseUrl = yield* unreachableBaseUrl
-      const result = yield* Effect.flatMap(Ai.Ai, (ai) => Effect.either(ai.categorize(doc))).pipe(Effect.provide(provider(baseUrl)))
+      const result = yield* Effect.flatMap(Ai.Ai, (ai) => Effect.either(ai.categorize(doc))).pipe(Effect.provide(fakeProvider(baseUrl)))
       expect(Either.isLeft(result)).toBe(true)
       if (Either.isLeft(result)) {
         expect(result.left).toMatchObject({ _tag: "AiError", transient: true })

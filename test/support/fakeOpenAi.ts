@@ -4,7 +4,9 @@
  * dimensions. Also a base URL nothing listens on, for a server out of reach.
  */
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { createServer } from "node:net"
+import * as Ai from "../../layers/Ai.js"
 import { json, loopbackServer } from "./loopback.js"
 
 export const fakeDimensions = 8
@@ -38,33 +40,49 @@ const onSpec = (system: string): string => {
   })
 }
 
+/** An embeddings answer: `size` dimensions, not of unit length (the provider normalises), one vector a text. */
+export const embeddingsBody = (model: string, inputs: ReadonlyArray<string>, size: number = fakeDimensions) => ({
+  object: "list",
+  model,
+  data: inputs.map((text, index) => ({
+    object: "embedding",
+    index,
+    embedding: Array.from({ length: size }, (_, i) => (i === text.length % size ? 3 : 0) + (i === 0 ? 4 : 0))
+  })),
+  usage: { prompt_tokens: inputs.length, total_tokens: inputs.length }
+})
+
+/** A chat completion whose one choice says `content`. */
+export const completionBody = (model: string, content: string) => ({
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model,
+  choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }]
+})
+
+/** The `openai` provider pointed at `baseUrl`, with the fake's dimensions. */
+export const fakeProvider = (baseUrl: string) =>
+  Ai.layerOpenAi({
+    baseUrl,
+    apiKey: Redacted.make("sk-test-key"),
+    chatModel: "test-chat",
+    embeddingModel: "test-embed",
+    dimensions: fakeDimensions
+  })
+
 export const fakeOpenAi = (model: FakeModel = makeFakeModel()) =>
   Effect.map(
     loopbackServer((request, res) => {
       const body = JSON.parse(request.body)
       if (request.path === "/v1/embeddings") {
         const inputs: Array<string> = body.input
-        return json(res, 200, {
-          object: "list",
-          model: body.model,
-          data: inputs.map((text, index) => ({
-            object: "embedding",
-            index,
-            embedding: Array.from({ length: fakeDimensions }, (_, i) => (i === text.length % fakeDimensions ? 3 : 0) + (i === 0 ? 4 : 0))
-          })),
-          usage: { prompt_tokens: inputs.length, total_tokens: inputs.length }
-        })
+        return json(res, 200, embeddingsBody(body.model, inputs))
       }
       if (request.path === "/v1/chat/completions") {
         model.chats.push(body.messages)
         const content = model.replies.shift() ?? onSpec(body.messages[0].content)
-        return json(res, 200, {
-          id: "chatcmpl-1",
-          object: "chat.completion",
-          created: 1_700_000_000,
-          model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }]
-        })
+        return json(res, 200, completionBody(body.model, content))
       }
       json(res, 404, { error: { message: "not found" } })
     }),
