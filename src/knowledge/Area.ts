@@ -20,6 +20,7 @@ import { JOB_MAX_ATTEMPTS, Pipeline } from "./Pipeline.js"
 import { Retrieval } from "./Retrieval.js"
 import { KnowledgeSearch } from "./Search.js"
 import { VectorIndex } from "./VectorIndex.js"
+import * as WordStatistics from "./WordStatistics.js"
 
 export const Live = Layer.mergeAll(
   Knowledge.Default,
@@ -112,7 +113,7 @@ const FreshnessWorkers = Layer.unwrapEffect(
   })
 )
 
-export const Workers = Layer.mergeAll(IngestWorkers, ReembedWorker, FreshnessWorkers)
+export const Workers = Layer.mergeAll(IngestWorkers, ReembedWorker, FreshnessWorkers, WordStatistics.Workers)
 
 /** At start, after the migrations: the stored vectors' space against the configured provider's (`Embeddings.ts`). */
 export const checkEmbeddings = Effect.flatMap(Embeddings, (embeddings) => embeddings.check)

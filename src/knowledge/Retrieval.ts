@@ -7,10 +7,9 @@
  * exists (`VectorIndex`), and the best text matches through the GIN indexes of
  * the stored `tsvector`s, taken in tiers (`tiers`: rows with every word of the
  * question, with any of its rare words, with pairs of its common ones), each
- * bounded. Which words are common, and how rare each is, the planner's
- * statistics of the `tsv` columns tell (kept by autovacuum, or on PGlite by
- * `src/db/Maintenance.ts`): a common word's index entries are many, so it
- * never draws candidates alone. Without pgvector the text candidates are all
+ * bounded. Which words are common, and how rare each is, the tables' word
+ * statistics tell (`WordStatistics.ts`): a common word's index entries are
+ * many, so it never draws candidates alone. Without pgvector the text candidates are all
  * there is, re-ranked by cosine over their `real[]`.
  *
  * Scores are absolute, comparable across questions: part embedding cosine,
@@ -36,6 +35,7 @@ import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { Glossary } from "../glossary/Glossary.js"
 import { visibleChunk } from "./ChunkDraftsRepo.js"
 import { VectorIndex } from "./VectorIndex.js"
+import { type TableWords, wordsOf } from "./WordStatistics.js"
 
 export interface Hit {
   readonly kind: "qa" | "chunk"
@@ -89,12 +89,6 @@ export interface Lexeme {
   readonly forms: ReadonlyArray<string>
 }
 
-const TableWords = Schema.Struct({
-  table: Schema.String,
-  rows: Schema.Number,
-  words: Schema.Record({ key: Schema.String, value: Schema.Number })
-})
-type WordStats = Omit<typeof TableWords.Type, "table">
 
 /**
  * A hit at or above this score is relevant: with none, the reply is the
@@ -118,7 +112,7 @@ const tierScan = 200
 // the words of a question that count (pairs of them make the middle tier)
 const maxLexemes = 12
 const pairLexemes = 5
-// a word the planner's statistics put in more rows of a table than this is common there (see `tiers`)
+// a word the word statistics put in more rows of a table than this is common there (see `tiers`)
 const commonRows = 300
 
 const outage = providerFailure((message) => new AiUnavailable({ message }))
@@ -205,32 +199,6 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         }
       )
 
-    /**
-     * How many rows of each table hold each of the question's words, as the planner's statistics of the `tsv`
-     * columns estimate (their most common elements, with frequencies), and the table's rows. A word the
-     * statistics do not list is rarer than those they do; without statistics (a table never analyzed) no word
-     * is listed and the table counts no rows.
-     */
-    const wordStats = (lexemes: ReadonlyArray<string>) =>
-      Effect.map(
-        decodeAll(
-          TableWords,
-          sql`select c.relname as table, greatest(c.reltuples, 0)::float8 as rows,
-              coalesce((select jsonb_object_agg(e.lexeme, e.freq * greatest(c.reltuples, 0))
-                from pg_stats as s
-                cross join lateral unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) as e(lexeme, freq)
-                where s.schemaname = current_schema() and s.tablename = c.relname and s.attname = 'tsv'
-                  and e.lexeme = any(${`{${lexemes.join(",")}}`}::text[])), '{}') as words
-            from pg_class as c
-            where c.relnamespace = current_schema()::regnamespace and c.relname in ('knowledge_chunks', 'qa_items')`
-        ),
-        (rows) => {
-          const none: WordStats = { rows: 0, words: {} }
-          const of = (table: string) => rows.find((row) => row.table === table) ?? none
-          return { knowledge_chunks: of("knowledge_chunks"), qa_items: of("qa_items") }
-        }
-      )
-
     // literal, not a parameter: the statement must spell the HNSW index's expression and predicate as they are
     const dims = (hnsw: { readonly dimensions: number }) => sql.literal(String(hnsw.dimensions))
 
@@ -242,7 +210,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       vector: ReadonlyArray<number>,
       words: ReadonlyArray<Lexeme>,
       pairs: ReadonlyArray<readonly [string, string]>,
-      stats: WordStats,
+      stats: TableWords,
       limit: number
     ) => {
       const lexemes = words.map((w) => w.lexeme)
@@ -280,7 +248,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const near = `{${pairs.map(([a, b]) => `"${[1, 2, 3].map((d) => `${a} <${d}> ${b}`).join(" | ")}"`).join(",")}}`
       const firsts = `{${pairs.map(([a]) => a).join(",")}}`
       const seconds = `{${pairs.map(([, b]) => b).join(",")}}`
-      // rows holding each word: the statistics' estimate where they list it, else as many as the candidates holding it
+      // rows holding each word: the word statistics' estimate where they list it, else as many as the candidates holding it
       const listedRows = `{${lexemes.map((l) => stats.words[l] ?? "NULL").join(",")}}`
       // a word weighs ln(1 + rows / rows holding it), as BM25's rarity: a place's name, held by its own passages
       // only, counts for more than "market". A word no row holds ("inhabitants" where passages say "people") weighs
@@ -362,7 +330,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         Effect.gen(function* () {
           const { lexemes, pairs } = yield* lexemesOf(plainWords(expanded))
           if (lexemes.length === 0 && plan._tag === "TextCandidates") return []
-          const stats = yield* wordStats(lexemes.map((l) => l.lexeme))
+          const stats = yield* wordsOf(sql, lexemes.map((l) => l.lexeme))
           const rows = yield* decodeAll(
             Row,
             sql`select 'qa' as kind, q.* from ${best(tables.qa, tenant, agentId, vector, lexemes, pairs, stats.qa_items, limit)} as q

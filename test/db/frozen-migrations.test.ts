@@ -52,7 +52,8 @@ const committed: Record<string, string> = {
   "0039_source_text_pieces": "af9af1e5c19c634f",
   "0042_reply_outcomes": "74ddb3c5f1bf7a36",
   "0043_conversation_events_retention": "82552cc046440ec7",
-  "0045_evaluations": "ed01d38d2b5c05b0"
+  "0045_evaluations": "ed01d38d2b5c05b0",
+  "0046_word_statistics": "b8449d12190c32be"
 }
 
 const files = readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name))

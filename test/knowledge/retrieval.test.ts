@@ -15,7 +15,9 @@ import { Database } from "../../layers/Database.js"
 import { GlossaryRepo } from "../../src/glossary/GlossaryRepo.js"
 import { relevanceThreshold, Retrieval, tiers } from "../../src/knowledge/Retrieval.js"
 import { VectorIndex } from "../../src/knowledge/VectorIndex.js"
+import { countDueWords, wordsOf } from "../../src/knowledge/WordStatistics.js"
 import { databaseKind } from "../support/database.js"
+import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, waitSettled } from "./support.js"
 
@@ -176,9 +178,13 @@ layer(testServer())("retrieval", (it) => {
         body: { type: "csv_qa", content: `question,answer,category\n${rows.join("\n")}\n` }
       })
       yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
-      // statistics, as PGlite's maintenance (src/db/Maintenance.ts) or PostgreSQL's autovacuum take them: "market"
-      // and "day" are common now, and draw no candidates alone
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`analyze qa_items`)
+      // the word statistics, as the service counts them in the background: "market" and "day" are common now, and
+      // draw no candidates alone (PostgreSQL's sessions report the inserts within seconds)
+      yield* eventually(
+        Effect.zipRight(countDueWords(), Effect.flatMap(SqlClient.SqlClient, (sql) => wordsOf(sql, ["market"]))),
+        (stats) => (stats.qa_items.words["market"] ?? 0) >= rows.length,
+        { tries: 3_000, label: "market counted" }
+      )
       const tenant = { workspaceId: ws.workspace.id as WorkspaceId, environment: "test" as const }
       const hits = yield* Effect.flatMap(Retrieval, (r) => r.search(tenant, agentId, "on which day do they hold market day in Zanzibar", { limit: 3 }))
       expect(hits[0]?.question).toBe("When is market day in Zanzibar?")

@@ -40,6 +40,7 @@ import sourceTextPieces from "./0039_source_text_pieces.js"
 import replyOutcomes from "./0042_reply_outcomes.js"
 import conversationEventsRetention from "./0043_conversation_events_retention.js"
 import evaluations from "./0045_evaluations.js"
+import wordStatistics from "./0046_word_statistics.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -82,5 +83,6 @@ export const migrations = {
   "0039_source_text_pieces": sourceTextPieces,
   "0042_reply_outcomes": replyOutcomes,
   "0043_conversation_events_retention": conversationEventsRetention,
-  "0045_evaluations": evaluations
+  "0045_evaluations": evaluations,
+  "0046_word_statistics": wordStatistics
 }
