@@ -82,6 +82,8 @@ export interface AppConfigShape {
   readonly ai: AiSettings
   /** A webhook attempt succeeds on a 2xx within this many milliseconds (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
   readonly webhookResponseDeadlineMillis: number
+  /** How long a claimed delivery stays its instance's (`WEBHOOK_LEASE_MS`, default 30 s, above the deadline). */
+  readonly webhookLeaseMillis: number
   /** Ingestion: agents processed in parallel (`INGEST_CONCURRENCY`, default 2); one source at a time per agent. */
   readonly ingest: IngestSettings
   /** A conversation with no message for this long is ended (`CONVERSATION_IDLE_MINUTES`, default 30). */
@@ -197,6 +199,7 @@ export const fromEnv = Effect.gen(function* () {
   const host = yield* nonEmpty("HOST").pipe(Config.withDefault("127.0.0.1"))
   const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
   const publicUrl = yield* urlOf("PUBLIC_URL", ["http", "https"]).pipe(Config.withDefault(`http://${host}:${port}`))
+  const webhookDeadline = yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000)
   return AppConfig.of({
     host,
     port,
@@ -243,7 +246,10 @@ export const fromEnv = Effect.gen(function* () {
     qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
     maintenanceMillis: yield* positiveInt("MAINTENANCE_MS", 10_000),
     ai: yield* aiFromEnv,
-    webhookResponseDeadlineMillis: yield* positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
+    webhookResponseDeadlineMillis: webhookDeadline,
+    webhookLeaseMillis: yield* positiveInt("WEBHOOK_LEASE_MS", 30_000).pipe(
+      Config.validate({ message: "WEBHOOK_LEASE_MS must be above WEBHOOK_TIMEOUT_MS", validation: (n) => n > webhookDeadline })
+    ),
     conversationIdleMinutes: yield* positiveInt("CONVERSATION_IDLE_MINUTES", 30),
     conversationIdlePollMillis: yield* positiveInt("CONVERSATION_IDLE_POLL_MS", 1000),
     replyResumeGraceSeconds: yield* positiveInt("REPLY_RESUME_GRACE_SECONDS", 30),

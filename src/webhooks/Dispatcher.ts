@@ -33,12 +33,6 @@ import { recordDelivery } from "./Metrics.js"
 /** The JobQueue queue of deliveries (key: subscription id; payload: `{ deliveryId }`). */
 export const webhookQueue = "webhooks"
 
-/**
- * A claim outlives the 10 s deadline comfortably; past it another dispatcher may
- * take the delivery. Kept short: a crashed instance's claims count against the
- * subscription's in-flight cap until they lapse.
- */
-const leaseMillis = 30_000
 /** Deliveries in flight per process. */
 const concurrency = 16
 /**
@@ -77,6 +71,8 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Webhooks/Dispatche
     const emails = yield* Emails
     const jobs = yield* JobQueue
     const config = yield* AppConfig
+    // a claim outlives the response deadline (checked at start); past it another dispatcher may take the delivery
+    const leaseMillis = config.webhookLeaseMillis
 
     const decodeClaimed = Schema.decodeUnknown(Claimed)
 

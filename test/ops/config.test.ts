@@ -44,7 +44,9 @@ const refusals: ReadonlyArray<readonly [variable: string, value: string, says: R
   ["ALLOW_PRIVATE_URLS", "perhaps", /ALLOW_PRIVATE_URLS/],
   ["AI_PROVIDER", "skynet", /AI_PROVIDER/],
   ["ADMIN_TOKEN", " ", /ADMIN_TOKEN must not be empty/],
-  ["ADMIN_TOKEN", "hunter2hunter2", /ADMIN_TOKEN must be at least 32 characters long/]
+  ["ADMIN_TOKEN", "hunter2hunter2", /ADMIN_TOKEN must be at least 32 characters long/],
+  // the default response deadline is 10 s: a lease shorter would let a second instance send a delivery still in flight
+  ["WEBHOOK_LEASE_MS", "5000", /WEBHOOK_LEASE_MS must be above WEBHOOK_TIMEOUT_MS/]
 ]
 
 /** The line `src/main.ts` prints for these variables, computed in-process (same function, no process start). */

@@ -118,6 +118,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   // under TestClock the dispatcher sleeps until the next due delivery; a short poll would wake it needlessly
   webhookPollMillis: 60 * 60 * 1000,
   webhookResponseDeadlineMillis: 10_000,
+  webhookLeaseMillis: 30_000,
   // a job queued here wakes its worker at once: polling (for other instances' jobs) would only make
   // every TestClock jump wake it once per period, so it is longer than any jump a test makes
   qaRegeneratePollMillis: 366 * 24 * 60 * 60 * 1000,
