@@ -52,15 +52,24 @@ export const openConsole = async (
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
-/** axe-core on the page as it is: no serious or critical violation. */
-export const expectAxeClean = async (page: Page, name: string) => {
+/**
+ * axe-core's serious and critical violations on the page once its finite animations have ended: a panel still
+ * fading in would fail its colour contrast part-way (an endless one, a typing indicator, is not waited for).
+ */
+export const seriousAxeViolations = async (page: Page): Promise<ReadonlyArray<{ readonly id: string; readonly impact: string }>> => {
   const violations = await page.evaluate(`(async () => {
+    const finite = document.getAnimations().filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+    await Promise.all(finite.map((a) => a.finished.catch(() => undefined)))
     if (!window.axe) { ${axeSource} }
     const result = await window.axe.run(document, { resultTypes: ["violations"] })
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }))
   })()`)
-  const serious = (violations as Array<{ impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical")
-  expect(serious, `axe on ${name}`).toEqual([])
+  return (violations as Array<{ id: string; impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical")
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+export const expectAxeClean = async (page: Page, name: string) => {
+  expect(await seriousAxeViolations(page), `axe on ${name}`).toEqual([])
 }
 
 export interface PageServer {

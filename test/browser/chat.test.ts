@@ -13,8 +13,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { mkdirSync, readFileSync } from "node:fs"
-import { createRequire } from "node:module"
+import { mkdirSync } from "node:fs"
 import { join, resolve } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll } from "vitest"
@@ -23,10 +22,9 @@ import * as Ai from "../../layers/Ai.js"
 import { textsFor } from "../../src/widget/element/texts.js"
 import { waitSettled } from "../knowledge/support.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { chatPage, haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
+import { chatPage, haveChromium, launchChromium, type PageServer, seriousAxeViolations, startPageServer } from "./browser.js"
 
 const artifacts = resolve(import.meta.dirname, "../artifacts")
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
 describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
   let browser: Browser
@@ -84,14 +82,7 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
       }
     })
 
-  const axe = async (page: Page) => {
-    const violations = await page.evaluate(`(async () => {
-      if (!window.axe) { ${axeSource} }
-      const result = await window.axe.run(document, { resultTypes: ["violations"] })
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }))
-    })()`)
-    return (violations as Array<{ impact: string }>).filter((v) => v.impact === "serious" || v.impact === "critical")
-  }
+  const axe = seriousAxeViolations
 
   /** An agent of the shop's origin with a text source, indexed. */
   const setup = (h: HarnessShape, ws: SeededWorkspace, body: Record<string, unknown> = {}) =>
