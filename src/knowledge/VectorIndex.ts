@@ -56,6 +56,9 @@ export class VectorIndex extends Effect.Service<VectorIndex>()("Knowledge/Vector
                  where cardinality(embedding) = ${dimensions}`
               )
             )
+            // no planner statistics of the cast embeddings: ANALYZE would cast and compare a sample of them at every
+            // round (on PGlite, on the session every other statement waits for), and no plan reads them
+            yield* execute(sql.unsafe(`alter index ${vectorIndexName(table, dimensions)} alter column 1 set statistics 0`))
           }
         })
       )
