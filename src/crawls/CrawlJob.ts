@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { CrawlErrorCode, SkipReason } from "../../schema/Crawls.js"
 import { CrawlId, SourceId } from "../../schema/Ids.js"
-import type { Tenant } from "../../schema/Tenant.js"
+import { tenantOfRow } from "../../schema/Tenant.js"
 import { type GiveUpHow, type Job, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
@@ -39,7 +39,6 @@ class Stopped extends Data.TaggedError("Stopped")<{}> {}
 const Payload = Schema.Struct({ crawlId: CrawlId })
 const decodePayload = Schema.decodeUnknownEither(Payload)
 
-const tenantOf = (row: CrawlRow): Tenant => ({ workspaceId: row.workspace_id, environment: row.environment })
 
 export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
   effect: Effect.gen(function* () {
@@ -62,15 +61,15 @@ export class CrawlJob extends Effect.Service<CrawlJob>()("Crawls/CrawlJob", {
           const crawl = toCrawl(ended.value)
           yield* outbox.emit(
             completed || error === null
-              ? { ...tenantOf(row), type: "crawl.completed", data: { crawl } }
-              : { ...tenantOf(row), type: "crawl.failed", data: { crawl, error } }
+              ? { ...tenantOfRow(row), type: "crawl.completed", data: { crawl } }
+              : { ...tenantOfRow(row), type: "crawl.failed", data: { crawl, error } }
           )
         })
       )
 
     const walk = (row: CrawlRow) =>
       Effect.gen(function* () {
-        const tenant = tenantOf(row)
+        const tenant = tenantOfRow(row)
         let pending: Array<MetAddress> = []
         // the addresses waiting, as the last page read left them
         let waiting = 0

@@ -16,7 +16,7 @@ import { type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
 import type { AiUnavailable } from "../../schema/Errors.js"
 import type { CaseResult, EvaluationCase } from "../../schema/Evaluations.js"
 import type { EvaluationRunId } from "../../schema/Ids.js"
-import type { Tenant } from "../../schema/Tenant.js"
+import { tenantOfRow } from "../../schema/Tenant.js"
 import { Agents } from "../agents/Agents.js"
 import { type Answer, Answering } from "../conversations/Answering.js"
 import { Outbox } from "../events/Outbox.js"
@@ -49,7 +49,6 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
     const answering = yield* Answering
     const outbox = yield* Outbox
 
-    const tenantOf = (run: RunRow): Tenant => ({ workspaceId: run.workspace_id, environment: run.environment })
 
     /** The run ended: its status written and its event emitted together. */
     const finish = (ended: Option.Option<RunRow>) =>
@@ -60,7 +59,7 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
           const { results: _results, ...summary } = toRun(run)
           return outbox
             .emit({
-              ...tenantOf(run),
+              ...tenantOfRow(run),
               type: run.status === "completed" ? "evaluation.run_completed" : "evaluation.run_failed",
               data: { run: summary }
             })
@@ -74,7 +73,7 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
     /** Every case, in order; false when the run stopped being ours (deleted). */
     const runCases = (run: RunRow, cases: ReadonlyArray<EvaluationCase>, instructions: string | null) =>
       Effect.gen(function* () {
-        const tenant = tenantOf(run)
+        const tenant = tenantOfRow(run)
         for (const c of cases) {
           const answer = yield* answering.answerOnce({ tenant, agentId: run.agent_id, question: c.question, instructions })
           const result: CaseResult = {
@@ -98,7 +97,7 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
         const found = yield* repo.runById(runId)
         if (Option.isNone(found) || found.value.status === "completed" || found.value.status === "failed") return Outcome.done
         const evaluation = yield* repo.evaluationById(found.value.evaluation_id)
-        const agent = yield* Effect.option(agents.retrieve(tenantOf(found.value), found.value.agent_id))
+        const agent = yield* Effect.option(agents.retrieve(tenantOfRow(found.value), found.value.agent_id))
         if (Option.isNone(evaluation)) return Outcome.done
         if (Option.isNone(agent)) {
           yield* fail(runId, { code: "internal_error", message: "The agent was deleted before the run" })

@@ -12,14 +12,13 @@ import {
 import { type CreateFile, type File, MAX_FILE_BYTES } from "../../schema/Files.js"
 import { FileId } from "../../schema/Ids.js"
 import { FileStorage } from "../../layers/FileStorage.js"
-import type { Tenant } from "../../schema/Tenant.js"
+import { type Tenant, tenantOf } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import { mint } from "../Mint.js"
 import { iso, isoOrNull, now } from "../Time.js"
 import { FilesRepo, type FileRow } from "./FilesRepo.js"
 import { detect, matches } from "./Magic.js"
 
-const tenantOf = (caller: CallerShape): Tenant => ({ workspaceId: caller.workspaceId, environment: caller.environment })
 
 export class Files extends Effect.Service<Files>()("Files/Files", {
   effect: Effect.gen(function* () {

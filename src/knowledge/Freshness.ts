@@ -23,7 +23,7 @@ import { type DueAgent, RefreshRounds } from "../agents/RefreshRounds.js"
 import type { CallerShape } from "../../schema/Auth.js"
 import { LimitReached, ResourceMissing, SourceNotRefreshable } from "../../schema/Errors.js"
 import { type AgentId, SourceId } from "../../schema/Ids.js"
-import type { Tenant } from "../../schema/Tenant.js"
+import { type Tenant, tenantOf, tenantOfRow } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { afterCommit, type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import * as Sql from "../db/Sql.js"
@@ -31,7 +31,6 @@ import { Outbox } from "../events/Outbox.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { iso, now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
-import { tenantOf } from "./Guard.js"
 import { ChunkDraftsRepo } from "./ChunkDraftsRepo.js"
 import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
@@ -74,11 +73,6 @@ const decodeRefreshJob = Schema.decodeUnknownOption(Schema.Union(RefreshJob, Ref
 
 const TimerJob = Schema.Struct({ sourceId: SourceId })
 const decodeTimerJob = Schema.decodeUnknownOption(TimerJob)
-
-const tenantOfRow = (row: { readonly workspace_id: Tenant["workspaceId"]; readonly environment: Tenant["environment"] }): Tenant => ({
-  workspaceId: row.workspace_id,
-  environment: row.environment
-})
 
 export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness", {
   effect: Effect.gen(function* () {

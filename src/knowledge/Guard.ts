@@ -1,12 +1,9 @@
 /** The first check of every knowledge call on an agent: the agent exists in the caller's workspace and environment. */
 import * as Effect from "effect/Effect"
-import type { CallerShape } from "../../schema/Auth.js"
 import { ResourceMissing } from "../../schema/Errors.js"
 import type { AgentId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import type { Agents } from "../agents/Agents.js"
-
-export const tenantOf = (caller: CallerShape): Tenant => ({ workspaceId: caller.workspaceId, environment: caller.environment })
 
 /** Another workspace's or environment's agent is as missing as one never made. */
 export const agentExists = (agents: Agents, tenant: Tenant, agentId: AgentId) =>

@@ -26,7 +26,7 @@ import {
   type SourceListParams
 } from "../../schema/Knowledge.js"
 import { JobQueue, withAfterCommit } from "../../layers/JobQueue.js"
-import type { Tenant } from "../../schema/Tenant.js"
+import { type Tenant, tenantOf } from "../../schema/Tenant.js"
 import { Agents } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
@@ -37,7 +37,7 @@ import { checkUrl } from "../net/UrlPolicy.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { Extractor } from "../../layers/Extractor.js"
 import { now } from "../Time.js"
-import { agentExists, tenantOf } from "./Guard.js"
+import { agentExists } from "./Guard.js"
 import { KnowledgeRepo, type NewSource, toSource } from "./KnowledgeRepo.js"
 
 /** The queue of ingestion jobs; the key is the agent id, so an agent's sources run one at a time, in order. */

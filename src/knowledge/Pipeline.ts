@@ -23,7 +23,7 @@ import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
 import type { Document } from "../../layers/Extractor.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { type ClaimCall, type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
-import type { Tenant } from "../../schema/Tenant.js"
+import { type Tenant, tenantOfRow } from "../../schema/Tenant.js"
 import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
@@ -201,7 +201,6 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         ? Effect.void
         : Effect.flatMap(repo.startedBy(job.alongside), Option.match({ onNone: () => Effect.void, onSome: ({ source }) => repo.unstart(source) }))
 
-    const tenantOf = (source: SourceRow): Tenant => ({ workspaceId: source.workspace_id, environment: source.environment })
 
     /**
      * Chunks, Q&A, the final state (with what the phases left `unwritten`) and the event: all or nothing as readers
@@ -220,7 +219,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         ).pipe(phaseSpan("write"))
         const published = transaction(
           Effect.gen(function* () {
-            const tenant = tenantOf(source)
+            const tenant = tenantOfRow(source)
             const at = yield* now
             const title = built.title === source.title ? undefined : { from: source.title, to: built.title }
             const completed = yield* repo.complete(source.id, source.attempts, {
@@ -268,7 +267,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
           })
           const error = { code: failure.code, message: failure.message }
           if (row.lesson_source_id !== null) yield* owner.failed(row, error)
-          else yield* outbox.emit({ ...tenantOf(source), type: "knowledge.source.failed", data: { source: toSource(row), error } })
+          else yield* outbox.emit({ ...tenantOfRow(source), type: "knowledge.source.failed", data: { source: toSource(row), error } })
           if (row.crawl_id !== null) yield* crawls.settled(row.crawl_id, false)
         })
       ).pipe(
@@ -285,7 +284,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       const attempt = source.attempts
       const phases = yield* makePhaseWriter((changes) => step(source, changes))
       const result = yield* Effect.gen(function* () {
-        const built = yield* build(source, tenantOf(source), phases, known)
+        const built = yield* build(source, tenantOfRow(source), phases, known)
         yield* commit(source, built, yield* phases.take)
       }).pipe(Effect.either)
       if (Either.isRight(result)) return Outcome.done
@@ -356,7 +355,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       }).pipe(Effect.catchTag("SourceGone", () => Effect.void))
 
     /** A refresh's reading of a page (`Freshness.ts`): indexed as a new one is, against the agent's categories. */
-    const index = (source: SourceRow, doc: ReadDocument) => indexDocument(source, tenantOf(source), unwatched, undefined, doc)
+    const index = (source: SourceRow, doc: ReadDocument) => indexDocument(source, tenantOfRow(source), unwatched, undefined, doc)
 
     /**
      * The claim records an attempt that may kill this process (a decoder's crash). A PostgreSQL server keeps a

@@ -10,9 +10,10 @@ import type { CallerShape } from "../../schema/Auth.js"
 import { type AgentId, SourceId } from "../../schema/Ids.js"
 import { DEFAULT_SEARCH_LIMIT, type KnowledgeSearch as SearchResult, type SearchKnowledge } from "../../schema/Knowledge.js"
 import { Agents } from "../agents/Agents.js"
-import { agentExists, tenantOf } from "./Guard.js"
+import { agentExists } from "./Guard.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
 import { relevanceThreshold, Retrieval } from "./Retrieval.js"
+import { tenantOf } from "../../schema/Tenant.js"
 
 const isSourceId = Schema.is(SourceId)
 

@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import type { CallerShape } from "../../schema/Auth.js"
 import { HasChildren, ParameterInvalid, ResourceMissing } from "../../schema/Errors.js"
 import { type AgentId, LessonId, ModuleId } from "../../schema/Ids.js"
-import type { Tenant } from "../../schema/Tenant.js"
+import { type Tenant, tenantOf } from "../../schema/Tenant.js"
 import {
   type CreateLesson,
   type CreateModule,
@@ -20,7 +20,7 @@ import {
 import { Agents } from "../agents/Agents.js"
 import { mint } from "../Mint.js"
 import { now } from "../Time.js"
-import { tenantOf, trainingAgent } from "./Guard.js"
+import { trainingAgent } from "./Guard.js"
 import { SourceRemoval } from "./SourceRemoval.js"
 import { toLesson, toModule, TrainingRepo } from "./TrainingRepo.js"
 

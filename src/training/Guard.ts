@@ -1,12 +1,10 @@
 /** The first check of every training call: the agent exists in this tenant and is of type `training`. */
 import * as Effect from "effect/Effect"
-import type { CallerShape } from "../../schema/Auth.js"
 import { AgentTypeMismatch } from "../../schema/Errors.js"
 import type { AgentId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { Agents } from "../agents/Agents.js"
 
-export const tenantOf = (caller: CallerShape): Tenant => ({ workspaceId: caller.workspaceId, environment: caller.environment })
 
 export const trainingAgent = (agents: Agents, tenant: Tenant, agentId: AgentId) =>
   Effect.flatMap(agents.retrieve(tenant, agentId), (agent) =>
