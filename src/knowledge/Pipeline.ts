@@ -22,9 +22,9 @@ import type { SourcePhase } from "../../schema/Knowledge.js"
 import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
 import type { Document } from "../../layers/Extractor.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { Database } from "../../layers/Database.js"
 import { type ClaimCall, type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
 import { type Tenant, tenantOfRow } from "../../schema/Tenant.js"
-import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
 import { Outbox } from "../events/Outbox.js"
 import { toCategory } from "../qa/CategoryRow.js"
@@ -80,7 +80,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const outbox = yield* Outbox
     const ids = yield* IdGenerator
     const reader = yield* SourceReader
-    const config = yield* AppConfig
+    const database = yield* Database
     const owner = yield* SourceOwner
     const crawls = yield* CrawlReport
     const drafts = yield* ChunkDraftsRepo
@@ -364,7 +364,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
      * kill every process after. There the claim waits for the flush.
      */
     const claimAndStart = (call: ClaimCall<unknown>) =>
-      repo.claimAndStart(Option.isSome(config.databaseUrl) ? call : { ...call, async: false })
+      repo.claimAndStart(database.kind === "pglite" ? { ...call, async: false } : call)
 
     return { handle, retrying, giveUp, handBack, claimAndStart, index } as const
   }),
