@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import { countDueWords, countWords, wordsOf } from "../../src/knowledge/WordStatistics.js"
 import { eventually } from "../support/eventually.js"
-import { Harness, testServer } from "../support/harness.js"
+import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { createAgent, waitSettled } from "./support.js"
 
 /** `count` Q&A rows, each holding "market" and "day", and one town name of its own. */
@@ -28,6 +28,16 @@ const dueNow = eventually(countDueWords(), (counted) => counted.some((c) => c.ta
   label: "qa_items counted"
 })
 
+/** A `csv_qa` source of `rows`, indexed. */
+const addQa = (h: HarnessShape, key: string, agentId: string, rows: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
+      key,
+      body: { type: "csv_qa", content: `question,answer,category\n${rows.join("\n")}\n` }
+    })
+    yield* waitSettled(h, key, agentId, [created.body.data.id])
+  })
+
 const listedRows = (word: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(wordsOf(sql, [word]), (stats) => stats.qa_items.words[word]))
 
@@ -40,14 +50,7 @@ describe("word statistics", () => {
         const sql = yield* SqlClient.SqlClient
         const ws = yield* h.seed()
         const agentId = yield* createAgent(h, ws.secretTest)
-        const add = (rows: ReadonlyArray<string>) =>
-          Effect.gen(function* () {
-            const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
-              key: ws.secretTest,
-              body: { type: "csv_qa", content: `question,answer,category\n${rows.join("\n")}\n` }
-            })
-            yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
-          })
+        const add = (rows: ReadonlyArray<string>) => addQa(h, ws.secretTest, agentId, rows)
         yield* add(marketRows(120))
 
         const qa = (yield* dueNow).find((c) => c.table === "qa_items")
@@ -81,11 +84,7 @@ describe("word statistics", () => {
         const sql = yield* SqlClient.SqlClient
         const ws = yield* h.seed()
         const agentId = yield* createAgent(h, ws.secretTest)
-        const created = yield* h.call("POST", `/v1/agents/${agentId}/knowledge`, {
-          key: ws.secretTest,
-          body: { type: "csv_qa", content: `question,answer,category\n${marketRows(400).join("\n")}\n` }
-        })
-        yield* waitSettled(h, ws.secretTest, agentId, [created.body.data.id])
+        yield* addQa(h, ws.secretTest, agentId, marketRows(400))
         const [{ n }] = yield* sql<{ n: number }>`select count(*)::int as n from qa_items`
         const [{ holding }] = yield* sql<{ holding: number }>`select count(*)::int as holding from qa_items
           where tsv @@ 'market'::tsquery`
