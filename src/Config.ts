@@ -77,7 +77,7 @@ export interface AppConfigShape {
   readonly crawlWorkspaceShare?: number | undefined
   /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
   readonly qaRegeneratePollMillis: number
-  /** How often, on PGlite, the tables' change counts are read for ANALYZE and VACUUM (`src/db/Maintenance.ts`). */
+  /** How often the tables' change counts are read: on PGlite for ANALYZE and VACUUM (`src/db/Maintenance.ts`), everywhere for retrieval's word counts (`knowledge/WordStatistics.ts`). */
   readonly maintenanceMillis: number
   readonly ai: AiSettings
   /** A webhook attempt succeeds on a 2xx within this many milliseconds (`WEBHOOK_TIMEOUT_MS`, default 10 s). */
