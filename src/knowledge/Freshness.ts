@@ -103,7 +103,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       })
 
     /** `POST …/knowledge/{id}/refresh`: queued (once: a refresh already queued is the one), counted against the plan. */
-    const request = Effect.fn("Knowledge.refresh")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
+    const request = Effect.fn("Freshness.request")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       const tenant = tenantOf(caller)
       const found = yield* repo.find(tenant, agentId, id)
       if (Option.isNone(found)) return yield* new ResourceMissing({ message: `No such knowledge source: '${id}'`, param: "source_id" })
@@ -341,7 +341,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
      * is: it is the round), its first batch queued here, the rest by the sweep; a schedule's next round follows a
      * period after it.
      */
-    const requestRound = Effect.fn("Knowledge.refreshAll")(function* (caller: CallerShape, agentId: AgentId) {
+    const requestRound = Effect.fn("Freshness.requestRound")(function* (caller: CallerShape, agentId: AgentId) {
       const tenant = tenantOf(caller)
       const at = yield* now
       return yield* transaction(
