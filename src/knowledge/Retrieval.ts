@@ -35,7 +35,7 @@ import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { Glossary } from "../glossary/Glossary.js"
 import { visibleChunk } from "./ChunkDraftsRepo.js"
 import { VectorIndex } from "./VectorIndex.js"
-import { type TableWords, wordsOf } from "./WordStatistics.js"
+import { type TableWords, wordsOf } from "./WordStatisticsRepo.js"
 
 export interface Hit {
   readonly kind: "qa" | "chunk"

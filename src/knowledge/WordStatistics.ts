@@ -22,10 +22,8 @@ import * as JobQueue from "../../layers/JobQueue.js"
 import { Database } from "../../layers/Database.js"
 import { background } from "../Background.js"
 import { AppConfig } from "../Config.js"
-import { decodeAll, decodeSingle, execute, transaction } from "../db/Sql.js"
-
-export const searchedTables = ["knowledge_chunks", "qa_items"] as const
-export type SearchedTable = (typeof searchedTables)[number]
+import { decodeAll, decodeSingle, execute } from "../db/Sql.js"
+import { recordWords, type SearchedTable, searchedTables, Words } from "./WordStatisticsRepo.js"
 
 /** How many rows are read to count a table's words, how many a statement, and how many words are kept. */
 export interface Sizes {
@@ -36,34 +34,6 @@ export interface Sizes {
 
 // ANALYZE's sample and list of common elements at the default statistics target, in steps a reader barely waits on
 export const defaultSizes: Sizes = { sampleRows: 30_000, stepRows: 500, keptWords: 1_000 }
-
-const Words = Schema.Record({ key: Schema.String, value: Schema.Number })
-
-/** A table's rows, and the rows holding each word asked for that its statistics list. */
-export const TableWords = Schema.Struct({ rows: Schema.Number, words: Words })
-export type TableWords = typeof TableWords.Type
-
-const Listed = Schema.Struct({ table: Schema.Literal(...searchedTables), rows: Schema.Number, words: Words })
-
-/**
- * The statistics of both tables for `lexemes`; a table never counted has no rows and lists no word. Read where
- * sequential scans are off (retrieval's transaction): every table is reached by its key, or PostgreSQL would
- * price a scan out of reach and compile the statement with JIT, for tens of milliseconds.
- */
-export const wordsOf = (sql: SqlClient.SqlClient, lexemes: ReadonlyArray<string>) =>
-  Effect.map(
-    decodeAll(
-      Listed,
-      sql`select t.table_name as table, t.rows,
-          coalesce((select jsonb_object_agg(w.lexeme, w.rows) from word_statistics as w
-            where w.table_name = t.table_name and w.lexeme in ${sql.in(lexemes.length > 0 ? lexemes : [""])}), '{}') as words
-        from word_statistics_tables as t where t.table_name in ${sql.in([...searchedTables])}`
-    ),
-    (rows): Record<SearchedTable, TableWords> => {
-      const of = (table: SearchedTable) => rows.find((row) => row.table === table) ?? { rows: 0, words: {} }
-      return { knowledge_chunks: of("knowledge_chunks"), qa_items: of("qa_items") }
-    }
-  )
 
 const State = Schema.Struct({
   table: Schema.Literal(...searchedTables),
@@ -137,17 +107,7 @@ export const countWords = (table: SearchedTable, estimate: number, changes: numb
       .sort(([a, n], [b, m]) => m - n || (a < b ? -1 : a > b ? 1 : 0))
       .slice(0, keptWords)
     const listed = Object.fromEntries(kept.map(([lexeme, n]) => [lexeme, n * scale]))
-    yield* transaction(sql)(
-      Effect.all([
-        execute(sql`insert into word_statistics_tables (table_name, rows, sampled, changes, computed_at)
-          values (${table}, ${rows}, ${sampled}, ${changes}, now())
-          on conflict (table_name) do update set rows = excluded.rows, sampled = excluded.sampled,
-            changes = excluded.changes, computed_at = excluded.computed_at`),
-        execute(sql`delete from word_statistics where table_name = ${table}`),
-        execute(sql`insert into word_statistics (table_name, lexeme, rows)
-          select ${table}, key, value::float8 from jsonb_each_text(${JSON.stringify(listed)}::jsonb)`)
-      ])
-    )
+    yield* recordWords(sql, { table, rows, sampled, changes, listed })
     return { table, rows, sampled } satisfies Counted
   })
 

@@ -53,12 +53,15 @@ export const openConsole = async (
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
 /**
- * axe-core's serious and critical violations on the page once its finite animations have ended: a panel still
- * fading in would fail its colour contrast part-way (an endless one, a typing indicator, is not waited for).
+ * axe-core's serious and critical violations on the page at rest: a panel still rising in fails its colour contrast
+ * part-way, so the page is asked for reduced motion (the widgets then do not animate) and any finite animation left,
+ * in the document or a shadow root, is waited for (an endless one, a typing indicator, is not).
  */
 export const seriousAxeViolations = async (page: Page): Promise<ReadonlyArray<{ readonly id: string; readonly impact: string }>> => {
+  await page.emulateMedia({ reducedMotion: "reduce" })
   const violations = await page.evaluate(`(async () => {
-    const finite = document.getAnimations().filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+    const roots = [document, ...[...document.querySelectorAll("*")].flatMap((e) => (e.shadowRoot ? [e.shadowRoot] : []))]
+    const finite = roots.flatMap((r) => r.getAnimations()).filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
     await Promise.all(finite.map((a) => a.finished.catch(() => undefined)))
     if (!window.axe) { ${axeSource} }
     const result = await window.axe.run(document, { resultTypes: ["violations"] })
