@@ -59,7 +59,7 @@ export const prepare = async (image: Uint8Array): Promise<{ readonly bytes: Uint
 
 type TesseractWorker = Awaited<ReturnType<Awaited<ReturnType<typeof loadTesseract>>["createWorker"]>>
 
-/** Where the traineddata of both languages is linked under one folder (made by the service, see `Processes.ts`). */
+/** Where the traineddata of both languages is linked under one folder (made by the service, see `layers/Decoders.ts`). */
 export interface Languages {
   readonly dir: string
   readonly gzip: boolean
