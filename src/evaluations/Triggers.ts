@@ -1,7 +1,7 @@
 /**
  * Evaluations that run by themselves when their agent's knowledge changes. The knowledge and Q&A areas tell the
  * `KnowledgeChanged` port inside the transaction of the change; this area serves it: the agent's runs become due
- * a minute later (`knowledgeChangeDebounceMillis`), pushed back by every further change, so a burst of changes
+ * a minute later (`knowledgeChangeDebounceMillis`, or `EVALUATION_DEBOUNCE_MS`), pushed back by every further change, so a burst of changes
  * (a batch of sources indexed one after the other) gives one run per evaluation, after the last. The due time is
  * the agent's row of `evaluation_triggers`; a job on `evaluationTriggerQueue` (keyed by the agent) wakes at it.
  * Only a trigger that was not waiting queues a job: a job that wakes to find its trigger pushed back queues the
@@ -18,6 +18,7 @@ import { knowledgeChangeDebounceMillis } from "../../schema/Evaluations.js"
 import { AgentId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
+import { AppConfig } from "../Config.js"
 import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { now } from "../Time.js"
 import { Evaluations } from "./Evaluations.js"
@@ -48,10 +49,11 @@ export const KnowledgeChangedLive = Layer.effect(
   Effect.gen(function* () {
     const repo = yield* TriggersRepo
     const queue = yield* JobQueue
+    const debounceMillis = (yield* AppConfig).evaluationDebounceMillis ?? knowledgeChangeDebounceMillis
     return KnowledgeChanged.of({
       changed: (tenant, agentId) =>
         Effect.gen(function* () {
-          const due = new Date((yield* now).getTime() + knowledgeChangeDebounceMillis)
+          const due = new Date((yield* now).getTime() + debounceMillis)
           const fresh = yield* repo.upsert(tenant, agentId, due)
           if (Option.getOrElse(fresh, () => false)) yield* queue.enqueue(triggerJob(tenant, agentId, due))
         }).pipe(Effect.withSpan("Evaluations.knowledgeChanged"))
