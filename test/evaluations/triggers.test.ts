@@ -1,9 +1,10 @@
 /**
  * Evaluations that run by themselves when their agent's knowledge changes (`run_on_knowledge_change`), a minute
  * after the last change, moved by the TestClock: a source indexed gives one run (`trigger: knowledge_change`) of
- * each flagged evaluation and none of the others; three changes within the minute give one run, after the last;
- * at the plan's monthly cap the run is skipped and the evaluation shows when; PATCH edits and its refusals are in
- * the envelope. Also: runs listed and the latest run picked by their sequence as a number, across a power of ten.
+ * each flagged evaluation and none of the others, and so does its deletion; three changes within the minute give
+ * one run, after the last; at the plan's monthly cap the run is skipped and the evaluation shows when; PATCH edits
+ * and its refusals are in the envelope. Also: runs listed and the latest run picked by their sequence as a
+ * number, across a power of ten.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -91,6 +92,15 @@ layer(testServer())("evaluations run when knowledge changes", (it) => {
           passed: 1,
           score: 1
         })
+
+        // the source deleted: the agent knows less, and the evaluation runs again (now missing its answer)
+        const removed = yield* h.call("DELETE", `/v1/agents/${agentId}/knowledge/${added.body.data.id}`, { key })
+        expect(removed.status, removed.text).toBe(200)
+        yield* TestClock.adjust(knowledgeChangeDebounceMillis + 1_000)
+        yield* triggersIdle
+        const afterDelete = yield* runsOf(h, key, agentId, flagged.id)
+        expect(afterDelete.map((r) => r.trigger)).toEqual(["knowledge_change", "knowledge_change", "manual"])
+        yield* runsIdle
 
         // the evaluation without the flag ran only when created
         expect((yield* runsOf(h, key, agentId, plain.id)).map((r) => r.trigger)).toEqual(["manual"])
