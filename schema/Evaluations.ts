@@ -66,14 +66,40 @@ export const EvaluationCase = StrictStruct({
 }).annotations({ identifier: "EvaluationCase" })
 export type EvaluationCase = typeof EvaluationCase.Type
 
+const Cases = Schema.Array(EvaluationCase).pipe(
+  Schema.minItems(1, { message: () => "cases must hold at least one case" }),
+  Schema.maxItems(maxCases, { message: () => `cases holds at most ${maxCases} cases` })
+)
+
+/** Wait after the agent's last knowledge change before its automatic runs start (a burst of changes: one run). */
+export const knowledgeChangeDebounceMillis = 60_000
+
+const RunOnKnowledgeChange = Schema.Boolean.annotations({
+  description:
+    "Run it by itself when the agent's knowledge changes (a source indexed, refreshed with changes or deleted; a Q&A " +
+    "item written or deleted; Q&A regenerated), a minute after the last change"
+})
+
 export const CreateEvaluation = StrictStruct({
   name: Name,
-  cases: Schema.Array(EvaluationCase).pipe(
-    Schema.minItems(1, { message: () => "cases must hold at least one case" }),
-    Schema.maxItems(maxCases, { message: () => `cases holds at most ${maxCases} cases` })
-  )
+  cases: Cases,
+  run_on_knowledge_change: Schema.optional(RunOnKnowledgeChange.annotations({ default: false }))
 }).annotations({ identifier: "CreateEvaluation" })
 export type CreateEvaluation = typeof CreateEvaluation.Type
+
+export const UpdateEvaluation = StrictStruct({
+  name: Schema.optional(Name),
+  cases: Schema.optional(Cases.annotations({ description: "Replaces the cases; runs already made keep their results" })),
+  run_on_knowledge_change: Schema.optional(RunOnKnowledgeChange)
+}).annotations({ identifier: "UpdateEvaluation" })
+export type UpdateEvaluation = typeof UpdateEvaluation.Type
+
+export const RunTrigger = Schema.Literal("manual", "knowledge_change").annotations({
+  description:
+    "`manual`: started by the evaluation's creation or `POST .../runs`; `knowledge_change`: started by itself after the " +
+    "agent's knowledge changed (`run_on_knowledge_change`)"
+})
+export type RunTrigger = typeof RunTrigger.Type
 
 export const RunStatus = Schema.Literal("queued", "running", "completed", "failed").annotations({
   description: "`queued` (waiting behind the agent's other runs), `running`, `completed` or `failed` (see `error`)"
@@ -103,6 +129,7 @@ export const EvaluationRun = Schema.Struct({
   evaluation_id: EvaluationId,
   agent_id: AgentId,
   status: RunStatus,
+  trigger: RunTrigger,
   total: Schema.Int.annotations({ description: "The evaluation's cases" }),
   passed: Schema.Int.annotations({ description: "Cases passed so far" }),
   score: Schema.NullOr(Schema.Number).annotations({
@@ -122,8 +149,15 @@ export const Evaluation = Schema.Struct({
   agent_id: AgentId,
   name: Schema.String,
   cases: Schema.Array(EvaluationCase),
+  run_on_knowledge_change: RunOnKnowledgeChange,
+  auto_run_skipped_at: Schema.NullOr(Timestamp).annotations({
+    description:
+      "When an automatic run was last skipped because the plan's runs of the month were used up; null once a run " +
+      "was queued since, and when none was skipped"
+  }),
   latest_run: Schema.NullOr(EvaluationRun).annotations({ description: "Its newest run (its status, results and score)" }),
-  created_at: Timestamp
+  created_at: Timestamp,
+  updated_at: Timestamp
 }).annotations({ identifier: "Evaluation" })
 export type Evaluation = typeof Evaluation.Type
 
@@ -145,7 +179,8 @@ export class EvaluationsGroup extends HttpApiGroup.make("evaluations")
       .annotate(
         OpenApi.Description,
         `Body \`name\`, \`cases\` (1 to ${maxCases}, each \`question\` and \`expect\`: \`{contains}\`, \`{declines: true}\` ` +
-          "or `{source_id}`); `201` with its first run queued (`latest_run`); `402 limit_reached` when the month's runs are used up"
+          "or `{source_id}`), optional `run_on_knowledge_change` (default false); `201` with its first run queued (`latest_run`); " +
+          "`402 limit_reached` when the month's runs are used up"
       )
       .annotate(OpenApi.Summary, "Keep a set of test questions for an agent and start its first run")
   )
@@ -166,6 +201,19 @@ export class EvaluationsGroup extends HttpApiGroup.make("evaluations")
       .addError(missing)
       .annotate(RequiredScope, "read:agents")
       .annotate(OpenApi.Summary, "An evaluation, with its latest run's status, results and score")
+  )
+  .add(
+    HttpApiEndpoint.patch("update")`/v1/agents/${agentPath}/evaluations/${evaluationPath}`
+      .setPayload(UpdateEvaluation)
+      .addSuccess(Envelope(Evaluation))
+      .addError(missing)
+      .annotate(RequiredScope, "write:agents")
+      .annotate(
+        OpenApi.Description,
+        "Body `name`, `cases` (replaces them all; earlier runs keep their results) and `run_on_knowledge_change`, each " +
+          "optional; unknown fields are refused. Starts no run"
+      )
+      .annotate(OpenApi.Summary, "Edit an evaluation, or turn its runs on knowledge changes on or off")
   )
   .add(
     HttpApiEndpoint.del("delete")`/v1/agents/${agentPath}/evaluations/${evaluationPath}`
@@ -216,7 +264,8 @@ export class EvaluationsGroup extends HttpApiGroup.make("evaluations")
       maxNameChars,
       freeRuns: monthlyRunCap.free ?? "no cap",
       starterRuns: monthlyRunCap.starter ?? "no cap",
-      proRuns: monthlyRunCap.pro ?? "no cap"
+      proRuns: monthlyRunCap.pro ?? "no cap",
+      debounceSeconds: knowledgeChangeDebounceMillis / 1000
     })
   )
   .annotate(OpenApi.Title, "Evaluations") {}

@@ -77,6 +77,11 @@ export interface AppConfigShape {
   readonly crawlWorkspaceShare?: number | undefined
   /** How often the Q&A regeneration worker looks for jobs queued by other instances. */
   readonly qaRegeneratePollMillis: number
+  /**
+   * Evaluations' automatic runs start this long after the agent's last knowledge change (`EVALUATION_DEBOUNCE_MS`;
+   * unset: `knowledgeChangeDebounceMillis`, a minute).
+   */
+  readonly evaluationDebounceMillis?: number | undefined
   /** How often the tables' change counts are read: on PGlite for ANALYZE and VACUUM (`src/db/Maintenance.ts`), everywhere for retrieval's word counts (`knowledge/WordStatistics.ts`). */
   readonly maintenanceMillis: number
   readonly ai: AiSettings
@@ -245,6 +250,7 @@ export const fromEnv = Effect.gen(function* () {
     },
     qaRegeneratePollMillis: yield* positiveInt("QA_REGENERATE_POLL_MS", 1000),
     maintenanceMillis: yield* positiveInt("MAINTENANCE_MS", 10_000),
+    evaluationDebounceMillis: yield* optionalPositiveInt("EVALUATION_DEBOUNCE_MS"),
     ai: yield* aiFromEnv,
     webhookResponseDeadlineMillis: webhookDeadline,
     webhookLeaseMillis: yield* positiveInt("WEBHOOK_LEASE_MS", 30_000).pipe(

@@ -61,10 +61,12 @@ const Shared = Layer.mergeAll(
 /**
  * The ports one area names and another serves (the naming area may not import the serving one); each adapter
  * is exported by the area that serves it. Capturing a form's lead links it to its conversation; a member's
- * message on an escalated ticket reaches its conversation's hand-off.
+ * message on an escalated ticket reaches its conversation's hand-off; a change of an agent's knowledge makes its
+ * evaluations' automatic runs due.
  */
 const Ports = Layer.mergeAll(
-  Leads.LeadTargetLive, Training.SourceOwnerLive, Crawls.CrawlReportLive, Conversations.ConversationHandoffLive
+  Leads.LeadTargetLive, Training.SourceOwnerLive, Crawls.CrawlReportLive, Conversations.ConversationHandoffLive,
+  Evaluations.KnowledgeChangedLive
 ).pipe(
   Layer.provideMerge(Conversations.ConversationLinkLive)
 )

@@ -11,7 +11,13 @@ import * as Schema from "effect/Schema"
 import { Environment } from "../../schema/Auth.js"
 import type { PageParams } from "../../schema/Envelope.js"
 import { LimitReached, ParameterInvalid, ResourceMissing } from "../../schema/Errors.js"
-import { type CreateEvaluation, maxEvaluations, monthlyRunCap } from "../../schema/Evaluations.js"
+import {
+  type CreateEvaluation,
+  maxEvaluations,
+  monthlyRunCap,
+  type RunTrigger,
+  type UpdateEvaluation
+} from "../../schema/Evaluations.js"
 import { type AgentId, EvaluationId, EvaluationRunId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
@@ -40,7 +46,7 @@ export class Evaluations extends Effect.Service<Evaluations>()("Evaluations/Prog
     const pages = yield* Paginator
 
     /** A new run of `evaluation`, counted against the month's runs and queued; inside the caller's transaction. */
-    const queueRun = (tenant: Tenant, evaluation: EvaluationRow) =>
+    const queueRun = (tenant: Tenant, evaluation: EvaluationRow, trigger: RunTrigger = "manual") =>
       Effect.gen(function* () {
         yield* repo.lock(`evaluation-runs:${tenant.workspaceId}:${tenant.environment}`)
         const at = yield* now
@@ -54,7 +60,7 @@ export class Evaluations extends Effect.Service<Evaluations>()("Evaluations/Prog
         const run = yield* repo.insertRun(
           tenant,
           evaluation.agent_id,
-          { id: EvaluationRunId.make(yield* ids.make("evr")), evaluationId: evaluation.id, total: evaluation.cases.length },
+          { id: EvaluationRunId.make(yield* ids.make("evr")), evaluationId: evaluation.id, total: evaluation.cases.length, trigger },
           at
         )
         yield* queue.enqueue({
@@ -84,7 +90,12 @@ export class Evaluations extends Effect.Service<Evaluations>()("Evaluations/Prog
           const evaluation = yield* repo.insertEvaluation(
             tenant,
             agentId,
-            { id: EvaluationId.make(yield* ids.make("evl")), name: input.name, cases: input.cases },
+            {
+              id: EvaluationId.make(yield* ids.make("evl")),
+              name: input.name,
+              cases: input.cases,
+              runOnKnowledgeChange: input.run_on_knowledge_change ?? false
+            },
             yield* now
           )
           const run = yield* queueRun(tenant, evaluation)
@@ -113,6 +124,42 @@ export class Evaluations extends Effect.Service<Evaluations>()("Evaluations/Prog
       const [latest] = yield* repo.latestRuns([row.id])
       return toEvaluation(row, latest)
     })
+
+    const update = Effect.fn("Evaluations.update")(function* (
+      tenant: Tenant,
+      agentId: AgentId,
+      id: EvaluationId,
+      input: UpdateEvaluation
+    ) {
+      yield* agents.retrieve(tenant, agentId)
+      const changes = { name: input.name, cases: input.cases, runOnKnowledgeChange: input.run_on_knowledge_change }
+      const row = yield* repo.updateEvaluation(tenant, agentId, id, changes, yield* now)
+      if (Option.isNone(row)) return yield* noEvaluation(id)
+      const [latest] = yield* repo.latestRuns([row.value.id])
+      return toEvaluation(row.value, latest)
+    })
+
+    /**
+     * The agent's knowledge changed a while ago (`Triggers.ts`): a run of each of its evaluations that runs on
+     * knowledge changes, queued in the caller's transaction; one the month's runs no longer allow is skipped, and
+     * the evaluation shows when (`auto_run_skipped_at`). Nothing for an agent deleted meanwhile. The runs queued.
+     */
+    const queueAutomaticRuns = (tenant: Tenant, agentId: AgentId) =>
+      Effect.gen(function* () {
+        if (Option.isNone(yield* Effect.option(agents.retrieve(tenant, agentId)))) return 0
+        let queued = 0
+        for (const evaluation of yield* repo.runningOnKnowledgeChange(tenant, agentId)) {
+          yield* queueRun(tenant, evaluation, "knowledge_change").pipe(
+            Effect.zipRight(Effect.sync(() => queued++)),
+            Effect.catchTag("LimitReached", () =>
+              Effect.flatMap(now, (at) => repo.markAutoRunSkipped(evaluation.id, at)).pipe(
+                Effect.zipLeft(Effect.logInfo(`evaluation ${evaluation.id}: automatic run skipped, the month's runs are used up`))
+              )
+            )
+          )
+        }
+        return queued
+      })
 
     const remove = Effect.fn("Evaluations.remove")(function* (tenant: Tenant, agentId: AgentId, id: EvaluationId) {
       yield* agents.retrieve(tenant, agentId)
@@ -150,7 +197,7 @@ export class Evaluations extends Effect.Service<Evaluations>()("Evaluations/Prog
       return toRun(run.value)
     })
 
-    return { create, list, retrieve, remove, startRun, listRuns, retrieveRun } as const
+    return { create, list, retrieve, update, remove, startRun, listRuns, retrieveRun, queueAutomaticRuns } as const
   }),
   dependencies: [EvaluationsRepo.Default]
 }) {}

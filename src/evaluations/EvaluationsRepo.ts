@@ -9,11 +9,11 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Environment, Plan } from "../../schema/Auth.js"
 import type { PageRequest } from "../../schema/Envelope.js"
-import { CaseResult, type Evaluation, EvaluationCase, type EvaluationRun, RunStatus } from "../../schema/Evaluations.js"
+import { CaseResult, type Evaluation, EvaluationCase, type EvaluationRun, RunStatus, RunTrigger } from "../../schema/Evaluations.js"
 import { AgentId, EvaluationId, EvaluationRunId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate, DbJson } from "../db/Columns.js"
-import { decodeAll, decodeOne, decodeSingle, lockWith, transaction } from "../db/Sql.js"
+import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
 import { iso } from "../Time.js"
 
 export const EvaluationRow = Schema.Struct({
@@ -22,7 +22,10 @@ export const EvaluationRow = Schema.Struct({
   agent_id: AgentId,
   name: Schema.String,
   cases: DbJson(Schema.Array(EvaluationCase)),
-  created_at: DbDate
+  run_on_knowledge_change: Schema.Boolean,
+  auto_run_skipped_at: Schema.NullOr(DbDate),
+  created_at: DbDate,
+  updated_at: DbDate
 })
 export type EvaluationRow = typeof EvaluationRow.Type
 
@@ -34,6 +37,7 @@ export const RunRow = Schema.Struct({
   agent_id: AgentId,
   evaluation_id: EvaluationId,
   status: RunStatus,
+  trigger: RunTrigger,
   total: Schema.Int,
   passed: Schema.Int,
   results: DbJson(Schema.Array(CaseResult)),
@@ -54,6 +58,7 @@ export const toRun = (row: RunRow): EvaluationRun => ({
   evaluation_id: row.evaluation_id,
   agent_id: row.agent_id,
   status: row.status,
+  trigger: row.trigger,
   total: row.total,
   passed: row.passed,
   score: row.status === "completed" ? scoreOf(row.passed, row.total) : null,
@@ -70,17 +75,23 @@ export const toEvaluation = (row: EvaluationRow, latest: RunRow | undefined): Ev
   agent_id: row.agent_id,
   name: row.name,
   cases: row.cases,
+  run_on_knowledge_change: row.run_on_knowledge_change,
+  auto_run_skipped_at: row.auto_run_skipped_at === null ? null : iso(row.auto_run_skipped_at),
   latest_run: latest === undefined ? null : toRun(latest),
-  created_at: iso(row.created_at)
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at)
 })
 
 const CountRow = Schema.Struct({ n: Schema.Int })
 const PlanRow = Schema.Struct({ plan: Plan })
 const IdRow = Schema.Struct({ id: EvaluationId })
 
-const evaluationCols = "seq::text as seq, id, agent_id, name, cases, created_at"
+// `seq` is read as text (a bigint); lists order on the column itself (`evaluations.seq`), never on this text
+// (where "10" sorts before "9"): an output column's name wins over the table's in `order by`
+const evaluationCols =
+  "seq::text as seq, id, agent_id, name, cases, run_on_knowledge_change, auto_run_skipped_at, created_at, updated_at"
 const runCols =
-  "seq::text as seq, id, workspace_id, environment, agent_id, evaluation_id, status, total, passed, results, " +
+  "seq::text as seq, id, workspace_id, environment, agent_id, evaluation_id, status, trigger, total, passed, results, " +
   "error_code, error, created_at, started_at, finished_at"
 
 export class EvaluationsRepo extends Effect.Service<EvaluationsRepo>()("Evaluations/Repo", {
@@ -116,22 +127,65 @@ export class EvaluationsRepo extends Effect.Service<EvaluationsRepo>()("Evaluati
     const insertEvaluation = (
       tenant: Tenant,
       agentId: AgentId,
-      values: { readonly id: EvaluationId; readonly name: string; readonly cases: ReadonlyArray<EvaluationCase> },
+      values: {
+        readonly id: EvaluationId
+        readonly name: string
+        readonly cases: ReadonlyArray<EvaluationCase>
+        readonly runOnKnowledgeChange: boolean
+      },
       at: Date
     ) =>
       decodeSingle(
         EvaluationRow,
-        sql`insert into evaluations (id, workspace_id, environment, agent_id, name, cases, created_at, updated_at)
+        sql`insert into evaluations (id, workspace_id, environment, agent_id, name, cases, run_on_knowledge_change,
+            created_at, updated_at)
           values (${values.id}, ${tenant.workspaceId}, ${tenant.environment}, ${agentId}, ${values.name},
-            ${jsonb(Schema.encodeSync(Schema.Array(EvaluationCase))(values.cases))}, ${at}, ${at})
+            ${jsonb(Schema.encodeSync(Schema.Array(EvaluationCase))(values.cases))}, ${values.runOnKnowledgeChange}, ${at}, ${at})
           returning ${ecols}`
       )
+
+    /** The fields given replaced; none when there is no such evaluation. */
+    const updateEvaluation = (
+      tenant: Tenant,
+      agentId: AgentId,
+      id: EvaluationId,
+      changes: {
+        readonly name?: string | undefined
+        readonly cases?: ReadonlyArray<EvaluationCase> | undefined
+        readonly runOnKnowledgeChange?: boolean | undefined
+      },
+      at: Date
+    ) =>
+      decodeOne(
+        EvaluationRow,
+        sql`update evaluations set
+            name = ${changes.name === undefined ? sql`name` : sql`${changes.name}`},
+            cases = ${changes.cases === undefined ? sql`cases` : jsonb(Schema.encodeSync(Schema.Array(EvaluationCase))(changes.cases))},
+            run_on_knowledge_change = ${
+              changes.runOnKnowledgeChange === undefined ? sql`run_on_knowledge_change` : sql`${changes.runOnKnowledgeChange}`
+            },
+            updated_at = ${at}
+          where ${scoped(tenant, agentId)} and id = ${id}
+          returning ${ecols}`
+      )
+
+    /** An agent's evaluations that run by themselves when its knowledge changes, oldest first. */
+    const runningOnKnowledgeChange = (tenant: Tenant, agentId: AgentId) =>
+      decodeAll(
+        EvaluationRow,
+        sql`select ${ecols} from evaluations where ${scoped(tenant, agentId)} and run_on_knowledge_change
+          order by evaluations.seq`
+      )
+
+    /** An automatic run of it was skipped at `at` (the month's runs used up). */
+    const markAutoRunSkipped = (id: EvaluationId, at: Date) =>
+      execute(sql`update evaluations set auto_run_skipped_at = ${at} where id = ${id}`)
 
     const evaluationPage = (tenant: Tenant, agentId: AgentId, page: PageRequest) =>
       decodeAll(
         EvaluationRow,
         sql`select ${ecols} from evaluations where ${scoped(tenant, agentId)} ${afterSeq(page)}
-          order by seq desc limit ${page.limit + 1}`
+          order by evaluations.seq desc limit ${page.limit + 1}`
       )
 
     const findEvaluation = (tenant: Tenant, agentId: AgentId, id: EvaluationId) =>
@@ -149,15 +203,26 @@ export class EvaluationsRepo extends Effect.Service<EvaluationsRepo>()("Evaluati
     const insertRun = (
       tenant: Tenant,
       agentId: AgentId,
-      values: { readonly id: EvaluationRunId; readonly evaluationId: EvaluationId; readonly total: number },
+      values: {
+        readonly id: EvaluationRunId
+        readonly evaluationId: EvaluationId
+        readonly total: number
+        readonly trigger: RunTrigger
+      },
       at: Date
     ) =>
-      decodeSingle(
-        RunRow,
-        sql`insert into evaluation_runs (id, workspace_id, environment, agent_id, evaluation_id, status, total, created_at)
-          values (${values.id}, ${tenant.workspaceId}, ${tenant.environment}, ${agentId}, ${values.evaluationId}, 'queued',
-            ${values.total}, ${at})
-          returning ${rcols}`
+      Effect.zipLeft(
+        decodeSingle(
+          RunRow,
+          sql`insert into evaluation_runs (id, workspace_id, environment, agent_id, evaluation_id, status, trigger, total,
+              created_at)
+            values (${values.id}, ${tenant.workspaceId}, ${tenant.environment}, ${agentId}, ${values.evaluationId}, 'queued',
+              ${values.trigger}, ${values.total}, ${at})
+            returning ${rcols}`
+        ),
+        // a run queued: an earlier automatic run's skip is behind it
+        execute(sql`update evaluations set auto_run_skipped_at = null
+          where id = ${values.evaluationId} and auto_run_skipped_at is not null`)
       )
 
     /** The newest run of each of these evaluations. */
@@ -167,14 +232,14 @@ export class EvaluationsRepo extends Effect.Service<EvaluationsRepo>()("Evaluati
         : decodeAll(
             RunRow,
             sql`select distinct on (evaluation_id) ${rcols} from evaluation_runs
-              where evaluation_id in ${sql.in(ids)} order by evaluation_id, seq desc`
+              where evaluation_id in ${sql.in(ids)} order by evaluation_id, evaluation_runs.seq desc`
           )
 
     const runPage = (evaluationId: EvaluationId, page: PageRequest) =>
       decodeAll(
         RunRow,
         sql`select ${rcols} from evaluation_runs where evaluation_id = ${evaluationId} ${afterSeq(page)}
-          order by seq desc limit ${page.limit + 1}`
+          order by evaluation_runs.seq desc limit ${page.limit + 1}`
       )
 
     const findRun = (evaluationId: EvaluationId, id: EvaluationRunId) =>
@@ -182,11 +247,14 @@ export class EvaluationsRepo extends Effect.Service<EvaluationsRepo>()("Evaluati
 
     const runById = (id: EvaluationRunId) => decodeOne(RunRow, sql`select ${rcols} from evaluation_runs where id = ${id}`)
 
-    /** Starts (or starts again, after an attempt that stopped) a run not yet ended: its results so far are dropped. */
-    const startRun = (id: EvaluationRunId, at: Date) =>
+    /**
+     * Starts (or starts again, after an attempt that stopped) a run not yet ended: its results so far are dropped,
+     * its total the evaluation's cases now (they may have been edited since it was queued).
+     */
+    const startRun = (id: EvaluationRunId, total: number, at: Date) =>
       decodeOne(
         RunRow,
-        sql`update evaluation_runs set status = 'running', started_at = ${at}, passed = 0, results = '[]'::jsonb
+        sql`update evaluation_runs set status = 'running', started_at = ${at}, total = ${total}, passed = 0, results = '[]'::jsonb
           where id = ${id} and status in ('queued', 'running')
           returning ${rcols}`
       )
@@ -224,6 +292,9 @@ export class EvaluationsRepo extends Effect.Service<EvaluationsRepo>()("Evaluati
       countEvaluations,
       runsSince,
       insertEvaluation,
+      updateEvaluation,
+      runningOnKnowledgeChange,
+      markAutoRunSkipped,
       evaluationPage,
       findEvaluation,
       evaluationById,

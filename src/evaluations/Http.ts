@@ -24,6 +24,12 @@ export const EvaluationsHttp = HttpApiBuilder.group(Api, "evaluations", (handler
         Effect.flatMap(Caller, (c) => evaluations.retrieve(c, path.id, path.evaluation_id)).pipe(Effect.flatMap(ok))
       )
       .handle(
+        "update",
+        ({ path, payload }) =>
+          Effect.flatMap(Caller, (c) => evaluations.update(c, path.id, path.evaluation_id, payload)).pipe(Effect.flatMap(ok)),
+        runsToCompletion
+      )
+      .handle(
         "delete",
         ({ path }) => Effect.flatMap(Caller, (c) => evaluations.remove(c, path.id, path.evaluation_id)).pipe(Effect.flatMap(ok)),
         runsToCompletion

@@ -103,7 +103,7 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
           yield* fail(runId, { code: "internal_error", message: "The agent was deleted before the run" })
           return Outcome.done
         }
-        const started = yield* repo.startRun(runId, yield* now)
+        const started = yield* repo.startRun(runId, evaluation.value.cases.length, yield* now)
         if (Option.isNone(started)) return Outcome.done
         return yield* runCases(started.value, evaluation.value.cases, agent.value.instructions).pipe(
           Effect.flatMap((whole) =>

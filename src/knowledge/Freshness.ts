@@ -27,6 +27,7 @@ import { type Tenant, tenantOf, tenantOfRow } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { afterCommit, type Job, JobQueue, Outcome, withAfterCommit } from "../../layers/JobQueue.js"
 import * as Sql from "../db/Sql.js"
+import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { Outbox } from "../events/Outbox.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { iso, now } from "../Time.js"
@@ -85,6 +86,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const qa = yield* SourceQa
     const rounds = yield* RefreshRounds
     const outbox = yield* Outbox
+    const knowledgeChanged = yield* KnowledgeChanged
     const jobs = yield* JobQueue
     const usage = yield* Usage
     const ids = yield* IdGenerator
@@ -166,6 +168,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
             yield* drafts.publish(source.id, draft)
             yield* qa.removeOf(tenant, source.id)
             yield* qa.insert(tenant, source.agent_id, built.qa)
+            yield* knowledgeChanged.changed(tenant, source.agent_id)
             yield* outbox.emit({ ...tenant, type: "knowledge.source.updated", data: { source: toSource(row.value) } })
             return true
           })

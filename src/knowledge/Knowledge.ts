@@ -30,6 +30,7 @@ import { type Tenant, tenantOf } from "../../schema/Tenant.js"
 import { Agents } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
 import * as Sql from "../db/Sql.js"
+import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { Files } from "../files/Files.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { mint } from "../Mint.js"
@@ -66,6 +67,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
     const config = yield* AppConfig
     const pages = yield* Paginator
     const extractor = yield* Extractor
+    const knowledgeChanged = yield* KnowledgeChanged
 
     /** Source rows and their ingestion jobs, inside the caller's transaction (the agent's jobs run in this order). */
     const insertWithJobs = (tenant: Tenant, agentId: AgentId, sources: ReadonlyArray<NewSource>) =>
@@ -219,9 +221,16 @@ export class Knowledge extends Effect.Service<Knowledge>()("Knowledge/Knowledge"
 
     /**
      * The source gone with its chunks and its generated and CSV Q&A, in the caller's transaction; a job still
-     * queued for it just ends. Also a lesson source's (training).
+     * queued for it just ends. Also a lesson source's (training). An indexed one's agent knows less: its
+     * `KnowledgeChanged`.
      */
-    const drop = (tenant: Tenant, id: SourceId, at: Date) => Effect.zipRight(repo.softDelete(id, at), qa.removeOf(tenant, id))
+    const drop = (tenant: Tenant, id: SourceId, at: Date) =>
+      Effect.gen(function* () {
+        const source = yield* repo.byId(id)
+        yield* repo.softDelete(id, at)
+        yield* qa.removeOf(tenant, id)
+        if (Option.isSome(source) && source.value.status === "indexed") yield* knowledgeChanged.changed(tenant, source.value.agent_id)
+      })
 
     const remove = Effect.fn("Knowledge.delete")(function* (caller: CallerShape, agentId: AgentId, id: SourceId) {
       const tenant = tenantOf(caller)

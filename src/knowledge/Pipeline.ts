@@ -26,6 +26,7 @@ import { Database } from "../../layers/Database.js"
 import { type ClaimCall, type GiveUpHow, type Job, Outcome } from "../../layers/JobQueue.js"
 import { type Tenant, tenantOfRow } from "../../schema/Tenant.js"
 import * as Sql from "../db/Sql.js"
+import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { Outbox } from "../events/Outbox.js"
 import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
@@ -84,6 +85,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const owner = yield* SourceOwner
     const crawls = yield* CrawlReport
     const drafts = yield* ChunkDraftsRepo
+    const knowledgeChanged = yield* KnowledgeChanged
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -241,6 +243,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
             const row = completed.value
             yield* drafts.publish(row.id, draft)
             yield* qa.insert(tenant, source.agent_id, built.qa)
+            yield* knowledgeChanged.changed(tenant, source.agent_id)
             // a lesson's source reports through its owner (`course.lesson.source.indexed`)
             if (row.lesson_source_id !== null) yield* owner.indexed(row)
             else yield* outbox.emit({ ...tenant, type: "knowledge.source.indexed", data: { source: toSource(row) } })

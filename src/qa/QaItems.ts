@@ -1,7 +1,9 @@
 /**
  * Q&A programs. Each write stores the item's embedding (`Ai.embed` of its
  * question and answer), never returned; a category named by a write is held
- * (`for share`) until the write commits, so it cannot vanish under it.
+ * (`for share`) until the write commits, so it cannot vanish under it. A write
+ * of an item's text changes what the agent knows: `KnowledgeChanged`, in its
+ * transaction.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -12,6 +14,7 @@ import { Ai } from "../../layers/Ai.js"
 import { providerFailure, vectorsFor } from "../AiFailure.js"
 import { Agents } from "../agents/Agents.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
 import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
@@ -28,6 +31,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
     const agents = yield* Agents
     const ai = yield* Ai
     const pages = yield* Paginator
+    const knowledgeChanged = yield* KnowledgeChanged
 
     const embed = (question: string, answer: string) =>
       ai.embed([qaEmbeddingText(question, answer)]).pipe(
@@ -53,7 +57,7 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
           repo.insertQaRows(tenant, agentId, [
             { question: input.question, answer: input.answer, categoryId, origin: "manual", sourceId: null, embedding }
           ])
-        )
+        ).pipe(Effect.tap(() => knowledgeChanged.changed(tenant, agentId)))
       )
       return row === undefined ? yield* Effect.dieMessage("insert returned no row") : toQa(row)
     })
@@ -100,14 +104,20 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
               : {}),
             ...(categoryChanged ? { category_id: input.category_id ?? null } : {})
           }
-          return toQa(yield* repo.updateQa(id, changes, yield* now))
+          const updated = yield* repo.updateQa(id, changes, yield* now)
+          if (textChanged) yield* knowledgeChanged.changed(tenant, agentId)
+          return toQa(updated)
         })
       )
     })
 
     const remove = Effect.fn("Qa.delete")(function* (tenant: Tenant, agentId: AgentId, id: QaId) {
       yield* agents.retrieve(tenant, agentId)
-      const deleted = yield* repo.deleteQa(tenant, agentId, id)
+      const deleted = yield* repo.transaction(
+        Effect.tap(repo.deleteQa(tenant, agentId, id), (gone) =>
+          Option.isSome(gone) ? knowledgeChanged.changed(tenant, agentId) : Effect.void
+        )
+      )
       if (Option.isNone(deleted)) return yield* missing(id)
       return { id, object: "qa" as const, deleted: true as const }
     })

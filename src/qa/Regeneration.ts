@@ -19,6 +19,7 @@ import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
 import { vectorsFor } from "../AiFailure.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { Outbox } from "../events/Outbox.js"
 import { now } from "../Time.js"
 import { type QaInsert, qaEmbeddingText, QaRepo } from "./QaRepo.js"
@@ -43,6 +44,7 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
     const texts = yield* SourceTexts
     const queue = yield* JobQueue
     const outbox = yield* Outbox
+    const knowledgeChanged = yield* KnowledgeChanged
 
     const request = Effect.fn("Qa.regenerate")(function* (tenant: Tenant, agentId: AgentId) {
       yield* agents.retrieve(tenant, agentId)
@@ -99,6 +101,7 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
             if (Option.isNone(agent)) return Option.none()
             yield* repo.deleteGenerated(tenant, agentId, { upTo: mark, sourceIds: docs.map((d) => d.sourceId) })
             const count = yield* repo.insertQa(tenant, agentId, items)
+            yield* knowledgeChanged.changed(tenant, agentId)
             yield* outbox.emit({ ...tenant, type: "qa.regenerated", data: { agent_id: agentId, qa_count: count } })
             return Option.some(count)
           })

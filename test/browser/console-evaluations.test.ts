@@ -2,7 +2,8 @@
  * The console's Evaluations tab of an agent in Chromium against the real server: an evaluation made through
  * the API for an agent with one text source (two of its three cases held, one not) is listed with its latest
  * run; its page shows the run complete with 2/3, "Run again" queues a second run that the page follows until it
- * completes too, both listed; a run's page shows each case; the new-evaluation form refuses a malformed line.
+ * completes too, both listed with what started them; "Run when knowledge changes" is saved as it is ticked; a
+ * run's page shows each case; the new-evaluation form refuses a malformed line.
  * axe on the pages, no console error.
  */
 import { describe, expect, layer } from "@effect/vitest"
@@ -99,7 +100,8 @@ describe.skipIf(!haveChromium)("console evaluations in Chromium", () => {
           const runs = page.getByRole("table", { name: "Runs, newest first" })
           await runs.locator("tbody tr", { hasText: "completed" }).first().waitFor()
           expect(await runs.locator("tbody tr").count()).toBe(1)
-          expect(await runs.locator("tbody tr td").nth(2).textContent()).toBe("2/3")
+          expect(await runs.locator("tbody tr td").nth(3).textContent()).toBe("2/3")
+          expect(await runs.locator("tbody tr td").nth(2).textContent()).toBe("Manual")
           await page.getByRole("img", { name: "Score of each completed run: 1 run, latest 67%" }).locator(".uplot canvas").waitFor()
 
           // run again: the new run shown queued, then followed until it completes
@@ -112,9 +114,18 @@ describe.skipIf(!haveChromium)("console evaluations in Chromium", () => {
           await second.waitFor()
           await second.getByText("completed").waitFor({ timeout: 60_000 })
           expect(await runs.locator("tbody tr").count()).toBe(2)
-          expect(await second.locator("td").nth(2).textContent()).toBe("2/3")
-          expect(await runs.locator("tbody tr").nth(1).locator("td").nth(2).textContent()).toBe("2/3")
+          expect(await second.locator("td").nth(3).textContent()).toBe("2/3")
+          expect(await runs.locator("tbody tr").nth(1).locator("td").nth(3).textContent()).toBe("2/3")
           await page.getByRole("img", { name: "Score of each completed run: 2 runs, latest 67%" }).waitFor()
+
+          // "Run when knowledge changes": saved as it is ticked, and kept
+          const watch = page.getByRole("checkbox", { name: "Run when knowledge changes" })
+          expect(await watch.isChecked()).toBe(false)
+          const patched = page.waitForResponse((r) => r.url().endsWith(`/evaluations/${evaluationId}`) && r.request().method() === "PATCH")
+          await watch.check()
+          expect((await (await patched).json()).data.run_on_knowledge_change).toBe(true)
+          await page.getByRole("status").filter({ hasText: "It runs a minute after the agent's knowledge changes." }).waitFor()
+          expect(await watch.isChecked()).toBe(true)
           await axe(page, "evaluation")
 
           // a run: each case with what was expected, whether it passed, the reply and its sources

@@ -22,6 +22,7 @@ const runOf = (status: EvaluationRun["status"], results: EvaluationRun["results"
   evaluation_id: "evl_x" as EvaluationRun["evaluation_id"],
   agent_id: "agt_x" as EvaluationRun["agent_id"],
   status,
+  trigger: "manual",
   total: 4,
   passed: results.filter((r) => r.passed).length,
   score,

@@ -4,7 +4,8 @@
  * a streamed reply read by an independent SSE parser and resumed after a
  * dropped connection; the chat widget's config and a reply's rating; a form's config, its submit on the forms port and the
  * component script; a webhook delivered to a local receiver and verified with
- * the SDK; a reply's outcome and the agent's insights; an evaluation run twice; the Scalar page at /docs (its lazy chunk); the bundled admin CLI; a live hand-off's member reply on
+ * the SDK; a reply's outcome and the agent's insights; an evaluation run twice, edited, and run by itself when
+ * the knowledge changed; the Scalar page at /docs (its lazy chunk); the bundled admin CLI; a live hand-off's member reply on
  * the widget's events stream. E-mail
  * has a server of its own (email.test.ts): SMTP_URL changes how it starts.
  */
@@ -49,7 +50,9 @@ beforeAll(async () => {
   service = await startService({
     FORMS_PORT: String(formsPort),
     // a revoked key is refused at once (the CLI test revokes one)
-    API_KEY_CACHE_SECONDS: "0"
+    API_KEY_CACHE_SECONDS: "0",
+    // an evaluation's automatic run starts a second after the knowledge changed, not a minute
+    EVALUATION_DEBOUNCE_MS: "1000"
   })
   ws = await bootstrapWorkspace(service)
 }, setupTimeout)
@@ -318,6 +321,27 @@ describe(`the API through the bundle (${databaseName})`, () => {
     const refused = await call(service, "POST", `/v1/agents/${agentId}/evaluations`, { key: ws.secret, body: { name: "X", cases: [] } })
     expect(refused.status).toBe(400)
     expect(refused.body.error).toMatchObject({ code: "parameter_invalid", param: "cases" })
+
+    // edited to run by itself: a new Q&A item answers the third case, and a run follows (trigger knowledge_change)
+    const evaluationPath = `/v1/agents/${agentId}/evaluations/${evaluationId}`
+    const edited = await expectCall(service, "PATCH", evaluationPath, 200, {
+      key: ws.secret,
+      body: { name: "Basics, watched", run_on_knowledge_change: true }
+    })
+    expect(edited.data).toMatchObject({ name: "Basics, watched", run_on_knowledge_change: true, auto_run_skipped_at: null })
+    const unknown = await call(service, "PATCH", evaluationPath, { key: ws.secret, body: { nmae: "X" } })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.error).toMatchObject({ code: "parameter_invalid", param: "nmae" })
+    await expectCall(service, "POST", `/v1/agents/${agentId}/qa`, 201, {
+      key: ws.secret,
+      body: { question: "Do you ship to Canada?", answer: "Yes, we ship to Canada within ten days." }
+    })
+    const automatic = await eventually(
+      async () => (await expectCall(service, "GET", evaluationPath, 200, { key: ws.secret })).data.latest_run,
+      (run) => run.trigger === "knowledge_change" && (run.status === "completed" || run.status === "failed"),
+      { label: "automatic evaluation run ended" }
+    )
+    expect(automatic).toMatchObject({ status: "completed", passed: 3, total: 3, score: 1 })
   })
 
   it("a webhook is delivered to a local receiver and its signature verifies with the SDK", async () => {

@@ -315,6 +315,7 @@ const samples: Record<string, Sample> = {
   "forms.create": { body: using(["AgentId"], (agent) => contactForm(agent)) },
   "forms.update": { body: fixed({ title: { en: "Changed" } }) },
   "evaluations.create": { body: fixed({ name: "E", cases: [{ question: "Q?", expect: { contains: "A" } }] }) },
+  "evaluations.update": { body: fixed({ name: "E2", run_on_knowledge_change: true }) },
   // the JSON-RPC of the protocol: any secret key may ask; which tools it sees is test/mcp's
   "mcp.serve": { body: fixed({ jsonrpc: "2.0", id: 1, method: "tools/list" }) }
 }

@@ -41,6 +41,7 @@ import replyOutcomes from "./0042_reply_outcomes.js"
 import conversationEventsRetention from "./0043_conversation_events_retention.js"
 import evaluations from "./0045_evaluations.js"
 import wordStatistics from "./0046_word_statistics.js"
+import evaluationTriggers from "./0047_evaluation_triggers.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -84,5 +85,6 @@ export const migrations = {
   "0042_reply_outcomes": replyOutcomes,
   "0043_conversation_events_retention": conversationEventsRetention,
   "0045_evaluations": evaluations,
-  "0046_word_statistics": wordStatistics
+  "0046_word_statistics": wordStatistics,
+  "0047_evaluation_triggers": evaluationTriggers
 }

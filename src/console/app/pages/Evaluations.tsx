@@ -1,7 +1,8 @@
 /**
  * An agent's evaluations: the list with each one's latest run, a new one written as lines of cases; an
- * evaluation's runs with their scores over time and "Run again"; a run's cases with the agent's replies.
- * Runs not yet ended are reloaded every 2 s.
+ * evaluation's runs with their scores over time, what started each, "Run again" and "Run when knowledge changes"
+ * (`run_on_knowledge_change`, saved at once); a run's cases with the agent's replies. Runs not yet ended are
+ * reloaded every 2 s.
  */
 import type { CaseResult, Evaluation, EvaluationCase, EvaluationRun, Expectation } from "../../../../schema/Evaluations.js"
 import { useMemo, useState } from "preact/hooks"
@@ -16,6 +17,8 @@ const declines = "(declines)"
 
 const expected = (expect: Expectation) =>
   "contains" in expect ? `contains “${expect.contains}”` : "declines" in expect ? "declines" : `draws on ${expect.source_id}`
+
+const triggerLabel = (run: EvaluationRun) => (run.trigger === "knowledge_change" ? "Knowledge changed" : "Manual")
 
 const score = (run: EvaluationRun | null) => (run === null || run.score === null ? "—" : `${Math.round(run.score * 100)}%`)
 
@@ -40,6 +43,7 @@ export const parseCases = (text: string): { cases: Array<EvaluationCase> } | { e
 const NewEvaluation = ({ client, agentId, onCreated }: { client: Client; agentId: string; onCreated: (e: Evaluation) => void }) => {
   const [name, setName] = useState("")
   const [text, setText] = useState("")
+  const [watch, setWatch] = useState(false)
   const action = useAction()
   const submit = async (e: Event) => {
     e.preventDefault()
@@ -47,11 +51,14 @@ const NewEvaluation = ({ client, agentId, onCreated }: { client: Client; agentId
     const ok = await action.run(async () => {
       const parsed = parseCases(text)
       if ("error" in parsed) throw new Error(parsed.error)
-      created = await client.call<Evaluation>("POST", `/v1/agents/${agentId}/evaluations`, { body: { name, cases: parsed.cases } })
+      created = await client.call<Evaluation>("POST", `/v1/agents/${agentId}/evaluations`, {
+        body: { name, cases: parsed.cases, run_on_knowledge_change: watch }
+      })
     })
     if (ok && created !== undefined) {
       setName("")
       setText("")
+      setWatch(false)
       onCreated(created)
     }
   }
@@ -68,6 +75,15 @@ const NewEvaluation = ({ client, agentId, onCreated }: { client: Client; agentId
         name="evaluation-cases"
         hint={`One a line: question => expected text, or question => ${declines}. Its first run starts at once.`}
       />
+      <label class="check">
+        <input
+          type="checkbox"
+          name="evaluation-watch"
+          checked={watch}
+          onChange={(e) => setWatch((e.currentTarget as HTMLInputElement).checked)}
+        />
+        Run when knowledge changes
+      </label>
       <button type="submit" class="primary" disabled={action.pending}>
         Create and run
       </button>
@@ -97,6 +113,7 @@ export const EvaluationsPage = ({ client, agentId }: { client: Client; agentId: 
                   <th scope="col">Cases</th>
                   <th scope="col">Latest run</th>
                   <th scope="col">Score</th>
+                  <th scope="col">On knowledge changes</th>
                   <th scope="col">Created</th>
                 </tr>
               </thead>
@@ -109,6 +126,7 @@ export const EvaluationsPage = ({ client, agentId }: { client: Client; agentId: 
                     <td>{e.cases.length}</td>
                     <td>{e.latest_run === null ? "—" : <Status value={e.latest_run.status} />}</td>
                     <td>{score(e.latest_run)}</td>
+                    <td>{e.run_on_knowledge_change ? "Runs" : "—"}</td>
                     <td>{when(e.created_at)}</td>
                   </tr>
                 ))}
@@ -132,6 +150,51 @@ const Crumbs = ({ agentId, evaluation }: { agentId: string; evaluation: Evaluati
     )}
   </p>
 )
+
+/** "Run when knowledge changes", saved as it is ticked; and when an automatic run was last skipped at the cap. */
+const WatchToggle = ({
+  client,
+  base,
+  evaluation,
+  onSaved
+}: {
+  client: Client
+  base: string
+  evaluation: Evaluation
+  onSaved: () => void
+}) => {
+  const save = useAction()
+  const [saved, setSaved] = useState("")
+  // shown ticked at once, and back as it was when the change is refused
+  const [on, setOn] = useState(evaluation.run_on_knowledge_change)
+  const toggle = async (checked: boolean) => {
+    setOn(checked)
+    if (await save.run(() => client.call<Evaluation>("PATCH", base, { body: { run_on_knowledge_change: checked } }))) {
+      setSaved(checked ? "It runs a minute after the agent's knowledge changes." : "It runs only when asked.")
+      onSaved()
+    } else setOn(!checked)
+  }
+  return (
+    <div>
+      <label class="check">
+        <input
+          type="checkbox"
+          name="evaluation-watch"
+          checked={on}
+          onChange={(e) => void toggle((e.currentTarget as HTMLInputElement).checked)}
+        />
+        Run when knowledge changes
+      </label>{" "}
+      <span role="status">{saved}</span>
+      {evaluation.auto_run_skipped_at === null ? null : (
+        <p class="muted">
+          An automatic run was skipped {when(evaluation.auto_run_skipped_at)}: this month's runs are used up.
+        </p>
+      )}
+      {save.error === undefined ? null : <ErrorBox error={save.error} />}
+    </div>
+  )
+}
 
 export const EvaluationPage = ({ client, agentId, evaluationId }: { client: Client; agentId: string; evaluationId: string }) => {
   const base = `/v1/agents/${agentId}/evaluations/${evaluationId}`
@@ -169,6 +232,9 @@ export const EvaluationPage = ({ client, agentId, evaluationId }: { client: Clie
         <span role="status">{started === undefined ? "" : `Run ${started.id} ${started.status === "queued" ? "queued" : "started"}.`}</span>
       </p>
       {action.error === undefined ? null : <ErrorBox error={action.error} />}
+      {evaluation.data === undefined ? null : (
+        <WatchToggle client={client} base={base} evaluation={evaluation.data} onSaved={evaluation.reload} />
+      )}
       <Loaded resource={runs} what="runs">
         {(page) => (
           <>
@@ -179,6 +245,7 @@ export const EvaluationPage = ({ client, agentId, evaluationId }: { client: Clie
                 <tr>
                   <th scope="col">Run</th>
                   <th scope="col">Status</th>
+                  <th scope="col">Started by</th>
                   <th scope="col">Passed</th>
                   <th scope="col">Score</th>
                   <th scope="col">Asked</th>
@@ -194,6 +261,7 @@ export const EvaluationPage = ({ client, agentId, evaluationId }: { client: Clie
                     <td>
                       <Status value={r.status} />
                     </td>
+                    <td>{triggerLabel(r)}</td>
                     <td>
                       {r.passed}/{r.total}
                     </td>
@@ -236,7 +304,7 @@ export const RunPage = ({ client, agentId, evaluationId, runId }: { client: Clie
         {(r) => (
           <>
             <p>
-              <Status value={r.status} /> {r.passed}/{r.total} passed, score {score(r)}; asked {when(r.created_at)}, finished {when(r.finished_at)}
+              <Status value={r.status} /> {triggerLabel(r)} · {r.passed}/{r.total} passed, score {score(r)}; asked {when(r.created_at)}, finished {when(r.finished_at)}
             </p>
             {r.error === null ? null : <ErrorBox error={new Error(r.error.message)} />}
             <table>
