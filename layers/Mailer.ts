@@ -57,8 +57,8 @@ export const layerSmtp = (options: { readonly url: string; readonly from: string
     Effect.gen(function* () {
       const url = yield* Effect.try({
         try: () => new URL(options.url),
-        catch: () => new Error("SMTP_URL is not a valid URL")
-      }).pipe(Effect.orDie)
+        catch: () => "SMTP_URL is not a valid URL"
+      }).pipe(Effect.orDieWith((message) => new Error(message)))
       if (url.protocol !== "smtp:" && url.protocol !== "smtps:") {
         return yield* Effect.dieMessage("SMTP_URL must start with smtp:// or smtps://")
       }

@@ -48,10 +48,13 @@ import { reference } from "./Reference.js"
  * The library's own decode-error schema is replaced on the wire by our envelope
  * (`parameter_invalid` / `parameter_missing`), so the document drops it too.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as plain JSON
 const dropLibraryDecodeError = (spec: Record<string, any>): Record<string, any> => {
   const isLibraryRef = (s: unknown) =>
     typeof s === "object" && s !== null && (s as { $ref?: string }).$ref === "#/components/schemas/HttpApiDecodeError"
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as plain JSON
   for (const item of Object.values<Record<string, any>>(spec.paths ?? {})) {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as plain JSON
     for (const op of Object.values<Record<string, any>>(item)) {
       const schema = op?.responses?.["400"]?.content?.["application/json"]?.schema
       if (schema?.anyOf) schema.anyOf = schema.anyOf.filter((s: unknown) => !isLibraryRef(s))

@@ -53,6 +53,7 @@ export class RequiredScope extends Context.Tag("Auth/RequiredScope")<RequiredSco
  */
 export class WidgetScope extends Context.Tag("Auth/WidgetScope")<WidgetScope, Scope>() {}
 
+/** @effect-expect-leaking HttpServerRequest ParsedSearchParams RouteContext: what the platform hands a security middleware */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Auth/Authentication", {
   provides: Caller,
   failure: Schema.Union(ApiError(MissingAuthorization), ApiError(InvalidApiKey), ApiError(KeyScopeMismatch)),

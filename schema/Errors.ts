@@ -41,7 +41,7 @@ interface CatalogEntry<Code extends string> {
  * A catalog class: the tagged error `Base` plus its entry as statics
  * (`X.code`, `X.status`, `X.type`, `X.description`).
  */
-// `any[]`: the mixin form TypeScript requires to extend a class given as a value
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- `any[]`: the mixin form TypeScript requires to extend a class given as a value
 const catalog = <B extends new (...args: Array<any>) => object, const Code extends string>(
   Base: B,
   entry: CatalogEntry<Code>

@@ -11,6 +11,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Context from "effect/Context"
 import { RequiredScope, WidgetScope } from "./Auth.js"
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is built as plain JSON
 type Json = Record<string, any>
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })

@@ -24,6 +24,7 @@ import * as Layer from "effect/Layer"
  * `Server.ts` is its one user: the server and the areas' API groups.
  */
 export const isolate =
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tags and FiberRefs of any type (both are invariant)
   <const Tags extends ReadonlyArray<Context.Tag<any, any>>>(...tags: Tags) =>
   <ROut, E, RIn extends Context.Tag.Identifier<Tags[number]>>(
     layer: Layer.Layer<ROut, E, RIn>
@@ -43,6 +44,7 @@ export const isolate =
 
 /** A value for `setOnFiber`. */
 export interface FiberValue {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tags and FiberRefs of any type (both are invariant)
   readonly ref: FiberRef.FiberRef<any>
   readonly value: unknown
 }
@@ -55,6 +57,7 @@ export const fiberValue = <A>(ref: FiberRef.FiberRef<A>, value: A): FiberValue =
  */
 export const setOnFiber = (first: FiberValue, ...rest: ReadonlyArray<FiberValue>): Effect.Effect<void> =>
   Effect.updateFiberRefs((fiberId, refs) => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tags and FiberRefs of any type (both are invariant)
     const entry = (v: FiberValue): readonly [FiberRef.FiberRef<any>, readonly [readonly [FiberId.Single, unknown]]] => [
       v.ref,
       [[fiberId, v.value]]

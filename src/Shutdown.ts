@@ -28,6 +28,7 @@ type StagesNeed<Names extends ReadonlyArray<ShutdownStage>, S extends Stages> = 
 /** The stages built last to first: a scope closes what it built in the reverse order. */
 export const inShutdownOrder = <S extends Stages>(stages: S) =>
   shutdownOrder
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stages of any type, composed in order
     .map((name) => stages[name] as Layer.Layer<any, any, any>)
     .reduceRight((later, stage) => stage.pipe(Layer.provideMerge(later))) as Layer.Layer<
     StagesGive<ShutdownStage, S>,

@@ -273,7 +273,7 @@ const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, nev
   )
 
 const make = (primitives: Primitives) =>
-  Effect.gen(function* () {
+  Effect.sync(() => {
     const bells = new Map<string, Queue.Queue<void>>()
     const bell = (queue: string) =>
       Effect.suspend(() => {

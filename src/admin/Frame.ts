@@ -15,8 +15,7 @@ import { ParameterInvalid } from "../../schema/Errors.js"
 
 const procedures = [...AdminRpcs.requests.keys()]
 
-const RequestFrame = Schema.Struct({
-  _tag: Schema.Literal("Request"),
+const RequestFrame = Schema.TaggedStruct("Request", {
   id: Schema.String,
   tag: Schema.String.pipe(
     Schema.filter((tag) => AdminRpcs.requests.has(tag), { message: () => `expected one of ${procedures.join(", ")}` })

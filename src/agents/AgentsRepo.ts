@@ -63,7 +63,7 @@ export const DueAgent = Schema.Struct({
 export type DueAgent = typeof DueAgent.Type
 
 /** Another writer took the slug between our read and our insert; the program picks again. */
-export class SlugTaken extends Data.TaggedError("SlugTaken")<{}> {}
+export class SlugTaken extends Data.TaggedError("SlugTaken") {}
 
 export const toAgent = (row: AgentRow): Agent => ({
   id: row.id,

@@ -15,6 +15,7 @@ import { crawlSettled, crawlShare } from "../../schema/CrawlProgress.js"
 import type { Crawl } from "../../schema/Crawls.js"
 import { AgentId } from "../../schema/Ids.js"
 import { apiClient, intervalOption, serviceOptions } from "./ApiClient.js"
+import { CliFailure } from "./CliFailure.js"
 
 const skippedText = (c: Crawl) =>
   Object.entries(c.pages.skipped)
@@ -91,6 +92,6 @@ export const crawl = Command.make("crawl", options, (args) =>
     }
     if (tty) process.stdout.write("\n")
     yield* Console.log(`Done: ${current.status}, ${current.pages.indexed} of ${current.pages.discovered} pages met indexed`)
-    if (current.error !== null) return yield* Effect.fail(new Error(`the crawl failed: ${current.error.code}: ${current.error.message}`))
+    if (current.error !== null) return yield* Effect.fail(new CliFailure({ message: `the crawl failed: ${current.error.code}: ${current.error.message}` }))
   }).pipe(Effect.provide(FetchHttpClient.layer))
 ).pipe(Command.withDescription("Crawl a website into an agent and follow it until every page it kept is indexed or failed"))

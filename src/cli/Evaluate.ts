@@ -18,6 +18,7 @@ import { basename } from "node:path"
 import { EvaluationCase, type EvaluationRun, type Expectation, maxCases } from "../../schema/Evaluations.js"
 import { AgentId, EvaluationId } from "../../schema/Ids.js"
 import { apiClient, intervalOption, serviceOptions } from "./ApiClient.js"
+import { CliFailure } from "./CliFailure.js"
 
 const ended = (run: EvaluationRun) => run.status === "completed" || run.status === "failed"
 
@@ -102,10 +103,10 @@ const options = {
 export const evaluate = Command.make("evaluate", options, (args) =>
   Effect.gen(function* () {
     if (Option.isSome(args.evaluation) === Option.isSome(args.cases)) {
-      return yield* Effect.fail(new Error("give either --evaluation (run an existing evaluation) or --cases (create one from a file)"))
+      return yield* Effect.fail(new CliFailure({ message: "give either --evaluation (run an existing evaluation) or --cases (create one from a file)" }))
     }
     if (Option.isSome(args.name) && Option.isNone(args.cases)) {
-      return yield* Effect.fail(new Error("--name names a new evaluation: it goes with --cases"))
+      return yield* Effect.fail(new CliFailure({ message: "--name names a new evaluation: it goes with --cases" }))
     }
     const out = args.json ? process.stderr : process.stdout
     const say = (line: string) => Effect.sync(() => void out.write(`${line}\n`))
@@ -116,12 +117,12 @@ export const evaluate = Command.make("evaluate", options, (args) =>
         Effect.gen(function* () {
           const text = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.readFileString(file)))
           const cases = yield* Schema.decodeUnknown(CasesFile)(text).pipe(
-            Effect.mapError((e) => new Error(`${file}: ${casesIssues(e)}`))
+            Effect.mapError((e) => new CliFailure({ message: `${file}: ${casesIssues(e)}` }))
           )
           const name = Option.getOrElse(args.name, () => basename(file).replace(/\.json$/i, ""))
           const created = yield* client.evaluations.create({ path: { id: args.agent }, payload: { name, cases } })
           const run = created.data.latest_run
-          if (run === null) return yield* Effect.fail(new Error(`evaluation ${created.data.id} was created without a run`))
+          if (run === null) return yield* Effect.fail(new CliFailure({ message: `evaluation ${created.data.id} was created without a run` }))
           yield* say(`Created evaluation ${created.data.id} "${created.data.name}" (${cases.length} cases) for ${args.agent}; run ${run.id}`)
           return run
         }),
@@ -161,18 +162,19 @@ export const evaluate = Command.make("evaluate", options, (args) =>
       Effect.timeoutFail({
         duration: Duration.seconds(args.timeout),
         onTimeout: () =>
-          new Error(
-            `gave up after ${args.timeout} s: run ${current.id} is still ${current.status} ` +
-              `(${current.results.length} of ${current.total} cases done); it goes on, see GET ` +
-              `/v1/agents/${args.agent}/evaluations/${current.evaluation_id}/runs/${current.id}`
-          )
+          new CliFailure({
+            message:
+              `gave up after ${args.timeout} s: run ${current.id} is still ${current.status} ` +
+                `(${current.results.length} of ${current.total} cases done); it goes on, see GET ` +
+                `/v1/agents/${args.agent}/evaluations/${current.evaluation_id}/runs/${current.id}`
+          })
       }),
       Effect.onExit(() => Effect.sync(() => void (tty && last !== "" ? out.write("\n") : undefined)))
     )
 
     for (const line of runReport(current)) yield* say(line)
     if (args.json) yield* Effect.sync(() => void process.stdout.write(`${JSON.stringify(current, null, 2)}\n`))
-    if (current.error !== null) return yield* Effect.fail(new Error(`the run failed: ${current.error.code}: ${current.error.message}`))
-    if (current.status !== "completed") return yield* Effect.fail(new Error(`the run ended ${current.status}`))
+    if (current.error !== null) return yield* Effect.fail(new CliFailure({ message: `the run failed: ${current.error.code}: ${current.error.message}` }))
+    if (current.status !== "completed") return yield* Effect.fail(new CliFailure({ message: `the run ended ${current.status}` }))
   }).pipe(Effect.provide(FetchHttpClient.layer))
 ).pipe(Command.withDescription("Run an agent's evaluation (an existing one, or one made from a file of cases) and follow it to its score"))

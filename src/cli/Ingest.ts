@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import { AgentId } from "../../schema/Ids.js"
 import { apiClient, intervalOption, serviceOptions } from "./ApiClient.js"
 import { MAX_BATCH_URLS, type KnowledgeSource } from "../../schema/Knowledge.js"
+import { CliFailure } from "./CliFailure.js"
 
 const settled = (s: KnowledgeSource) => s.status === "indexed" || s.status === "failed"
 
@@ -64,9 +65,9 @@ export const ingest = Command.make("ingest", options, (args) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const urls = parseUrlList(yield* fs.readFileString(args.urls))
-    if (urls.length === 0) return yield* Effect.fail(new Error(`${args.urls} holds no URL`))
+    if (urls.length === 0) return yield* Effect.fail(new CliFailure({ message: `${args.urls} holds no URL` }))
     if (urls.length > MAX_BATCH_URLS) {
-      return yield* Effect.fail(new Error(`${args.urls} holds ${urls.length} URLs; a batch takes at most ${MAX_BATCH_URLS}`))
+      return yield* Effect.fail(new CliFailure({ message: `${args.urls} holds ${urls.length} URLs; a batch takes at most ${MAX_BATCH_URLS}` }))
     }
     const client = yield* apiClient(args)
 
@@ -131,6 +132,6 @@ export const ingest = Command.make("ingest", options, (args) =>
     yield* Console.log(`Done: ${summary(sources)}`)
     const failed = sources.filter((s) => s.status === "failed")
     for (const s of failed) yield* Console.log(`  failed ${s.id} ${s.source_ref}: ${s.error_code} ${s.error ?? ""}`)
-    if (failed.length > 0) return yield* Effect.fail(new Error(`${failed.length} source(s) failed`))
+    if (failed.length > 0) return yield* Effect.fail(new CliFailure({ message: `${failed.length} source(s) failed` }))
   }).pipe(Effect.provide(FetchHttpClient.layer))
 ).pipe(Command.withDescription("Ingest a list of URLs into an agent and follow each source until it is indexed or failed"))

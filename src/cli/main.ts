@@ -283,10 +283,12 @@ const typeFiller = /^ *A user-defined piece of text(?: that is confidential)?\.\
 const withPlainText = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Console.consoleWith((console) => {
     const json = process.argv.includes("--json")
+    // eslint-disable-next-line no-control-regex -- ESC starts the colour codes stripped off a pipe
+    const colourCodes = /\u001b\[[0-9;]*m/g
     const strip = (tty: boolean | undefined) => (arg: unknown) =>
       typeof arg !== "string"
         ? arg
-        : (json || !tty ? arg.replace(/\u001b\[[0-9;]*m/g, "") : arg).replace(typeFiller, "")
+        : (json || !tty ? arg.replace(colourCodes, "") : arg).replace(typeFiller, "")
     const out = strip(process.stdout.isTTY)
     const err = strip(process.stderr.isTTY)
     return Effect.withConsole(effect, {

@@ -34,7 +34,7 @@ export const crawlInternalMessage = "the crawl could not go on: an internal erro
 const skipBatch = 1_000
 
 /** The crawl was canceled (or is gone): the walk stops where it is. */
-class Stopped extends Data.TaggedError("Stopped")<{}> {}
+class Stopped extends Data.TaggedError("Stopped") {}
 
 const Payload = Schema.Struct({ crawlId: CrawlId })
 const decodePayload = Schema.decodeUnknownEither(Payload)

@@ -13,6 +13,7 @@ const ascii = (s: string) => Array.from(s, (c) => c.charCodeAt(0))
 const isText = (bytes: Uint8Array): boolean => {
   try {
     const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, 64 * 1024))
+    // eslint-disable-next-line no-control-regex -- control bytes are what this test looks for
     return !/[\u0000-\u0008\u000e-\u001a\u001c-\u001f]/.test(text)
   } catch {
     // a multi-byte character cut at the 64 KiB mark is not binary

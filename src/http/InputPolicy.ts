@@ -111,6 +111,7 @@ const stringFault = (text: string): "nul" | "surrogate" | undefined =>
 /** A field or query name as a `param`: NUL and lone surrogates written as `\u` escapes. */
 const escapeName = (name: string) =>
   name.replace(
+    // eslint-disable-next-line no-control-regex -- NUL is one of the characters escaped
     /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
   )

@@ -22,7 +22,7 @@ import { decodeAll, execute, transaction } from "../db/Sql.js"
 import type { NewChunk, SourceRow } from "./KnowledgeRepo.js"
 
 /** The draft is no longer written: discarded (its attempt superseded, its source failed or deleted). */
-export class DraftGone extends Data.TaggedError("DraftGone")<{}> {}
+export class DraftGone extends Data.TaggedError("DraftGone") {}
 
 /** Which state of the source may open a draft: its attempt still the current one, or (a refresh) still indexed. */
 export type DraftFence = { readonly attempt: number } | "indexed"

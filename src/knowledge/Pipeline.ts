@@ -40,7 +40,7 @@ import { IngestFailure, permanent, type ReadDocument, SourceReader } from "./Sou
 import { SourceOwner } from "./SourceOwner.js"
 
 /** The source was deleted while it was processed: the job ends without a trace. */
-class SourceGone extends Data.TaggedError("SourceGone")<{}> {}
+class SourceGone extends Data.TaggedError("SourceGone") {}
 
 /** Attempts of one source after transient failures, the first included. */
 export const MAX_ATTEMPTS = 3

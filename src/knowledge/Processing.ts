@@ -20,10 +20,10 @@ export const processingFields = {
   size_bytes: Schema.NumberFromString,
   chunk_count: Schema.Int
 }
-const ProcessingRow = Schema.Struct(processingFields)
+type ProcessingRow = Schema.Struct.Type<typeof processingFields>
 
 /** The public processing fields of a source (`status` … `chunk_count`). */
-export const toProcessing = (row: typeof ProcessingRow.Type) => ({
+export const toProcessing = (row: ProcessingRow) => ({
   status: row.status,
   phase: row.phase,
   progress: row.progress,

@@ -34,7 +34,9 @@ const send = async (url: string, request: FuzzRequest): Promise<Outcome> => {
   let body: any = text
   try {
     body = text === "" ? null : JSON.parse(text)
-  } catch {}
+  } catch {
+    // not JSON: the body stays the text
+  }
   return { status: response.status, body }
 }
 

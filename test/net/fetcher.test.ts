@@ -17,7 +17,7 @@ import { loopbackServer } from "../support/loopback.js"
 vi.mock("node:dns", async (importOriginal) => {
   const actual = await importOriginal<typeof import("node:dns")>()
   const lookup = (host: string, options: unknown, callback: (...args: Array<unknown>) => void) => {
-    if (host !== "rebind.fixture.example") return (actual.lookup as Function)(host, options, callback)
+    if (host !== "rebind.fixture.example") return (actual.lookup as (...args: Array<unknown>) => unknown)(host, options, callback)
     const all = typeof options === "object" && options !== null && (options as { all?: boolean }).all === true
     return all ? callback(null, [{ address: "127.0.0.1", family: 4 }]) : callback(null, "127.0.0.1", 4)
   }

@@ -20,7 +20,7 @@ import { MemoryMailbox } from "../../layers/Mailer.js"
 import { presenceEveryMillis, presenceWindowMillis } from "../../src/conversations/Handoff.js"
 import { addQa, openStreamCount, received, type SseEvent, soFar, sse, types } from "../conversations/support.js"
 import { databaseKind } from "../support/database.js"
-import { eventually } from "../support/eventually.js"
+import { ConditionNotReached, eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
 import { eventsOf } from "../tickets/support.js"
 
@@ -318,7 +318,8 @@ layer(testServer())("widget hand-off", (it) => {
               yield* TestServices.provideLive(
                 Effect.timeoutFail(Fiber.join(fiber), {
                   duration: "5 seconds",
-                  onTimeout: () => new Error("the reply served by the second instance never reached the first's stream")
+                  onTimeout: () =>
+                    new ConditionNotReached({ message: "the reply served by the second instance never reached the first's stream" })
                 })
               )
               const elapsed = Date.now() - started

@@ -28,6 +28,7 @@ export interface Page<A> {
 }
 
 const failureOf = async (response: Response): Promise<ApiFailure> => {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API; the pages name the types they read (`import type` from schema/)
   let body: any
   try {
     body = await response.json()
@@ -67,7 +68,9 @@ export interface Client {
   /** The raw response of a successful call (2xx); otherwise throws `ApiFailure`. */
   readonly fetch: (method: string, path: string, options?: CallOptions) => Promise<Response>
   /** `data` of the envelope. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API; the pages name the types they read (`import type` from schema/)
   readonly call: <A = any>(method: string, path: string, options?: CallOptions) => Promise<A>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API; the pages name the types they read (`import type` from schema/)
   readonly list: <A = any>(path: string, params?: Record<string, string | ReadonlyArray<string> | undefined>) => Promise<Page<A>>
 }
 
@@ -119,6 +122,7 @@ export const environmentOfKey = (key: string): Environment | undefined =>
  */
 export const readEvents = async (
   body: ReadableStream<Uint8Array>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API; the pages name the types they read (`import type` from schema/)
   onEvent: (event: any, id: string | undefined) => void
 ): Promise<void> => {
   const reader = body.getReader()

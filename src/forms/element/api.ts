@@ -36,6 +36,7 @@ export type FieldValue = string | boolean
 export class ServiceFormError extends Error {
   constructor(
     readonly status: number,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API, read by the component
     readonly body: any,
     readonly retryAfter: number | undefined
   ) {
@@ -53,6 +54,7 @@ export const defaultBaseUrl = (): string => {
   return here.origin + (at > 0 ? here.pathname.slice(0, at) : "")
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API, read by the component
 const parse = async (response: Response): Promise<any> => {
   const text = await response.text()
   if (text === "") return null
@@ -139,6 +141,7 @@ export interface SubmitRequest extends ConfigRequest {
  * (`{data: {ticket: {public_id}}}`), or null for the silent 204; rejects with
  * ServiceFormError (a 400's `body.error.field_errors` lists the field errors).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API, read by the component
 export const submit = async ({ apiKey, formId, fields, identity, baseUrl }: SubmitRequest): Promise<any> => {
   const base = baseUrl ?? defaultBaseUrl()
   const body = identity ? { fields, identity_token: identity } : { fields }

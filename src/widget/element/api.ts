@@ -108,6 +108,7 @@ export const call = async (
     throw new ChatNetworkError(String(cause))
   }
   if (!response.ok) {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API, read by the component
     let parsed: any = undefined
     try {
       parsed = await response.json()
@@ -165,6 +166,7 @@ export const rate = (t: Target, id: string, messageId: string, rating: "up" | "d
 
 export interface StreamEvent {
   readonly id: string | undefined
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API, read by the component
   readonly data: any
 }
 

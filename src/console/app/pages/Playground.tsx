@@ -45,6 +45,7 @@ export const PlaygroundPage = ({ client, agentId }: { client: Client; agentId: s
     let resumeFrom: { conversation: string; message: string } | undefined
     let lastId: string | undefined
     let ended = false
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an SSE event's JSON
     const onEvent = (event: any, id: string | undefined) => {
       if (id !== undefined) lastId = id
       switch (event.type) {
