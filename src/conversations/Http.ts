@@ -9,7 +9,8 @@ import { Caller } from "../../schema/Auth.js"
 import { ConversationId, MessageId } from "../../schema/Ids.js"
 import { boundary } from "../db/Sql.js"
 import { ok, okList, runsToCompletion } from "../http/Envelope.js"
-import { ReplayableStreams } from "../http/Idempotency.js"
+import { ReplayableStreams, type StreamRef } from "../http/Idempotency.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { eventStream, frame } from "../http/Sse.js"
 import { Conversations } from "./Conversations.js"
 import type { Numbered } from "./ReplyLog.js"
@@ -32,17 +33,18 @@ const decodeRef = Schema.decodeUnknown(Schema.Struct({ conversation_id: Conversa
  * events from the first, as a resume without `Last-Event-ID` (live while it is
  * generated), with the first answer's headers.
  */
+export const replayMessages = (conversations: Conversations) => (tenant: Tenant, ref: StreamRef) =>
+  Effect.gen(function* () {
+    // the reference is our own stored record: one that does not decode is a defect, as a row is
+    const { conversation_id, message_id } = yield* boundary(decodeRef(ref))
+    const events = yield* conversations.resume(tenant, conversation_id, message_id, undefined)
+    return eventStream(frames(events), pingInterval, replyHeaders(conversation_id, message_id))
+  })
+
+/** The edge's replays of the messages endpoints' streams (the composition root takes the completions area's, which holds these). */
 export const ReplayableStreamsLive = Layer.effect(
   ReplayableStreams,
-  Effect.map(Conversations, (conversations) => ({
-    replay: (tenant, ref) =>
-      Effect.gen(function* () {
-        // the reference is our own stored record: one that does not decode is a defect, as a row is
-        const { conversation_id, message_id } = yield* boundary(decodeRef(ref))
-        const events = yield* conversations.resume(tenant, conversation_id, message_id, undefined)
-        return eventStream(frames(events), pingInterval, replyHeaders(conversation_id, message_id))
-      })
-  }))
+  Effect.map(Conversations, (conversations) => ({ replay: (tenant: Tenant, ref: StreamRef) => replayMessages(conversations)(tenant, ref) }))
 )
 
 export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (handlers) =>
