@@ -146,7 +146,7 @@ export const CompletionHeaders = Schema.Struct({
   })
 })
 
-const modelPath = HttpApiSchema.param("id", Schema.String.annotations({ description: "An agent's id or slug" }))
+const modelPath = HttpApiSchema.param("model", Schema.String.annotations({ description: "An agent's id or slug" }))
 
 /** The completion's `200`: the document shows both of its bodies (the platform merges one status's successes). */
 const bothBodies = (operation: Record<string, any>): Record<string, any> => {
@@ -155,6 +155,11 @@ const bothBodies = (operation: Record<string, any>): Record<string, any> => {
   ok.content = {
     "application/json": { schema: { $ref: "#/components/schemas/ChatCompletion" } },
     "text/event-stream": { schema: { type: "string", description: streamDescription } }
+  }
+  ok.headers = {
+    ...ok.headers,
+    "Conversation-Id": { description: "The conversation the reply is stored in: send it back to continue it", schema: { type: "string" } },
+    "Message-Id": { description: "The reply's message id", schema: { type: "string" } }
   }
   return operation
 }

@@ -328,7 +328,7 @@ export class Completions extends Effect.Service<Completions>()("Completions/Comp
     })
 
     const retrieveModel = Effect.fn("Completions.retrieveModel")(function* (tenant: Tenant, id: string) {
-      return modelOf(yield* modelNamed(tenant, id, "id"), tenant)
+      return modelOf(yield* modelNamed(tenant, id, "model"), tenant)
     })
 
     return { create, replay, listModels, retrieveModel } as const

@@ -29,7 +29,7 @@ export const CompletionsHttp = HttpApiBuilder.group(Api, "completions", (handler
         Effect.flatMap(Caller, (c) => completions.listModels(c)).pipe(Effect.map((list) => HttpServerResponse.unsafeJson(list)))
       )
       .handle("retrieveModel", ({ path }) =>
-        Effect.flatMap(Caller, (c) => completions.retrieveModel(c, path.id)).pipe(Effect.map((model) => HttpServerResponse.unsafeJson(model)))
+        Effect.flatMap(Caller, (c) => completions.retrieveModel(c, path.model)).pipe(Effect.map((model) => HttpServerResponse.unsafeJson(model)))
       )
   })
 )

@@ -98,7 +98,7 @@ layer(testServer({}, { fetcher: pages }))("OpenAI-compatible chat", (it) => {
       expect(bySlug.body).toEqual(model)
       const unknown = yield* h.call("GET", "/v1/models/gpt-4o", { key: ws.secretTest })
       expect(unknown.status).toBe(404)
-      expect(unknown.body.error).toMatchObject({ type: "invalid_request", code: "model_not_found", param: "id" })
+      expect(unknown.body.error).toMatchObject({ type: "invalid_request", code: "model_not_found", param: "model" })
       // the live environment has no agents
       const live = yield* h.call("GET", "/v1/models", { key: ws.secretLive })
       expect(live.body.data).toEqual([])
