@@ -22,6 +22,7 @@ import {
   ServiceUnavailable,
   UnsupportedMediaType
 } from "./Errors.js"
+import { CompletionsGroup } from "./Completions.js"
 import { ConversationsGroup } from "./Conversations.js"
 import { EvaluationsGroup } from "./Evaluations.js"
 import { FormsGroup, FormsPublicGroup } from "./Forms.js"
@@ -93,6 +94,7 @@ const Contract = HttpApi.make("assistant-platform")
   .add(withRequestPolicy(LeadsGroup))
   .add(withRequestPolicy(UsageGroup))
   .add(withRequestPolicy(McpGroup))
+  .add(withRequestPolicy(CompletionsGroup))
   .add(withRequestPolicy(KeysGroup))
   .add(withRequestPolicy(WidgetGroup))
   .add(withRequestPolicy(FormsGroup))

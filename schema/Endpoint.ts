@@ -49,6 +49,12 @@ export class Operational extends Context.Tag("Endpoint/Operational")<Operational
  */
 export class ShowsSecret extends Context.Tag("Endpoint/ShowsSecret")<ShowsSecret, true>() {}
 
+/**
+ * The shape its event stream is written in: an `Idempotency-Key`'s replay writes the reply it names again in
+ * it (absent: the messages endpoint's events). `completions`: OpenAI's `chat.completion.chunk` events.
+ */
+export class StreamFormat extends Context.Tag("Endpoint/StreamFormat")<StreamFormat, "completions">() {}
+
 /** Names the request after the route the router matched, for its log line and metrics (never its raw path). */
 export class RouteName extends HttpApiMiddleware.Tag<RouteName>()("Endpoint/RouteName") {}
 

@@ -168,6 +168,12 @@ export class ResourceMissing extends catalog(Schema.TaggedError<ResourceMissing>
   type: "invalid_request",
   description: "No such object in this workspace and environment."
 }) {}
+export class ModelNotFound extends catalog(Schema.TaggedError<ModelNotFound>()("ModelNotFound", fields), {
+  code: "model_not_found",
+  status: 404,
+  type: "invalid_request",
+  description: "The `model` of an OpenAI-compatible request names no agent (by id or slug) of this workspace and environment."
+}) {}
 export class RouteNotFound extends catalog(Schema.TaggedError<RouteNotFound>()("RouteNotFound", fields), {
   code: "route_not_found",
   status: 404,
@@ -317,6 +323,7 @@ export const ErrorCatalog = [
   OriginNotAllowed,
   LimitReached,
   ResourceMissing,
+  ModelNotFound,
   RouteNotFound,
   MethodNotAllowed,
   FileNotUploaded,

@@ -16,6 +16,7 @@ import * as Agents from "./agents/Area.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { AuthenticationLive, Authenticator } from "./auth/Authentication.js"
 import { ConsoleRoutes } from "./console/ConsoleBundle.js"
+import * as Completions from "./completions/Area.js"
 import * as Conversations from "./conversations/Area.js"
 import * as Crawls from "./crawls/Area.js"
 import * as Maintenance from "./db/Maintenance.js"
@@ -71,12 +72,16 @@ const Ports = Layer.mergeAll(
   Layer.provideMerge(Conversations.ConversationLinkLive)
 )
 
+/** The OpenAI-compatible chat, over the agents' and conversations' programs. */
+const CompletionsLive = Completions.Live.pipe(Layer.provide(Layer.mergeAll(Agents.Live, Conversations.Live)))
+
 /** The areas' programs, and the ports the edge uses (CORS origins, replays of kept streams). */
 const Areas = Layer.mergeAll(
   Agents.Live, Conversations.Live, Files.Live, Forms.Live, Glossary.Live, Knowledge.Live, Leads.Live, Qa.Live,
   Tickets.Live, Training.Live, Usage.Live, Webhooks.Live, Widget.Live, Insights.Live, Evaluations.Live, Crawls.Live.pipe(Layer.provide(Knowledge.Live)),
   Mcp.Live.pipe(Layer.provide(Layer.mergeAll(Agents.Live, Knowledge.Live, Conversations.Live, Tickets.Live))),
-  Agents.WidgetOriginsLive, Forms.FormOriginsLive, Conversations.ReplayableStreamsLive
+  CompletionsLive, Agents.WidgetOriginsLive, Forms.FormOriginsLive,
+  Completions.ReplayableStreamsLive.pipe(Layer.provide(Layer.merge(CompletionsLive, Conversations.Live)))
 ).pipe(Layer.provide(Ports), Layer.provideMerge(Shared))
 
 /**
@@ -89,13 +94,13 @@ const Handlers = isolate(
   ...Training.ApiServices, ...Files.ApiServices, ...Qa.ApiServices, ...Glossary.ApiServices, ...System.ApiServices,
   ...Conversations.ApiServices, ...Leads.ApiServices, ...Usage.ApiServices, ...Widget.ApiServices,
   ...Forms.ApiServices, ...Keys.ApiServices, ...Crawls.ApiServices, ...Insights.ApiServices,
-  ...Evaluations.ApiServices, ...Mcp.ApiServices
+  ...Evaluations.ApiServices, ...Mcp.ApiServices, ...Completions.ApiServices
 )(
   Layer.mergeAll(
     Agents.ApiGroups, Webhooks.ApiGroups, Tickets.ApiGroups, Knowledge.ApiGroups, Training.ApiGroups,
     Files.ApiGroups, Qa.ApiGroups, Glossary.ApiGroups, System.ApiGroups, Conversations.ApiGroups,
     Leads.ApiGroups, Usage.ApiGroups, Widget.ApiGroups, Forms.ApiGroups, Keys.ApiGroups, Crawls.ApiGroups,
-    Insights.ApiGroups, Evaluations.ApiGroups, Mcp.ApiGroups
+    Insights.ApiGroups, Evaluations.ApiGroups, Mcp.ApiGroups, Completions.ApiGroups
   )
 )
 

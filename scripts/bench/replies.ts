@@ -48,8 +48,13 @@ interface Timed {
   readonly body: string
 }
 
+/** What marks a reply's first token in the messages endpoint's events. */
+const messagesToken = '"type":"token"'
+/** And in the completions endpoint's chunks (the first chunk's delta is the role, with empty content). */
+const completionsToken = '"delta":{"content":'
+
 /** One streamed POST over node:http without keep-alive; resolves at the end of the body (or at the first token when `hold`). */
-export const post = (url: string, token: string, body: string, hold = false): Promise<Timed> =>
+export const post = (url: string, token: string, body: string, hold = false, marker = messagesToken): Promise<Timed> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
     let firstToken = -1
@@ -65,7 +70,7 @@ export const post = (url: string, token: string, body: string, hold = false): Pr
         res.setEncoding("utf8")
         res.on("data", (chunk: string) => {
           text += chunk
-          if (firstToken < 0 && text.includes('"type":"token"')) {
+          if (firstToken < 0 && text.includes(marker)) {
             firstToken = performance.now() - started
             if (hold) resolve({ firstToken, lastToken: firstToken, body: text })
           }
@@ -116,6 +121,44 @@ const concurrentTokens = async (url: string, token: string, pid: number) => {
     lastP95: percentile(last, 95),
     cpuPerReply
   }
+}
+
+/**
+ * The completions endpoint beside the messages endpoint on one server, the same question to the same agent:
+ * rounds of `concurrent` at once, alternating (after a warm-up round of each), so the machine's load falls on
+ * both alike; the server's CPU a reply and the first token's p50 and p95 of each.
+ */
+const completionsBeside = async (base: string, token: string, agentId: string, pid: number) => {
+  const sides = {
+    messages: { url: `${base}/v1/agents/${agentId}/messages`, body: JSON.stringify({ message: question }), marker: messagesToken },
+    completions: {
+      url: `${base}/v1/chat/completions`,
+      body: JSON.stringify({ model: agentId, messages: [{ role: "user", content: question }], stream: true }),
+      marker: completionsToken
+    }
+  }
+  const timed = { messages: [] as Array<Timed>, completions: [] as Array<Timed> }
+  const cpu = { messages: 0, completions: 0 }
+  const round = (side: keyof typeof sides) =>
+    Promise.all(Array.from({ length: concurrent }, () => post(sides[side].url, token, sides[side].body, false, sides[side].marker)))
+  await round("messages")
+  await round("completions")
+  for (let i = 0; i < concurrentRounds; i++) {
+    for (const side of ["messages", "completions"] as const) {
+      const before = cpuMs(pid)
+      timed[side].push(...(await round(side)))
+      cpu[side] += cpuMs(pid) - before
+    }
+  }
+  const of = (side: keyof typeof sides) => {
+    const first = timed[side].map((t) => t.firstToken)
+    return {
+      firstP50: percentile(first, 50),
+      firstP95: percentile(first, 95),
+      cpuPerReply: cpu[side] / (concurrentRounds * concurrent)
+    }
+  }
+  return { messages: of("messages"), completions: of("completions") }
 }
 
 /** An OpenAI-compatible fake: constant embeddings, and chat streams that send one token and hold. */
@@ -186,11 +229,21 @@ export const replies = async (): Promise<Section> => {
       await writeFile(framesFile, JSON.stringify(frames))
       const ms = await firstTokens(url, token)
       console.log(`    ${concurrent} at once, ${concurrentRounds} rounds`)
-      return { ms, events: frames.length, token, together: await concurrentTokens(url, token, child.pid) }
+      const together = await concurrentTokens(url, token, child.pid)
+      console.log(`    the completions endpoint beside the messages endpoint: ${concurrent} at once, ${concurrentRounds} rounds each, alternating`)
+      const beside = await completionsBeside(base, token, agentId, child.pid)
+      return { ms, events: frames.length, token, together, beside }
     }
   )
   console.log(`    median ${fmt(service.ms, 2)} ms to the first token (${service.events} events a reply)`)
   console.log(`    ${concurrent} at once: first token p50 ${fmt(service.together.firstP50, 1)} / p95 ${fmt(service.together.firstP95, 1)} ms`)
+
+  const { messages: msgs, completions: chat } = service.beside
+  console.log(
+    `    messages: CPU ${fmt(msgs.cpuPerReply, 2)} ms a reply, first token p95 ${fmt(msgs.firstP95, 1)} ms; ` +
+      `completions: CPU ${fmt(chat.cpuPerReply, 2)} ms, p95 ${fmt(chat.firstP95, 1)} ms ` +
+      `(${ratio(chat.cpuPerReply, msgs.cpuPerReply)}, ${ratio(chat.firstP95, msgs.firstP95)})`
+  )
 
   console.log("  first token: baseline node:http")
   const baseline = await withServer(
@@ -267,6 +320,14 @@ export const replies = async (): Promise<Section> => {
       `| RSS MB idle | ${fmt(serviceHeld.idle)} | ${fmt(baselineHeld.idle)} | |`,
       `| RSS MB holding ${openStreams} streams | ${fmt(serviceHeld.held)} | ${fmt(baselineHeld.held)} | |`,
       `| RSS KB per open stream | ${fmt(((serviceHeld.held - serviceHeld.idle) * 1024) / openStreams)} | ${fmt(((baselineHeld.held - baselineHeld.idle) * 1024) / openStreams)} | |`,
+      "",
+      `The completions endpoint (\`POST /v1/chat/completions\`, streamed) beside the messages endpoint, on the same server, ${concurrent} at once, ${concurrentRounds} rounds each, alternating:`,
+      "",
+      "| measure | messages | completions | completions vs messages |",
+      "|---|---:|---:|---:|",
+      `| server CPU ms a reply | ${fmt(msgs.cpuPerReply, 2)} | ${fmt(chat.cpuPerReply, 2)} | ${ratio(chat.cpuPerReply, msgs.cpuPerReply)} |`,
+      `| ms to first token p50 | ${fmt(msgs.firstP50, 1)} | ${fmt(chat.firstP50, 1)} | ${ratio(chat.firstP50, msgs.firstP50)} |`,
+      `| ms to first token p95 | ${fmt(msgs.firstP95, 1)} | ${fmt(chat.firstP95, 1)} | ${ratio(chat.firstP95, msgs.firstP95)} |`,
       "",
       "The service's first token includes authentication, the rate limit, storing the message and opening the",
       "conversation (one transaction with its event and idle job), retrieval (embedding and two searches) and the",

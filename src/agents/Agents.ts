@@ -2,6 +2,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import {
   type Agent,
   type CreateAgent,
@@ -23,6 +24,8 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { transaction } from "../db/Sql.js"
 import { AgentsRepo, SlugTaken, toAgent } from "./AgentsRepo.js"
 import { firstFree, slugify } from "./Slug.js"
+
+const isAgentId = Schema.is(AgentId)
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
 
@@ -103,6 +106,12 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
       return Option.isSome(row) ? toAgent(row.value) : yield* missing(id)
     })
 
+    /** The agent an id or a slug names (an OpenAI-compatible request's `model`); none when neither does. */
+    const resolve = Effect.fn("Agents.resolve")(function* (tenant: Tenant, idOrSlug: string) {
+      const row = isAgentId(idOrSlug) ? yield* repo.find(tenant, idOrSlug) : yield* repo.findBySlug(tenant, idOrSlug)
+      return Option.map(row, toAgent)
+    })
+
     const list = Effect.fn("Agents.list")(function* (tenant: Tenant, params: PageParams) {
       const page = yield* pages.parse("agents", params)
       const rows = yield* repo.page(tenant, page)
@@ -171,7 +180,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
     /** Whether the tenant has this agent (not deleted): the first check of another area's call on an agent. */
     const exists = (tenant: Tenant, id: AgentId): Effect.Effect<boolean> => Effect.map(repo.find(tenant, id), Option.isSome)
 
-    return { create, retrieve, list, update, remove, exists } as const
+    return { create, retrieve, resolve, list, update, remove, exists } as const
   }),
   dependencies: [AgentsRepo.Default]
 }) {}

@@ -140,6 +140,12 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
           and deleted_at is null
         ${options?.forUpdate ? sql.literal("for update") : sql.literal("")}`)
 
+    const findBySlug = (tenant: Tenant, slug: string): Effect.Effect<Option.Option<AgentRow>> =>
+      decodeOne(AgentRow, sql`
+        select ${cols} from agents
+        where slug = ${slug} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
+          and deleted_at is null`)
+
     const page = (tenant: Tenant, page: PageRequest): Effect.Effect<ReadonlyArray<AgentRow>> =>
       decodeAll(AgentRow, sql`
         select ${cols} from agents
@@ -250,7 +256,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
       )
 
     return {
-      slugsLike, insert, find, page, update, softDelete, allowedOriginsOf, dueForRefresh, nextRefreshDue, goneGraceDays,
+      slugsLike, insert, find, findBySlug, page, update, softDelete, allowedOriginsOf, dueForRefresh, nextRefreshDue, goneGraceDays,
       advanceRefresh, roundReached, roundNow
     } as const
   })

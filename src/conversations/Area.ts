@@ -1,6 +1,7 @@
 /**
  * The conversations area as the composition root uses it: its programs, its API group, its workers, and the
- * adapters of the ports it serves (the leads area's `ConversationLink`, the edge's `ReplayableStreams`).
+ * adapters of the ports it serves (the leads area's `ConversationLink`; the edge's `ReplayableStreams` is the
+ * completions area's, over `replayMessages` of `Http.ts`).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -18,7 +19,7 @@ import { Tickets } from "../tickets/Tickets.js"
 import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./Conversations.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
 import { Handoff } from "./Handoff.js"
-import { ConversationsHttp, ReplayableStreamsLive as ReplayableStreamsOf } from "./Http.js"
+import { ConversationsHttp } from "./Http.js"
 
 /**
  * One instance: the widget's chat programs share its live replies and its hand-off (whose in-process signals
@@ -37,9 +38,6 @@ export const ConversationHandoffLive = Layer.effect(
 /** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
 export const ApiGroups = ConversationsHttp
 export const ApiServices = [Authentication, Conversations] as const
-
-/** The edge replays a message's stream kept for an Idempotency-Key through this area. */
-export const ReplayableStreamsLive = ReplayableStreamsOf.pipe(Layer.provide(Live))
 
 /** A lead captured in a conversation becomes its `lead_id`, and a deleted one stops being it. */
 export const ConversationLinkLive = Layer.effect(

@@ -11,6 +11,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { Agent } from "../../schema/Agents.js"
 import type { Channel, ConversationListParams, Handoff as HandoffValue, Message, RateMessage, StreamEvent } from "../../schema/Conversations.js"
 import { StreamEvent as StreamEventSchema } from "../../schema/Conversations.js"
 import { AiUnavailable, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
@@ -29,7 +30,7 @@ import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, handoffOf, inHandoff, toConversation, toMessage } from "./ConversationsRepo.js"
 import { Handoff } from "./Handoff.js"
-import { Replies } from "./Replies.js"
+import { Replies, type Turn } from "./Replies.js"
 import type { Numbered } from "./ReplyLog.js"
 
 export const IDLE_QUEUE = "conversation-idle"
@@ -65,6 +66,17 @@ export interface SendInput {
   readonly conversation_id?: ConversationId | undefined
   /** The conversation's metadata when this message opens one (the widget's page, ...). */
   readonly metadata?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * The turns before this message as the caller holds them, oldest first (an OpenAI-compatible request's
+   * `messages`): the reply reads these instead of the stored conversation's.
+   */
+  readonly history?: ReadonlyArray<Turn> | undefined
+  /** Instructions added to the agent's own for this reply only. */
+  readonly instructions?: string | undefined
+  /** The reply stops after this many tokens. */
+  readonly maxTokens?: number | undefined
+  /** The agent, when the caller has just read it: not read again. */
+  readonly agent?: Agent | undefined
 }
 
 export interface Sent {
@@ -83,6 +95,10 @@ export interface Sent {
 class HandoffMoved {
   readonly _tag = "HandoffMoved"
 }
+
+/** The agent's instructions, then a caller's own for one reply. */
+const joinInstructions = (own: string | null, extra: string | undefined): string | null =>
+  extra === undefined || extra === "" ? own : own === null || own === "" ? extra : `${own}\n\n${extra}`
 
 const decodeEvent = Schema.decodeUnknownSync(Schema.parseJson(StreamEventSchema))
 
@@ -170,7 +186,7 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       agentId: AgentId,
       input: SendInput
     ) {
-      const agent = yield* agents.retrieve(tenant, agentId)
+      const agent = input.agent?.id === agentId ? input.agent : yield* agents.retrieve(tenant, agentId)
       if (input.conversation_id !== undefined) {
         const peek = yield* repo.findConversation(tenant, input.conversation_id)
         if (Option.isSome(peek) && peek.value.agent_id === agentId && peek.value.status === "open" && inHandoff(peek.value)) {
@@ -228,8 +244,10 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         messageId: replyId,
         question: input.message,
         opened,
-        instructions: agent.instructions,
-        reservation
+        instructions: joinInstructions(agent.instructions, input.instructions),
+        reservation,
+        ...(input.history === undefined ? {} : { history: input.history }),
+        ...(input.maxTokens === undefined ? {} : { maxTokens: input.maxTokens })
       })
       return {
         conversationId,

@@ -1,7 +1,6 @@
 /** HTTP handlers of the conversations group: each one call to a program; streams become event-stream responses. */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Api } from "../../schema/Api.js"
@@ -9,7 +8,8 @@ import { Caller } from "../../schema/Auth.js"
 import { ConversationId, MessageId } from "../../schema/Ids.js"
 import { boundary } from "../db/Sql.js"
 import { ok, okList, runsToCompletion } from "../http/Envelope.js"
-import { ReplayableStreams } from "../http/Idempotency.js"
+import type { StreamRef } from "../http/Idempotency.js"
+import type { Tenant } from "../../schema/Tenant.js"
 import { eventStream, frame } from "../http/Sse.js"
 import { Conversations } from "./Conversations.js"
 import type { Numbered } from "./ReplyLog.js"
@@ -30,20 +30,16 @@ const decodeRef = Schema.decodeUnknown(Schema.Struct({ conversation_id: Conversa
 /**
  * A message sent again with its Idempotency-Key (API or widget): the reply's
  * events from the first, as a resume without `Last-Event-ID` (live while it is
- * generated), with the first answer's headers.
+ * generated), with the first answer's headers. The edge's `ReplayableStreams`
+ * (served by the completions area, which writes its own endpoint's streams) uses it.
  */
-export const ReplayableStreamsLive = Layer.effect(
-  ReplayableStreams,
-  Effect.map(Conversations, (conversations) => ({
-    replay: (tenant, ref) =>
-      Effect.gen(function* () {
-        // the reference is our own stored record: one that does not decode is a defect, as a row is
-        const { conversation_id, message_id } = yield* boundary(decodeRef(ref))
-        const events = yield* conversations.resume(tenant, conversation_id, message_id, undefined)
-        return eventStream(frames(events), pingInterval, replyHeaders(conversation_id, message_id))
-      })
-  }))
-)
+export const replayMessages = (conversations: Conversations) => (tenant: Tenant, ref: StreamRef) =>
+  Effect.gen(function* () {
+    // the reference is our own stored record: one that does not decode is a defect, as a row is
+    const { conversation_id, message_id } = yield* boundary(decodeRef(ref))
+    const events = yield* conversations.resume(tenant, conversation_id, message_id, undefined)
+    return eventStream(frames(events), pingInterval, replyHeaders(conversation_id, message_id))
+  })
 
 export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (handlers) =>
   Effect.gen(function* () {

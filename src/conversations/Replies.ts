@@ -66,6 +66,12 @@ export const errorEventOf = (failure: Option.Option<AiError | AiUnavailable>): S
   }
 }
 
+/** A turn of a conversation as the model reads it. */
+export interface Turn {
+  readonly role: "user" | "assistant"
+  readonly content: string
+}
+
 export interface ReplyPlan {
   readonly tenant: Tenant
   readonly agentId: AgentId
@@ -77,6 +83,10 @@ export interface ReplyPlan {
   readonly instructions: string | null
   /** The reply counted against the plan (`Usage.reserveReply`): its credits go in `done`, and it is given back if the reply does not complete. */
   readonly reservation: Reservation
+  /** The turns before the question as the caller gave them: read instead of the stored conversation's. */
+  readonly history?: ReadonlyArray<Turn> | undefined
+  /** The reply stops after this many tokens. */
+  readonly maxTokens?: number | undefined
 }
 
 export class Replies extends Effect.Service<Replies>()("Conversations/Replies", {
@@ -127,7 +137,9 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
       Effect.gen(function* () {
         yield* log.emit({ type: "conversation", conversation_id: plan.conversationId, message_id: plan.messageId })
         // a conversation this message opened has no history: no statement to learn that
-        const history = plan.opened
+        const history: ReadonlyArray<Turn> = plan.history !== undefined
+          ? plan.history.slice(-historyLimit)
+          : plan.opened
           ? []
           : (yield* repo.finalMessages(plan.conversationId))
               .filter((m) => m.id !== plan.messageId)
@@ -142,7 +154,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           instructions: plan.instructions,
           history
         })
-        const tokens = prepared.tokens
+        const tokens = plan.maxTokens === undefined ? prepared.tokens : Stream.take(prepared.tokens, plan.maxTokens)
         let output = 0
         yield* Stream.runForEach(tokens, (piece) => {
           draft.content += piece

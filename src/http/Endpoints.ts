@@ -9,7 +9,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as Context from "effect/Context"
 import * as Option from "effect/Option"
 import { Api } from "../../schema/Api.js"
-import { FormEndpoint, Operational, ShowsSecret, UploadBody, type UploadBodyShape } from "../../schema/Endpoint.js"
+import { FormEndpoint, Operational, ShowsSecret, StreamFormat, UploadBody, type UploadBodyShape } from "../../schema/Endpoint.js"
 
 /** What the request path knows of an endpoint. */
 export interface Endpoint {
@@ -25,6 +25,8 @@ export interface Endpoint {
   readonly operational: boolean
   /** Its answer shows a secret once (`ShowsSecret`): an idempotency record keeps it sealed. */
   readonly showsSecret: boolean
+  /** The shape of its event stream when not the messages endpoint's (`StreamFormat`): a replay writes it so. */
+  readonly streamFormat: "completions" | undefined
 }
 
 const endpoints: Array<Endpoint> = []
@@ -38,7 +40,8 @@ HttpApi.reflect(Api, {
       upload: Option.getOrUndefined(Context.getOption(mergedAnnotations, UploadBody)),
       formParam: Option.getOrUndefined(Context.getOption(mergedAnnotations, FormEndpoint))?.formParam,
       operational: Option.getOrElse(Context.getOption(mergedAnnotations, Operational), () => false),
-      showsSecret: Option.getOrElse(Context.getOption(mergedAnnotations, ShowsSecret), () => false)
+      showsSecret: Option.getOrElse(Context.getOption(mergedAnnotations, ShowsSecret), () => false),
+      streamFormat: Option.getOrUndefined(Context.getOption(mergedAnnotations, StreamFormat))
     })
   }
 })

@@ -8,8 +8,8 @@
  *
  * An event stream (a reply to a message) is not kept as bytes: its record names
  * the reply it streams (`StreamRef`), and a replay is that reply's events from
- * the first, through `ReplayableStreams` (the conversations area serves it; the
- * edge cannot import that area). The record is complete once the stream's
+ * the first, through `ReplayableStreams` (the completions area serves it, in the
+ * shape the endpoint's `StreamFormat` names; the edge cannot import that area). The record is complete once the stream's
  * headers are ready, so a retry while the reply is still generated follows it live.
  *
  * An answer that shows a secret once (`ShowsSecret`) is kept sealed under the calling key's own value
@@ -51,11 +51,21 @@ export const eventStreamType = "text/event-stream"
 export const StreamRef = Schema.Struct({ conversation_id: Schema.String, message_id: Schema.String })
 export type StreamRef = typeof StreamRef.Type
 
+/** What a replay is written from besides the record: the endpoint's `StreamFormat`, and the request's body (the first's). */
+export interface ReplayRequest {
+  readonly format: "messages" | "completions"
+  readonly body: string
+}
+
 /** Serves a stored event stream again: the reply's events from the first, live while it is generated. */
 export class ReplayableStreams extends Context.Tag("Http/ReplayableStreams")<
   ReplayableStreams,
   {
-    readonly replay: (tenant: Tenant, ref: StreamRef) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiFailure>
+    readonly replay: (
+      tenant: Tenant,
+      ref: StreamRef,
+      request: ReplayRequest
+    ) => Effect.Effect<HttpServerResponse.HttpServerResponse, ApiFailure>
   }
 >() {}
 
@@ -122,7 +132,7 @@ export const IdempotencyLive = Layer.effect(
       })
 
     /** The answer a retry gets: the stored one, or the streamed reply it names followed from its first event. */
-    const replay = (owner: Tenant, stored: StoredResponse, body: string) =>
+    const replay = (owner: Tenant, stored: StoredResponse, body: string, request: ReplayRequest) =>
       Effect.gen(function* () {
         if (stored.contentType !== eventStreamType) {
           return HttpServerResponse.text(body, {
@@ -134,7 +144,7 @@ export const IdempotencyLive = Layer.effect(
         const ref = decodeStreamRef(body)
         if (Either.isLeft(ref)) return yield* Effect.die(ref.left)
         // a reply that cannot be followed again (its conversation erased) is answered as its failure
-        const replayed = yield* Effect.orDie(replayable.replay(owner, ref.right))
+        const replayed = yield* Effect.orDie(replayable.replay(owner, ref.right, request))
         return HttpServerResponse.setHeader(replayed, "idempotent-replayed", "true")
       })
 
@@ -186,8 +196,8 @@ export const IdempotencyLive = Layer.effect(
           param: "Idempotency-Key"
         })
       }
-      const body = yield* Effect.orDie(request.text)
-      const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${body}`).digest("hex")
+      const requestBody = yield* Effect.orDie(request.text)
+      const fingerprint = createHash("sha256").update(`${request.method} ${request.url}\n${requestBody}`).digest("hex")
       const scope = { workspaceId: owner.value.workspaceId, environment: owner.value.environment, key }
       // where the answer shows a secret, it is kept sealed under the calling key's own value; without one to seal
       // it under, none is kept
@@ -219,7 +229,8 @@ export const IdempotencyLive = Layer.effect(
               param: "Idempotency-Key"
             })
           }
-          return yield* Effect.die(yield* replay(owner.value, stored, body.value))
+          const format = endpoint?.streamFormat ?? "messages"
+          return yield* Effect.die(yield* replay(owner.value, stored, body.value, { format, body: requestBody }))
         }
         case "Owned":
           return yield* own(scope, sealer)

@@ -57,6 +57,12 @@ layer(testServer())("OpenAPI document", (it) => {
       // the MCP endpoint is one operation pointing at the protocol it speaks
       expect(spec.paths["/v1/mcp"].post.externalDocs.url).toMatch(/^https:\/\/modelcontextprotocol\.io\//)
       expect(Object.keys(spec.paths["/v1/mcp"])).toEqual(["post"])
+      // an OpenAI-compatible completion is JSON or, streamed, events; the reply it names is in its headers
+      const completion = spec.paths["/v1/chat/completions"].post.responses["200"]
+      expect(Object.keys(completion.content).sort()).toEqual(["application/json", "text/event-stream"])
+      expect(completion.content["application/json"].schema.$ref).toBe("#/components/schemas/ChatCompletion")
+      expect(Object.keys(completion.headers)).toEqual(expect.arrayContaining(["Conversation-Id", "Message-Id", "Request-Id"]))
+      expect(spec.paths["/v1/models/{model}"].get.responses["404"]).toBeDefined()
       const filters = Object.fromEntries(spec.paths["/v1/tickets"].get.parameters.map((p: any) => [p.name, p.schema]))
       expect(filters.status.anyOf[0].enum).toEqual(["open", "pending_user", "resolved"])
       expect(filters.priority.anyOf[1].items.enum).toEqual(["low", "normal", "high", "urgent"])

@@ -196,6 +196,8 @@ const fixtures: Record<string, (w: World) => Effect.Effect<string>> = {
     Effect.map(h.call("POST", "/v1/keys", { key: keys.secret, body: { kind: "widget", scopes: ["widget:chat"] } }), (r) =>
       created("create a key")(r).id as string
     ),
+  // an OpenAI-compatible model: an agent, named by its id
+  "param:model": ({ id }) => id("AgentId"),
   FormId: ({ h, keys, id }) =>
     Effect.flatMap(id("AgentId"), (agent) =>
       Effect.map(h.call("POST", "/v1/forms", { key: keys.secret, body: contactForm(agent) }), (r) => created("create a form")(r).id as string)
@@ -236,6 +238,8 @@ interface Sample {
   readonly streams?: boolean
   /** Ids of these kinds made for this endpoint alone (once per world), where the shared fixture's would not do. */
   readonly ids?: Record<string, (w: World) => Effect.Effect<string>>
+  /** The code a path naming another workspace's or environment's object answers (default `resource_missing`). */
+  readonly missingCode?: string
 }
 
 let crawledSites = 0
@@ -317,7 +321,10 @@ const samples: Record<string, Sample> = {
   "evaluations.create": { body: fixed({ name: "E", cases: [{ question: "Q?", expect: { contains: "A" } }] }) },
   "evaluations.update": { body: fixed({ name: "E2", run_on_knowledge_change: true }) },
   // the JSON-RPC of the protocol: any secret key may ask; which tools it sees is test/mcp's
-  "mcp.serve": { body: fixed({ jsonrpc: "2.0", id: 1, method: "tools/list" }) }
+  "mcp.serve": { body: fixed({ jsonrpc: "2.0", id: 1, method: "tools/list" }) },
+  // OpenAI's shapes: an agent as the model; one of another workspace is no model of this key
+  "completions.create": { body: using(["AgentId"], (model) => ({ model, messages: [{ role: "user", content: "Hello" }] })) },
+  "completions.retrieveModel": { missingCode: "model_not_found" }
 }
 
 /** The agent type a group's objects need (modules, lessons and their sources: a `training` agent). */
@@ -496,11 +503,12 @@ const runMatrix = (h: HarnessShape, e: ContractEndpoint) =>
       // 4. objects of another workspace or of the other environment do not exist for this key
       if (e.params.length > 0) {
         const foreign = yield* callOn(yield* world(otherKeys), bearer(fullKey(sandboxKeys, kind)))
-        expectRefused(foreign, 404, "resource_missing", `${kind} key on another workspace's objects`)
+        const missing = sample.missingCode ?? "resource_missing"
+        expectRefused(foreign, 404, missing, `${kind} key on another workspace's objects`)
         const live = yield* callOn(yield* world(liveKeys), bearer(fullKey(sandboxKeys, kind)))
-        expectRefused(live, 404, "resource_missing", `sandbox ${kind} key on live objects`)
+        expectRefused(live, 404, missing, `sandbox ${kind} key on live objects`)
         const sandbox = yield* callOn(yield* world(sandboxKeys), bearer(fullKey(liveKeys, kind)))
-        expectRefused(sandbox, 404, "resource_missing", `live ${kind} key on sandbox objects`)
+        expectRefused(sandbox, 404, missing, `live ${kind} key on sandbox objects`)
       }
     }
   })
