@@ -149,6 +149,7 @@ export const CompletionHeaders = Schema.Struct({
 const modelPath = HttpApiSchema.param("model", Schema.String.annotations({ description: "An agent's id or slug" }))
 
 /** The completion's `200`: the document shows both of its bodies (the platform merges one status's successes). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is edited as plain JSON
 const bothBodies = (operation: Record<string, any>): Record<string, any> => {
   const ok = operation["responses"]?.["200"]
   if (ok === undefined) return operation
