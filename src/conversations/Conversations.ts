@@ -28,6 +28,7 @@ import { TicketPublicId } from "../../schema/Tickets.js"
 import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, handoffOf, inHandoff, toConversation, toMessage } from "./ConversationsRepo.js"
+import { agentLanguageOf } from "../languages/TextLanguage.js"
 import { Handoff } from "./Handoff.js"
 import { Replies } from "./Replies.js"
 import type { Numbered } from "./ReplyLog.js"
@@ -65,6 +66,8 @@ export interface SendInput {
   readonly conversation_id?: ConversationId | undefined
   /** The conversation's metadata when this message opens one (the widget's page, ...). */
   readonly metadata?: Readonly<Record<string, unknown>> | undefined
+  /** The widget's `locale`: the language of the texts the service writes itself when the question's cannot be told. */
+  readonly locale?: string | undefined
 }
 
 export interface Sent {
@@ -229,6 +232,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         question: input.message,
         opened,
         instructions: agent.instructions,
+        agentLanguage: agentLanguageOf(agent),
+        locale: input.locale,
         reservation
       })
       return {
