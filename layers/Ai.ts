@@ -42,7 +42,7 @@ export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
   categorize: (doc) => Effect.sync(() => Extract.categories(doc)),
   generateQa: (doc, categories) => Effect.sync(() => Extract.qa(doc, categories)),
   embed: (texts) => Effect.sync(() => texts.map((text) => hashEmbed(text, dimensions))),
-  answer: (input) => Stream.suspend(() => Stream.fromIterable(wordTokens(Extract.answer(input.grounding)))),
+  answer: (input) => Stream.suspend(() => Stream.fromIterable(wordTokens(Extract.answer(input.grounding, input.language)))),
   transcribe: () =>
     Effect.fail(
       new AiError({
@@ -72,11 +72,11 @@ const makeLocalThreaded = Effect.map(makeLocalThread, (thread): AiShape => {
     ...inline,
     categorize: (doc) =>
       big([doc.title, doc.text])
-        ? (thread.call({ op: "categorize", doc: { title: doc.title, text: doc.text } }) as Effect.Effect<ReadonlyArray<CategoryDraft>>)
+        ? (thread.call({ op: "categorize", doc: { title: doc.title, text: doc.text, language: doc.language } }) as Effect.Effect<ReadonlyArray<CategoryDraft>>)
         : inline.categorize(doc),
     generateQa: (doc, categories) =>
       big([doc.title, doc.text])
-        ? (thread.call({ op: "generateQa", doc: { title: doc.title, text: doc.text }, categories }) as Effect.Effect<ReadonlyArray<QaDraft>>)
+        ? (thread.call({ op: "generateQa", doc: { title: doc.title, text: doc.text, language: doc.language }, categories }) as Effect.Effect<ReadonlyArray<QaDraft>>)
         : inline.generateQa(doc, categories),
     embed: (texts) =>
       big(texts)

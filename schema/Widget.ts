@@ -52,7 +52,17 @@ export type OpenConversation = typeof OpenConversation.Type
 /** A message on the widget: the conversation is the path's. */
 export const WidgetMessage = StrictStruct({
   message: SendMessage.fields.message,
-  stream: SendMessage.fields.stream
+  stream: SendMessage.fields.stream,
+  locale: Schema.optional(
+    Schema.String.pipe(
+      Schema.maxLength(35),
+      Schema.pattern(/^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$/, { message: () => "locale must be a language tag such as `es` or `en-GB`" })
+    )
+  ).annotations({
+    description:
+      "The widget's language (`es`, `en`, `es-MX`): the texts the service writes itself (the fallback answer) are in the " +
+      "question's language when it can be told, else in this one, else in the agent's, else in English"
+  })
 }).annotations({ identifier: "WidgetMessage" })
 export type WidgetMessage = typeof WidgetMessage.Type
 

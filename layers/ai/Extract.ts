@@ -2,7 +2,13 @@
  * Extractive reading of a document for the local provider: its headings,
  * sections and FAQ pairs, then categories and Q&A drafts made from them.
  * Deterministic: the same input gives the same output, in the same order.
+ * Written in the document's language: the texts made around its words (a
+ * category's description, a question about a heading) come from the catalogue
+ * (`schema/texts/`); a language the catalogue lacks gets no question made from
+ * a heading, and its sentences none (the question rules are English and Spanish).
  */
+import type { LanguageTag } from "../../schema/Languages.js"
+import { isTextLanguage, text as catalogueText, type TextKey, type TextLanguage } from "../../schema/texts/Catalogue.js"
 import { question } from "./Question.js"
 import { firstSentence, fold, looksSpanish, stem, terms, words } from "./Text.js"
 
@@ -91,8 +97,19 @@ export interface Parsed {
   readonly headings: ReadonlyArray<Heading>
   readonly faq: ReadonlyArray<{ readonly question: string; readonly answer: string; readonly path: ReadonlyArray<string> }>
   readonly sections: ReadonlyArray<Section>
-  readonly spanish: boolean
+  /** The document's language: given, else Spanish or English by their common words. */
+  readonly language: LanguageTag
 }
+
+/** The document's language as the catalogue has it, or undefined. */
+const catalogued = (language: LanguageTag): TextLanguage | undefined => (isTextLanguage(language) ? language : undefined)
+
+/** A catalogue text in the document's language; English for a language the catalogue lacks. */
+const say = (language: LanguageTag, key: TextKey, values?: Readonly<Record<string, string>>) =>
+  catalogueText(catalogued(language) ?? "en", key, values)
+
+/** Whether the question rules (`Question.ts`) read the language: English and Spanish. */
+const asksIn = (language: LanguageTag): language is "en" | "es" => language === "en" || language === "es"
 
 const maxAnswer = 1200
 
@@ -103,7 +120,13 @@ const clip = (text: string, max: number) => {
   return `${(space > max * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`
 }
 
-export const parse = (doc: { readonly title: string; readonly text: string }): Parsed => {
+export interface Doc {
+  readonly title: string
+  readonly text: string
+  readonly language?: LanguageTag | undefined
+}
+
+export const parse = (doc: Doc): Parsed => {
   const all = entries(doc.text)
   const headings = all.filter((e): e is Heading => e.kind === "heading")
   const consumed = new Set<number>()
@@ -154,7 +177,8 @@ export const parse = (doc: { readonly title: string; readonly text: string }): P
     lastParagraph = e.paragraph
   }
   if (current.heading !== null || current.paragraphs.length > 0) sections.push(current)
-  return { headings, faq, sections, spanish: looksSpanish(`${doc.title}\n${doc.text}`) }
+  const language = doc.language ?? (looksSpanish(`${doc.title}\n${doc.text}`) ? "es" : "en")
+  return { headings, faq, sections, language }
 }
 
 export interface Category {
@@ -168,11 +192,12 @@ const describe = (parsed: Parsed, heading: string): string => {
   const section = parsed.sections.find((s) => s.heading === heading)
   const text = section?.paragraphs[0]?.join(" ")
   if (text) return clip(firstSentence(text), 200)
-  return parsed.spanish ? `Preguntas sobre ${heading.toLowerCase()}` : `Questions about ${heading.toLowerCase()}`
+  // a language the catalogue lacks: the heading itself, no template around it in another language
+  return catalogued(parsed.language) === undefined ? heading : say(parsed.language, "draft.categoryQuestions", { topic: heading.toLowerCase() })
 }
 
 /** 3..8 categories: the document's headings at the shallowest level that has 3, topped up with its top terms. */
-export const categories = (doc: { readonly title: string; readonly text: string }): Array<Category> => {
+export const categories = (doc: Doc): Array<Category> => {
   const parsed = parse(doc)
   const title = fold(doc.title).trim()
   const candidates = parsed.headings.filter(
@@ -214,14 +239,18 @@ export const categories = (doc: { readonly title: string; readonly text: string 
       const sentence = sentences.find((s) => terms(s).includes(term))
       push(
         capitalise(surface),
-        sentence ? clip(sentence.trim(), 200) : parsed.spanish ? `Contenido sobre ${surface}` : `Content about ${surface}`
+        sentence
+          ? clip(sentence.trim(), 200)
+          : catalogued(parsed.language) === undefined
+            ? capitalise(surface)
+            : say(parsed.language, "draft.categoryContentAbout", { topic: surface })
       )
     }
   }
-  const fallback = parsed.spanish ? ["General", "Otros", "Más información"] : ["General", "Other", "More information"]
+  const fallback = (["draft.categoryGeneral", "draft.categoryOther", "draft.categoryMore"] as const).map((key) => say(parsed.language, key))
   for (const name of fallback) {
     if (out.length >= 3) break
-    push(name, parsed.spanish ? `Contenido de ${doc.title}` : `Content of ${doc.title}`)
+    push(name, catalogued(parsed.language) === undefined ? doc.title : say(parsed.language, "draft.categoryContentOf", { title: doc.title }))
   }
   return out
 }
@@ -245,10 +274,10 @@ const topic = (heading: string): string | null => {
 
 const maxHeadingWords = 10
 
-const fromHeading = (heading: string, spanish: boolean): string | null => {
+const fromHeading = (heading: string, language: LanguageTag): string | null => {
   const said = topic(heading)
-  if (said === null) return null
-  return spanish ? `¿Qué debo saber sobre ${said}?` : `What should I know about ${said}?`
+  if (said === null || catalogued(language) === undefined) return null
+  return say(language, "draft.headingQuestion", { topic: said })
 }
 
 const abbreviation = /(?:^|\s)(?:e\.g|i\.e|etc|vs|approx|incl|no|nr|mr|mrs|ms|dr|st|sr|sra|srta|ud|uds|p\. ej|aprox|núm|tel)\.$/iu
@@ -286,9 +315,11 @@ const continues = /^(?:it|its|this|that|these|those|they|their|them|there|howeve
  */
 const fromParagraph = (
   paragraph: string,
-  spanish: boolean,
+  language: LanguageTag,
   common: (word: string) => boolean
 ): { readonly question: string; readonly answer: string } | null => {
+  if (!asksIn(language)) return null
+  const spanish = language === "es"
   const all = sentences(paragraph)
   for (let i = 0; i < all.length; i++) {
     const asked = question(all[i]!, spanish, common)
@@ -347,7 +378,7 @@ const maxQa = 300
 
 /** FAQ pairs first, then one Q&A per headed section, then one per remaining paragraph that has a sentence to ask about. */
 export const qa = (
-  doc: { readonly title: string; readonly text: string },
+  doc: Doc,
   given: ReadonlyArray<{ readonly name: string; readonly description: string }>
 ): Array<Qa> => {
   const parsed = parse(doc)
@@ -366,12 +397,12 @@ export const qa = (
     if (paragraphs.length === 0) continue
     let rest = paragraphs
     if (section.heading !== null) {
-      const asked = fromHeading(section.heading, parsed.spanish)
+      const asked = fromHeading(section.heading, parsed.language)
       if (asked !== null) push(section.path, asked, clip(paragraphs.join("\n\n"), maxAnswer))
       rest = paragraphs.slice(1)
     }
     for (const paragraph of rest) {
-      const drafted = fromParagraph(paragraph, parsed.spanish, common)
+      const drafted = fromParagraph(paragraph, parsed.language, common)
       if (drafted !== null) push(section.path, drafted.question, drafted.answer)
     }
   }
@@ -431,7 +462,8 @@ const excerpt = (text: string, max: number, spoken: ReadonlyArray<string>): stri
  * sentence already said, or contained in what was said, is left out.
  */
 export const answer = (
-  grounding: ReadonlyArray<{ readonly kind: "qa" | "chunk"; readonly title: string; readonly text: string; readonly score: number }>
+  grounding: ReadonlyArray<{ readonly kind: "qa" | "chunk"; readonly title: string; readonly text: string; readonly score: number }>,
+  language: LanguageTag = "en"
 ): string => {
   const qa = grounding.find((g) => g.kind === "qa")
   const chunk = grounding.find((g) => g.kind === "chunk")
@@ -441,5 +473,5 @@ export const answer = (
     parts.push(excerpt(body(chunk.text, chunk.title), 400, parts.map(said)))
   }
   const text = parts.filter((p) => p.length > 0).join("\n\n")
-  return text.length > 0 ? text : "I do not have an answer to that in my knowledge yet."
+  return text.length > 0 ? text : say(language, "answer.none")
 }

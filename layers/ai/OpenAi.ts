@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type { LanguageTag } from "../../schema/Languages.js"
 import type { CategoryDraft, QaDraft } from "./Shape.js"
 
 export const categoriesPrompt = [
@@ -190,6 +191,22 @@ const groundingPrompt = [
   "Answer in the language of the question, in plain text, concisely."
 ].join("\n")
 
+const languageNames = new Intl.DisplayNames(["en"], { type: "language", fallback: "none" })
+
+const nameOf = (language: LanguageTag | undefined) => (language === undefined ? undefined : languageNames.of(language))
+
+/** "The question is in Spanish: answer in Spanish.", the language named in English (what models read best). */
+export const languageLine = (language: LanguageTag | undefined): string => {
+  const name = nameOf(language)
+  return name === undefined ? "" : `The question is in ${name}: answer in ${name}.`
+}
+
+/** A drafting prompt with the document's language named, when it is known. */
+export const inDocumentLanguage = (prompt: string, language: LanguageTag | undefined): string => {
+  const name = nameOf(language)
+  return name === undefined ? prompt : `${prompt}\nThe document is in ${name}: write in ${name}.`
+}
+
 /** The chat messages of an answer: instructions and knowledge as the system message, then the conversation. */
 export const answerMessages = (input: {
   readonly instructions: string | null
@@ -197,13 +214,14 @@ export const answerMessages = (input: {
   readonly history: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: string }>
   readonly grounding: ReadonlyArray<{ readonly kind: "qa" | "chunk"; readonly title: string; readonly text: string }>
   readonly expandedQuery?: string | undefined
+  readonly language?: LanguageTag | undefined
 }): Array<{ readonly role: "system" | "user" | "assistant"; readonly content: string }> => {
   const knowledge = input.grounding
     .map((g, i) => `[${i + 1}] ${g.kind === "qa" ? `Q: ${g.title}\nA: ${g.text}` : `${g.title}\n${g.text}`}`)
     .join("\n\n")
   const system = [
     input.instructions === null || input.instructions.trim() === "" ? "" : `Instructions from the operator:\n${input.instructions.trim()}\n`,
-    groundingPrompt,
+    [groundingPrompt, languageLine(input.language)].filter((line) => line !== "").join("\n"),
     input.expandedQuery !== undefined && input.expandedQuery !== input.question
       ? `Terms of the question with their synonyms: ${input.expandedQuery}`
       : "",

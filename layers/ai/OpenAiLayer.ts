@@ -116,7 +116,7 @@ export const layer = <I>(
     const categorize = (doc: DocumentInput) => {
       const [first] = OpenAiParts.pieces(doc.text, documentPieceChars, 1)
       const user = userMessage(doc, first ?? "")
-      return structured("categories", OpenAiParts.categoriesPrompt, user, OpenAiParts.readCategories, local.categorize(doc))
+      return structured("categories", OpenAiParts.inDocumentLanguage(OpenAiParts.categoriesPrompt, doc.language), user, OpenAiParts.readCategories, local.categorize(doc))
     }
 
     const generateQa = (doc: DocumentInput, categories: ReadonlyArray<CategoryDraft>) => {
@@ -124,11 +124,11 @@ export const layer = <I>(
       return Effect.forEach(OpenAiParts.pieces(doc.text, documentPieceChars, documentPieceLimit), (piece) =>
         structured(
           "Q&A",
-          OpenAiParts.qaPrompt(names),
+          OpenAiParts.inDocumentLanguage(OpenAiParts.qaPrompt(names), doc.language),
           userMessage(doc, piece),
           (content) => OpenAiParts.readQa(content, names),
           // the piece's own drafts: the other pieces keep the model's
-          local.generateQa({ title: doc.title, text: piece }, categories)
+          local.generateQa({ ...doc, text: piece }, categories)
         )
       ).pipe(Effect.map((perPiece) => perPiece.flat()))
     }

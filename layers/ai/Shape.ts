@@ -8,6 +8,7 @@ import type * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
+import type { LanguageTag } from "../../schema/Languages.js"
 
 /** The provider failed; `transient` (timeouts, 429, 5xx) means a later retry may succeed. */
 export class AiError extends Schema.TaggedError<AiError>()("AiError", {
@@ -18,6 +19,8 @@ export class AiError extends Schema.TaggedError<AiError>()("AiError", {
 export interface DocumentInput {
   readonly title: string
   readonly text: string
+  /** The language its drafts are written in (`src/languages/DocumentLanguage.ts`); absent: told from its text. */
+  readonly language?: LanguageTag | undefined
 }
 export interface CategoryDraft {
   readonly name: string
@@ -50,6 +53,8 @@ export interface AnswerInput {
   readonly grounding: ReadonlyArray<Grounding>
   /** The question with the glossary's synonyms added, when they changed it. */
   readonly expandedQuery?: string | undefined
+  /** The language to answer in: the question's when it could be told, else the visitor's or the agent's. */
+  readonly language?: LanguageTag | undefined
 }
 
 /** An audio file to transcribe: its bytes, a file name (the extension tells servers the format) and its type. */

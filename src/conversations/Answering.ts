@@ -1,7 +1,7 @@
 /**
  * How an agent answers a question, apart from any conversation: the glossary read, knowledge retrieved (hits
  * under the relevance threshold dropped), the sources described, and the model's tokens, or the fixed fallback
- * when nothing relevant was found. A conversation's reply (`Replies.ts`) streams these tokens into its log; an
+ * when nothing relevant was found, in the visitor's language (`src/languages/TextLanguage.ts`). A conversation's reply (`Replies.ts`) streams these tokens into its log; an
  * evaluation (`src/evaluations`) takes the whole reply with `answerOnce`, writing no message and counting no
  * usage.
  */
@@ -12,15 +12,21 @@ import * as Stream from "effect/Stream"
 import { Ai, type AiError, type Grounding, wordTokens } from "../../layers/Ai.js"
 import type { MessageOutcome, MessageSource } from "../../schema/Conversations.js"
 import { type AgentId, SourceId } from "../../schema/Ids.js"
+import type { AgentLanguage } from "../../schema/Languages.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { text, type TextLanguage } from "../../schema/texts/Catalogue.js"
+import { chooseTextLanguage, questionLanguage } from "../languages/TextLanguage.js"
 import { Glossary } from "../glossary/Glossary.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
 import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
 import { LessonSources } from "../training/LessonSources.js"
 import { rankForPlan, searchesAlone, searchPlan } from "./FollowUp.js"
 
-export const fallbackAnswer =
-  "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
+/** The fixed answer when nothing relevant was found, in a language of the catalogue (`schema/texts/`). */
+export const fallbackAnswerIn = (language: TextLanguage): string => text(language, "answer.fallback")
+
+/** The fallback in English. */
+export const fallbackAnswer = fallbackAnswerIn("en")
 
 const isSourceId = Schema.is(SourceId)
 
@@ -34,6 +40,9 @@ export interface AnswerInput {
   readonly instructions: string | null
   /** The conversation so far, oldest first (none for a question on its own). */
   readonly history: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: string }>
+  readonly agentLanguage: AgentLanguage
+  /** The widget's `locale`, when the question came from the widget and it said one. */
+  readonly locale?: string | undefined
 }
 
 /** A reply about to be written: its tokens (not yet run), what it draws on, and what it is. */
@@ -110,15 +119,18 @@ export class Answering extends Effect.Service<Answering>()("Conversations/Answer
         .slice(0, answerHits)
       const described = yield* describe(input.tenant, input.agentId, hits)
       const expanded = hits.length === 0 ? input.question : expandQuery(input.question, terms)
+      const visitorLanguage = chooseTextLanguage({ question: input.question, locale: input.locale, agentLanguage: input.agentLanguage })
       const tokens: Stream.Stream<string, AiError> =
         hits.length === 0
-          ? Stream.fromIterable(wordTokens(fallbackAnswer))
+          ? Stream.fromIterable(wordTokens(fallbackAnswerIn(visitorLanguage)))
           : ai.answer({
               instructions: input.instructions,
               question: input.question,
               history: input.history,
               grounding: described.grounding,
-              expandedQuery: expanded === input.question ? undefined : expanded
+              expandedQuery: expanded === input.question ? undefined : expanded,
+              // the question's own language, else the one its fallback would be in
+              language: questionLanguage(input.question, input.agentLanguage) ?? visitorLanguage
             })
       return {
         tokens,

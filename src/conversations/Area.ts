@@ -33,7 +33,7 @@ export const Live = Layer.merge(Conversations.Default, Handoff.Default).pipe(
 export const ConversationHandoffLive = Layer.effect(
   ConversationHandoff,
   Effect.map(Handoff, (handoff) => ({ memberReplied: handoff.memberReplied, ticketClosed: handoff.ticketClosed }))
-).pipe(Layer.provide(Handoff.Default))
+).pipe(Layer.provide(Handoff.Default), Layer.provide(Agents.Default))
 
 /** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
 export const ApiGroups = ConversationsHttp

@@ -29,6 +29,7 @@ import { TicketPublicId } from "../../schema/Tickets.js"
 import { now } from "../Time.js"
 import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, handoffOf, inHandoff, toConversation, toMessage } from "./ConversationsRepo.js"
+import { agentLanguageOf } from "../languages/TextLanguage.js"
 import { Handoff } from "./Handoff.js"
 import { Replies, type Turn } from "./Replies.js"
 import type { Numbered } from "./ReplyLog.js"
@@ -77,6 +78,8 @@ export interface SendInput {
   readonly maxTokens?: number | undefined
   /** The agent, when the caller has just read it: not read again. */
   readonly agent?: Agent | undefined
+  /** The widget's `locale`: the language of the texts the service writes itself when the question's cannot be told. */
+  readonly locale?: string | undefined
 }
 
 export interface Sent {
@@ -245,6 +248,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
         question: input.message,
         opened,
         instructions: joinInstructions(agent.instructions, input.instructions),
+        agentLanguage: agentLanguageOf(agent),
+        locale: input.locale,
         reservation,
         ...(input.history === undefined ? {} : { history: input.history }),
         ...(input.maxTokens === undefined ? {} : { maxTokens: input.maxTokens })

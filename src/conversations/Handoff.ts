@@ -28,7 +28,10 @@ import type { Tenant } from "../../schema/Tenant.js"
 import type { TicketMessage } from "../../schema/Tickets.js"
 import { Database } from "../../layers/Database.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
+import { text } from "../../schema/texts/Catalogue.js"
+import { Agents } from "../agents/Agents.js"
 import { Emails } from "../email/Emails.js"
+import { agentLanguageOf, chooseTextLanguage } from "../languages/TextLanguage.js"
 import { Outbox } from "../events/Outbox.js"
 import type { HandoffTicket } from "../tickets/ConversationHandoff.js"
 import { iso, now } from "../Time.js"
@@ -43,6 +46,8 @@ export const handoffPollMillis = 2_000
 export const presenceEveryMillis = 5_000
 /** A member's message is e-mailed when no reader was connected within this long. */
 export const presenceWindowMillis = 30_000
+/** The visitor's latest messages the hand-off e-mail's language is told from. */
+const visitorMessagesRead = 5
 /** Events read from the database at once. */
 const readBatch = 100
 
@@ -68,6 +73,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
     const repo = yield* ConversationsRepo
     const outbox = yield* Outbox
     const emails = yield* Emails
+    const agents = yield* Agents
     const ids = yield* IdGenerator
     const database = yield* Database
     // the conversation ids whose events changed, for this process's readers
@@ -164,6 +170,25 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
     const present = (row: ConversationRow, at: Date) =>
       row.last_seen_at !== null && at.getTime() - row.last_seen_at.getTime() <= presenceWindowMillis
 
+    /**
+     * The language the visitor is written to in: that of what they wrote in the conversation, else the widget's
+     * `locale` (its metadata), else the agent's.
+     */
+    const visitorLanguage = (tenant: Tenant, row: ConversationRow) =>
+      Effect.gen(function* () {
+        const said = (yield* repo.finalMessages(row.id)).filter((m) => m.role === "user").slice(-visitorMessagesRead)
+        const locale = row.metadata["locale"]
+        const agentLanguage = yield* agents.retrieve(tenant, row.agent_id).pipe(
+          Effect.map(agentLanguageOf),
+          Effect.catchTag("ResourceMissing", () => Effect.succeed("auto" as const))
+        )
+        return chooseTextLanguage({
+          question: said.length === 0 ? undefined : said.map((m) => m.content).join("\n"),
+          locale: typeof locale === "string" ? locale : undefined,
+          agentLanguage
+        })
+      })
+
     const memberReplied = (tenant: Tenant, ticket: HandoffTicket, ticketMessage: TicketMessage) =>
       Effect.gen(function* () {
         const found = yield* handedTo(tenant, ticket)
@@ -195,16 +220,17 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
         }
         yield* append(row.id, { type: "message", message }, at)
         if (ticket.visitorEmail !== null && !present(row, at)) {
+          const language = yield* visitorLanguage(tenant, row)
           yield* emails.enqueue({
             to: ticket.visitorEmail,
             workspaceId: tenant.workspaceId,
-            subject: "A reply to your chat",
+            subject: text(language, "handoff.emailSubject"),
             text: [
-              "A person from the team answered your chat:",
+              text(language, "handoff.emailIntro"),
               "",
               ticketMessage.body,
               "",
-              `Reference: ${ticket.ticketPublicId}. Open the chat on the site again to answer there.`
+              text(language, "handoff.emailReference", { ticket: ticket.ticketPublicId })
             ].join("\n")
           })
         }

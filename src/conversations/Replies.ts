@@ -25,6 +25,7 @@ import { type AiError, wordTokens } from "../../layers/Ai.js"
 import type { StreamEvent } from "../../schema/Conversations.js"
 import { aiRetryAfterSeconds, AiUnavailable } from "../../schema/Errors.js"
 import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
+import type { AgentLanguage } from "../../schema/Languages.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { takeLaterTurn } from "../../layers/SessionTurn.js"
 import { AppConfig } from "../Config.js"
@@ -81,6 +82,9 @@ export interface ReplyPlan {
   /** This message opened the conversation: it has no history. */
   readonly opened: boolean
   readonly instructions: string | null
+  readonly agentLanguage: AgentLanguage
+  /** The widget's `locale`, when the message came from the widget and it said one. */
+  readonly locale?: string | undefined
   /** The reply counted against the plan (`Usage.reserveReply`): its credits go in `done`, and it is given back if the reply does not complete. */
   readonly reservation: Reservation
   /** The turns before the question as the caller gave them: read instead of the stored conversation's. */
@@ -152,7 +156,9 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           agentId: plan.agentId,
           question: plan.question,
           instructions: plan.instructions,
-          history
+          history,
+          agentLanguage: plan.agentLanguage,
+          locale: plan.locale
         })
         const tokens = plan.maxTokens === undefined ? prepared.tokens : Stream.take(prepared.tokens, plan.maxTokens)
         let output = 0

@@ -8,6 +8,8 @@
  * transient provider failure is retried with backoff; a lasting one, or the last attempt, fails the run
  * (`ai_failed`) with `evaluation.run_failed`; attempts that kept dying fail it `internal_error` (`giveUp`).
  */
+import type { Agent } from "../../schema/Agents.js"
+import { agentLanguageOf } from "../languages/TextLanguage.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -71,11 +73,17 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
       repo.transaction(Effect.flatMap(now, (at) => Effect.flatMap(repo.failRun(runId, error, at), finish)))
 
     /** Every case, in order; false when the run stopped being ours (deleted). */
-    const runCases = (run: RunRow, cases: ReadonlyArray<EvaluationCase>, instructions: string | null) =>
+    const runCases = (run: RunRow, cases: ReadonlyArray<EvaluationCase>, agent: Agent) =>
       Effect.gen(function* () {
         const tenant = tenantOfRow(run)
         for (const c of cases) {
-          const answer = yield* answering.answerOnce({ tenant, agentId: run.agent_id, question: c.question, instructions })
+          const answer = yield* answering.answerOnce({
+            tenant,
+            agentId: run.agent_id,
+            question: c.question,
+            instructions: agent.instructions,
+            agentLanguage: agentLanguageOf(agent)
+          })
           const result: CaseResult = {
             question: c.question,
             expect: c.expect,
@@ -105,7 +113,7 @@ export class Runner extends Effect.Service<Runner>()("Evaluations/Runner", {
         }
         const started = yield* repo.startRun(runId, evaluation.value.cases.length, yield* now)
         if (Option.isNone(started)) return Outcome.done
-        return yield* runCases(started.value, evaluation.value.cases, agent.value.instructions).pipe(
+        return yield* runCases(started.value, evaluation.value.cases, agent.value).pipe(
           Effect.flatMap((whole) =>
             whole ? repo.transaction(Effect.flatMap(now, (at) => Effect.flatMap(repo.completeRun(runId, at), finish))) : Effect.void
           ),

@@ -19,7 +19,7 @@ import * as Schema from "effect/Schema"
 import { type CategoryId, SourceId } from "../../schema/Ids.js"
 import type { Category } from "../../schema/Qa.js"
 import type { SourcePhase } from "../../schema/Knowledge.js"
-import { Ai, type AiError, type CategoryDraft } from "../../layers/Ai.js"
+import { Ai, type AiError, type CategoryDraft, type DocumentInput } from "../../layers/Ai.js"
 import type { Document } from "../../layers/Extractor.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { Database } from "../../layers/Database.js"
@@ -27,6 +27,9 @@ import { type ClaimCall, type GiveUpHow, type Job, Outcome } from "../../layers/
 import { type Tenant, tenantOfRow } from "../../schema/Tenant.js"
 import * as Sql from "../db/Sql.js"
 import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
+import { Agents } from "../agents/Agents.js"
+import { draftLanguage } from "../languages/DocumentLanguage.js"
+import { agentLanguageOf } from "../languages/TextLanguage.js"
 import { Outbox } from "../events/Outbox.js"
 import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
@@ -86,6 +89,15 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const crawls = yield* CrawlReport
     const drafts = yield* ChunkDraftsRepo
     const knowledgeChanged = yield* KnowledgeChanged
+    const agents = yield* Agents
+
+    /** The document as the AI reads it, with the language its drafts are written in. */
+    const drafting = (source: SourceRow, tenant: Tenant, doc: Document) =>
+      agents.retrieve(tenant, source.agent_id).pipe(
+        Effect.map(agentLanguageOf),
+        Effect.catchTag("ResourceMissing", () => Effect.succeed("auto" as const)),
+        Effect.map((agentLanguage) => ({ title: doc.title, text: doc.text, language: draftLanguage(doc, agentLanguage) }))
+      )
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -96,7 +108,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const phase = (phases: PhaseWriter, name: SourcePhase, progress: number) => phases.enter({ phase: name, progress })
 
     /** The agent's categories: those its claim read (`known`), else read now; its first document creates them. */
-    const categoriesFor = (source: SourceRow, tenant: Tenant, doc: Document, known: Known) =>
+    const categoriesFor = (source: SourceRow, tenant: Tenant, doc: DocumentInput, known: Known) =>
       Effect.gen(function* () {
         const existing = known !== undefined && known.length > 0 ? known : yield* qa.categoriesOf(tenant, source.agent_id)
         if (existing.length > 0) return existing
@@ -148,10 +160,11 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       Effect.gen(function* () {
         if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
         yield* phase(phases, "categorizing", 40)
-        const categories = yield* categoriesFor(source, tenant, doc, known).pipe(phaseSpan("categorize"))
+        const input = yield* drafting(source, tenant, doc)
+        const categories = yield* categoriesFor(source, tenant, input, known).pipe(phaseSpan("categorize"))
         yield* phase(phases, "generating_qa", 60)
         const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
-        const items = yield* Effect.mapError(ai.generateQa(doc, drafts), fromAi).pipe(phaseSpan("qa"))
+        const items = yield* Effect.mapError(ai.generateQa(input, drafts), fromAi).pipe(phaseSpan("qa"))
         return yield* vectorize(source, phases, doc, items, categories, "generated")
       })
 
@@ -371,5 +384,5 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     return { handle, retrying, giveUp, handBack, claimAndStart, index } as const
   }),
-  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDraftsRepo.Default]
+  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDraftsRepo.Default, Agents.Default]
 }) {}

@@ -20,6 +20,8 @@ import { Agents } from "../agents/Agents.js"
 import { vectorsFor } from "../AiFailure.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
+import { draftLanguage } from "../languages/DocumentLanguage.js"
+import { agentLanguageOf } from "../languages/TextLanguage.js"
 import { Outbox } from "../events/Outbox.js"
 import { now } from "../Time.js"
 import { type QaInsert, qaEmbeddingText, QaRepo } from "./QaRepo.js"
@@ -67,16 +69,25 @@ export class Regeneration extends Effect.Service<Regeneration>()("Qa/Regeneratio
         const mark = yield* repo.qaMark(tenant, agentId)
         const docs = yield* texts.indexedTexts(tenant, agentId)
         let categories = yield* repo.categoriesOf(tenant, agentId)
+        const agentLanguage = yield* agents.retrieve(tenant, agentId).pipe(
+          Effect.map(agentLanguageOf),
+          Effect.catchTag("ResourceMissing", () => Effect.succeed("auto" as const))
+        )
+        const input = (doc: { readonly title: string; readonly text: string }) => ({
+          title: doc.title,
+          text: doc.text,
+          language: draftLanguage(doc, agentLanguage)
+        })
         const first = docs[0]
         // as in ingestion: with no categories yet, the first source sets them
         if (categories.length === 0 && first !== undefined) {
-          const drafts = yield* ai.categorize({ title: first.title, text: first.text })
+          const drafts = yield* ai.categorize(input(first))
           categories = yield* repo.createCategories(tenant, agentId, drafts)
         }
         const structure = categories.map((c) => ({ name: c.name, description: c.description }))
         const byName = new Map(categories.map((c) => [c.name.toLowerCase(), c.id]))
         const drafts = yield* Effect.forEach(docs, (doc) =>
-          Effect.map(ai.generateQa({ title: doc.title, text: doc.text }, structure), (qa) =>
+          Effect.map(ai.generateQa(input(doc), structure), (qa) =>
             qa.map((d) => ({ ...d, sourceId: doc.sourceId }))
           )
         ).pipe(Effect.map((perDoc) => perDoc.flat()))

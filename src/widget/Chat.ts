@@ -107,7 +107,8 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       return yield* conversations.send(caller, "widget", agentId, {
         message: input.message,
         conversation_id: id,
-        metadata: conversation.metadata
+        metadata: conversation.metadata,
+        locale: input.locale
       })
     })
 

@@ -136,3 +136,38 @@ export const chatPage = (service: string, attributes: Record<string, string>, la
 </head><body><main><h1>Shop</h1><p>Welcome to the shop.</p></main>
 <service-chat ${Object.entries(attributes).map(([k, v]) => `${k}="${attr(v)}"`).join(" ")}></service-chat>
 </body></html>`
+
+/**
+ * Every text a visitor can read or hear in a component's shadow root: its text nodes, and its `aria-label`,
+ * `placeholder`, `title` and `alt` values, each trimmed, none empty.
+ */
+export const shadowTexts = (page: Page, selector: string): Promise<Array<string>> =>
+  page.locator(selector).evaluate((host) => {
+    const out: Array<string> = []
+    const root = host.shadowRoot!
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT)
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      if (node.parentElement?.closest("style") != null) continue
+      out.push(node.textContent ?? "")
+    }
+    for (const element of Array.from(root.querySelectorAll("*"))) {
+      for (const name of ["aria-label", "placeholder", "title", "alt"]) {
+        const value = element.getAttribute(name)
+        if (value !== null) out.push(value)
+      }
+    }
+    return out.map((text) => text.trim()).filter((text) => text !== "")
+  })
+
+/** The catalogue's texts under `prefix` whose English is not also their Spanish, as patterns (a placeholder matches any text). */
+export const englishOnlyTexts = (catalogues: { readonly en: Record<string, string>; readonly es: Record<string, string> }, prefix: string) =>
+  Object.entries(catalogues.en)
+    .filter(([key, value]) => key.startsWith(prefix) && catalogues.es[key] !== value)
+    .map(([key, value]) => ({
+      key,
+      pattern: new RegExp(`^${value.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{\w+\}/g, ".+")}$`)
+    }))
+
+/** The texts of `seen` that are one of those English texts. */
+export const englishAmong = (seen: ReadonlyArray<string>, english: ReturnType<typeof englishOnlyTexts>) =>
+  seen.flatMap((text) => english.filter((e) => e.pattern.test(text)).map((e) => `${e.key}: ${text}`))

@@ -22,7 +22,18 @@ import * as Ai from "../../layers/Ai.js"
 import { textsFor } from "../../src/widget/element/texts.js"
 import { waitSettled } from "../knowledge/support.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { chatPage, haveChromium, launchChromium, type PageServer, seriousAxeViolations, startPageServer } from "./browser.js"
+import { catalogues } from "../../schema/texts/Catalogue.js"
+import {
+  chatPage,
+  englishAmong,
+  englishOnlyTexts,
+  haveChromium,
+  launchChromium,
+  type PageServer,
+  seriousAxeViolations,
+  shadowTexts,
+  startPageServer
+} from "./browser.js"
 
 const artifacts = resolve(import.meta.dirname, "../artifacts")
 
@@ -449,6 +460,62 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
           await replies(page).first().waitFor()
           expect(await replies(page).first().getByRole("button", { name: es.helpful, exact: true }).count()).toBe(1)
         })
+      })
+    )
+
+    it.effect('locale="es": every text the visitor sees is Spanish, the fallback to an off-topic question, the escalation and the hand-off too', () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const agentId = yield* setup(h, ws, { widget: { handoff: true } })
+        const context = yield* newContext()
+        const { page } = yield* open(h, { "api-key": ws.widgetTest, "agent-id": agentId, locale: "es", open: "" }, { context })
+        const es = textsFor("es")
+        const english = englishOnlyTexts(catalogues, "chat.")
+        const seen: Array<string> = []
+        const look = async () => seen.push(...(await shadowTexts(page, "service-chat")))
+        yield* Effect.promise(async () => {
+          await look()
+          await page.getByRole("textbox", { name: es.input }).fill("¿Cuál es la capital de Francia?")
+          await page.getByRole("button", { name: es.send, exact: true }).click()
+          await replies(page).first().waitFor()
+          await page.locator("service-chat .msg.assistant", { hasText: "No he encontrado una respuesta" }).waitFor()
+          await look()
+          await page.getByRole("button", { name: es.talk }).click()
+          const email = page.getByLabel(es.emailLabel)
+          await email.fill("no es un correo")
+          await page.getByRole("button", { name: es.continue }).click()
+          expect(await email.getAttribute("aria-invalid")).toBe("true")
+          await look()
+          await email.fill("ana@example.com")
+          await page.getByRole("button", { name: es.continue }).click()
+          await page.locator("service-chat .log .notice", { hasText: "Hemos avisado al equipo" }).waitFor()
+          await look()
+        })
+        const tickets = yield* h.call("GET", "/v1/tickets", { key: ws.secretTest })
+        const ticket = tickets.body.data.find((t: any) => t.origin === "ai_escalation")
+        expect(ticket, tickets.text).toBeDefined()
+        const answered = yield* h.call("POST", `/v1/tickets/${ticket.public_id}/messages`, {
+          key: ws.secretTest,
+          body: { body: "Hola Ana, miro tu pedido ahora." }
+        })
+        expect(answered.status, answered.text).toBe(201)
+        yield* Effect.promise(async () => {
+          await page.locator("service-chat .msg.member", { hasText: "miro tu pedido" }).waitFor()
+          await look()
+        })
+        const released = yield* h.call("POST", `/v1/conversations/${ticket.conversation_id}/release`, { key: ws.secretTest })
+        expect(released.status, released.text).toBe(200)
+        yield* Effect.promise(async () => {
+          await page.locator("service-chat .log .notice", { hasText: es.handoffClosed }).waitFor()
+          await look()
+        })
+        expect(englishAmong(seen, english)).toEqual([])
+        expect(seen).toContain(catalogues.es["answer.fallback"])
+        expect(seen).not.toContain(catalogues.en["answer.fallback"])
+        for (const spanish of [es.close, es.send, es.talk, es.placeholder, es.escalateIntro, es.badEmail, es.handoffClosed]) {
+          expect(seen, spanish).toContain(spanish)
+        }
       })
     )
 

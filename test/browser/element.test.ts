@@ -14,7 +14,9 @@ import { afterAll, beforeAll } from "vitest"
 import { elementPath } from "../../src/forms/ElementBundle.js"
 import { contactForm, createAgent } from "../forms/support.js"
 import { Harness, type HarnessShape, type SeededWorkspace, testServer } from "../support/harness.js"
-import { embedPage, haveChromium, launchChromium, type PageServer, startPageServer } from "./browser.js"
+import { catalogues } from "../../schema/texts/Catalogue.js"
+import { textsFor } from "../../src/forms/element/texts.js"
+import { embedPage, englishAmong, englishOnlyTexts, haveChromium, launchChromium, type PageServer, shadowTexts, startPageServer } from "./browser.js"
 
 const artifacts = resolve(import.meta.dirname, "../artifacts")
 
@@ -304,6 +306,28 @@ describe.skipIf(!haveChromium)("<service-form> in Chromium", () => {
           expect(await page.locator("service-form button[part=submit]").textContent()).toBe("Send")
           expect(submits).toHaveLength(1)
         })
+      })
+    )
+
+    it.effect('locale="es": every text of the component is Spanish, its field errors and their summary too', () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const ws = yield* h.seed()
+        const { formId } = yield* setup(h, ws)
+        const { page } = yield* open(h, { "api-key": ws.formsTest, "form-id": formId, locale: "es" }, { locale: "en-US" })
+        const es = textsFor("es")
+        const seen: Array<string> = []
+        yield* Effect.promise(async () => {
+          seen.push(...(await shadowTexts(page, "service-form")))
+          await page.locator("service-form input[type=email]").first().fill("no-es-un-correo")
+          await page.locator("service-form button[part=submit]").click()
+          expect(await page.locator("service-form #sf-name-error").textContent()).toBe(es.required)
+          expect(await page.locator("service-form #sf-email-error").textContent()).toBe(es.email)
+          seen.push(...(await shadowTexts(page, "service-form")))
+        })
+        expect(englishAmong(seen, englishOnlyTexts(catalogues, "form."))).toEqual([])
+        expect(seen).toContain(es.required)
+        expect(seen.some((text) => text.startsWith("Revisa los"))).toBe(true)
       })
     )
 

@@ -1,10 +1,12 @@
-/** The language a browser component speaks: Spanish or English, the form's and the chat's alike. */
-export type Locale = "es" | "en"
+import { isTextLanguage, type TextLanguage } from "../../../schema/texts/Catalogue.js"
 
-/** `es-MX` → `es`; anything that is not Spanish or English → undefined. */
+/** The language a browser component speaks: one the catalogue has, the form's and the chat's alike. */
+export type Locale = TextLanguage
+
+/** `es-MX` → `es`; a language the catalogue lacks → undefined. */
 const supported = (tag: string | null | undefined): Locale | undefined => {
   const base = tag?.trim().toLowerCase().split(/[-_]/)[0]
-  return base === "es" || base === "en" ? base : undefined
+  return base !== undefined && isTextLanguage(base) ? base : undefined
 }
 
 /** The `locale` attribute, then the document's `lang`, then the browser's languages, then Spanish. */

@@ -1,4 +1,5 @@
-/** The component's own texts in Spanish and English; the form's texts come from its config. */
+/** The component's own texts, from the service's catalogue (`schema/texts/`); the form's texts come from its config. */
+import { text } from "../../../schema/texts/Catalogue.js"
 import type { Locale } from "./locale.js"
 
 export { type Locale, pickLocale } from "./locale.js"
@@ -8,48 +9,37 @@ export interface Localized {
   readonly en?: string | undefined
 }
 
-const texts = {
-  es: {
-    required: "Este campo es obligatorio",
-    mustCheck: "Marca esta casilla para continuar",
-    tooShort: (n: number) => `Escribe al menos ${n} caracteres`,
-    tooLong: (n: number) => `Escribe como máximo ${n} caracteres`,
-    email: "Escribe un correo electrónico válido",
-    pattern: "El formato no es válido",
-    option: "Elige una de las opciones",
-    choose: "Elige una opción",
-    summary: (n: number) => (n === 1 ? "Revisa el campo marcado" : `Revisa los ${n} campos marcados`),
-    submit: "Enviar",
-    sending: "Enviando…",
-    success: "¡Gracias! Hemos recibido tu mensaje.",
-    generic: "No se pudo enviar el formulario. Inténtalo de nuevo.",
-    rateLimited: (minutes: number) => `Demasiados envíos. Inténtalo de nuevo en ${minutes} min.`,
-    configFailed: "No se pudo cargar el formulario.",
-    loading: "Cargando formulario…"
-  },
-  en: {
-    required: "This field is required",
-    mustCheck: "Check this box to continue",
-    tooShort: (n: number) => `Enter at least ${n} characters`,
-    tooLong: (n: number) => `Enter at most ${n} characters`,
-    email: "Enter a valid e-mail address",
-    pattern: "The format is not valid",
-    option: "Choose one of the options",
-    choose: "Choose an option",
-    summary: (n: number) => (n === 1 ? "Please check the marked field" : `Please check the ${n} marked fields`),
-    submit: "Send",
-    sending: "Sending…",
-    success: "Thanks! We received your message.",
-    generic: "The form could not be sent. Please try again.",
-    rateLimited: (minutes: number) => `Too many submissions. Try again in ${minutes} min.`,
-    configFailed: "The form could not be loaded.",
-    loading: "Loading form…"
+const textsOf = (locale: Locale) => {
+  const t = (key: Parameters<typeof text>[1], values?: Readonly<Record<string, string | number>>) => text(locale, key, values)
+  return {
+    required: t("form.required"),
+    mustCheck: t("form.mustCheck"),
+    tooShort: (count: number) => t("form.tooShort", { count }),
+    tooLong: (count: number) => t("form.tooLong", { count }),
+    email: t("form.email"),
+    pattern: t("form.pattern"),
+    option: t("form.option"),
+    choose: t("form.choose"),
+    summary: (count: number) => (count === 1 ? t("form.summaryOne") : t("form.summaryMany", { count })),
+    submit: t("form.submit"),
+    sending: t("form.sending"),
+    success: t("form.success"),
+    generic: t("form.generic"),
+    rateLimited: (minutes: number) => t("form.rateLimited", { minutes }),
+    configFailed: t("form.configFailed"),
+    loading: t("form.loading")
   }
-} as const
+}
 
-export type Texts = (typeof texts)[Locale]
+export type Texts = ReturnType<typeof textsOf>
 
-export const textsFor = (locale: Locale): Texts => texts[locale]
+const made = new Map<Locale, Texts>()
+
+export const textsFor = (locale: Locale): Texts => {
+  let texts = made.get(locale)
+  if (texts === undefined) made.set(locale, (texts = textsOf(locale)))
+  return texts
+}
 
 /** A config text in the locale, falling back to the other language. */
 export const localized = (text: Localized | null | undefined, locale: Locale): string | undefined =>

@@ -471,7 +471,7 @@ export class ServiceChatElement extends HTMLElement {
     const bubble = this.#bubble()
     try {
       const conversationId = await this.#ensureConversation()
-      const response = await sendMessage(this.#target, conversationId, text)
+      const response = await sendMessage(this.#target, conversationId, text, pickLocale(this.getAttribute("locale")))
       await this.#consume(response, bubble, 0)
     } catch (error) {
       bubble.node.remove()

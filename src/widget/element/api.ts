@@ -133,8 +133,8 @@ export const openConversation = (t: Target, metadata: Record<string, unknown>) =
   call(t, "POST", "/conversations", { metadata }).then((r) => data<ChatConversation>(r))
 export const getConversation = (t: Target, id: string) =>
   call(t, "GET", `/conversations/${encodeURIComponent(id)}`).then((r) => data<ChatConversation>(r))
-export const sendMessage = (t: Target, id: string, message: string) =>
-  call(t, "POST", `/conversations/${encodeURIComponent(id)}/messages`, { message })
+export const sendMessage = (t: Target, id: string, message: string, locale: string) =>
+  call(t, "POST", `/conversations/${encodeURIComponent(id)}/messages`, { message, locale })
 export const resumeMessage = (t: Target, id: string, messageId: string, lastEventId: string | undefined) =>
   call(
     t,

@@ -1,0 +1,60 @@
+/**
+ * Which of the catalogue's languages (`schema/texts/`) a text the service writes to a visitor is in: the
+ * fallback answer, the hand-off e-mail. The question's own language first, when it can be told (the visitor
+ * wrote in it, and an `openai` model answers in it too); then the widget's `locale` (the page's language, or
+ * the one its integrator set); then the agent's language; then English.
+ */
+import * as Schema from "effect/Schema"
+import type { Agent } from "../../schema/Agents.js"
+import { AgentLanguage, type LanguageTag } from "../../schema/Languages.js"
+import { isTextLanguage, type TextLanguage } from "../../schema/texts/Catalogue.js"
+import { detectLanguage } from "./Detect.js"
+
+/**
+ * The agent's language, `auto` for an agent that has none set. The one place a caller reads it, so callers
+ * hold an agent and never its field.
+ */
+export const agentLanguageOf = (agent: Agent): AgentLanguage => {
+  const set: unknown = (agent as Readonly<Record<string, unknown>>)["language"]
+  return isAgentLanguage(set) ? set : "auto"
+}
+
+const isAgentLanguage = Schema.is(AgentLanguage)
+
+/**
+ * The languages a visitor's question is told among: the catalogue's and their near neighbours, so that a short
+ * Spanish question is not taken for Catalan or Hungarian (`src/languages/Detect.ts` explains why short texts
+ * need a list), and a Portuguese or French one is not taken for Spanish.
+ */
+const plausible: ReadonlyArray<LanguageTag> = ["en", "es", "pt", "fr", "de", "it"]
+
+/** `es-MX` → `es`; a tag the catalogue lacks → undefined. */
+export const textLanguageOfTag = (tag: string | null | undefined): TextLanguage | undefined => {
+  const base = tag?.trim().toLowerCase().split(/[-_]/)[0]
+  return base !== undefined && isTextLanguage(base) ? base : undefined
+}
+
+/** The language a question is written in, when it can be told (among the plausible ones and the agent's). */
+export const questionLanguage = (question: string, agentLanguage: AgentLanguage): LanguageTag | undefined => {
+  const among = agentLanguage === "auto" || plausible.includes(agentLanguage) ? plausible : [...plausible, agentLanguage]
+  const found = detectLanguage(question, { among, fallback: "en" })
+  return found.detected ? found.language : undefined
+}
+
+export interface TextLanguageInput {
+  /** The visitor's question (or their messages), when there is one. */
+  readonly question?: string | undefined
+  /** The widget's `locale`, when the text is for a widget visitor. */
+  readonly locale?: string | undefined
+  readonly agentLanguage: AgentLanguage
+}
+
+export const chooseTextLanguage = (input: TextLanguageInput): TextLanguage => {
+  const asked = input.question === undefined ? undefined : questionLanguage(input.question, input.agentLanguage)
+  return (
+    textLanguageOfTag(asked) ??
+    textLanguageOfTag(input.locale) ??
+    (input.agentLanguage === "auto" ? undefined : textLanguageOfTag(input.agentLanguage)) ??
+    "en"
+  )
+}
