@@ -4,9 +4,10 @@
  * troops) is not evidence; holding several of the question's words, a fair share of them, is, and so is an
  * embedding close to the question's.
  *
- * A hit covers the question when its cosine is at least `closeCosine`, or when the question has more than one
- * content word and the hit holds at least `minShare` of them and at least `minHeld` (`pairHeld` with a cosine of
- * at least `pairCosine`). Retrieval asks this of hits whose score passes its threshold.
+ * A hit covers the question when its cosine is at least `closeCosine`; or, for a question of one content word
+ * ("And in Brandun?"), when it holds that word; or, for a longer one, when it holds at least `minShare` of its
+ * content words and at least `minHeld` of them (`pairHeld` with a cosine of at least `pairCosine`). Retrieval asks
+ * this of hits whose score passes its threshold.
  */
 import { stem, stopWords, words } from "../../layers/ai/Text.js"
 
@@ -30,9 +31,10 @@ export const contentStems = (text: string): ReadonlySet<string> =>
 export const covers = (hit: Covered, question: string): boolean => {
   if (hit.cosine >= closeCosine) return true
   const asked = contentStems(question)
-  if (asked.size <= 1) return false
+  if (asked.size === 0) return false
   const holds = new Set(words(`${hit.question ?? ""} ${hit.text}`).map(stem))
   const held = [...asked].filter((s) => holds.has(s)).length
+  if (asked.size === 1) return held === 1
   if (held / asked.size < minShare) return false
   return held >= minHeld || (held >= pairHeld && hit.cosine >= pairCosine)
 }
