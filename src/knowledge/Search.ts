@@ -40,7 +40,7 @@ export class KnowledgeSearch extends Effect.Service<KnowledgeSearch>()("Knowledg
           source_id: hit.sourceId,
           source_title: isSourceId(hit.sourceId) ? (titles.get(hit.sourceId) ?? null) : null,
           score: hit.score,
-          relevant: hit.score >= relevanceThreshold,
+          relevant: hit.relevant,
           text: hit.text,
           question: hit.question
         }))
