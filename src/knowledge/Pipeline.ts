@@ -30,6 +30,7 @@ import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { Outbox } from "../events/Outbox.js"
 import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
+import { AgentLanguages, sourceLanguage } from "../languages/AgentLanguages.js"
 import { now } from "../Time.js"
 import { chunkInSteps } from "./Chunk.js"
 import { ChunkDraftsRepo } from "./ChunkDraftsRepo.js"
@@ -86,6 +87,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const crawls = yield* CrawlReport
     const drafts = yield* ChunkDraftsRepo
     const knowledgeChanged = yield* KnowledgeChanged
+    const languages = yield* AgentLanguages
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -168,7 +170,11 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         const text = doc === null ? null : `${doc.title}\n\n${doc.text}`
         const chunks = text === null ? [] : yield* chunkInSteps(text).pipe(phaseSpan("chunk"))
         const vectors = yield* embed([...chunks, ...items.map((i) => `${i.question}\n${i.answer}`)]).pipe(phaseSpan("embed"))
+        // the source's language, which its passages and Q&A are indexed in
+        const read = text ?? items.map((i) => `${i.question}\n${i.answer}`).join("\n")
+        const language = sourceLanguage(read, yield* languages.settingOf(source.agent_id))
         return {
+          language,
           title: doc?.title ?? source.title,
           text: doc?.text ?? null,
           validators: doc?.validators,
@@ -216,7 +222,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
         const draft = yield* drafts.open(source, { attempt: source.attempts })
         const written = Effect.zipRight(
-          drafts.write(source, draft, chunks),
+          drafts.write(source, draft, chunks, built.language),
           built.text === null ? Effect.void : drafts.writeText(source, draft, built.text)
         ).pipe(phaseSpan("write"))
         const published = transaction(
@@ -234,6 +240,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
               next_attempt_at: null,
               chunk_count: chunks.length,
               qa_count: built.qa.length,
+              language: built.language,
               finished_at: at,
               // the text is in the draft's pieces; a value written before them goes
               ...(built.text === null ? {} : { extracted_text: null }),
@@ -371,5 +378,5 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     return { handle, retrying, giveUp, handBack, claimAndStart, index } as const
   }),
-  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDraftsRepo.Default]
+  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDraftsRepo.Default, AgentLanguages.Default]
 }) {}
