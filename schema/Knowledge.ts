@@ -135,7 +135,7 @@ export const KnowledgeSource = Schema.Struct({
     description:
       "The language its text was detected in when it was read (the agent's `language` where the text was too short " +
       "to tell; English where that is `auto`); its passages and Q&A are indexed with that language's word forms. " +
-      "Null until it is read. See `/docs/reference/languages`"
+      "Null until it is read. The tags are listed in the Agents group's reference (Languages)"
   }),
   refresh: Schema.NullOr(SourceRefresh).annotations({ description: "A `url` source's freshness; null for the other types" }),
   created_at: Timestamp,
