@@ -40,6 +40,17 @@ export type CreatedApiKey = typeof CreatedApiKey.Type
 /** Where the re-embedding of stored vectors into the configured provider's space stands (`none`: none was needed). */
 export const ReembedStatus = Schema.Literal("none", "queued", "running", "done", "failed")
 
+/** Where the re-indexing of rows written before migration 0048 stands: `done` of `total` rows (passages, then Q&A). */
+export const TextSearchReindexStatus = Schema.Struct({
+  status: ReembedStatus,
+  done: Schema.Number,
+  total: Schema.Number,
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+  last_error: Schema.NullOr(Schema.String)
+})
+export type TextSearchReindexStatus = typeof TextSearchReindexStatus.Type
+
 /**
  * The embedding space of the stored vectors (`provider:model:dimensions`) and their re-embedding into it after
  * the deployment's provider changed: `done` of `total` rows (chunks, then Q&A), and why it failed.
@@ -57,7 +68,9 @@ export const EmbeddingsStatus = Schema.Struct({
   started_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String),
   /** The last failure: of an attempt that will be retried, or of the re-embedding that was given up. */
-  last_error: Schema.NullOr(Schema.String)
+  last_error: Schema.NullOr(Schema.String),
+  /** The re-indexing of the text search of rows written before languages were kept (`none`: none was needed). */
+  text_search: TextSearchReindexStatus
 })
 export type EmbeddingsStatus = typeof EmbeddingsStatus.Type
 

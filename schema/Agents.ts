@@ -12,6 +12,7 @@ import { Authentication, RequiredScope } from "./Auth.js"
 import { Deleted, Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import { ApiError, InvalidCursor, InvalidLimit, ResourceMissing } from "./Errors.js"
 import { AgentId } from "./Ids.js"
+import { AgentLanguage, languageTags, textSearchConfig } from "./Languages.js"
 import { StrictStruct } from "./Payload.js"
 import { reference } from "./Reference.js"
 
@@ -176,6 +177,12 @@ export const Agent = Schema.Struct({
   }),
   knowledge_refresh: KnowledgeRefresh,
   widget: WidgetSettings,
+  language: AgentLanguage.annotations({
+    description:
+      "The language of the agent's knowledge and visitors: `auto` (default; each source's and each question's own " +
+      "language, as detected) or a language tag, which a text too short to tell is taken to be in. The supported " +
+      "tags are listed in the Agents group's reference (Languages)"
+  }),
   created_at: Timestamp,
   updated_at: Timestamp
 }).annotations({ identifier: "Agent" })
@@ -188,7 +195,8 @@ export const CreateAgent = StrictStruct({
   welcome_message: Schema.optional(WelcomeMessage),
   allowed_origins: Schema.optional(AllowedOrigins),
   knowledge_refresh: Schema.optional(KnowledgeRefreshInput),
-  widget: Schema.optional(WidgetSettingsInput)
+  widget: Schema.optional(WidgetSettingsInput),
+  language: Schema.optional(AgentLanguage)
 }).annotations({ identifier: "CreateAgent" })
 export type CreateAgent = typeof CreateAgent.Type
 
@@ -198,7 +206,8 @@ export const UpdateAgent = StrictStruct({
   welcome_message: Schema.optional(Schema.NullOr(WelcomeMessage)),
   allowed_origins: Schema.optional(AllowedOrigins),
   knowledge_refresh: Schema.optional(KnowledgeRefreshInput),
-  widget: Schema.optional(WidgetSettingsInput)
+  widget: Schema.optional(WidgetSettingsInput),
+  language: Schema.optional(AgentLanguage)
 }).annotations({ identifier: "UpdateAgent" })
 export type UpdateAgent = typeof UpdateAgent.Type
 
@@ -257,5 +266,11 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .annotate(OpenApi.Summary, "Delete an agent (soft delete)")
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Description, reference("agents"))
+  .annotate(
+    OpenApi.Description,
+    reference("agents", {
+      stemmedLanguages: languageTags.filter((tag) => textSearchConfig(tag) !== "simple").map((tag) => `\`${tag}\``).join(", "),
+      otherLanguages: languageTags.filter((tag) => textSearchConfig(tag) === "simple").map((tag) => `\`${tag}\``).join(", ")
+    })
+  )
   .annotate(OpenApi.Title, "Agents") {}

@@ -27,6 +27,7 @@ import {
   UrlNotAllowed
 } from "./Errors.js"
 import { AgentId, FileId, SourceId } from "./Ids.js"
+import { LanguageTag } from "./Languages.js"
 import { StrictStruct } from "./Payload.js"
 import { reference } from "./Reference.js"
 
@@ -130,6 +131,12 @@ export const KnowledgeSource = Schema.Struct({
   size_bytes: Schema.Int.annotations({ description: "Bytes read (the content, the page or the file)" }),
   chunk_count: Schema.Int.annotations({ description: "Passages of about 1,200 characters indexed for retrieval" }),
   qa_count: Schema.Int.annotations({ description: "Q&A drawn from this source (generated, or imported from CSV)" }),
+  language: Schema.NullOr(LanguageTag).annotations({
+    description:
+      "The language its text was detected in when it was read (the agent's `language` where the text was too short " +
+      "to tell; English where that is `auto`); its passages and Q&A are indexed with that language's word forms. " +
+      "Null until it is read. The tags are listed in the Agents group's reference (Languages)"
+  }),
   refresh: Schema.NullOr(SourceRefresh).annotations({ description: "A `url` source's freshness; null for the other types" }),
   created_at: Timestamp,
   updated_at: Timestamp

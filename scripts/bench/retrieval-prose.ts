@@ -39,7 +39,7 @@ const addresses = (): Array<Address> =>
 
 /** Sentences gathered until a passage reaches `passageChars`; a short tail joins the passage before it. */
 export const cut = (text: string): Array<string> => {
-  const sentences = text.replace(/\s+/g, " ").trim().split(/(?<=[.!?][)"”’]?)\s+(?=[A-Z"“‘(\[])/)
+  const sentences = text.replace(/\s+/g, " ").trim().split(/(?<=[.!?][)"”’]?)\s+(?=[A-Z"“‘([])/)
   const out: Array<string> = []
   let current = ""
   for (const sentence of sentences) {

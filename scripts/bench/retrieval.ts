@@ -61,6 +61,7 @@ import {
 } from "./lib.js"
 import { post } from "./replies.js"
 import { proseCorpus } from "./retrieval-prose.js"
+import { retrievalSpanish } from "./retrieval-spanish.js"
 
 const sizes = (process.env["RETRIEVAL_SIZES"] ?? "100,1000,10000").split(",").map((s) => Number(s.trim()))
 type CorpusName = "generated" | "prose"
@@ -937,6 +938,12 @@ export const retrieval = async (): Promise<Section> => {
       ...answeredOffTopic(measured),
       ""
     )
+  }
+  if (process.env["RETRIEVAL_SPANISH"] !== "0") {
+    console.log("  Spanish and mixed agents")
+    const english = corpus(Number(process.env["RETRIEVAL_SPANISH_SIZE"] ?? 100))
+    const englishQuestions = questionSet(english).filter((q) => q.gold !== undefined)
+    lines.push(...(await retrievalSpanish(dbs, english, englishQuestions)))
   }
   for (const line of lines) console.log(line)
   return { title: "Retrieval: gold passages, fallback and reply cost by knowledge size", lines }

@@ -29,7 +29,7 @@ const isAgentId = Schema.is(AgentId)
 
 const missing = (id: string) => new ResourceMissing({ message: `No such agent: '${id}'`, param: "id" })
 
-type Editable = "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins" | "knowledge_refresh" | "widget"
+type Editable = "name" | "slug" | "instructions" | "welcome_message" | "allowed_origins" | "knowledge_refresh" | "widget" | "language"
 
 /** A refresh schedule's period; the first run is one period after it is set. */
 export const refreshPeriodMillis: Record<Exclude<RefreshSchedule, "off">, number> = {
@@ -92,6 +92,7 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
           refresh_next_at: firstRun(input.knowledge_refresh?.schedule ?? "off", at),
           gone_grace_days: input.knowledge_refresh?.gone_grace_days ?? DEFAULT_GONE_GRACE_DAYS,
           widget: { ...DEFAULT_WIDGET, ...input.widget } satisfies WidgetSettings,
+          language: input.language ?? "auto",
           created_at: at,
           updated_at: at
         })
@@ -134,7 +135,8 @@ export class Agents extends Effect.Service<Agents>()("Agents/Programs", {
           ...(input.knowledge_refresh !== undefined
             ? { knowledge_refresh: { ...before.knowledge_refresh, ...input.knowledge_refresh } satisfies KnowledgeRefresh }
             : {}),
-          ...(input.widget !== undefined ? { widget: { ...before.widget, ...input.widget } satisfies WidgetSettings } : {})
+          ...(input.widget !== undefined ? { widget: { ...before.widget, ...input.widget } satisfies WidgetSettings } : {}),
+          ...(input.language !== undefined ? { language: input.language } : {})
         }
         const changes: Record<string, { from: unknown; to: unknown }> = {}
         for (const [field, to] of Object.entries(wanted) as Array<[Editable, unknown]>) {

@@ -17,6 +17,7 @@ import {
 import { Environment } from "../../schema/Auth.js"
 import type { PageRequest } from "../../schema/Envelope.js"
 import { AgentId, WorkspaceId } from "../../schema/Ids.js"
+import { AgentLanguage } from "../../schema/Languages.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate, DbJson } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute, unique } from "../db/Sql.js"
@@ -45,6 +46,7 @@ export const AgentRow = Schema.Struct({
   refresh_next_at: Schema.NullOr(DbDate),
   gone_grace_days: Schema.Int,
   widget: DbJson(StoredWidget),
+  language: AgentLanguage,
   created_at: DbDate,
   updated_at: DbDate
 })
@@ -76,6 +78,7 @@ export const toAgent = (row: AgentRow): Agent => ({
   allowed_origins: row.allowed_origins,
   knowledge_refresh: { schedule: row.refresh_schedule, gone_grace_days: row.gone_grace_days },
   widget: row.widget satisfies WidgetSettings,
+  language: row.language,
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at)
 })
@@ -83,7 +86,7 @@ export const toAgent = (row: AgentRow): Agent => ({
 // `seq` is read as text (a bigint); queries must order by `agents.seq`, not the text alias
 const columns =
   "seq::text as seq, id, type, name, slug, instructions, welcome_message, allowed_origins, refresh_schedule, " +
-  "refresh_next_at, gone_grace_days, widget, created_at, updated_at"
+  "refresh_next_at, gone_grace_days, widget, language, created_at, updated_at"
 
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
   effect: Effect.gen(function* () {
@@ -121,6 +124,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
               refresh_next_at: row.refresh_next_at,
               gone_grace_days: row.gone_grace_days,
               widget: jsonb(row.widget),
+              language: row.language,
               created_at: row.created_at,
               updated_at: row.updated_at
             })}
@@ -169,6 +173,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("Agents/Repo", {
           | "refresh_next_at"
           | "gone_grace_days"
           | "widget"
+          | "language"
         >
       >,
       updated_at: Date

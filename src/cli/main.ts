@@ -232,6 +232,20 @@ const statusLine: Record<EmbeddingsStatus["status"], string> = {
   failed: "re-embedding failed"
 }
 
+const showTextSearch = (t: EmbeddingsStatus["text_search"]) =>
+  t.status === "none"
+    ? []
+    : [
+        "",
+        `text search ${t.status === "done" ? "re-indexed" : t.status === "failed" ? "re-indexing failed" : "re-indexing"}`,
+        fields([
+          ["rows", `${t.done} of ${t.total} done (${t.total === 0 ? 100 : Math.floor((100 * Math.min(t.done, t.total)) / t.total)}%)`],
+          ...(t.started_at === null ? [] : [["started_at", t.started_at] as const]),
+          ...(t.finished_at === null ? [] : [["finished_at", t.finished_at] as const]),
+          ...(t.last_error === null ? [] : [["last_error", t.last_error] as const])
+        ])
+      ]
+
 const showEmbeddings = (e: EmbeddingsStatus) => {
   const percent = e.total === 0 ? 100 : Math.floor((100 * Math.min(e.done, e.total)) / e.total)
   const under = e.status === "queued" || e.status === "running" || e.status === "failed"
@@ -247,6 +261,7 @@ const showEmbeddings = (e: EmbeddingsStatus) => {
       ...(e.last_error === null ? [] : [["last_error", e.last_error] as const])
     ]),
     ...(e.status === "failed" ? ["", "A restart queues it again, from where it stopped."] : []),
+    ...showTextSearch(e.text_search),
     ...(under && e.status !== "failed" ? ["", "Retrieval uses text search, and the vectors of the rows done, meanwhile."] : [])
   ].join("\n")
 }

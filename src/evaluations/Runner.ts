@@ -9,7 +9,7 @@
  * (`ai_failed`) with `evaluation.run_failed`; attempts that kept dying fail it `internal_error` (`giveUp`).
  */
 import type { Agent } from "../../schema/Agents.js"
-import { agentLanguageOf } from "../languages/TextLanguage.js"
+import { agentLanguageOf } from "../languages/AgentLanguages.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

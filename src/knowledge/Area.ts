@@ -17,6 +17,7 @@ import { KnowledgeHttp } from "./Http.js"
 import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
 import { JOB_MAX_ATTEMPTS, Pipeline } from "./Pipeline.js"
+import { Reindex, REINDEX_QUEUE } from "./Reindex.js"
 import { Retrieval } from "./Retrieval.js"
 import { KnowledgeSearch } from "./Search.js"
 import { VectorIndex } from "./VectorIndex.js"
@@ -29,7 +30,8 @@ export const Live = Layer.mergeAll(
   Pipeline.Default,
   Retrieval.Default,
   VectorIndex.Default,
-  Embeddings.Default
+  Embeddings.Default,
+  Reindex.Default
 )
 
 /** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
@@ -113,7 +115,29 @@ const FreshnessWorkers = Layer.unwrapEffect(
   })
 )
 
-export const Workers = Layer.mergeAll(IngestWorkers, ReembedWorker, FreshnessWorkers, WordStatistics.Workers)
+/** Re-indexing the text search of rows written before languages were kept (`Reindex.ts`): one job at a time. */
+const ReindexWorker = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const reindex = yield* Reindex
+    const config = yield* AppConfig
+    return queueWorker({
+      queue: REINDEX_QUEUE,
+      concurrency: 1,
+      pollMillis: config.ingest.pollMillis,
+      onRetry: reindex.retrying,
+      onGiveUp: reindex.giveUp,
+      handle: reindex.handle
+    })
+  })
+)
 
-/** At start, after the migrations: the stored vectors' space against the configured provider's (`Embeddings.ts`). */
-export const checkEmbeddings = Effect.flatMap(Embeddings, (embeddings) => embeddings.check)
+export const Workers = Layer.mergeAll(IngestWorkers, ReembedWorker, ReindexWorker, FreshnessWorkers, WordStatistics.Workers)
+
+/**
+ * At start, after the migrations: the stored vectors' space against the configured provider's (`Embeddings.ts`),
+ * and the text-search re-indexing a migration left queued (`Reindex.ts`).
+ */
+export const checkEmbeddings = Effect.zipRight(
+  Effect.flatMap(Embeddings, (embeddings) => embeddings.check),
+  Effect.flatMap(Reindex, (reindex) => reindex.check)
+)

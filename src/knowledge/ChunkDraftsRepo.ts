@@ -16,6 +16,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { SourceId } from "../../schema/Ids.js"
+import type { LanguageTag } from "../../schema/Languages.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import { makeBulkInsert } from "../db/BulkInsert.js"
 import { decodeAll, execute, transaction } from "../db/Sql.js"
@@ -42,7 +43,7 @@ const stepTarget = 40
 const firstStep = 8
 const maxStep = 500
 
-/** What a step writes of a chunk (`tsv` is generated). */
+/** What a step writes of a chunk (`tsv` is generated, `search_tsv` filled by a trigger from `language`). */
 const chunkColumns = {
   id: "text",
   source_id: "text",
@@ -52,7 +53,8 @@ const chunkColumns = {
   position: "int4",
   content: "text",
   embedding: "float4[]",
-  draft: "text"
+  draft: "text",
+  language: "text"
 } as const
 
 const Id = Schema.Struct({ id: Schema.String })
@@ -165,7 +167,7 @@ export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledg
       )
 
     /** `chunks` into the draft, in steps; `DraftGone` when it was discarded meanwhile. */
-    const write = (source: SourceRow, draft: string, chunks: ReadonlyArray<NewChunk>) =>
+    const write = (source: SourceRow, draft: string, chunks: ReadonlyArray<NewChunk>, language: LanguageTag) =>
       stepped(chunks.length, (from, count) =>
         inTransaction(
           Effect.gen(function* () {
@@ -182,7 +184,8 @@ export class ChunkDraftsRepo extends Effect.Service<ChunkDraftsRepo>()("Knowledg
                 position: c.position,
                 content: c.content,
                 embedding: c.embedding.map((x) => (Number.isFinite(x) ? x : 0)),
-                draft
+                draft,
+                language
               }))
             )
             return count

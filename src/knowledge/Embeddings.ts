@@ -30,6 +30,7 @@ import { SourceQa } from "../qa/SourceQa.js"
 import { isoOrNull, now } from "../Time.js"
 import { EmbeddingSpaceRepo, type Position, type SpaceRow } from "./EmbeddingSpaceRepo.js"
 import { KnowledgeRepo } from "./KnowledgeRepo.js"
+import { Reindex } from "./Reindex.js"
 
 /** The queue of re-embeddings into `space`: only processes whose provider gives vectors of that space claim it. */
 export const reembedQueue = (space: string) => `embeddings:${space}`
@@ -62,6 +63,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
     const state = yield* EmbeddingSpaceRepo
     const chunks = yield* KnowledgeRepo
     const qa = (yield* SourceQa).reembedding
+    const reindex = yield* Reindex
     const space = embeddingSpace(ai)
     const queueName = reembedQueue(space)
     const inTransaction = transaction(sql)
@@ -253,11 +255,12 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
         total: row.total,
         started_at: isoOrNull(row.started_at),
         finished_at: isoOrNull(row.finished_at),
-        last_error: row.last_error
+        last_error: row.last_error,
+        text_search: yield* reindex.status
       } satisfies EmbeddingsStatus
     })
 
     return { space, queue: queueName, check, handle, retrying, giveUp, status } as const
   }),
-  dependencies: [EmbeddingSpaceRepo.Default, KnowledgeRepo.Default, SourceQa.Default]
+  dependencies: [EmbeddingSpaceRepo.Default, KnowledgeRepo.Default, SourceQa.Default, Reindex.Default]
 }) {}

@@ -158,6 +158,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
                 extracted_text: null,
                 chunk_count: chunks.length,
                 qa_count: built.qa.length,
+                language: built.language,
                 size_bytes: page.body.length,
                 checked_at: at,
                 changed_at: at
@@ -173,7 +174,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
             return true
           })
         )
-        const written = Effect.zipRight(drafts.write(source, draft, chunks), drafts.writeText(source, draft, built.text ?? ""))
+        const written = Effect.zipRight(drafts.write(source, draft, chunks, built.language), drafts.writeText(source, draft, built.text ?? ""))
         const published = yield* Effect.zipRight(written, swapped).pipe(
           Effect.onError((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.ignore(drafts.discard(source.id, draft))))
         )

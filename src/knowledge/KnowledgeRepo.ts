@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Environment } from "../../schema/Auth.js"
 import { AgentId, SourceId, WorkspaceId } from "../../schema/Ids.js"
+import { LanguageTag } from "../../schema/Languages.js"
 import {
   type KnowledgeSource,
   RefreshStatus,
@@ -36,6 +37,8 @@ export const SourceRow = Schema.Struct({
   title: Schema.String,
   ...processingFields,
   qa_count: Schema.Int,
+  /** Detected when the source is read; null before (and for a source written before migration 0048, until re-indexed). */
+  language: Schema.NullOr(LanguageTag),
   /** Set when a lesson source owns the row (training): hidden from the knowledge endpoints. */
   lesson_source_id: Schema.NullOr(Schema.String),
   /** The crawl that kept this page, which hears when it settles (`CrawlReport`). */
@@ -60,6 +63,7 @@ export const toSource = (row: SourceRow): KnowledgeSource => ({
   title: row.title,
   ...toProcessing(row),
   qa_count: row.qa_count,
+  language: row.language,
   refresh:
     row.type === "url"
       ? {
@@ -104,7 +108,7 @@ const SourceTitle = Schema.Struct({ id: SourceId, title: Schema.String })
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
 const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
   progress, attempts, next_attempt_at, error, error_code, source_ref, size_bytes::text as size_bytes, chunk_count,
-  qa_count, lesson_source_id, crawl_id, etag, last_modified, refresh_status, checked_at, changed_at, gone_since,
+  qa_count, language, lesson_source_id, crawl_id, etag, last_modified, refresh_status, checked_at, changed_at, gone_since,
   created_at, updated_at`
 
 export interface NewSource {
@@ -143,6 +147,7 @@ export interface SourceProgress {
   readonly extracted_text?: null
   readonly chunk_count?: number
   readonly qa_count?: number
+  readonly language?: LanguageTag
   readonly started_at?: Date
   readonly finished_at?: Date
   readonly etag?: string | null

@@ -27,12 +27,11 @@ import { type ClaimCall, type GiveUpHow, type Job, Outcome } from "../../layers/
 import { type Tenant, tenantOfRow } from "../../schema/Tenant.js"
 import * as Sql from "../db/Sql.js"
 import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
-import { Agents } from "../agents/Agents.js"
 import { draftLanguage } from "../languages/DocumentLanguage.js"
-import { agentLanguageOf } from "../languages/TextLanguage.js"
 import { Outbox } from "../events/Outbox.js"
 import { toCategory } from "../qa/CategoryRow.js"
 import { SourceQa } from "../qa/SourceQa.js"
+import { AgentLanguages, sourceLanguage } from "../languages/AgentLanguages.js"
 import { now } from "../Time.js"
 import { chunkInSteps } from "./Chunk.js"
 import { ChunkDraftsRepo } from "./ChunkDraftsRepo.js"
@@ -89,15 +88,15 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
     const crawls = yield* CrawlReport
     const drafts = yield* ChunkDraftsRepo
     const knowledgeChanged = yield* KnowledgeChanged
-    const agents = yield* Agents
+    const languages = yield* AgentLanguages
 
     /** The document as the AI reads it, with the language its drafts are written in. */
-    const drafting = (source: SourceRow, tenant: Tenant, doc: Document) =>
-      agents.retrieve(tenant, source.agent_id).pipe(
-        Effect.map(agentLanguageOf),
-        Effect.catchTag("ResourceMissing", () => Effect.succeed("auto" as const)),
-        Effect.map((agentLanguage) => ({ title: doc.title, text: doc.text, language: draftLanguage(doc, agentLanguage) }))
-      )
+    const drafting = (source: SourceRow, doc: Document) =>
+      Effect.map(languages.settingOf(source.agent_id), (agentLanguage) => ({
+        title: doc.title,
+        text: doc.text,
+        language: draftLanguage(doc, agentLanguage)
+      }))
 
     const step = (source: SourceRow, changes: SourceProgress) =>
       Effect.flatMap(now, (at) => repo.update(source.id, changes, at)).pipe(
@@ -160,7 +159,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
       Effect.gen(function* () {
         if (doc.text.trim() === "") return yield* permanent("empty_content", "no readable text was found")
         yield* phase(phases, "categorizing", 40)
-        const input = yield* drafting(source, tenant, doc)
+        const input = yield* drafting(source, doc)
         const categories = yield* categoriesFor(source, tenant, input, known).pipe(phaseSpan("categorize"))
         yield* phase(phases, "generating_qa", 60)
         const drafts: ReadonlyArray<CategoryDraft> = categories.map((c) => ({ name: c.name, description: c.description }))
@@ -181,7 +180,11 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         const text = doc === null ? null : `${doc.title}\n\n${doc.text}`
         const chunks = text === null ? [] : yield* chunkInSteps(text).pipe(phaseSpan("chunk"))
         const vectors = yield* embed([...chunks, ...items.map((i) => `${i.question}\n${i.answer}`)]).pipe(phaseSpan("embed"))
+        // the source's language, which its passages and Q&A are indexed in
+        const read = text ?? items.map((i) => `${i.question}\n${i.answer}`).join("\n")
+        const language = sourceLanguage(read, yield* languages.settingOf(source.agent_id))
         return {
+          language,
           title: doc?.title ?? source.title,
           text: doc?.text ?? null,
           validators: doc?.validators,
@@ -229,7 +232,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
         const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
         const draft = yield* drafts.open(source, { attempt: source.attempts })
         const written = Effect.zipRight(
-          drafts.write(source, draft, chunks),
+          drafts.write(source, draft, chunks, built.language),
           built.text === null ? Effect.void : drafts.writeText(source, draft, built.text)
         ).pipe(phaseSpan("write"))
         const published = transaction(
@@ -247,6 +250,7 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
               next_attempt_at: null,
               chunk_count: chunks.length,
               qa_count: built.qa.length,
+              language: built.language,
               finished_at: at,
               // the text is in the draft's pieces; a value written before them goes
               ...(built.text === null ? {} : { extracted_text: null }),
@@ -384,5 +388,5 @@ export class Pipeline extends Effect.Service<Pipeline>()("Knowledge/Pipeline", {
 
     return { handle, retrying, giveUp, handBack, claimAndStart, index } as const
   }),
-  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDraftsRepo.Default, Agents.Default]
+  dependencies: [KnowledgeRepo.Default, SourceReader.Default, SourceQa.Default, ChunkDraftsRepo.Default, AgentLanguages.Default]
 }) {}

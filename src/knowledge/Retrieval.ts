@@ -18,6 +18,11 @@
  * and nearness (`best`). A question whose best score is under
  * `relevanceThreshold` has no answer in the knowledge.
  *
+ * Languages: a question is searched in its own language (`AgentLanguages.ts`: detected among the agent's
+ * knowledge's), its words stemmed by that language's configuration then folded (lower case, accents off), as
+ * `search_tsv` holds every row's words (migration 0048); hits in the question's language that are relevant come
+ * first.
+ *
  * Enabled glossary terms expand the query: a term or any synonym found in it
  * adds the others. A provider outage while the question is embedded is
  * `AiUnavailable` (503); any other provider failure is ours, a defect.
@@ -29,10 +34,12 @@ import { AiUnavailable } from "../../schema/Errors.js"
 import type { AgentId } from "../../schema/Ids.js"
 import { Ai } from "../../layers/Ai.js"
 import { providerFailure } from "../AiFailure.js"
+import { type LanguageTag, textSearchConfig } from "../../schema/Languages.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { Glossary } from "../glossary/Glossary.js"
+import { AgentLanguages } from "../languages/AgentLanguages.js"
 import { visibleChunk } from "./ChunkDraftsRepo.js"
 import { covers } from "./Relevance.js"
 import { VectorIndex } from "./VectorIndex.js"
@@ -45,6 +52,8 @@ export interface Hit {
   /** The chunk's text, or the Q&A item's answer. */
   readonly text: string
   readonly question: string | null
+  /** The language its words are indexed in (null: written before migration 0048, not yet re-indexed). */
+  readonly language: LanguageTag | null
   /** 0..1, comparable across questions: embedding cosine and the share of the question's words found. */
   readonly score: number
   /** The embedding cosine to the question (clamped at 0). */
@@ -83,6 +92,7 @@ const Row = Schema.Struct({
   text: Schema.String,
   question: Schema.NullOr(Schema.String),
   cosine: Schema.Number,
+  language: Schema.NullOr(Schema.String),
   score: Schema.Number
 })
 type Row = typeof Row.Type
@@ -157,6 +167,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
     const ai = yield* Ai
     const glossary = yield* Glossary
     const { plan } = yield* VectorIndex
+    const languages = yield* AgentLanguages
 
     // each table as one agent's rows, with its text and question columns named alike, and the text its `tsv` holds
     const tables = {
@@ -175,11 +186,12 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       sql`agent_id = ${agentId} and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}`
 
     /** The question's words as the text-search indexes hold them (stemmed, stop words out), with their forms. */
-    const lexemesOf = (text: string) =>
+    const lexemesOf = (text: string, language: LanguageTag) =>
       Effect.map(
         decodeAll(
           WordLexemes,
-          sql`select w as word, tsvector_to_array(to_tsvector('english', w)) as lexemes
+          sql`select w as word,
+              tsvector_to_array(search_fold(to_tsvector(${textSearchConfig(language)}::regconfig, w)::text)::tsvector) as lexemes
             from unnest(string_to_array(${text}, ' ')) with ordinality as u(w, i)
             order by i`
         ),
@@ -189,7 +201,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
             for (const lexeme of lexemes) forms.set(lexeme, [...(forms.get(lexeme) ?? []), word])
           }
           const lexemes = [...forms.keys()]
-            .filter((l) => /^[a-z0-9]+$/.test(l))
+            .filter((l) => /^[\p{L}\p{N}]+$/u.test(l))
             .sort()
             .slice(0, maxLexemes)
             .map((lexeme): Lexeme => ({ lexeme, forms: forms.get(lexeme)! }))
@@ -226,8 +238,8 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       // `is true`: the agent's rows are many, its matches of a tier few; the planner, unable to tell, would
       // rather walk the agent's index than the text-search one
       const textSide = tiers(lexemes, common).map(
-        (tier) => sql`(select id, ts_rank(tsv, to_tsquery('simple', ${anyWord})) as rank from ${table.name}
-          where tsv @@ to_tsquery('simple', ${tier.query}) and (${agent}) is true ${table.visible}
+        (tier) => sql`(select id, ts_rank(search_tsv, to_tsquery('simple', ${anyWord})) as rank from ${table.name}
+          where search_tsv @@ to_tsquery('simple', ${tier.query}) and (${agent}) is true ${table.visible}
           ${tier.ranked ? sql`order by rank desc` : sql``} limit ${tierScan})`
       )
       const textIds =
@@ -267,11 +279,11 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const total = sql`greatest(${stats.rows}::float8, (select count(*) from candidates))`
       return sql`(
         with candidates as (
-          select c.id, c.source_id, c.${table.text} as text, ${table.question} as question, ${cosine} as cosine,
-            array(select l from unnest(${lexemeArray}::text[]) as l where c.tsv @@ l::tsquery) as held,
+          select c.id, c.source_id, c.${table.text} as text, ${table.question} as question, c.language, ${cosine} as cosine,
+            array(select l from unnest(${lexemeArray}::text[]) as l where c.search_tsv @@ l::tsquery) as held,
             array(select distinct f.l from unnest(${formLexemes}::text[], ${forms}::text[]) as f(l, form)
-              where (${table.searched}) ~* ('\\m' || f.form || '\\M')) as exact,
-            array(select q from unnest(${near}::text[]) as q where c.tsv @@ q::tsquery) as close
+              where search_fold(${table.searched}) ~* ('\\m' || search_fold(f.form) || '\\M')) as exact,
+            array(select q from unnest(${near}::text[]) as q where c.search_tsv @@ q::tsquery) as close
           from ${table.name} as c
           where c.id in (${textIds} ${vectorIds})
         ),
@@ -295,7 +307,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
             coalesce((select sum(weight) from pairs where q = any(close)), 0) / nullif((select sum(weight) from pairs), 0) as close
           from candidates
         )
-        select id, source_id, text, question, cosine,
+        select id, source_id, text, question, cosine, language,
           ${cosineWeight} * cosine + ${wordsWeight} * (
             (1 - ${exactShare}::float8 - ${closeShare}::float8) * s.held + ${exactShare}::float8 * s.exact
               + ${closeShare}::float8 * coalesce(s.close, s.held)) as score
@@ -332,9 +344,10 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       const expanded = expandQuery(query, terms)
       const [embedding] = yield* Effect.catchTag(ai.embed([expanded]), "AiError", outage)
       const vector = (embedding ?? []).map((x) => (Number.isFinite(x) ? x : 0))
+      const { language } = yield* languages.ofQuestion(agentId, query)
       return yield* indexed(
         Effect.gen(function* () {
-          const { lexemes, pairs } = yield* lexemesOf(plainWords(expanded))
+          const { lexemes, pairs } = yield* lexemesOf(searchWords(expanded), language)
           if (lexemes.length === 0 && plan._tag === "TextCandidates") return []
           const stats = yield* wordsOf(sql, lexemes.map((l) => l.lexeme))
           const rows = yield* decodeAll(
@@ -343,17 +356,15 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
               union all
               select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, pairs, stats.knowledge_chunks, limit)} as c`
           )
-          return rows
-            .map((row) => toHit(row, expanded))
-            .sort((a, b) => b.score - a.score)
-            .slice(0, limit)
+          const hits = rows.map((row) => toHit(row, expanded, language)).sort((a, b) => b.score - a.score)
+          return inLanguageFirst(hits, language).slice(0, limit)
         })
       )
     })
 
     return { search } as const
   }),
-  dependencies: [Glossary.Default, VectorIndex.Default]
+  dependencies: [Glossary.Default, VectorIndex.Default, AgentLanguages.Default]
 }) {}
 
 /** The query's words, letters and digits only, accents off: what the text-search parser is given. */
@@ -362,13 +373,34 @@ export const plainWords = (text: string): string =>
     .slice(0, 64)
     .join(" ")
 
-const toHit = (row: Row, query: string): Hit => ({
+/**
+ * The question's words as they are searched: lower case, letters and digits, accents kept (the stemmer reads
+ * them; the lexemes are folded after).
+ */
+export const searchWords = (text: string): string =>
+  [...new Set(text.toLowerCase().normalize("NFC").match(/[\p{L}\p{N}]{2,}/gu) ?? [])].slice(0, 64).join(" ")
+
+/**
+ * Hits sorted by score, the relevant ones in the question's language moved first (in score order): an agent whose
+ * knowledge mixes languages answers a visitor from the passages of the visitor's language.
+ */
+export const inLanguageFirst = (hits: ReadonlyArray<Hit>, language: LanguageTag): ReadonlyArray<Hit> => {
+  const first = (hit: Hit) => hit.language === language && hit.relevant
+  return [...hits.filter(first), ...hits.filter((hit) => !first(hit))]
+}
+
+/**
+ * The coverage rule reads a question's words with the English stemmer and stop words; a question in another
+ * language is judged by its score alone.
+ */
+const toHit = (row: Row, query: string, language: LanguageTag): Hit => ({
   kind: row.kind,
   id: row.id,
   sourceId: row.source_id,
   text: row.text,
   question: row.question,
+  language: row.language as LanguageTag | null,
   score: row.score,
   cosine: row.cosine,
-  relevant: row.score >= relevanceThreshold && covers(row, query)
+  relevant: row.score >= relevanceThreshold && (language !== "en" || covers(row, query))
 })

@@ -1,7 +1,7 @@
 /**
  * How many rows of the searched tables (`knowledge_chunks`, `qa_items`) hold each of their common words: what
  * retrieval weighs a question's words by (`Retrieval.ts`: a common word draws no candidates alone, a rare one
- * counts for more). Kept here, in short steps, where the planner's statistics of the `tsv` columns used to be
+ * counts for more). Kept here, in short steps, where the planner's statistics of the text-search columns used to be
  * read: ANALYZE took its sample of them in one statement, on PGlite's only session, and every other workspace's
  * statement waited behind it (migration 0046 stops it).
  *
@@ -62,7 +62,7 @@ export const countWords = (table: SearchedTable, estimate: number, changes: numb
       sql`with step as (${rows})
         select (select count(*) from step)::int as rows, (select max(id) from step) as last,
           coalesce((select jsonb_object_agg(lexeme, n) from (
-            select lexeme, count(*)::int as n from step cross join lateral unnest(tsvector_to_array(step.tsv)) as lexeme
+            select lexeme, count(*)::int as n from step cross join lateral unnest(tsvector_to_array(step.search_tsv)) as lexeme
             group by lexeme) as w), '{}') as words`
     const seen = new Map<string, number>()
     const add = (words: Record<string, number>) => {
@@ -80,7 +80,7 @@ export const countWords = (table: SearchedTable, estimate: number, changes: numb
         }
         const got = yield* decodeSingle(
           Step,
-          step(sql`select id, tsv from ${name} where id > ${last} order by id limit ${stepRows}`)
+          step(sql`select id, search_tsv from ${name} where id > ${last} order by id limit ${stepRows}`)
         )
         sampled += got.rows
         add(got.words)
@@ -94,7 +94,7 @@ export const countWords = (table: SearchedTable, estimate: number, changes: numb
         const seed = yield* Random.nextIntBetween(0, 2 ** 31 - 1)
         const got = yield* decodeSingle(
           Step,
-          step(sql`select id, tsv from ${name} tablesample system (${percent}) repeatable (${seed})`)
+          step(sql`select id, search_tsv from ${name} tablesample system (${percent}) repeatable (${seed})`)
         )
         sampled += got.rows
         add(got.words)

@@ -4,22 +4,9 @@
  * wrote in it, and an `openai` model answers in it too); then the widget's `locale` (the page's language, or
  * the one its integrator set); then the agent's language; then English.
  */
-import * as Schema from "effect/Schema"
-import type { Agent } from "../../schema/Agents.js"
-import { AgentLanguage, type LanguageTag } from "../../schema/Languages.js"
+import type { AgentLanguage, LanguageTag } from "../../schema/Languages.js"
 import { isTextLanguage, type TextLanguage } from "../../schema/texts/Catalogue.js"
 import { detectLanguage } from "./Detect.js"
-
-/**
- * The agent's language, `auto` for an agent that has none set. The one place a caller reads it, so callers
- * hold an agent and never its field.
- */
-export const agentLanguageOf = (agent: Agent): AgentLanguage => {
-  const set: unknown = (agent as Readonly<Record<string, unknown>>)["language"]
-  return isAgentLanguage(set) ? set : "auto"
-}
-
-const isAgentLanguage = Schema.is(AgentLanguage)
 
 /**
  * The languages a visitor's question is told among: the catalogue's and their near neighbours, so that a short

@@ -17,6 +17,7 @@ import type { Tenant } from "../../schema/Tenant.js"
 import { KnowledgeChanged } from "../events/KnowledgeChanged.js"
 import { Paginator, toPage } from "../http/Pagination.js"
 import { now } from "../Time.js"
+import { AgentLanguages, questionLanguage } from "../languages/AgentLanguages.js"
 import { type QaChanges, qaEmbeddingText, QaRepo, toQa } from "./QaRepo.js"
 
 const missing = (id: QaId) => new ResourceMissing({ message: `No such Q&A: '${id}'`, param: "qa_id" })
@@ -32,6 +33,14 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
     const ai = yield* Ai
     const pages = yield* Paginator
     const knowledgeChanged = yield* KnowledgeChanged
+    const languages = yield* AgentLanguages
+
+    /** The language a Q&A item of the agent is written in: detected among its knowledge's and its own. */
+    const languageOf = (agentId: AgentId, question: string, answer: string) =>
+      Effect.map(
+        Effect.all([languages.settingOf(agentId), languages.knowledgeOf(agentId)]),
+        ([setting, knowledge]) => questionLanguage(`${question}\n${answer}`, setting, knowledge)
+      )
 
     const embed = (question: string, answer: string) =>
       ai.embed([qaEmbeddingText(question, answer)]).pipe(
@@ -51,11 +60,12 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
       yield* agents.retrieve(tenant, agentId)
       const embedding = yield* embed(input.question, input.answer)
       const categoryId = input.category_id ?? null
+      const language = yield* languageOf(agentId, input.question, input.answer)
       const [row] = yield* repo.transaction(
         Effect.zipRight(
           holdCategory(tenant, agentId, categoryId),
           repo.insertQaRows(tenant, agentId, [
-            { question: input.question, answer: input.answer, categoryId, origin: "manual", sourceId: null, embedding }
+            { question: input.question, answer: input.answer, categoryId, origin: "manual", sourceId: null, embedding, language }
           ])
         ).pipe(Effect.tap(() => knowledgeChanged.changed(tenant, agentId)))
       )
@@ -99,7 +109,8 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
                   // an edited generated answer is now the integrator's: regeneration must keep it
                   ...(before.origin === "generated" ? { origin: "manual" as const } : {}),
                   // the row stays locked while the provider answers: one row, bounded by its timeout
-                  embedding: yield* embed(question, answer)
+                  embedding: yield* embed(question, answer),
+                  ...(before.source_id === null ? { language: yield* languageOf(agentId, question, answer) } : {})
                 }
               : {}),
             ...(categoryChanged ? { category_id: input.category_id ?? null } : {})
@@ -124,5 +135,5 @@ export class QaItems extends Effect.Service<QaItems>()("Qa/Items", {
 
     return { create, list, update, remove } as const
   }),
-  dependencies: [QaRepo.Default, Agents.Default]
+  dependencies: [QaRepo.Default, Agents.Default, AgentLanguages.Default]
 }) {}

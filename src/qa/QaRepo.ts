@@ -12,6 +12,7 @@ import { AgentId, CategoryId, QaId, SourceId } from "../../schema/Ids.js"
 import { type Category, type Qa, QaOrigin } from "../../schema/Qa.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import type { LanguageTag } from "../../schema/Languages.js"
 import { makeBulkInsert } from "../db/BulkInsert.js"
 import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, decodeOne, decodeSingle, execute, lockWith, transaction } from "../db/Sql.js"
@@ -56,6 +57,8 @@ export interface QaInsert {
   readonly origin: QaOrigin
   readonly sourceId: SourceId | null
   readonly embedding: ReadonlyArray<number>
+  /** What its words are indexed in; absent: its source's language, else its agent's (`search_tsv`'s trigger). */
+  readonly language?: LanguageTag
 }
 
 export interface QaFilters {
@@ -69,6 +72,7 @@ export interface QaChanges {
   readonly category_id?: CategoryId | null
   readonly origin?: QaOrigin
   readonly embedding?: ReadonlyArray<number>
+  readonly language?: LanguageTag
 }
 
 // `seq` is read as text (a bigint); queries order by the table column, not the alias
@@ -91,6 +95,7 @@ const qaInsertColumns = {
   origin: "text",
   source_id: "text",
   embedding: "float4[]",
+  language: "text",
   created_at: "timestamptz",
   updated_at: "timestamptz"
 } as const
@@ -272,16 +277,17 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
               category_id: item.categoryId,
               origin: item.origin,
               source_id: item.sourceId,
-              embedding: realArrayLiteral(item.embedding)
+              embedding: realArrayLiteral(item.embedding),
+              language: item.language ?? null
             }))
           )
           const rows = yield* decodeAll(QaRow, sql`
             insert into qa_items (id, workspace_id, environment, agent_id, question, answer, category_id, origin,
-              source_id, embedding, created_at, updated_at)
+              source_id, embedding, language, created_at, updated_at)
             select r.id, ${tenant.workspaceId}, ${tenant.environment}, ${agentId}, r.question, r.answer,
-              r.category_id, r.origin, r.source_id, r.embedding::real[], ${at}, ${at}
+              r.category_id, r.origin, r.source_id, r.embedding::real[], r.language, ${at}, ${at}
             from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb) as r(id text, question text,
-              answer text, category_id text, origin text, source_id text, embedding text)
+              answer text, category_id text, origin text, source_id text, embedding text, language text)
             returning ${qaCols}`)
           out.push(...rows)
         }
@@ -304,6 +310,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
             origin: item.origin,
             source_id: item.sourceId,
             embedding: item.embedding,
+            language: item.language ?? null,
             created_at: at,
             updated_at: at
           }))

@@ -54,7 +54,8 @@ const committed: Record<string, string> = {
   "0043_conversation_events_retention": "82552cc046440ec7",
   "0045_evaluations": "ed01d38d2b5c05b0",
   "0046_word_statistics": "b8449d12190c32be",
-  "0047_evaluation_triggers": "5c8b7c52bcd9ab73"
+  "0047_evaluation_triggers": "5c8b7c52bcd9ab73",
+  "0048_languages": "111a8e5edc7cf2ca"
 }
 
 const files = readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name))

@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import type { AgentId, WorkspaceId } from "../../schema/Ids.js"
 import { Database } from "../../layers/Database.js"
 import { GlossaryRepo } from "../../src/glossary/GlossaryRepo.js"
+import { AgentLanguages } from "../../src/languages/AgentLanguages.js"
 import { relevanceThreshold, Retrieval, tiers } from "../../src/knowledge/Retrieval.js"
 import { VectorIndex } from "../../src/knowledge/VectorIndex.js"
 import { countDueWords } from "../../src/knowledge/WordStatistics.js"
@@ -60,7 +61,7 @@ const offTopic = [
 /** Retrieval over the same database with the pgvector capability forced on or off. */
 const onPath = (vector: boolean) =>
   Retrieval.DefaultWithoutDependencies.pipe(
-    Layer.provide([GlossaryRepo.Default, VectorIndex.Default]),
+    Layer.provide([GlossaryRepo.Default, VectorIndex.Default, AgentLanguages.Default]),
     Layer.provide(Layer.effect(Database, Effect.map(Database, (d) => ({ ...d, vector }))))
   )
 

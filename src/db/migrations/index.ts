@@ -42,6 +42,7 @@ import conversationEventsRetention from "./0043_conversation_events_retention.js
 import evaluations from "./0045_evaluations.js"
 import wordStatistics from "./0046_word_statistics.js"
 import evaluationTriggers from "./0047_evaluation_triggers.js"
+import languages from "./0048_languages.js"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -86,5 +87,6 @@ export const migrations = {
   "0043_conversation_events_retention": conversationEventsRetention,
   "0045_evaluations": evaluations,
   "0046_word_statistics": wordStatistics,
-  "0047_evaluation_triggers": evaluationTriggers
+  "0047_evaluation_triggers": evaluationTriggers,
+  "0048_languages": languages
 }

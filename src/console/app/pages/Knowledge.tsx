@@ -304,6 +304,7 @@ const SourceRow = ({ client, source, onDeleted }: { client: Client; source: Know
         Attempts {source.attempts}
         {source.next_attempt_at === null ? "" : ` · next attempt ${when(source.next_attempt_at)}`}
         {source.status === "indexed" ? ` · ${source.chunk_count} passages, ${source.qa_count} Q&A` : ""}
+        {source.language === null ? "" : ` · language ${source.language}`}
         {` · added ${when(source.created_at)}`}
       </p>
       {source.error === null ? null : (
