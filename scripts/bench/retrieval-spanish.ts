@@ -200,9 +200,6 @@ const bm25 = (passages: ReadonlyArray<SpanishPassage>, questions: ReadonlyArray<
 
 // The service
 
-const fallbackAnswer =
-  "I could not find an answer to that in what I know. Would you like me to connect you with a person from our team?"
-
 interface Api {
   readonly base: string
   readonly agentId: string
@@ -225,11 +222,13 @@ const load = async (api: Api, passages: ReadonlyArray<{ key: string; title: stri
     })
     ids.set((await json(res, "POST knowledge", 201)).data.id, p.key)
   }
-  for (;;) {
+  // bounded: 30 minutes of reads
+  for (let i = 0; i < 7_200; i++) {
     const body = await json(await fetch(`${api.base}/v1/agents/${api.agentId}/knowledge?limit=1`, { headers: api.headers }), "GET knowledge")
     if (body.data[0]?.status === "indexed" || body.data[0]?.status === "failed") return ids
     await sleep(250)
   }
+  throw new Error("the Spanish sources were not indexed within 30 minutes")
 }
 
 /** The first hit's passage key, and whether the reply was the fallback. */
@@ -254,7 +253,7 @@ const ask = async (api: Api, question: string, keyOf: Map<string, string>) => {
   )
   return {
     first: first?.source_id === null || first === undefined ? undefined : keyOf.get(first.source_id),
-    declined: reply.data.content === fallbackAnswer && reply.data.sources.length === 0
+    declined: reply.data.outcome === "fallback"
   }
 }
 
