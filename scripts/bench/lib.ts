@@ -381,3 +381,18 @@ export const proWorkspace = async (base: string, adminToken: string, name: strin
   ])
   return { workspaceId: workspace.id, token: key.secret }
 }
+
+/** mulberry32: small, seeded, the same sequence on every machine. */
+export const seeded = (seed: number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+export type Random = () => number
+export const pick = <A>(random: Random, xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!

@@ -18,7 +18,9 @@ import {
   freePort,
   host,
   noRateLimit,
+  pick,
   proWorkspace,
+  seeded,
   serviceEnv,
   sleep,
   spawnService,
@@ -40,18 +42,6 @@ export interface SpanishQuestion {
   readonly gold: number | undefined
 }
 
-const seeded = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-type Random = () => number
-const pick = <A>(random: Random, xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
 const list = (text: string) => text.trim().split(/\s*,\s*/)
 
 const syllables = list("val, mon, ber, ca, ri, llo, sal, ta, na, fuen, cas, ti, lla, rro, mar, go, ce, vi, do, lo, za, ra")

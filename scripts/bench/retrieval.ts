@@ -48,9 +48,12 @@ import {
   host,
   noRateLimit,
   percentile,
+  pick,
   postgresCpuMs,
   proWorkspace,
+  type Random,
   type Section,
+  seeded,
   serviceEnv,
   sleep,
   spawnService,
@@ -74,20 +77,6 @@ const loadersInFlight = 4
 
 // Corpus
 
-/** mulberry32: small, seeded, the same sequence on every machine. */
-const seeded = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-type Random = () => number
-const pick = <A>(random: Random, xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
 const between = (random: Random, lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1))
 
 /** Fisher–Yates on a copy. */
