@@ -11,8 +11,8 @@ import {
   bootstrapWorkspace,
   cleanupAll,
   databaseName,
-  eventually,
   expectCall,
+  harbourShop,
   type Service,
   setupTimeout,
   startService,
@@ -25,22 +25,14 @@ let agentId: string
 let sourceId: string
 let carrierQa: string
 
-const hours =
-  "The shop on Harbour Street opens from nine in the morning to five in the afternoon, Monday to Saturday. " +
-  "On Sundays the shop is closed; parcels can be collected at the counter during opening hours."
-
 const client = (key: string, base = service.base) => new OpenAI({ baseURL: `${base}/v1`, apiKey: key, maxRetries: 0 })
 
 beforeAll(async () => {
   service = await startService()
   ws = await bootstrapWorkspace(service)
-  agentId = (await expectCall(service, "POST", "/v1/agents", 201, { key: ws.secret, body: { type: "support", name: "Harbour shop" } })).data.id
-  sourceId = (
-    await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge`, 201, {
-      key: ws.secret,
-      body: { type: "text", title: "Opening hours", content: hours }
-    })
-  ).data.id
+  const shop = await harbourShop(service, ws)
+  agentId = shop.agentId
+  sourceId = shop.sourceId
   carrierQa = (
     await expectCall(service, "POST", `/v1/agents/${agentId}/qa`, 201, {
       key: ws.secret,
@@ -50,11 +42,6 @@ beforeAll(async () => {
       }
     })
   ).data.id
-  await eventually(
-    () => expectCall(service, "GET", `/v1/agents/${agentId}/knowledge/${sourceId}`, 200, { key: ws.secret }),
-    (body) => body.data.status === "indexed",
-    { label: "the source indexed", timeoutMs: 60_000 }
-  )
 }, setupTimeout)
 
 afterAll(async () => {

@@ -12,8 +12,8 @@ import {
   bootstrapWorkspace,
   cleanupAll,
   databaseName,
-  eventually,
   expectCall,
+  harbourShop,
   type Service,
   setupTimeout,
   startService,
@@ -24,10 +24,6 @@ let service: Service
 let ws: Workspace
 let agentId: string
 let sourceId: string
-
-const hours =
-  "The shop on Harbour Street opens from nine in the morning to five in the afternoon, Monday to Saturday. " +
-  "On Sundays the shop is closed; parcels can be collected at the counter during opening hours."
 
 /** A connected client of `base`'s `/v1/mcp`, with `key` as its bearer token (none: no header). */
 const connect = async (base: string, key: string | undefined) => {
@@ -49,18 +45,9 @@ const connected = async (base: string, key: string) => {
 beforeAll(async () => {
   service = await startService()
   ws = await bootstrapWorkspace(service)
-  agentId = (await expectCall(service, "POST", "/v1/agents", 201, { key: ws.secret, body: { type: "support", name: "Harbour shop" } })).data.id
-  sourceId = (
-    await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge`, 201, {
-      key: ws.secret,
-      body: { type: "text", title: "Opening hours", content: hours }
-    })
-  ).data.id
-  await eventually(
-    () => expectCall(service, "GET", `/v1/agents/${agentId}/knowledge/${sourceId}`, 200, { key: ws.secret }),
-    (body) => body.data.status === "indexed",
-    { label: "the source indexed", timeoutMs: 60_000 }
-  )
+  const shop = await harbourShop(service, ws)
+  agentId = shop.agentId
+  sourceId = shop.sourceId
 }, setupTimeout)
 
 afterAll(async () => {

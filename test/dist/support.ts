@@ -403,3 +403,27 @@ export const htmlPage = (title: string, sections: ReadonlyArray<readonly [string
 <article><h1>${title}</h1>
 ${sections.map(([heading, text]) => `<h2>${heading}</h2>\n<p>${text}</p>`).join("\n")}
 </article><footer>Copyright Example Shop</footer></body></html>`
+
+/**
+ * A support agent "Harbour shop" whose one source, "Opening hours", is indexed: what the suites of the protocols
+ * built on the agents (completions, MCP) ask about.
+ */
+export const harbourShop = async (service: Service, ws: Workspace): Promise<{ readonly agentId: string; readonly sourceId: string }> => {
+  const hours =
+    "The shop on Harbour Street opens from nine in the morning to five in the afternoon, Monday to Saturday. " +
+    "On Sundays the shop is closed; parcels can be collected at the counter during opening hours."
+  const agentId = (await expectCall(service, "POST", "/v1/agents", 201, { key: ws.secret, body: { type: "support", name: "Harbour shop" } }))
+    .data.id as string
+  const sourceId = (
+    await expectCall(service, "POST", `/v1/agents/${agentId}/knowledge`, 201, {
+      key: ws.secret,
+      body: { type: "text", title: "Opening hours", content: hours }
+    })
+  ).data.id as string
+  await eventually(
+    () => expectCall(service, "GET", `/v1/agents/${agentId}/knowledge/${sourceId}`, 200, { key: ws.secret }),
+    (body) => body.data.status === "indexed",
+    { label: "the source indexed", timeoutMs: 60_000 }
+  )
+  return { agentId, sourceId }
+}
