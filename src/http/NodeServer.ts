@@ -17,8 +17,14 @@ import { ExpectationFailed, ServiceUnavailable } from "../../schema/Errors.js"
 import { catalogued, envelope, requestId } from "./RawAnswer.js"
 import { makeRefusals } from "./Refusals.js"
 
+/** How long an idle keep-alive connection stays open (Node's own default is 5 seconds). */
+export const keepAliveMillis = 65_000
+
 export const makeNodeServer = (options: { readonly docsUrl: string }) => (): Server => {
   const server = createServer({ maxHeaderSize: 16 * 1024 })
+  // an idle connection is kept longer than a load balancer's or a client's idle timeout (commonly a minute), so
+  // the service is never the side that closes one as a request is sent on it: that request would fail unanswered
+  server.keepAliveTimeout = keepAliveMillis
   const refusals = makeRefusals(options)
   const onRequest = (request: IncomingMessage, response: ServerResponse) => {
     refusals.owe(request, response)
