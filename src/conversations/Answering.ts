@@ -112,7 +112,7 @@ export class Answering extends Effect.Service<Answering>()("Conversations/Answer
         input.history.filter((turn) => turn.role === "user").map((turn) => turn.content)
       )
       const limit = plan.kind === "alone" ? answerHits : 2 * answerHits
-      const found = yield* retrieval.search(input.tenant, input.agentId, plan.query, { limit, terms })
+      const found = yield* retrieval.search(input.tenant, input.agentId, plan.query, { limit, terms, subject: plan.subject })
       const alone = searchesAlone(plan) ? yield* retrieval.search(input.tenant, input.agentId, input.question, { limit, terms }) : []
       const hits = rankForPlan(plan, found, alone)
         .filter((hit) => hit.relevant)

@@ -14,6 +14,10 @@
  *   own words count. A referring one ("how long does that take?") prefers such hits but keeps the others, since
  *   its own words may not be the knowledge's.
  *
+ * - A referring follow-up that names at most `maxSubjectOwnWords` words of its own ("Which countries belong to
+ *   it?") is about the earlier questions' subject: a hit covering that subject covers it (`SearchPlan.subject`),
+ *   though it seldom repeats the follow-up's own words (the passage names the countries, not "countries").
+ *
  * The reply's prompt keeps the visitor's question as asked: only retrieval's query changes.
  */
 import { stem, stopWords, words } from "../../layers/ai/Text.js"
@@ -22,6 +26,8 @@ import { stem, stopWords, words } from "../../layers/ai/Text.js"
 export const contextTurns = 3
 /** A question pointing back with more content words than this says what it is about by itself. */
 const maxOwnWords = 3
+/** A referring follow-up with more content words than this asks about something of its own ("this shirt in a larger size"). */
+const maxSubjectOwnWords = 2
 
 const referring: ReadonlySet<string> = new Set(
   (
@@ -56,6 +62,8 @@ export interface SearchPlan {
   readonly query: string
   /** The question's own content words, stemmed: what a `contrast` follow-up's hits must hold one of. */
   readonly own: ReadonlyArray<string>
+  /** For a referring follow-up naming little of its own: the earlier questions' content words it points back to. */
+  readonly subject: string | null
 }
 
 const contentWords = (text: string): Array<string> =>
@@ -82,7 +90,7 @@ export const kindOf = (question: string): FollowUpKind => {
 export const searchPlan = (question: string, earlier: ReadonlyArray<string>): SearchPlan => {
   const own = [...new Set(contentWords(question).map(stem))]
   const kind = kindOf(question)
-  if (kind === "alone" || earlier.length === 0) return { kind: "alone", query: question, own }
+  if (kind === "alone" || earlier.length === 0) return { kind: "alone", query: question, own, subject: null }
   const seen = new Set(words(question))
   const context: Array<string> = []
   const back = earlier.slice(-contextTurns).reverse()
@@ -95,8 +103,9 @@ export const searchPlan = (question: string, earlier: ReadonlyArray<string>): Se
     // the subject was set here: what came before it is another topic
     if (kindOf(turn) === "alone") break
   }
-  if (context.length === 0) return { kind: "alone", query: question, own }
-  return { kind, query: `${question} ${context.join(" ")}`, own }
+  if (context.length === 0) return { kind: "alone", query: question, own, subject: null }
+  const subject = kind === "referring" && own.length <= maxSubjectOwnWords ? context.join(" ") : null
+  return { kind, query: `${question} ${context.join(" ")}`, own, subject }
 }
 
 /** Whether retrieval is asked the question as sent besides the plan's query. */

@@ -41,6 +41,7 @@ import { decodeAll, execute, transaction } from "../db/Sql.js"
 import { Glossary } from "../glossary/Glossary.js"
 import { AgentLanguages } from "../languages/AgentLanguages.js"
 import { visibleChunk } from "./ChunkDraftsRepo.js"
+import { covers } from "./Relevance.js"
 import { VectorIndex } from "./VectorIndex.js"
 import { type TableWords, wordsOf } from "./WordStatisticsRepo.js"
 
@@ -55,7 +56,9 @@ export interface Hit {
   readonly language: LanguageTag | null
   /** 0..1, comparable across questions: embedding cosine and the share of the question's words found. */
   readonly score: number
-  /** The score at least `relevanceThreshold`. */
+  /** The embedding cosine to the question (clamped at 0). */
+  readonly cosine: number
+  /** The score at least `relevanceThreshold`, and the hit covering the question (`Relevance.ts`). */
   readonly relevant: boolean
 }
 
@@ -88,6 +91,7 @@ const Row = Schema.Struct({
   source_id: Schema.NullOr(Schema.String),
   text: Schema.String,
   question: Schema.NullOr(Schema.String),
+  cosine: Schema.Number,
   language: Schema.NullOr(Schema.String),
   score: Schema.Number
 })
@@ -103,7 +107,8 @@ export interface Lexeme {
 
 
 /**
- * A hit at or above this score is relevant: with none, the reply is the fallback and an `escalation`. Probed with the local embedder and the
+ * A hit at or above this score that covers the question (`Relevance.ts`) is
+ * relevant: with none, the reply is the fallback and an `escalation`. Probed with the local embedder and the
  * retrieval benchmark's questions (scripts/bench/retrieval.ts).
  */
 export const relevanceThreshold = 0.3
@@ -302,7 +307,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
             coalesce((select sum(weight) from pairs where q = any(close)), 0) / nullif((select sum(weight) from pairs), 0) as close
           from candidates
         )
-        select id, source_id, text, question, language,
+        select id, source_id, text, question, cosine, language,
           ${cosineWeight} * cosine + ${wordsWeight} * (
             (1 - ${exactShare}::float8 - ${closeShare}::float8) * s.held + ${exactShare}::float8 * s.exact
               + ${closeShare}::float8 * coalesce(s.close, s.held)) as score
@@ -327,12 +332,15 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
         )
       )
 
-    /** `terms`: the agent's enabled glossary terms when the caller has read them already (else read here). */
+    /**
+     * `terms`: the agent's enabled glossary terms when the caller has read them already (else read here).
+     * `subject`: what a follow-up points back to (`FollowUp.ts`); a hit covering it covers the question.
+     */
     const search = Effect.fn("Retrieval.search")(function* (
       tenant: Tenant,
       agentId: AgentId,
       query: string,
-      options: { readonly limit?: number; readonly terms?: ReadonlyArray<GlossaryTerm> } = {}
+      options: { readonly limit?: number; readonly terms?: ReadonlyArray<GlossaryTerm>; readonly subject?: string | null } = {}
     ) {
       const limit = options.limit ?? 5
       const terms = options.terms ?? (yield* glossary.enabledTerms(tenant, agentId))
@@ -351,7 +359,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
               union all
               select 'chunk' as kind, c.* from ${best(tables.chunk, tenant, agentId, vector, lexemes, pairs, stats.knowledge_chunks, limit)} as c`
           )
-          const hits = rows.map(toHit).sort((a, b) => b.score - a.score)
+          const hits = rows.map((row) => toHit(row, expanded, options.subject ?? null, language)).sort((a, b) => b.score - a.score)
           return inLanguageFirst(hits, language).slice(0, limit)
         })
       )
@@ -384,7 +392,11 @@ export const inLanguageFirst = (hits: ReadonlyArray<Hit>, language: LanguageTag)
   return [...hits.filter(first), ...hits.filter((hit) => !first(hit))]
 }
 
-const toHit = (row: Row): Hit => ({
+/**
+ * The coverage rule reads a question's words with the English stemmer and stop words; a question in another
+ * language is judged by its score alone.
+ */
+const toHit = (row: Row, query: string, subject: string | null, language: LanguageTag): Hit => ({
   kind: row.kind,
   id: row.id,
   sourceId: row.source_id,
@@ -392,5 +404,8 @@ const toHit = (row: Row): Hit => ({
   question: row.question,
   language: row.language as LanguageTag | null,
   score: row.score,
-  relevant: row.score >= relevanceThreshold
+  cosine: row.cosine,
+  relevant:
+    row.score >= relevanceThreshold &&
+    (language !== "en" || covers(row, query) || (subject !== null && covers(row, subject)))
 })

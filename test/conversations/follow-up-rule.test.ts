@@ -48,7 +48,13 @@ describe("searchPlan", () => {
 
   it("searches a self-contained question alone, whatever came before", () => {
     const plan = searchPlan("How do I reset my password?", ["Do you ship to Canada?"])
-    expect(plan).toEqual({ kind: "alone", query: "How do I reset my password?", own: ["reset", "password"] })
+    expect(plan).toEqual({ kind: "alone", query: "How do I reset my password?", own: ["reset", "password"], subject: null })
+  })
+
+  it("gives a referring follow-up naming little of its own the earlier subject, and not one naming more", () => {
+    expect(searchPlan("Which countries belong to it?", ["What is the Baghdad Pact?"]).subject).toBe("baghdad pact")
+    expect(searchPlan("Do you have this shirt in a larger size?", ["What is the Baghdad Pact?"]).subject).toBeNull()
+    expect(searchPlan("And to Spain?", ["Do you ship to Canada?"]).subject).toBeNull()
   })
 
   it("searches a conversation's first message alone", () => {

@@ -101,4 +101,34 @@ layer(testServer())("follow-ups", (it) => {
       expect(offTopic.sources).toEqual([])
     })
   )
+
+  it.effect("'which countries belong to it?' is answered from the passage on the earlier subject, which names them", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* createAgent(h, ws.secretTest)
+      const pact = yield* addQa(
+        h,
+        ws.secretTest,
+        agentId,
+        "What is the Baghdad Pact?",
+        "The Baghdad Pact binds Turkey, Iraq, Iran, Pakistan and the United Kingdom to a common defence."
+      )
+      const askHere = (message: string, conversationId?: string) =>
+        Effect.map(
+          h.call("POST", `/v1/agents/${agentId}/messages`, {
+            key: ws.secretTest,
+            body: { message, stream: false, ...(conversationId === undefined ? {} : { conversation_id: conversationId }) }
+          }),
+          (r) => r.body.data as { conversation_id: string; outcome: string; sources: Array<{ id: string }> }
+        )
+      const first = yield* askHere("What is the Baghdad Pact?")
+      expect(first.sources[0]!.id).toBe(pact)
+      // the passage holds none of the follow-up's own words: it is about the subject "it" stands for
+      const followUp = yield* askHere("Which countries belong to it?", first.conversation_id)
+      expect(followUp.outcome).toBe("answered")
+      expect(followUp.sources[0]!.id).toBe(pact)
+      expect((yield* askHere("Which countries belong to it?")).outcome).toBe("fallback")
+    })
+  )
 })

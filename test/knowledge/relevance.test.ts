@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest"
+import { covers } from "../../src/knowledge/Relevance.js"
+
+const passage = (text: string, cosine: number) => ({ text, question: null, cosine })
+
+describe("covers", () => {
+  it("does not take one shared word for evidence", () => {
+    const troops = passage("The return of our troops from the frontier was completed before the winter set in.", 0.2)
+    expect(covers(troops, "Can I return a gift I was given?")).toBe(false)
+    const ship = passage("A new ship of the line was launched at the navy yard in Boston this year.", 0.25)
+    expect(covers(ship, "Do you ship to Canada?")).toBe(false)
+  })
+
+  it("takes a passage holding a fair share of the question's words", () => {
+    const holland = passage(
+      "A loan of three million florins has been completed in Holland, on terms that give a reasonable hope.",
+      0.2
+    )
+    expect(covers(holland, "What loan was completed in Holland, and for how many florins?")).toBe(true)
+    // every word of a short question held, whatever the embedding
+    const canada = passage("We ship parcels to Canada within six days.", 0.2)
+    expect(covers(canada, "Do you ship to Canada?")).toBe(true)
+    expect(covers(passage("The Baghdad Pact binds Turkey, Iraq, Iran, Pakistan and the United Kingdom.", 0.2), "What is the Baghdad Pact?")).toBe(true)
+    // two of three held: an embedding near enough is needed too
+    const parcels = "We ship parcels to Canada within six days."
+    expect(covers(passage(parcels, 0.4), "Do you ship gift cards to Canada?")).toBe(true)
+    expect(covers(passage(parcels, 0.2), "Do you ship gift cards to Canada?")).toBe(false)
+  })
+
+  it("asks of a question with one content word that the hit holds it, or an embedding close to it", () => {
+    expect(covers(passage("Refunds reach your card within five days.", 0.3), "And in Brandun?")).toBe(false)
+    expect(covers(passage("The market in Brandun is held on Mondays.", 0.2), "And in Brandun?")).toBe(true)
+    expect(covers(passage("Money back reaches your card within five days.", 0.6), "Refunds?")).toBe(true)
+  })
+
+  it("counts the held share against all of the question's words", () => {
+    const one = passage("The treaty with Spain was ratified and the boundary settled.", 0.3)
+    expect(covers(one, "treaty spain florida boundary commissioners survey river sabine mexico texas louisiana")).toBe(false)
+    expect(covers(one, "treaty spain boundary settled")).toBe(true)
+  })
+
+  it("leaves a question's frame out of what must be covered: how long, how much, what time", () => {
+    const delivery = passage("Delivery. Orders arrive within five business days anywhere in Europe.", 0.2)
+    expect(covers(delivery, "How long does delivery take?")).toBe(true)
+    const shipping = passage("Shipping is free on orders over fifty euros; below that it is four euros ninety.", 0.2)
+    expect(covers(shipping, "How much does shipping cost?")).toBe(true)
+    const hours = passage("Opening hours: nine to five on weekdays, ten to four on Saturdays.", 0.2)
+    expect(covers(hours, "What time do you open?")).toBe(true)
+    // the subject still has to be there
+    expect(covers(delivery, "How long does a refund take?")).toBe(false)
+  })
+})
