@@ -12,6 +12,7 @@ import { Authentication, RequiredScope } from "./Auth.js"
 import { Envelope, ListEnvelope, PageParams, Timestamp } from "./Envelope.js"
 import { AiUnavailable, ApiError, InvalidCursor, InvalidLimit, LimitReached, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "./Errors.js"
 import { AgentId, ConversationId, LessonId, MessageId } from "./Ids.js"
+import { VisitorLocale } from "./Languages.js"
 import { StrictStruct } from "./Payload.js"
 import { reference } from "./Reference.js"
 
@@ -151,6 +152,12 @@ export const SendMessage = StrictStruct({
   }),
   conversation_id: Schema.optional(ConversationId).annotations({
     description: "Continue this conversation of the agent; absent (or ended): a new one is opened"
+  }),
+  locale: Schema.optional(VisitorLocale).annotations({
+    description:
+      "The visitor's language (`es`, `en`, `es-MX`): the texts the service writes itself (the fallback answer, the " +
+      "`escalation` event's message) are in the question's language when it can be told, else in this one, else in " +
+      "the agent's, else in English"
   })
 }).annotations({ identifier: "SendMessage" })
 export type SendMessage = typeof SendMessage.Type
@@ -183,7 +190,9 @@ export const TokenEvent = Schema.Struct({ type: Schema.Literal("token"), content
 export const SourcesEvent = Schema.Struct({ type: Schema.Literal("sources"), sources: Schema.Array(MessageSource) })
 export const EscalationEvent = Schema.Struct({
   type: Schema.Literal("escalation"),
-  message: Schema.String.annotations({ description: "An offer of a human, for when the knowledge had nothing relevant" })
+  message: Schema.String.annotations({
+    description: "An offer of a human, for when the knowledge had nothing relevant: the visitor's, in the fallback's language"
+  })
 })
 export const HandoffEvent = Schema.Struct({
   type: Schema.Literal("handoff"),

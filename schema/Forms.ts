@@ -31,6 +31,7 @@ import {
   ValidationFailed
 } from "./Errors.js"
 import { AgentId } from "./Ids.js"
+import { VisitorLocale, visitorLocalePattern } from "./Languages.js"
 import { StrictStruct } from "./Payload.js"
 import { reference } from "./Reference.js"
 
@@ -311,7 +312,15 @@ export const SubmitBody = Schema.Unknown.annotations({
         description: "Field id to value: a string, or a boolean for checkboxes",
         additionalProperties: { anyOf: [{ type: "string" }, { type: "boolean" }] }
       },
-      identity_token: { type: "string", description: "JWT signed HS256 with the workspace's identity secret" }
+      identity_token: { type: "string", description: "JWT signed HS256 with the workspace's identity secret" },
+      locale: {
+        type: "string",
+        maxLength: 35,
+        pattern: visitorLocalePattern,
+        description:
+          "The visitor's language (`es`, `en`, `es-MX`; the `<service-form>` sends its own): the field errors' messages " +
+          "are in it, else in the first language of `Accept-Language` the service writes, else in English"
+      }
     }
   }
 })
@@ -322,7 +331,8 @@ export const Submission = Schema.Struct({
     key: Schema.String.pipe(Schema.maxLength(100)),
     value: Schema.Union(Schema.String, Schema.Boolean, Schema.Null)
   }),
-  identity_token: Schema.optional(Schema.Unknown)
+  identity_token: Schema.optional(Schema.Unknown),
+  locale: Schema.optional(VisitorLocale)
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 export type Submission = typeof Submission.Type
 

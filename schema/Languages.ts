@@ -59,3 +59,12 @@ export type TextSearchConfig = (typeof stemmed)[keyof typeof stemmed] | "simple"
 /** The text-search configuration a language's words are indexed and searched with. */
 export const textSearchConfig = (tag: LanguageTag): TextSearchConfig =>
   tag in stemmed ? stemmed[tag as keyof typeof stemmed] : "simple"
+
+/** The `locale` pattern, also for the bodies described by hand rather than by a Schema. */
+export const visitorLocalePattern = "^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$"
+
+/** A visitor's language as a page or client names it (`es`, `en-GB`, `es_MX`): what the service writes them is chosen by it. */
+export const VisitorLocale = Schema.String.pipe(
+  Schema.maxLength(35),
+  Schema.pattern(new RegExp(visitorLocalePattern), { message: () => "locale must be a language tag such as `es` or `en-GB`" })
+)

@@ -35,6 +35,7 @@ import {
   ServiceUnavailable
 } from "./Errors.js"
 import { AgentId, ConversationId, MessageId } from "./Ids.js"
+import { VisitorLocale } from "./Languages.js"
 import { CaptureLead, Lead } from "./Leads.js"
 import { StrictStruct } from "./Payload.js"
 import { Ticket } from "./Tickets.js"
@@ -53,12 +54,7 @@ export type OpenConversation = typeof OpenConversation.Type
 export const WidgetMessage = StrictStruct({
   message: SendMessage.fields.message,
   stream: SendMessage.fields.stream,
-  locale: Schema.optional(
-    Schema.String.pipe(
-      Schema.maxLength(35),
-      Schema.pattern(/^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$/, { message: () => "locale must be a language tag such as `es` or `en-GB`" })
-    )
-  ).annotations({
+  locale: Schema.optional(VisitorLocale).annotations({
     description:
       "The widget's language (`es`, `en`, `es-MX`): the texts the service writes itself (the fallback answer) are in the " +
       "question's language when it can be told, else in this one, else in the agent's, else in English"

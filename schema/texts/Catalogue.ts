@@ -1,6 +1,7 @@
 /**
- * The texts the service writes itself, one JSON file per language (`en.json`, `es.json`): the fallback answer,
- * the hand-off e-mail, the local provider's drafts, the chat's and the form's browser texts. A translator adds a
+ * The texts the service writes itself, one JSON file per language (`en.json`, `es.json`): the fallback answer and
+ * its `escalation` offer, the hand-off e-mail and ticket, the local provider's drafts, the chat's and the form's
+ * browser texts, a form submission's field errors. A translator adds a
  * language by copying `en.json` under the language's tag, translating each value (the `{name}` placeholders kept
  * as they are), and naming the file here. Plain data and plain functions: the browser components bundle this
  * module too, so it imports nothing else.

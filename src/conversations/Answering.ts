@@ -52,6 +52,8 @@ export interface PreparedAnswer {
   readonly grounding: ReadonlyArray<Grounding>
   /** `answered` when knowledge was found, else `fallback` (the fixed answer). */
   readonly outcome: Extract<MessageOutcome, "answered" | "fallback">
+  /** The visitor's language: the fallback's, and the `escalation` event's that comes with it. */
+  readonly language: TextLanguage
 }
 
 /** A whole reply. */
@@ -136,7 +138,8 @@ export class Answering extends Effect.Service<Answering>()("Conversations/Answer
         tokens,
         sources: described.sources,
         grounding: described.grounding,
-        outcome: hits.length === 0 ? "fallback" : "answered"
+        outcome: hits.length === 0 ? "fallback" : "answered",
+        language: visitorLanguage
       } satisfies PreparedAnswer
     })
 

@@ -47,8 +47,8 @@ export const handoffPollMillis = 2_000
 export const presenceEveryMillis = 5_000
 /** A member's message is e-mailed when no reader was connected within this long. */
 export const presenceWindowMillis = 30_000
-/** The visitor's latest messages the hand-off e-mail's language is told from. */
-const visitorMessagesRead = 5
+/** The visitor's latest messages the hand-off e-mail's (and ticket's) language is told from. */
+export const visitorMessagesRead = 5
 /** Events read from the database at once. */
 const readBatch = 100
 

@@ -27,6 +27,7 @@ import { aiRetryAfterSeconds, AiUnavailable } from "../../schema/Errors.js"
 import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import type { AgentLanguage } from "../../schema/Languages.js"
 import type { Tenant } from "../../schema/Tenant.js"
+import { text, type TextLanguage } from "../../schema/texts/Catalogue.js"
 import { takeLaterTurn } from "../../layers/SessionTurn.js"
 import { AppConfig } from "../Config.js"
 import { type Reservation, Usage } from "../usage/Usage.js"
@@ -35,7 +36,9 @@ import { ConversationsRepo } from "./ConversationsRepo.js"
 import { type Live, makeLive, makeReplyLog, type Numbered, type ReplyLog } from "./ReplyLog.js"
 
 export { fallbackAnswer } from "./Answering.js"
-export const escalationOffer = "No relevant answer was found: offer a human (create a ticket with origin `ai_escalation`)."
+
+/** The `escalation` event's message, shown to the visitor beside the fallback: in the fallback's language. */
+export const escalationOffer = (language: TextLanguage): string => text(language, "answer.escalation")
 
 export const defaultGraceSeconds = 30
 const historyLimit = 10
@@ -170,7 +173,7 @@ export class Replies extends Effect.Service<Replies>()("Conversations/Replies", 
           return Effect.zipRight(log.emit({ type: "token", content: piece }), Effect.zipRight(log.firstTokenOut, takeLaterTurn))
         })
         yield* log.emit({ type: "sources", sources: prepared.sources })
-        if (prepared.outcome === "fallback") yield* log.emit({ type: "escalation", message: escalationOffer })
+        if (prepared.outcome === "fallback") yield* log.emit({ type: "escalation", message: escalationOffer(prepared.language) })
         // what the reply was, kept with it (`answered` may become `handed_off` when the conversation is escalated)
         const outcome = prepared.outcome
         const input = wordTokens(plan.question).length + prepared.grounding.reduce((n, g) => n + wordTokens(g.text).length, 0)

@@ -54,13 +54,17 @@ export const FormsHttp = HttpApiBuilder.group(Api, "forms", (handlers) =>
   })
 )
 
-const clientIp = Effect.map(HttpServerRequest.HttpServerRequest, (r) => Option.getOrElse(r.remoteAddress, () => "unknown"))
-
 export const FormsPublicHttp = HttpApiBuilder.group(Api, "formsPublic", (handlers) =>
   Effect.gen(function* () {
     const submissions = yield* FormSubmissions
     const request = (formId: FormId, headers: { readonly "service-api-key"?: string | undefined; readonly origin?: string | undefined }) =>
-      Effect.map(clientIp, (ip) => ({ formId, key: headers["service-api-key"], origin: headers.origin, ip }))
+      Effect.map(HttpServerRequest.HttpServerRequest, (r) => ({
+        formId,
+        key: headers["service-api-key"],
+        origin: headers.origin,
+        ip: Option.getOrElse(r.remoteAddress, () => "unknown"),
+        acceptLanguage: r.headers["accept-language"]
+      }))
 
     return handlers
       .handle("config", ({ headers, path }) =>

@@ -8,6 +8,7 @@ import { compilePattern, maxFormProgramSize } from "./Pattern.js"
 import type { Plan } from "../../schema/Auth.js"
 import { createHash } from "node:crypto"
 import type { Definition, FormRow } from "./FormsRepo.js"
+import { text, type TextKey, type TextLanguage } from "../../schema/texts/Catalogue.js"
 
 export interface Problem {
   readonly param: string
@@ -142,60 +143,65 @@ const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
  */
 export const componentDecoy = "_hp"
 
-/** The submitted values checked against the fields; hidden fields fall back to their default. */
+/**
+ * The submitted values checked against the fields; hidden fields fall back to their default. The errors' messages
+ * are the visitor's, in `language`.
+ */
 export const validateValues = (
   fields: ReadonlyArray<FormField>,
   submitted: Readonly<Record<string, FieldValue | null>>,
-  honeypot: string | null
+  honeypot: string | null,
+  language: TextLanguage
 ): { readonly values: ReadonlyMap<string, FieldValue>; readonly errors: ReadonlyArray<{ field: string; message: string }> } => {
+  const t = (key: TextKey, values?: Readonly<Record<string, number>>) => text(language, key, values)
   const errors: Array<{ field: string; message: string }> = []
   const values = new Map<string, FieldValue>()
   const known = new Set(fields.map((f) => f.id))
   for (const key of Object.keys(submitted)) {
-    if (!known.has(key) && key !== honeypot && key !== componentDecoy) errors.push({ field: key, message: "This form has no such field" })
+    if (!known.has(key) && key !== honeypot && key !== componentDecoy) errors.push({ field: key, message: t("submit.unknownField") })
   }
   for (const f of fields) {
     const raw = submitted[f.id] ?? (f.type === "hidden" ? f.default_value : null) ?? null
     if (f.type === "checkbox") {
       if (raw !== null && typeof raw !== "boolean") {
-        errors.push({ field: f.id, message: "Expected true or false" })
+        errors.push({ field: f.id, message: t("submit.expectedBoolean") })
         continue
       }
-      if (f.required && raw !== true) errors.push({ field: f.id, message: "This box must be checked" })
+      if (f.required && raw !== true) errors.push({ field: f.id, message: t("submit.mustCheck") })
       else if (raw !== null) values.set(f.id, raw)
       continue
     }
     if (raw !== null && typeof raw !== "string") {
-      errors.push({ field: f.id, message: "Expected text" })
+      errors.push({ field: f.id, message: t("submit.expectedText") })
       continue
     }
     const value = (raw ?? "").trim()
     if (value === "") {
-      if (f.required) errors.push({ field: f.id, message: "This field is required" })
+      if (f.required) errors.push({ field: f.id, message: t("submit.required") })
       continue
     }
     const max = Math.min(f.max_length ?? maxValueLength, maxValueLength)
     if (value.length > max) {
-      errors.push({ field: f.id, message: `At most ${max} characters` })
+      errors.push({ field: f.id, message: t("submit.tooLong", { count: max }) })
       continue
     }
     if (f.min_length !== null && value.length < f.min_length) {
-      errors.push({ field: f.id, message: `At least ${f.min_length} characters` })
+      errors.push({ field: f.id, message: t("submit.tooShort", { count: f.min_length }) })
       continue
     }
     if (f.type === "email" && (value.length > 320 || !emailShape.test(value))) {
-      errors.push({ field: f.id, message: "Enter a valid e-mail address" })
+      errors.push({ field: f.id, message: t("submit.email") })
       continue
     }
     if (f.type === "select" && !(f.options ?? []).some((o) => o.value === value)) {
-      errors.push({ field: f.id, message: "Choose one of the options" })
+      errors.push({ field: f.id, message: t("submit.option") })
       continue
     }
     if (f.pattern !== null) {
       // a pattern saved before the linear engine that it refuses (a lookahead, say) is not run: the form keeps working
       const compiled = compilePattern(f.pattern)
       if (value.length > maxPatternInput || ("test" in compiled && !compiled.test(value))) {
-        errors.push({ field: f.id, message: "The value does not have the expected format" })
+        errors.push({ field: f.id, message: t("submit.pattern") })
         continue
       }
     }

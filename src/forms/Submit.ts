@@ -21,8 +21,11 @@ import {
   ValidationFailed
 } from "../../schema/Errors.js"
 import { type FormId, Submission, type SubmitResult } from "../../schema/Forms.js"
+import { VisitorLocale } from "../../schema/Languages.js"
 import type { CreateTicket } from "../../schema/Tickets.js"
+import { text, type TextLanguage } from "../../schema/texts/Catalogue.js"
 import { ApiKeys } from "../auth/ApiKeys.js"
+import { textLanguageOfAcceptLanguage, textLanguageOfTag } from "../languages/TextLanguage.js"
 import { Tickets } from "../tickets/Tickets.js"
 import { missingForm } from "./Forms.js"
 import { FormsRepo, type FormRow } from "./FormsRepo.js"
@@ -47,6 +50,8 @@ export interface FormsRequest {
   readonly origin: string | undefined
   /** The client address rate limits count by. */
   readonly ip: string
+  /** The `Accept-Language` header: the field errors' language when the body names none. */
+  readonly acceptLanguage?: string | undefined
 }
 
 export type SubmitOutcome =
@@ -55,21 +60,38 @@ export type SubmitOutcome =
 
 const decodeSubmission = Schema.decodeUnknownEither(Submission, { errors: "all", onExcessProperty: "error" })
 
-/** The field errors of a body that is not `{fields: {...}, identity_token?}` at all. */
-const shapeErrors = (body: unknown): ReadonlyArray<{ field: string; message: string }> => {
+const isLocale = Schema.is(VisitorLocale)
+
+/**
+ * The language of a submission's field errors: the body's `locale`, else `Accept-Language`, else English. A form
+ * names no agent language to fall back on: its page says the visitor's.
+ */
+const submissionLanguage = (body: unknown, acceptLanguage: string | undefined): TextLanguage => {
+  const locale = typeof body === "object" && body !== null ? (body as { locale?: unknown }).locale : undefined
+  return (isLocale(locale) ? textLanguageOfTag(locale) : undefined) ?? textLanguageOfAcceptLanguage(acceptLanguage) ?? "en"
+}
+
+/** The field errors of a body that is not `{fields: {...}, identity_token?, locale?}` at all. */
+const shapeErrors = (body: unknown, language: TextLanguage): ReadonlyArray<{ field: string; message: string }> => {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return [{ field: "fields", message: "Send a JSON object with `fields`" }]
   }
   const errors: Array<{ field: string; message: string }> = []
   for (const key of Object.keys(body)) {
-    if (key !== "fields" && key !== "identity_token") errors.push({ field: key, message: "Unknown parameter" })
+    if (key !== "fields" && key !== "identity_token" && key !== "locale") errors.push({ field: key, message: "Unknown parameter" })
+  }
+  const locale = (body as { locale?: unknown }).locale
+  if (locale !== undefined && !isLocale(locale)) {
+    errors.push({ field: "locale", message: "locale must be a language tag such as `es` or `en-GB`" })
   }
   const fields = (body as { fields?: unknown }).fields
   if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
     errors.push({ field: "fields", message: "Expected an object of field id to value" })
   } else {
     for (const [k, v] of Object.entries(fields)) {
-      if (v !== null && typeof v !== "string" && typeof v !== "boolean") errors.push({ field: k, message: "Expected text or true/false" })
+      if (v !== null && typeof v !== "string" && typeof v !== "boolean") {
+        errors.push({ field: k, message: text(language, "submit.expectedValue") })
+      }
     }
   }
   return errors.length > 0 ? errors.slice(0, maxFieldErrors) : [{ field: "fields", message: "Invalid submission" }]
@@ -178,16 +200,22 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
       })
 
     /** Check 7: the body and every field against the form. */
-    const validate = (row: FormRow, body: unknown) =>
+    const validate = (row: FormRow, body: unknown, acceptLanguage: string | undefined) =>
       Effect.gen(function* () {
+        const language = submissionLanguage(body, acceptLanguage)
         const decoded = decodeSubmission(body)
         if (decoded._tag === "Left") {
           return yield* new ValidationFailed({
             message: "The submission is not valid; see `error.field_errors`.",
-            field_errors: shapeErrors(body)
+            field_errors: shapeErrors(body, language)
           })
         }
-        const { values, errors } = validateValues(row.definition.fields, decoded.right.fields, row.settings.honeypot_field)
+        const { values, errors } = validateValues(
+          row.definition.fields,
+          decoded.right.fields,
+          row.settings.honeypot_field,
+          language
+        )
         if (errors.length > 0) {
           return yield* new ValidationFailed({
             message: "Some fields are not valid; see `error.field_errors`.",
@@ -209,7 +237,7 @@ export class FormSubmissions extends Effect.Service<FormSubmissions>()("Forms/Su
       yield* rateLimit(row, request.ip)
       if (honeypotFilled(body, row.settings.honeypot_field)) return { _tag: "Dropped" } as SubmitOutcome
       const identity = yield* identify(caller, plan, row, body)
-      const values = yield* validate(row, body)
+      const values = yield* validate(row, body, request.acceptLanguage)
       const created = yield* create(caller, row, values, identity, request.origin)
       return { _tag: "Created", result: created } as SubmitOutcome
     })

@@ -21,6 +21,26 @@ export const textLanguageOfTag = (tag: string | null | undefined): TextLanguage 
   return base !== undefined && isTextLanguage(base) ? base : undefined
 }
 
+/** The first of the catalogue's languages an `Accept-Language` header names, by weight, then order. */
+export const textLanguageOfAcceptLanguage = (header: string | undefined): TextLanguage | undefined => {
+  const ranked = (header ?? "")
+    .split(",")
+    .slice(0, 32)
+    .map((part, at) => {
+      const [tag = "", ...params] = part.split(";")
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="))
+      const weight = q === undefined ? 1 : Number(q.slice(2))
+      return { tag, weight: Number.isFinite(weight) ? weight : 0, at }
+    })
+    .filter((r) => r.weight > 0)
+    .sort((a, b) => b.weight - a.weight || a.at - b.at)
+  for (const r of ranked) {
+    const language = textLanguageOfTag(r.tag)
+    if (language !== undefined) return language
+  }
+  return undefined
+}
+
 /** The language a question is written in, when it can be told (among the plausible ones and the agent's). */
 export const questionLanguage = (question: string, agentLanguage: AgentLanguage): LanguageTag | undefined => {
   const among = agentLanguage === "auto" || plausible.includes(agentLanguage) ? plausible : [...plausible, agentLanguage]

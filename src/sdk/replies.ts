@@ -36,6 +36,8 @@ export interface StreamReplyOptions {
   readonly agentId: string
   readonly message: string
   readonly conversationId?: string
+  /** The visitor's language (`es`, `en-GB`): the fallback and the escalation offer are in it when the question's cannot be told. */
+  readonly locale?: string
   /** Resumes after drops, at most this many times (default 5). */
   readonly maxResumes?: number
   /** Pause before each resume, in milliseconds (default 500, doubled each time). */
@@ -75,7 +77,8 @@ export async function* streamReply(options: StreamReplyOptions): AsyncGenerator<
           body: JSON.stringify({
             message: options.message,
             stream: true,
-            ...(options.conversationId === undefined ? {} : { conversation_id: options.conversationId })
+            ...(options.conversationId === undefined ? {} : { conversation_id: options.conversationId }),
+            ...(options.locale === undefined ? {} : { locale: options.locale })
           }),
           ...(options.signal === undefined ? {} : { signal: options.signal })
         })

@@ -1,7 +1,8 @@
 /**
  * The widget chat programs: a visitor's conversation with one agent, through
  * the conversations area (channel `widget`), handed over to a ticket of origin
- * `ai_escalation` with the transcript as its first message. Every conversation
+ * `ai_escalation` with the transcript as its first message (labelled, and subject
+ * defaulted, in the visitor's language). Every conversation
  * named in a path must be the path's agent's (else 404 `conversation_id`).
  */
 import { createHash } from "node:crypto"
@@ -14,31 +15,45 @@ import type { AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import { TicketPublicId } from "../../schema/Tickets.js"
 import type { Escalate, OpenConversation, WidgetConfig, WidgetMessage } from "../../schema/Widget.js"
 import type { Agent } from "../../schema/Agents.js"
+import { text, type TextLanguage } from "../../schema/texts/Catalogue.js"
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
-import { Handoff } from "../conversations/Handoff.js"
+import { Handoff, visitorMessagesRead } from "../conversations/Handoff.js"
+import { agentLanguageOf } from "../languages/AgentLanguages.js"
+import { chooseTextLanguage } from "../languages/TextLanguage.js"
 import { Tickets } from "../tickets/Tickets.js"
 
 /** The longest ticket message; a longer transcript keeps its latest lines. */
 export const maxTranscriptChars = 20_000
 
-const speaker: Record<Message["role"], string> = { user: "Visitor", assistant: "Assistant", member: "Team" }
+const speakerKey = { user: "handoff.visitor", assistant: "handoff.assistant", member: "handoff.team" } as const
 
 /** "Visitor: …" / "Assistant: …" lines of the final messages, oldest first; the latest part when too long. */
-export const transcriptOf = (messages: ReadonlyArray<Message>): string | undefined => {
-  const lines = messages.map((m) => `${speaker[m.role]}: ${m.content}`)
-  let text = lines.join("\n")
-  if (text.length > maxTranscriptChars) {
-    const marker = "[earlier messages left out]\n"
-    text = marker + text.slice(text.length - (maxTranscriptChars - marker.length))
+export const transcriptOf = (messages: ReadonlyArray<Message>, language: TextLanguage): string | undefined => {
+  const lines = messages.map((m) => `${text(language, speakerKey[m.role])}: ${m.content}`)
+  let whole = lines.join("\n")
+  if (whole.length > maxTranscriptChars) {
+    const marker = `${text(language, "handoff.earlierLeftOut")}\n`
+    whole = marker + whole.slice(whole.length - (maxTranscriptChars - marker.length))
   }
-  return text.trim() === "" ? undefined : text
+  return whole.trim() === "" ? undefined : whole
 }
 
-const subjectOf = (messages: ReadonlyArray<Message>): string => {
+const subjectOf = (messages: ReadonlyArray<Message>, language: TextLanguage): string => {
   const first = messages.find((m) => m.role === "user")?.content.trim().replace(/\s+/g, " ")
-  if (first === undefined || first === "") return "Chat escalated from the widget"
+  if (first === undefined || first === "") return text(language, "handoff.ticketSubject")
   return first.length > 120 ? `${first.slice(0, 119)}…` : first
+}
+
+/** The visitor's language, as the hand-off e-mail's is told (`Handoff.visitorLanguage`): the ticket is theirs. */
+const visitorLanguageOf = (agent: Agent, conversation: { readonly messages: ReadonlyArray<Message>; readonly metadata: Readonly<Record<string, unknown>> }) => {
+  const said = conversation.messages.filter((m) => m.role === "user").slice(-visitorMessagesRead)
+  const locale = conversation.metadata["locale"]
+  return chooseTextLanguage({
+    question: said.length === 0 ? undefined : said.map((m) => m.content).join("\n"),
+    locale: typeof locale === "string" ? locale : undefined,
+    agentLanguage: agentLanguageOf(agent)
+  })
 }
 
 /** A strong ETag over the config: it changes exactly when what the widget shows does. */
@@ -131,12 +146,13 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
     ) {
       const agent = yield* agentOf(caller, agentId)
       const conversation = yield* conversations.ofAgent(caller, agentId, id, "conversation_id")
-      const body = transcriptOf(conversation.messages)
+      const language = visitorLanguageOf(agent, conversation)
+      const body = transcriptOf(conversation.messages, language)
       const create = tickets.create(
         { caller, memberId: Option.none() },
         {
           agent_id: agentId,
-          subject: input.subject ?? subjectOf(conversation.messages),
+          subject: input.subject ?? subjectOf(conversation.messages, language),
           origin: "ai_escalation",
           visitor_email: input.visitor_email,
           ...(input.visitor_name === undefined || input.visitor_name === "" ? {} : { visitor_name: input.visitor_name }),

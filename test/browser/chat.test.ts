@@ -480,6 +480,7 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
           await page.getByRole("button", { name: es.send, exact: true }).click()
           await replies(page).first().waitFor()
           await page.locator("service-chat .msg.assistant", { hasText: "No he encontrado una respuesta" }).waitFor()
+          await page.locator("service-chat .log .notice", { hasText: catalogues.es["answer.escalation"] }).waitFor()
           await look()
           await page.getByRole("button", { name: es.talk }).click()
           const email = page.getByLabel(es.emailLabel)
@@ -513,6 +514,8 @@ describe.skipIf(!haveChromium)("<service-chat> in Chromium", () => {
         expect(englishAmong(seen, english)).toEqual([])
         expect(seen).toContain(catalogues.es["answer.fallback"])
         expect(seen).not.toContain(catalogues.en["answer.fallback"])
+        expect(seen).toContain(catalogues.es["answer.escalation"])
+        expect(seen).not.toContain(catalogues.en["answer.escalation"])
         for (const spanish of [es.close, es.send, es.talk, es.placeholder, es.escalateIntro, es.badEmail, es.handoffClosed]) {
           expect(seen, spanish).toContain(spanish)
         }

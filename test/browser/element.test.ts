@@ -309,11 +309,11 @@ describe.skipIf(!haveChromium)("<service-form> in Chromium", () => {
       })
     )
 
-    it.effect('locale="es": every text of the component is Spanish, its field errors and their summary too', () =>
+    it.effect('locale="es": every text of the component is Spanish, its field errors and their summary too, the server\'s as well', () =>
       Effect.gen(function* () {
         const h = yield* Harness
         const ws = yield* h.seed()
-        const { formId } = yield* setup(h, ws)
+        const { formId, body } = yield* setup(h, ws)
         const { page } = yield* open(h, { "api-key": ws.formsTest, "form-id": formId, locale: "es" }, { locale: "en-US" })
         const es = textsFor("es")
         const seen: Array<string> = []
@@ -324,6 +324,20 @@ describe.skipIf(!haveChromium)("<service-form> in Chromium", () => {
           expect(await page.locator("service-form #sf-name-error").textContent()).toBe(es.required)
           expect(await page.locator("service-form #sf-email-error").textContent()).toBe(es.email)
           seen.push(...(await shadowTexts(page, "service-form")))
+        })
+        // the form changed after the page loaded it: the server's refusal, in the component's locale
+        const stricter = body.fields.map((f) => (f.id === "body" ? { ...f, min_length: 50 } : f))
+        const patched = yield* h.call("PATCH", `/v1/forms/${formId}`, { key: ws.secretTest, body: { fields: stricter } })
+        expect(patched.status, patched.text).toBe(200)
+        yield* Effect.promise(async () => {
+          await page.getByLabel("Nombre", { exact: true }).fill("Ana")
+          await page.getByLabel("Correo", { exact: true }).fill("ana@example.com")
+          await page.getByLabel("Order number").fill("ORD-1234")
+          await page.getByLabel("Mensaje", { exact: true }).fill("Demasiado corto")
+          await page.getByLabel("I agree").check()
+          await page.locator("service-form button[part=submit]").click()
+          await waitEvent(page, "service-form:error")
+          expect(await page.locator("service-form #sf-body-error").textContent()).toBe("Al menos 50 caracteres")
         })
         expect(englishAmong(seen, englishOnlyTexts(catalogues, "form."))).toEqual([])
         expect(seen).toContain(es.required)

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import * as Duration from "effect/Duration"
 import { JobQueue } from "../../layers/JobQueue.js"
+import { catalogues } from "../../schema/texts/Catalogue.js"
 import { ReplyRequestError, type StreamEvent, streamReply } from "../../src/sdk/index.js"
 import { IDLE_QUEUE } from "../../src/conversations/Conversations.js"
 import { Harness, testServer } from "../support/harness.js"
@@ -378,6 +379,12 @@ layer(testServer({ conversationIdleMinutes: idleMinutes }))("replies", (it) => {
       })
       expect(result.events).toEqual(stored.events.map((e) => e.data))
       expect(types(stored.events).slice(-2)).toEqual(["sources", "done"])
+
+      // a `locale` goes with the message: a question too short to tell gets the fallback and its offer in it
+      const spanish = yield* collect({ message: "ok", locale: "es" })
+      expect(spanish.events.filter((e) => e.type === "escalation")).toEqual([
+        { type: "escalation", message: catalogues.es["answer.escalation"] }
+      ])
 
       const refused = yield* collect({ agentId: "agt_doesnotexist000" })
       expect(refused.error).toBeInstanceOf(ReplyRequestError)

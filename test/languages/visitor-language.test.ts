@@ -29,6 +29,7 @@ const spanishAgent = (h: HarnessShape, key: string) =>
 
 const spanishFallback = catalogues.es["answer.fallback"]
 const englishFallback = catalogues.en["answer.fallback"]
+const spanishEscalation = catalogues.es["answer.escalation"]
 
 describe("the text language chosen", () => {
   it("is the question's when it can be told, then the widget's locale, then the agent's, then English", () => {
@@ -78,6 +79,40 @@ layer(testServer())("fallback in the visitor's language", (it) => {
       const streamed = yield* sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: "¿Cuál es la capital de Italia?" } })
       expect(streamed.status).toBe(200)
       expect(text(streamed.events)).toBe(spanishFallback)
+      // the escalation offered with it is Spanish too; an English question's English
+      expect(streamed.events.filter((e) => e.data.type === "escalation").map((e) => e.data.message)).toEqual([spanishEscalation])
+      const englishStream = yield* sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: "What is the capital of Italy?" } })
+      expect(englishStream.events.filter((e) => e.data.type === "escalation").map((e) => e.data.message)).toEqual([
+        catalogues.en["answer.escalation"]
+      ])
+    })
+  )
+
+  it.effect("the API's `locale` chooses for a question too short to tell, as the widget's does", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const created = yield* h.call("POST", "/v1/agents", { key: ws.secretTest, body: { type: "support", name: "Shop" } })
+      const agentId = created.body.data.id as string
+      const ask = (body: Record<string, unknown>) =>
+        Effect.map(h.call("POST", `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { stream: false, ...body } }), (r) => {
+          expect(r.status, r.text).toBe(201)
+          return r.body.data as { content: string; outcome: string }
+        })
+      const spanish = yield* ask({ message: "ok", locale: "es" })
+      expect(spanish.outcome).toBe("fallback")
+      expect(spanish.content).toBe(spanishFallback)
+      expect((yield* ask({ message: "ok", locale: "en-GB" })).content).toBe(englishFallback)
+      expect((yield* ask({ message: "ok" })).content).toBe(englishFallback)
+      const streamed = yield* sse(h, `/v1/agents/${agentId}/messages`, { key: ws.secretTest, body: { message: "ok", locale: "es-MX" } })
+      expect(text(streamed.events)).toBe(spanishFallback)
+      expect(streamed.events.filter((e) => e.data.type === "escalation").map((e) => e.data.message)).toEqual([spanishEscalation])
+      const bad = yield* h.call("POST", `/v1/agents/${agentId}/messages`, {
+        key: ws.secretTest,
+        body: { message: "ok", stream: false, locale: "<script>" }
+      })
+      expect(bad.status).toBe(400)
+      expect(bad.body.error.param).toBe("locale")
     })
   )
 
@@ -108,6 +143,36 @@ layer(testServer())("fallback in the visitor's language", (it) => {
         body: { message: "hola", stream: false, locale: "<script>" }
       })
       expect(bad.status).toBe(400)
+    })
+  )
+
+  it.effect("a Spanish visitor's escalation makes a ticket whose default subject and transcript are Spanish", () =>
+    Effect.gen(function* () {
+      const h = yield* Harness
+      const ws = yield* h.seed()
+      const agentId = yield* spanishAgent(h, ws.secretTest)
+      const base = `/widget/v1/agents/${agentId}/conversations`
+      const widget = { key: ws.widgetTest, headers: { origin: shop } }
+      const escalated = (metadata: Record<string, unknown>, message: string | undefined) =>
+        Effect.gen(function* () {
+          const opened = yield* h.call("POST", base, { ...widget, body: { metadata } })
+          const conversationId = opened.body.data.id as string
+          if (message !== undefined) {
+            const sent = yield* h.call("POST", `${base}/${conversationId}/messages`, { ...widget, body: { message, stream: false } })
+            expect(sent.status, sent.text).toBe(201)
+          }
+          const reply = yield* h.call("POST", `${base}/${conversationId}/escalate`, { ...widget, body: { visitor_email: "ana@example.com" } })
+          expect(reply.status, reply.text).toBe(201)
+          const ticket = yield* h.call("GET", `/v1/tickets/${reply.body.data.ticket.public_id}`, { key: ws.secretTest })
+          const first = ticket.body.data.thread.find((t: any) => t.object === "ticket_message")
+          return { subject: ticket.body.data.subject as string, transcript: first?.body as string | undefined }
+        })
+      const spanish = yield* escalated({ locale: "en" }, "¿Cuál es la capital de Francia?")
+      expect(spanish.subject).toBe("¿Cuál es la capital de Francia?")
+      expect(spanish.transcript).toBe(`Visitante: ¿Cuál es la capital de Francia?\nAsistente: ${spanishFallback}`)
+      // nothing said: the widget's locale names the subject's language
+      expect((yield* escalated({ locale: "es" }, undefined)).subject).toBe(catalogues.es["handoff.ticketSubject"])
+      expect((yield* escalated({ locale: "en" }, undefined)).subject).toBe(catalogues.en["handoff.ticketSubject"])
     })
   )
 })

@@ -343,7 +343,8 @@ export class ServiceFormElement extends HTMLElement {
         apiKey: this.getAttribute("api-key")?.trim() ?? "",
         formId: config.id,
         fields: values,
-        identity: this.getAttribute("identity")
+        identity: this.getAttribute("identity"),
+        locale: this.#locale
       })
       this.#sent = true
       const done = el("p", { part: "success", class: `success ${this.#appearance(config)}`, role: "status", tabindex: "-1" }, localized(config.success_message, this.#locale) ?? t.success)

@@ -134,6 +134,8 @@ export const getConfig = async ({ apiKey, formId, baseUrl }: ConfigRequest): Pro
 export interface SubmitRequest extends ConfigRequest {
   readonly fields: Readonly<Record<string, FieldValue>>
   readonly identity?: string | null | undefined
+  /** The component's language: the server's field errors come in it. */
+  readonly locale?: string | undefined
 }
 
 /**
@@ -142,9 +144,13 @@ export interface SubmitRequest extends ConfigRequest {
  * ServiceFormError (a 400's `body.error.field_errors` lists the field errors).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON from the API, read by the component
-export const submit = async ({ apiKey, formId, fields, identity, baseUrl }: SubmitRequest): Promise<any> => {
+export const submit = async ({ apiKey, formId, fields, identity, locale, baseUrl }: SubmitRequest): Promise<any> => {
   const base = baseUrl ?? defaultBaseUrl()
-  const body = identity ? { fields, identity_token: identity } : { fields }
+  const body = {
+    fields,
+    ...(identity ? { identity_token: identity } : {}),
+    ...(locale === undefined ? {} : { locale })
+  }
   const response = await fetch(`${base}/api/forms/${encodeURIComponent(formId)}/submit`, {
     method: "POST",
     headers: { "Service-Api-Key": apiKey, "Content-Type": "application/json" },
