@@ -16,7 +16,7 @@ const keepAliveHeaders = (url: string) =>
         const req = request(`${url}/healthz`, { agent: false, headers: { connection: "keep-alive" } }, (res) => {
           res.resume()
           res.on("end", () => {
-            resolve({ keepAlive: res.headers["keep-alive"], connection: res.headers["connection"] })
+            resolve({ keepAlive: res.headers["keep-alive"] as string | undefined, connection: res.headers["connection"] })
             req.destroy()
           })
         })
