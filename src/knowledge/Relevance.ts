@@ -5,10 +5,12 @@
  * embedding close to the question's.
  *
  * A hit covers the question when its cosine is at least `closeCosine`; or, for a question of one content word
- * ("And in Brandun?"), when it holds that word; or, for a longer one, when it holds at least `minShare` of its
- * content words and at least `minHeld` of them (`pairHeld` with a cosine of at least `pairCosine`, or all of them:
- * "What is the Baghdad Pact?" against the passage on it). Retrieval asks this of hits whose score passes its
- * threshold.
+ * ("And in Brandun?", "How long does delivery take?"), when it names that word as what it is about (in its first
+ * line, a title or a heading, or its Q&A question), not in passing; or, for a longer one, when it holds at least
+ * `minShare` of its content words and either `pairHeld` with a cosine of at least `pairCosine`, or `minHeld` with
+ * two of them said together (within `nearWords`), or all of a short question's together ("What is the Baghdad Pact?" against the passage on it, where
+ * a passage that speaks of a ship in one sentence and of Canada in another does not answer "Do you ship to
+ * Canada?"). Retrieval asks this of hits whose score passes its threshold.
  *
  * A question's frame is not its subject: in "How long does delivery take?" only *delivery* says what it is about,
  * and a passage on delivery times answers it without holding *long* or *take*. Those words (`frameWords`) are left
@@ -21,6 +23,8 @@ const minShare = 0.3
 const minHeld = 3
 const pairHeld = 2
 const pairCosine = 0.35
+/** Content words of the hit that a short question's words must all fall within, to be read as said together. */
+const nearWords = 4
 
 /** What the rule reads of a hit: its words and its embedding cosine to the question. */
 export interface Covered {
@@ -43,13 +47,34 @@ export const frameWords: ReadonlySet<string> = new Set(
 export const contentStems = (text: string): ReadonlySet<string> =>
   new Set(words(text).filter((w) => w.length > 1 && !stopWords.has(w) && !frameWords.has(w)).map(stem))
 
+/** The stems of the hit's content words in order, stop words left out. */
+const contentSequence = (text: string): Array<string> => words(text).filter((w) => !stopWords.has(w)).map(stem)
+
+/** Whether every one of `asked` occurs within some `nearWords` consecutive content words of `sequence`. */
+const together = (sequence: ReadonlyArray<string>, asked: ReadonlySet<string>): boolean => {
+  const last = new Map<string, number>()
+  for (let i = 0; i < sequence.length; i++) {
+    if (!asked.has(sequence[i]!)) continue
+    last.set(sequence[i]!, i)
+    if (last.size === asked.size && i - Math.min(...last.values()) < nearWords) return true
+  }
+  return false
+}
+
+/** What the hit says it is about: its first line (a title or a heading) and its Q&A question. */
+const named = (hit: Covered): ReadonlySet<string> =>
+  new Set(words(`${hit.question ?? ""} ${hit.text.split("\n", 1)[0] ?? ""}`).map(stem))
+
 export const covers = (hit: Covered, question: string): boolean => {
   if (hit.cosine >= closeCosine) return true
   const asked = contentStems(question)
   if (asked.size === 0) return false
-  const holds = new Set(words(`${hit.question ?? ""} ${hit.text}`).map(stem))
+  if (asked.size === 1) return named(hit).has([...asked][0]!)
+  const sequence = contentSequence(`${hit.question ?? ""} ${hit.text}`)
+  const holds = new Set(sequence)
   const held = [...asked].filter((s) => holds.has(s)).length
-  if (asked.size === 1) return held === 1
   if (held / asked.size < minShare) return false
-  return held >= minHeld || (held >= pairHeld && (held === asked.size || hit.cosine >= pairCosine))
+  if (held >= pairHeld && hit.cosine >= pairCosine) return true
+  if (held >= minHeld) return [...asked].some((a) => [...asked].some((b) => a < b && together(sequence, new Set([a, b]))))
+  return held === asked.size && together(sequence, asked)
 }

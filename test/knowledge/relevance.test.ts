@@ -21,6 +21,9 @@ describe("covers", () => {
     const canada = passage("We ship parcels to Canada within six days.", 0.2)
     expect(covers(canada, "Do you ship to Canada?")).toBe(true)
     expect(covers(passage("The Baghdad Pact binds Turkey, Iraq, Iran, Pakistan and the United Kingdom.", 0.2), "What is the Baghdad Pact?")).toBe(true)
+    // both words held, but far apart: a ship in one sentence, Canada in another
+    const apart = passage("A new ship of the line was launched at Boston. Our trade with the provinces of Canada grew.", 0.2)
+    expect(covers(apart, "Do you ship to Canada?")).toBe(false)
     // two of three held: an embedding near enough is needed too
     const parcels = "We ship parcels to Canada within six days."
     expect(covers(passage(parcels, 0.4), "Do you ship gift cards to Canada?")).toBe(true)
@@ -46,7 +49,10 @@ describe("covers", () => {
     expect(covers(shipping, "How much does shipping cost?")).toBe(true)
     const hours = passage("Opening hours: nine to five on weekdays, ten to four on Saturdays.", 0.2)
     expect(covers(hours, "What time do you open?")).toBe(true)
-    // the subject still has to be there
+    // the subject still has to be there, and as what the hit is about, not in passing
     expect(covers(delivery, "How long does a refund take?")).toBe(false)
+    const mails = passage("State of the Union, 1850\nThe delivery of the mails to the western territories has much improved.", 0.2)
+    expect(covers(mails, "How long does delivery take?")).toBe(false)
+    expect(covers(passage("Delivery of the mails\nThe mails reach the territories weekly.", 0.2), "How long does delivery take?")).toBe(true)
   })
 })
