@@ -72,9 +72,10 @@ export const covers = (hit: Covered, question: string): boolean => {
   if (asked.size === 1) return named(hit).has([...asked][0]!)
   const sequence = contentSequence(`${hit.question ?? ""} ${hit.text}`)
   const holds = new Set(sequence)
-  const held = [...asked].filter((s) => holds.has(s)).length
+  const heldStems = [...asked].filter((s) => holds.has(s))
+  const held = heldStems.length
   if (held / asked.size < minShare) return false
   if (held >= pairHeld && hit.cosine >= pairCosine) return true
-  if (held >= minHeld) return [...asked].some((a) => [...asked].some((b) => a < b && together(sequence, new Set([a, b]))))
+  if (held >= minHeld) return heldStems.some((a, i) => heldStems.slice(i + 1).some((b) => together(sequence, new Set([a, b]))))
   return held === asked.size && together(sequence, asked)
 }
