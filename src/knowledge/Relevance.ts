@@ -43,12 +43,40 @@ export const frameWords: ReadonlySet<string> = new Set(
     .split(" ")
 )
 
+/**
+ * Phrases that work as one preposition or conjunction ("in order to", "in terms of", "on behalf of"): the noun
+ * inside them names nothing, as a stop word does not. "In order to meet the changed conditions" says nothing of
+ * an order.
+ */
+const functionPhrases: ReadonlyArray<ReadonlyArray<string>> = (
+  "in order to|in order that|in case of|in terms of|in view of|in place of|in addition to|in spite of|" +
+  "in respect of|in respect to|with respect to|with regard to|by means of|by way of|on behalf of|as well as|" +
+  "at least|at last|at all"
+)
+  .split("|")
+  .map((phrase) => phrase.split(" "))
+
+const phrasesByFirstWord = new Map<string, Array<ReadonlyArray<string>>>()
+for (const phrase of functionPhrases) phrasesByFirstWord.set(phrase[0]!, [...(phrasesByFirstWord.get(phrase[0]!) ?? []), phrase])
+
+/** The text's words, those of function phrases left out. */
+const meaningWords = (text: string): Array<string> => {
+  const all = words(text)
+  const kept: Array<string> = []
+  for (let i = 0; i < all.length; i++) {
+    const phrase = phrasesByFirstWord.get(all[i]!)?.find((p) => p.every((w, k) => all[i + k] === w))
+    if (phrase === undefined) kept.push(all[i]!)
+    else i += phrase.length - 1
+  }
+  return kept
+}
+
 /** The question's content words, stemmed, each once: neither stop words nor its frame. */
 export const contentStems = (text: string): ReadonlySet<string> =>
-  new Set(words(text).filter((w) => w.length > 1 && !stopWords.has(w) && !frameWords.has(w)).map(stem))
+  new Set(meaningWords(text).filter((w) => w.length > 1 && !stopWords.has(w) && !frameWords.has(w)).map(stem))
 
-/** The stems of the hit's content words in order, stop words left out. */
-const contentSequence = (text: string): Array<string> => words(text).filter((w) => !stopWords.has(w)).map(stem)
+/** The stems of the hit's content words in order, stop words and function phrases left out. */
+const contentSequence = (text: string): Array<string> => meaningWords(text).filter((w) => !stopWords.has(w)).map(stem)
 
 /** Whether every one of `asked` occurs within some `nearWords` consecutive content words of `sequence`. */
 const together = (sequence: ReadonlyArray<string>, asked: ReadonlySet<string>): boolean => {

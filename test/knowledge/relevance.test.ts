@@ -55,4 +55,16 @@ describe("covers", () => {
     expect(covers(mails, "How long does delivery take?")).toBe(false)
     expect(covers(passage("Delivery of the mails\nThe mails reach the territories weekly.", 0.2), "How long does delivery take?")).toBe(true)
   })
+  it("reads a phrase that works as a preposition as no word of the subject: 'in order to' names no order", () => {
+    const panama = passage(
+      "We spend as much each year as can be expended in order to complete the Canal, more than fifty-six millions of dollars.",
+      0.3
+    )
+    expect(covers(panama, "Is shipping free for orders over fifty dollars?")).toBe(false)
+    const consuls = passage("New legislation should be enacted in order to meet the changed conditions of delivery.", 0.3)
+    expect(covers(consuls, "Can I change the delivery address after ordering?")).toBe(false)
+    // the noun itself still counts
+    const orders = passage("Every order over fifty dollars ships free of charge.", 0.3)
+    expect(covers(orders, "Is shipping free for orders over fifty dollars?")).toBe(true)
+  })
 })
