@@ -29,7 +29,7 @@ import { transaction } from "../db/Sql.js"
 import { SourceQa } from "../qa/SourceQa.js"
 import { isoOrNull, now } from "../Time.js"
 import { EmbeddingSpaceRepo, type Position, type SpaceRow } from "./EmbeddingSpaceRepo.js"
-import { KnowledgeRepo } from "./KnowledgeRepo.js"
+import { ChunkVectorsRepo } from "./ChunkVectorsRepo.js"
 import { Reindex } from "./Reindex.js"
 
 /** The queue of re-embeddings into `space`: only processes whose provider gives vectors of that space claim it. */
@@ -61,7 +61,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
     const ai = yield* Ai
     const queue = yield* JobQueue
     const state = yield* EmbeddingSpaceRepo
-    const chunks = yield* KnowledgeRepo
+    const chunks = yield* ChunkVectorsRepo
     const qa = (yield* SourceQa).reembedding
     const reindex = yield* Reindex
     const space = embeddingSpace(ai)
@@ -262,5 +262,5 @@ export class Embeddings extends Effect.Service<Embeddings>()("Knowledge/Embeddin
 
     return { space, queue: queueName, check, handle, retrying, giveUp, status } as const
   }),
-  dependencies: [EmbeddingSpaceRepo.Default, KnowledgeRepo.Default, SourceQa.Default, Reindex.Default]
+  dependencies: [EmbeddingSpaceRepo.Default, ChunkVectorsRepo.Default, SourceQa.Default, Reindex.Default]
 }) {}

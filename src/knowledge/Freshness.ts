@@ -35,6 +35,7 @@ import { Usage } from "../usage/Usage.js"
 import { ChunkDraftsRepo } from "./ChunkDraftsRepo.js"
 import { INGEST_QUEUE, Knowledge } from "./Knowledge.js"
 import { KnowledgeRepo, type SourceRow, toSource } from "./KnowledgeRepo.js"
+import { RefreshRepo } from "./RefreshRepo.js"
 import { Pipeline } from "./Pipeline.js"
 import { fromFetch, fromKeptPage, type IngestFailure, SourceReader, type Validators, validatorsOf } from "./SourceReader.js"
 
@@ -82,6 +83,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
     const reader = yield* SourceReader
     const knowledge = yield* Knowledge
     const repo = yield* KnowledgeRepo
+    const refreshes = yield* RefreshRepo
     const drafts = yield* ChunkDraftsRepo
     const qa = yield* SourceQa
     const rounds = yield* RefreshRounds
@@ -121,7 +123,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       }
       return yield* transaction(
         Effect.gen(function* () {
-          const queued = yield* repo.queueRefresh(id, yield* now)
+          const queued = yield* refreshes.queueRefresh(id, yield* now)
           if (Option.isNone(queued)) return toSource(source)
           const { cap, granted, plan } = yield* usage.reserveRefreshes(tenant, 1)
           if (granted === 0) {
@@ -143,7 +145,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       Effect.gen(function* () {
         const page = yield* read
         const doc = yield* reader.readPage(source, page)
-        if (yield* repo.unchangedText(source.id, doc.text, at, validators)) return
+        if (yield* refreshes.unchangedText(source.id, doc.text, at, validators)) return
         const built = yield* pipeline.index(source, doc)
         const chunks = yield* Effect.forEach(built.chunks, (c) => Effect.map(ids.make("chk"), (id) => ({ id, ...c })))
         // the new chunks and text written hidden, in short steps; the old ones hidden as the new are shown, deleted after
@@ -151,7 +153,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         const swapped = transaction(
           Effect.gen(function* () {
             const tenant = tenantOfRow(source)
-            const row = yield* repo.replaced(
+            const row = yield* refreshes.replaced(
               source.id,
               {
                 ...validators,
@@ -197,7 +199,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         }
         yield* transaction(
           Effect.gen(function* () {
-            const row = yield* repo.markGone(source.id, at)
+            const row = yield* refreshes.markGone(source.id, at)
             // already gone: reported once, its timer set then
             if (Option.isNone(row) || source.gone_since !== null) return
             yield* outbox.emit({ ...tenant, type: "knowledge.source.gone", data: { source: toSource(row.value) } })
@@ -217,7 +219,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       Effect.catchAll(replacing, (failure) =>
         Effect.zipRight(
           Effect.logWarning("a refresh could not read its page", { sourceId: source.id, reason: failure.message }),
-          repo.refreshEnded([source.id], at)
+          refreshes.refreshEnded([source.id], at)
         )
       )
 
@@ -242,14 +244,14 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         if (Option.isNone(found)) return
         const source = found.value
         const at = yield* now
-        if (!canRefresh(source)) return yield* repo.refreshEnded([source.id], at)
+        if (!canRefresh(source)) return yield* refreshes.refreshEnded([source.id], at)
         // a crawl that met the page read it for this refresh
         const kept = read ? yield* repo.keptPageOf(source.id) : Option.none()
         if (Option.isSome(kept)) {
           const known: Validators = { etag: source.etag, last_modified: source.last_modified }
           return yield* settle(source, replace(source, fromKeptPage(kept.value.contentType, kept.value.body), known, at), at)
         }
-        if (yield* check(source, at)) yield* repo.refreshChecked(source.id, at)
+        if (yield* check(source, at)) yield* refreshes.refreshChecked(source.id, at)
       })
 
     /**
@@ -260,11 +262,11 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       Effect.gen(function* () {
         const at = yield* now
         const notModified: Array<SourceId> = []
-        for (const source of yield* repo.byIds(ids)) {
-          if (!canRefresh(source)) yield* repo.refreshEnded([source.id], at)
+        for (const source of yield* refreshes.byIds(ids)) {
+          if (!canRefresh(source)) yield* refreshes.refreshEnded([source.id], at)
           else if (yield* check(source, at)) notModified.push(source.id)
         }
-        yield* repo.refreshCheckedAll(notModified, at)
+        yield* refreshes.refreshCheckedAll(notModified, at)
       })
 
     /**
@@ -275,7 +277,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       Effect.gen(function* () {
         const { granted } = yield* usage.reserveRefreshes(tenant, 1)
         if (granted === 0) return
-        const queued = yield* repo.queueRefreshWith(sourceId, page, yield* now)
+        const queued = yield* refreshes.queueRefreshWith(sourceId, page, yield* now)
         if (Option.isNone(queued)) return yield* usage.releaseRefreshes(tenant, 1)
         yield* enqueueRefresh(queued.value, true)
       })
@@ -296,7 +298,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         const ids = "sourceIds" in payload ? payload.sourceIds : [payload.sourceId]
         return Effect.zipRight(
           Effect.logWarning("a refresh was given up; its pages keep their knowledge", { sourceIds: ids, reason }),
-          Effect.flatMap(now, (at) => repo.refreshEnded(ids, at))
+          Effect.flatMap(now, (at) => refreshes.refreshEnded(ids, at))
         )
       })
 
@@ -307,7 +309,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         if (Option.isNone(payload)) return Outcome.failed("the job names no source")
         yield* transaction(
           Effect.gen(function* () {
-            const queued = yield* repo.queueRefresh(payload.value.sourceId, yield* now)
+            const queued = yield* refreshes.queueRefresh(payload.value.sourceId, yield* now)
             if (Option.isSome(queued)) yield* enqueueRefresh(queued.value)
           })
         )
@@ -324,7 +326,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
         const tenant = tenantOfRow(agent)
         const reserved = yield* usage.reserveRefreshes(tenant, ROUND_BATCH)
         const granted = reserved.granted
-        const batch = granted === 0 ? { queued: [], reached: agent.refresh_round_after, read: 0 } : yield* repo.queueRound(agent.id, agent.refresh_round_after, granted)
+        const batch = granted === 0 ? { queued: [], reached: agent.refresh_round_after, read: 0 } : yield* refreshes.queueRound(agent.id, agent.refresh_round_after, granted)
         if (batch.queued.length < granted) yield* usage.releaseRefreshes(tenant, granted - batch.queued.length)
         for (let i = 0; i < batch.queued.length; i += REFRESH_BATCH) {
           yield* jobs.enqueue({
@@ -388,7 +390,7 @@ export class Freshness extends Effect.Service<Freshness>()("Knowledge/Freshness"
       })
     )
 
-    return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: repo.knownPage, timerDue, schedules } as const
+    return { request, requestRound, refreshOf, refreshGivenUp, refreshFromPage, knownPage: refreshes.knownPage, timerDue, schedules } as const
   }),
-  dependencies: [Usage.Default, KnowledgeRepo.Default, ChunkDraftsRepo.Default, Pipeline.Default, SourceReader.Default, Knowledge.Default, RefreshRounds.Default, SourceQa.Default]
+  dependencies: [Usage.Default, KnowledgeRepo.Default, RefreshRepo.Default, ChunkDraftsRepo.Default, Pipeline.Default, SourceReader.Default, Knowledge.Default, RefreshRounds.Default, SourceQa.Default]
 }) {}

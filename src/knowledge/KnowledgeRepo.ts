@@ -1,6 +1,7 @@
 /**
- * SQL for knowledge sources and their chunks. API reads are scoped to one
- * workspace and environment; the pipeline works by source id (its job names it).
+ * SQL for knowledge sources: what the API reads and writes, and what the pipeline records as it indexes one. API
+ * reads are scoped to one workspace and environment; the pipeline works by source id (its job names it). A
+ * source's refresh state is `RefreshRepo.ts`'s; its chunks' vectors, `ChunkVectorsRepo.ts`'s.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -18,7 +19,6 @@ import {
   SourceType
 } from "../../schema/Knowledge.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import { realArrayLiteral } from "../db/Columns.js"
 import { decodeAll, decodeOne, execute } from "../db/Sql.js"
 import type { PageRequest } from "../http/Pagination.js"
 import { iso, isoOrNull } from "../Time.js"
@@ -98,15 +98,11 @@ const decodeStarted = Schema.decodeUnknown(Started)
 
 const Input = Schema.Struct({ content: Schema.NullOr(Schema.String) })
 const KeptPage = Schema.Struct({ page_type: Schema.String, page_body: Schema.Uint8ArrayFromSelf })
-const ChunkText = Schema.Struct({ id: Schema.String, content: Schema.String })
-const Present = Schema.Struct({ present: Schema.Boolean })
-const Count = Schema.Struct({ n: Schema.Number })
 const IndexedText = Schema.Struct({ id: SourceId, title: Schema.String, extracted_text: Schema.NullOr(Schema.String) })
-const ExtractedText = Schema.Struct({ extracted_text: Schema.NullOr(Schema.String) })
 const SourceTitle = Schema.Struct({ id: SourceId, title: Schema.String })
 
 // `seq` and `size_bytes` are bigints, read as text; queries order by the column, not the alias
-const columns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
+export const sourceColumns = `knowledge_sources.seq::text as seq, id, workspace_id, environment, agent_id, type, title, status, phase,
   progress, attempts, next_attempt_at, error, error_code, source_ref, size_bytes::text as size_bytes, chunk_count,
   qa_count, language, lesson_source_id, crawl_id, etag, last_modified, refresh_status, checked_at, changed_at, gone_since,
   created_at, updated_at`
@@ -161,18 +157,10 @@ export interface NewChunk {
   readonly embedding: ReadonlyArray<number>
 }
 
-const vectorLiteral = (vector: ReadonlyArray<number>) => realArrayLiteral(vector.map((x) => (Number.isFinite(x) ? x : 0)))
-
 export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Repo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(columns)
-    // every end of a refresh: idle again, and a crawl's page read for it let go
-    const refreshDone = { refresh_status: "idle", page_body: null, page_type: null } as const
-    // what a refresh reads again: an indexed page of a knowledge endpoint (a lesson's sources are its course's)
-    const refreshable = sql.literal(
-      "type = 'url' and status = 'indexed' and deleted_at is null and lesson_source_id is null"
-    )
+    const cols = sql.literal(sourceColumns)
 
     const insert = (tenant: Tenant, sources: ReadonlyArray<NewSource>) =>
       sources.length === 0
@@ -320,135 +308,6 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
         returning ${cols}`)
 
     /**
-     * A refresh asked for: the source, an indexed `url` one of a knowledge endpoint, waits `queued` (none when it is
-     * not such a source, or a refresh is already queued).
-     */
-    const queueRefresh = (id: SourceId, at: Date) =>
-      decodeOne(SourceRow, sql`
-        update knowledge_sources set refresh_status = 'queued', updated_at = ${at}
-        where id = ${id} and ${refreshable} and refresh_status = 'idle'
-        returning ${cols}`)
-
-    /**
-     * A refresh round's next batch: the agent's next `limit` sources after `seq` `after` (in `seq` order, through
-     * `knowledge_sources_page`), the refreshable ones among them made `queued` (`queued`: their ids), with the last
-     * `seq` reached and how many were read: fewer than `limit`, the round has read its last source.
-     */
-    const queueRound = (agentId: AgentId, after: string, limit: number) =>
-      decodeAll(Schema.Struct({ seq: Schema.String, queued: Schema.NullOr(SourceId) }), sql`
-        with batch as (
-          select id, seq from knowledge_sources
-          where agent_id = ${agentId} and deleted_at is null and seq > ${after}::bigint
-          order by seq limit ${limit}
-        ), queued as (
-          update knowledge_sources s set refresh_status = 'queued'
-          from batch where s.id = batch.id and ${refreshable} and s.refresh_status = 'idle'
-          returning s.id
-        )
-        select batch.seq::text as seq, queued.id as queued
-        from batch left join queued on queued.id = batch.id order by batch.seq`).pipe(
-        Effect.map((rows) => ({
-          queued: rows.flatMap((r) => (r.queued === null ? [] : [r.queued])),
-          reached: rows.length === 0 ? after : rows[rows.length - 1]!.seq,
-          read: rows.length
-        }))
-      )
-
-    /** The sources a refresh batch checks, by id alone (deleted ones left out). */
-    const byIds = (ids: ReadonlyArray<SourceId>) =>
-      ids.length === 0
-        ? Effect.succeed([])
-        : decodeAll(SourceRow, sql`select ${cols} from knowledge_sources where id in ${sql.in(ids)} and deleted_at is null order by seq`)
-
-    /** A refresh that re-indexed nothing: the page read (its validators kept), the source idle again. */
-    const refreshChecked = (id: SourceId, at: Date, validators: Partial<Pick<SourceRow, "etag" | "last_modified">> = {}) =>
-      execute(sql`
-        update knowledge_sources set ${sql.update({ ...validators, ...refreshDone, checked_at: at, gone_since: null })}
-        where id = ${id} and deleted_at is null`)
-
-    /** `refreshChecked` for the pages of a batch that answered `304`, in one statement. */
-    const refreshCheckedAll = (ids: ReadonlyArray<SourceId>, at: Date) =>
-      ids.length === 0
-        ? Effect.void
-        : execute(sql`
-            update knowledge_sources set ${sql.update({ ...refreshDone, checked_at: at, gone_since: null })}
-            where id in ${sql.in(ids)} and deleted_at is null`)
-
-    /**
-     * Refreshes that found nothing to do (the source no longer indexed), could not read the page this time, or were
-     * given up: idle again, their knowledge as it was; tried at `at`, so a scheduled round moves on.
-     */
-    const refreshEnded = (ids: ReadonlyArray<SourceId>, at: Date) =>
-      ids.length === 0
-        ? Effect.void
-        : execute(sql`
-            update knowledge_sources set ${sql.update({ ...refreshDone, checked_at: at })}
-            where id in ${sql.in(ids)} and deleted_at is null`)
-
-    /**
-     * The source's extracted text: its pieces (`ChunkDraftsRepo.ts`), or as written before them, in one value; none
-     * when it has none.
-     */
-    const textOf = (id: SourceId) =>
-      Effect.flatMap(
-        decodeAll(ExtractedText, sql`select extracted_text from knowledge_sources where id = ${id}`),
-        ([row]) => (row?.extracted_text == null ? readSourceText(sql, id) : Effect.succeed(Option.some(row.extracted_text)))
-      )
-
-    /**
-     * A refresh that read the page's text again: when it is the text indexed, recorded as `refreshChecked` does;
-     * whether it was the same. A refresh of the source runs alone, so its text does not change between the two.
-     */
-    const unchangedText = (id: SourceId, text: string, at: Date, validators: Pick<SourceRow, "etag" | "last_modified">) =>
-      Effect.gen(function* () {
-        const indexed = yield* textOf(id)
-        if (Option.isNone(indexed) || indexed.value !== text) return false
-        const rows = yield* decodeAll(Schema.Struct({ id: SourceId }), sql`
-          update knowledge_sources set ${sql.update({ ...validators, ...refreshDone, checked_at: at, gone_since: null })}
-          where id = ${id} and deleted_at is null
-          returning id`)
-        return rows.length === 1
-      })
-
-    /** A changed page's new state, fenced on the source still indexed; none when it is not. */
-    const replaced = (id: SourceId, changes: SourceProgress & { readonly changed_at: Date; readonly checked_at: Date }, at: Date) =>
-      decodeOne(SourceRow, sql`
-        update knowledge_sources
-        set ${sql.update({ ...changes, ...refreshDone, gone_since: null, updated_at: at })}
-        where id = ${id} and deleted_at is null and status = 'indexed'
-        returning ${cols}`)
-
-    /** A page that answers 404 or 410: gone since now, unless it already was. */
-    const markGone = (id: SourceId, at: Date) =>
-      decodeOne(SourceRow, sql`
-        update knowledge_sources
-        set gone_since = coalesce(gone_since, ${at}), checked_at = ${at}, refresh_status = 'idle', page_body = null,
-          page_type = null, updated_at = ${at}
-        where id = ${id} and deleted_at is null
-        returning ${cols}`)
-
-    /** The agent's `url` source of this address, if it has one (through `knowledge_sources_by_url`). */
-    /** The agent's `url` source of a page known by any of `urls` (a redirect's two addresses), the first's before. */
-    const knownPage = (tenant: Tenant, agentId: AgentId, urls: ReadonlyArray<string>) =>
-      decodeOne(Schema.Struct({ id: SourceId }), sql`
-        select id from knowledge_sources
-        where agent_id = ${agentId} and source_ref = any(${urls}::text[]) and type = 'url' and deleted_at is null
-          and lesson_source_id is null and workspace_id = ${tenant.workspaceId} and environment = ${tenant.environment}
-        order by array_position(${urls}::text[], source_ref)
-        limit 1`).pipe(Effect.map(Option.map((r) => r.id)))
-
-    /**
-     * A refresh from a page a crawl read: the bytes kept on the source for its refresh to read, and the source
-     * `queued`, unless it is not refreshable or a refresh is already queued (none).
-     */
-    const queueRefreshWith = (id: SourceId, page: { readonly contentType: string; readonly body: Uint8Array }, at: Date) =>
-      decodeOne(SourceRow, sql`
-        update knowledge_sources set refresh_status = 'queued', page_type = ${page.contentType}, page_body = ${page.body},
-          updated_at = ${at}
-        where id = ${id} and ${refreshable} and refresh_status = 'idle'
-        returning ${cols}`)
-
-    /**
      * Its drafts first (a draft's row locked by a step being written waits for it, and no step follows), then every
      * chunk, drafts' included.
      */
@@ -485,35 +344,9 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Knowledge/Re
           )
       )
 
-    // re-embedding (Embeddings.ts) walks every chunk, of every workspace, by primary key
-
-    /** At most `limit` chunks after `cursor` (null: from the first), in id order: their text to embed again. */
-    const chunksAfter = (cursor: string | null, limit: number) =>
-      decodeAll(ChunkText, sql`
-        select id, content from knowledge_chunks ${cursor === null ? sql.literal("") : sql`where id > ${cursor}`}
-        order by id limit ${limit}`)
-
-    /** New vectors of chunks: a chunk's text never changes (a changed page replaces its chunks), a gone one is skipped. */
-    const setChunkEmbeddings = (rows: ReadonlyArray<{ readonly id: string; readonly embedding: ReadonlyArray<number> }>) =>
-      rows.length === 0
-        ? Effect.void
-        : execute(sql`
-            update knowledge_chunks c set embedding = r.embedding::real[]
-            from jsonb_to_recordset(${JSON.stringify(rows.map((r) => ({ id: r.id, embedding: vectorLiteral(r.embedding) })))}::text::jsonb)
-              as r(id text, embedding text)
-            where c.id = r.id`)
-
-    const anyChunk = Effect.map(
-      decodeAll(Present, sql`select exists (select 1 from knowledge_chunks) as present`),
-      (rows) => rows[0]?.present ?? false
-    )
-
-    const countChunks = Effect.map(decodeAll(Count, sql`select count(*)::int as n from knowledge_chunks`), (rows) => rows[0]?.n ?? 0)
-
     return {
       insert, find, findAny, titles, byId, keptPageOf, inputOf, page, update, start, claimAndStart, startedBy, unstart, complete,
-      queueRefresh, queueRefreshWith, knownPage, queueRound, byIds, refreshChecked, refreshCheckedAll, refreshEnded, unchangedText, replaced, markGone, softDelete,
-      indexedTexts, chunksAfter, setChunkEmbeddings, anyChunk, countChunks
+      softDelete, indexedTexts
     } as const
   })
 }) {}

@@ -43,6 +43,7 @@ import { AgentLanguages } from "../languages/AgentLanguages.js"
 import { visibleChunk } from "./ChunkDraftsRepo.js"
 import { covers } from "./Relevance.js"
 import { VectorIndex } from "./VectorIndex.js"
+import { expandQuery, type GlossaryTerm, searchWords, tiers } from "./QueryWords.js"
 import { type TableWords, wordsOf } from "./WordStatisticsRepo.js"
 
 export interface Hit {
@@ -60,29 +61,6 @@ export interface Hit {
   readonly cosine: number
   /** The score at least `relevanceThreshold`, and the hit covering the question (`Relevance.ts`). */
   readonly relevant: boolean
-}
-
-export interface GlossaryTerm {
-  readonly term: string
-  readonly synonyms: ReadonlyArray<string>
-  readonly case_sensitive: boolean
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-
-const mentions = (query: string, phrase: string, caseSensitive: boolean) =>
-  new RegExp(`(^|[^\\p{L}\\p{N}])${escape(phrase)}($|[^\\p{L}\\p{N}])`, caseSensitive ? "u" : "iu").test(query)
-
-/** The query plus every term and synonym of each glossary entry it mentions. */
-export const expandQuery = (query: string, terms: ReadonlyArray<GlossaryTerm>): string => {
-  const extra: Array<string> = []
-  for (const entry of terms) {
-    const names = [entry.term, ...entry.synonyms]
-    if (names.some((n) => n.trim() !== "" && mentions(query, n, entry.case_sensitive))) {
-      extra.push(...names.filter((n) => !mentions(query, n, entry.case_sensitive)))
-    }
-  }
-  return extra.length === 0 ? query : `${query} ${extra.join(" ")}`
 }
 
 const Row = Schema.Struct({
@@ -105,7 +83,6 @@ export interface Lexeme {
   readonly forms: ReadonlyArray<string>
 }
 
-
 /**
  * A hit at or above this score that covers the question (`Relevance.ts`) is
  * relevant: with none, the reply is the fallback and an `escalation`. Probed with the local embedder and the
@@ -125,41 +102,12 @@ const closeShare = 0.15
 const nearest = 20
 const textBest = 40
 const tierScan = 200
-// the words of a question that count (pairs of them make the middle tier)
+// the words of a question that count
 const maxLexemes = 12
-const pairLexemes = 5
 // a word the word statistics put in more rows of a table than this is common there (see `tiers`)
 const commonRows = 300
 
 const outage = providerFailure((message) => new AiUnavailable({ message }))
-
-/** A text-search tier: a `simple` tsquery, and whether its matches are ranked before the cap or taken as found. */
-export interface Tier {
-  readonly query: string
-  readonly ranked: boolean
-}
-
-/**
- * The text-search tiers over already-stemmed lexemes, each read through the GIN index on its own: every word
- * (an AND, which the index answers by walking the rarest word's entries); any of the rare words; and, when fewer
- * than two words are rare, pairs of the common ones. The first two are few rows (a rare word's entries are few),
- * so their matches are ranked before the cap: which rows of a tier are kept never depends on where they lie. A
- * pair of common words may match most rows: its first ones are taken as found. A common word never draws
- * candidates alone.
- */
-export const tiers = (lexemes: ReadonlyArray<string>, common: ReadonlySet<string>): ReadonlyArray<Tier> => {
-  if (lexemes.length === 0) return []
-  const rare = lexemes.filter((l) => !common.has(l))
-  const out: Array<Tier> = [{ query: lexemes.join(" & "), ranked: true }]
-  if (rare.length > 0 && lexemes.length > 1) out.push({ query: rare.join(" | "), ranked: true })
-  if (rare.length < 2) {
-    const paired = lexemes.filter((l) => common.has(l)).slice(0, pairLexemes)
-    for (let i = 0; i < paired.length; i++) {
-      for (let j = i + 1; j < paired.length; j++) out.push({ query: `${paired[i]} & ${paired[j]}`, ranked: false })
-    }
-  }
-  return out
-}
 
 export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval", {
   effect: Effect.gen(function* () {
@@ -369,19 +317,6 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
   }),
   dependencies: [Glossary.Default, VectorIndex.Default, AgentLanguages.Default]
 }) {}
-
-/** The query's words, letters and digits only, accents off: what the text-search parser is given. */
-export const plainWords = (text: string): string =>
-  [...new Set(text.toLowerCase().normalize("NFD").replace(/\p{M}+/gu, "").match(/[a-z0-9]{2,}/g) ?? [])]
-    .slice(0, 64)
-    .join(" ")
-
-/**
- * The question's words as they are searched: lower case, letters and digits, accents kept (the stemmer reads
- * them; the lexemes are folded after).
- */
-export const searchWords = (text: string): string =>
-  [...new Set(text.toLowerCase().normalize("NFC").match(/[\p{L}\p{N}]{2,}/gu) ?? [])].slice(0, 64).join(" ")
 
 /**
  * Hits sorted by score, the relevant ones in the question's language moved first (in score order): an agent whose

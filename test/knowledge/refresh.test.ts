@@ -16,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { AgentId, SourceId } from "../../schema/Ids.js"
 import { visibleChunk } from "../../src/knowledge/ChunkDraftsRepo.js"
 import { readSourceText } from "../../src/knowledge/SourceTexts.js"
-import { KnowledgeRepo } from "../../src/knowledge/KnowledgeRepo.js"
+import { RefreshRepo } from "../../src/knowledge/RefreshRepo.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, type HarnessShape, testServer } from "../support/harness.js"
 import { JobQueue } from "../../layers/JobQueue.js"
@@ -320,7 +320,7 @@ layer(testServer())("refreshing url sources", (it) => {
           case when n % 7 = 0 then 'pending' else 'indexed' end, 'done', 'https://example.com/' || n, now(), now()
         from generate_series(1, 1100) as n`)
       const refreshable = Array.from({ length: 1100 }, (_, i) => i + 1).filter((n) => n % 10 !== 0 && n % 7 !== 0).length
-      const repo = yield* Effect.provide(KnowledgeRepo, KnowledgeRepo.Default)
+      const repo = yield* Effect.provide(RefreshRepo, RefreshRepo.Default)
       let after = "0"
       const batches: Array<{ read: number; queued: number }> = []
       for (let i = 0; i < 4; i++) {
