@@ -43,14 +43,12 @@
  * - Module functions: `afterCommit(effect)` / `withAfterCommit(self)` (wake-ups
  *   run once the caller's transaction committed: the HTTP edge and every job
  *   handler are such boundaries; without one, a hook waits
- *   `afterCommitGraceMillis`), `supervise(name, work)` (the one restart-with-
- *   backoff helper), `layerWorker(options)`.
+ *   `afterCommitGraceMillis`), `layerWorker(options)`; restarts with backoff
+ *   are `Supervise.ts`'s.
  * - The payload is stored as JSON text; handlers decode it with their Schema.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Statement from "@effect/sql/Statement"
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -353,39 +351,6 @@ export const afterCommitInFiber = () => {
       hooks.length === 0 ? outcome : Effect.ensuring(outcome, Effect.suspend(() => Effect.all(hooks, { discard: true })))
   } as const
 }
-
-// Supervision
-
-/** A supervised run that lasted this long ran well: the restart after it waits the first step again. */
-export const superviseResetMillis = 60_000
-
-/** The wait before the restart after `restarts` consecutive short runs (1: the first): 1 s, 2 s, 4 s, ..., 1 min. */
-export const superviseBackoffMillis = (restarts: number) => Math.min(1_000 * 2 ** Math.max(0, restarts - 1), 60_000)
-
-/**
- * Runs `work` forever: when it ends or fails it is logged and restarted with backoff. The backoff starts again
- * once a run lasted `superviseResetMillis` (by the Clock): a worker that failed once a day waits a second, not
- * the minute its earlier restarts had grown to.
- */
-export const supervise = <E, R>(name: string, work: Effect.Effect<unknown, E, R>): Effect.Effect<never, never, R> =>
-  Effect.suspend(() => {
-    // restarts since a run last ran well
-    let restarts = 0
-    const run = Effect.gen(function* () {
-      const started = yield* Clock.currentTimeMillis
-      yield* work.pipe(
-        Effect.matchCauseEffect({
-          onFailure: (cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.logError(`${name} failed; restarting`, cause),
-          onSuccess: () => Effect.logWarning(`${name} stopped; restarting`)
-        })
-      )
-      const ran = (yield* Clock.currentTimeMillis) - started
-      restarts = ran >= superviseResetMillis ? 1 : restarts + 1
-      yield* Effect.sleep(superviseBackoffMillis(restarts))
-    })
-    return Effect.forever(run)
-  }).pipe(Effect.annotateLogs("worker", name))
 
 // Retries of failed attempts
 

@@ -7,6 +7,8 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { shortCause } from "./Reasons.js"
 
 /** The first retry's wait after a failure, doubled at each failure that follows, up to `retryCapMillis`. */
 export const firstRetryMillis = 100
@@ -118,3 +120,36 @@ export const makeOutage = (what: string, annotations: Record<string, string>) =>
 }
 
 export type Outage = ReturnType<typeof makeOutage>
+
+/** A statement's failure in an outage's log line: the driver's words for a lost connection, else its short cause. */
+export const outageReason = (cause: Cause.Cause<unknown>): string => lostConnectionReason(cause) ?? shortCause(cause)
+
+/** Longest a job's settle is tried again while the database is away; past it the job is left to its lease. */
+const settleRetryMillis = 10 * 60_000
+
+/**
+ * `self` (a settle, a give-up's transaction) tried again after the backoff while it fails for a lost connection,
+ * for at most `settleRetryMillis`: a job whose work is done is recorded once the database answers again, not
+ * left to its lease to run a second time. Fenced by the job's claim, a settle that did commit before its answer
+ * was lost does nothing the second time. Any other failure, and interruption, passes through.
+ */
+export const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
+  Effect.catchAllCause(self, (first) =>
+    !isConnectionLost(first)
+      ? Effect.failCause(first)
+      : Effect.gen(function* () {
+          yield* outage.failed(first, outageReason(first))
+          const backoff = makeBackoff()
+          const until = (yield* Clock.currentTimeMillis) + settleRetryMillis
+          for (let tries = 1; ; tries++) {
+            yield* Effect.sleep(backoff.next())
+            const exit = yield* Effect.exit(self)
+            if (Exit.isSuccess(exit)) {
+              yield* outage.succeeded
+              return exit.value
+            }
+            if (!isConnectionLost(exit.cause) || (yield* Clock.currentTimeMillis) >= until) return yield* exit
+            yield* outage.failed(exit.cause, outageReason(exit.cause))
+          }
+        })
+  )

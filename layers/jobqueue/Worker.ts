@@ -38,29 +38,12 @@
  *   settles the jobs itself. The handler's job ends when its item is written,
  *   also on shutdown (the worker writes what it holds before it stops), so a
  *   job is never handed back with its work done but not recorded.
- * - Failures: a handler (or its claim's `prepare`) that fails or dies is a failed
- *   attempt: logged at error level in one line (job, queue, key, short cause),
- *   counted (`jobs_attempts_failed_total`), its short cause kept in `last_error`,
- *   and retried after `retryBackoffMillis`; at attempt `maxAttempts` it is given
- *   up (so is a retry the handler asks for at that attempt): `onGiveUp` records
- *   it where people see it and the job is settled failed, in one transaction
- *   (`jobs_failed_total`), and the next job of its key runs. An `onGiveUp` that
- *   fails or dies rolls back and leaves the job to run its last attempt again
- *   after the backoff (that claim not counted), so a failure is never settled
- *   unrecorded. `onRetry` shows a retry the same way.
- * - Attempts that stop their worker: the claim counts the attempt (`Job.attempts`),
- *   so one whose process is killed before it settles (a decoder's native crash)
- *   counts too. The claim past the last attempt runs no handler (it would stop
- *   this worker as well): what the claim took is given back (`handBack`) and the
- *   job is given up as above with `onGiveUp(job, stoppedReason, "stopped")`,
- *   keeping the count it had. So a job that kills every process that takes it
- *   ends `failed` after `maxAttempts` processes, on one instance or several.
+ * - Failed attempts, retries and give-ups: `Failures.ts`; the leases' heartbeat: `Heartbeat.ts`.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
@@ -69,61 +52,24 @@ import {
   afterCommit,
   defaultMaxAttempts,
   type EnqueueInput,
-  type GiveUpHow,
   type Job,
   JobQueue,
   type JobQueueShape,
   Outcome,
   type Primitives,
-  retryBackoffMillis,
-  stoppedReason,
-  supervise,
   withAfterCommit,
   type WorkerOptions
 } from "../JobQueue.js"
-import { recordJobAttemptFailed, recordJobFailed } from "./Metrics.js"
-import { isConnectionLost, lostConnectionReason, makeBackoff, makeOutage, type Outage } from "./Outage.js"
+import { supervise } from "../Supervise.js"
+import { recordJobFailed } from "./Metrics.js"
+import { type Held, heartbeat } from "./Heartbeat.js"
+import { isConnectionLost, makeBackoff, makeOutage, outageReason } from "./Outage.js"
+import { makeFailures } from "./Failures.js"
 import { makeSlots, type Slots } from "./Slots.js"
 
 const nowMillis = Clock.currentTimeMillis
 
 const defaultLeaseMillis = 60_000
-
-const maxReasonLength = 200
-
-const textOf = (value: unknown): string => {
-  if (typeof value === "string") return value
-  if (typeof value === "object" && value !== null) {
-    const tag = "_tag" in value && typeof value._tag === "string" ? value._tag : value instanceof Error ? value.name : undefined
-    const message = "message" in value && typeof value.message === "string" ? value.message : undefined
-    if (tag !== undefined || message !== undefined) return [tag, message].filter((p) => p !== undefined && p !== "").join(": ")
-  }
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
-}
-
-/**
- * A failure in one short line, for `last_error` and the log: the first error's own text, or the defect's after
- * `died:` (`died: TypeError: x is not a function`); never a stack.
- */
-export const shortCause = (cause: Cause.Cause<unknown>): string => {
-  const text = Option.match(Cause.failureOption(cause), {
-    onSome: textOf,
-    onNone: () =>
-      Option.match(Cause.dieOption(cause), {
-        onSome: (defect) => `died: ${textOf(defect)}`,
-        onNone: () => (Cause.isInterrupted(cause) ? "interrupted" : Cause.pretty(cause))
-      })
-  })
-  const line = (text.split("\n")[0] ?? "").trim()
-  return line.length > maxReasonLength ? `${line.slice(0, maxReasonLength - 1)}…` : line
-}
-
-/** A statement's failure in an outage's log line: the driver's words for a lost connection, else its short cause. */
-const outageReason = (cause: Cause.Cause<unknown>): string => lostConnectionReason(cause) ?? shortCause(cause)
 
 /**
  * `JobQueue.<name>` span with the queue's name, only while tracing is on (a trace then tells one queue's claims and
@@ -139,14 +85,6 @@ const queueSpan =
         : self
     )
 
-/** A job running here, as the heartbeat sees it. */
-interface Held {
-  readonly job: Job
-  readonly fiber: Fiber.RuntimeFiber<void, never>
-  /** Set by the heartbeat when another worker has the job: it is interrupted, not handed back. */
-  lost: boolean
-}
-
 /** One worker of a queue, as its claim passes and its jobs' fibers see it. */
 interface WorkerRun<R, P, F> {
   readonly options: WorkerOptions<R, P, F>
@@ -161,58 +99,6 @@ interface WorkerRun<R, P, F> {
   /** Rung when a job starts (the idle heartbeat's wake-up). */
   readonly jobStarted: Queue.Queue<void>
 }
-
-/**
- * One heartbeat for the jobs running in a worker (not a fiber and a timer per job): every third of the lease, each
- * lease is extended; a job whose lease was lost (another worker claimed it) is interrupted. With no job running it
- * waits for one to start, rather than beating through a Clock's jumps for nothing. A beat whose extension fails
- * (the database away) is not a lost lease: the whole beat is tried again after the backoff (`Outage.ts`), and the
- * jobs go on running meanwhile (a lapsed lease nobody claimed since is still theirs).
- */
-const heartbeat = (
-  primitives: Primitives,
-  held: Map<string, Held>,
-  started: Queue.Queue<void>,
-  leaseMillis: number,
-  outage: Outage
-) =>
-  Effect.suspend(() => {
-    const beatMillis = Math.max(1, Math.floor(leaseMillis / 3))
-    const backoff = makeBackoff()
-    let wait = beatMillis
-    return Effect.forever(
-      Effect.gen(function* () {
-        if (held.size === 0) {
-          yield* Queue.take(started)
-          backoff.reset()
-          wait = beatMillis
-        }
-        yield* Effect.sleep(wait)
-        let failure: Cause.Cause<unknown> | undefined
-        for (const entry of [...held.values()]) {
-          if (held.get(entry.job.id) !== entry) continue
-          const kept = yield* Effect.exit(primitives.extend(entry.job, leaseMillis))
-          if (Exit.isFailure(kept)) {
-            failure ??= kept.cause
-            continue
-          }
-          if (!kept.value && held.get(entry.job.id) === entry) {
-            yield* Effect.logWarning(`job ${entry.job.id} lost its lease; another worker has it`)
-            entry.lost = true
-            yield* Fiber.interruptFork(entry.fiber)
-          }
-        }
-        if (failure === undefined) {
-          backoff.reset()
-          wait = beatMillis
-          return yield* outage.succeeded
-        }
-        yield* outage.failed(failure, outageReason(failure))
-        // never later than the next beat would have been
-        wait = Math.min(backoff.next(), beatMillis)
-      })
-    )
-  })
 
 /**
  * How long a claim pass that took `took` jobs of `free` slots sleeps before the next: with slots all busy or jobs
@@ -242,36 +128,6 @@ const earliestByQueue = (inputs: ReadonlyArray<EnqueueInput>) => {
   return earliest
 }
 
-/** Longest a job's settle is tried again while the database is away; past it the job is left to its lease. */
-const settleRetryMillis = 10 * 60_000
-
-/**
- * `self` (a settle, a give-up's transaction) tried again after the backoff while it fails for a lost connection,
- * for at most `settleRetryMillis`: a job whose work is done is recorded once the database answers again, not
- * left to its lease to run a second time. Fenced by the job's claim, a settle that did commit before its answer
- * was lost does nothing the second time. Any other failure, and interruption, passes through.
- */
-const retryingLostConnection = <A, R>(outage: Outage, self: Effect.Effect<A, never, R>): Effect.Effect<A, never, R> =>
-  Effect.catchAllCause(self, (first) =>
-    !isConnectionLost(first)
-      ? Effect.failCause(first)
-      : Effect.gen(function* () {
-          yield* outage.failed(first, outageReason(first))
-          const backoff = makeBackoff()
-          const until = (yield* nowMillis) + settleRetryMillis
-          for (let tries = 1; ; tries++) {
-            yield* Effect.sleep(backoff.next())
-            const exit = yield* Effect.exit(self)
-            if (Exit.isSuccess(exit)) {
-              yield* outage.succeeded
-              return exit.value
-            }
-            if (!isConnectionLost(exit.cause) || (yield* nowMillis) >= until) return yield* exit
-            yield* outage.failed(exit.cause, outageReason(exit.cause))
-          }
-        })
-  )
-
 const make = (primitives: Primitives) =>
   Effect.sync(() => {
     const bells = new Map<string, Queue.Queue<void>>()
@@ -289,17 +145,6 @@ const make = (primitives: Primitives) =>
         )
       })
     const wake = (queue: string) => Effect.flatMap(bell(queue), (b) => Effect.asVoid(Queue.offer(b, undefined)))
-    // per queue: its jobs' settles through an outage, logged once for all of them
-    const settleOutages = new Map<string, Outage>()
-    /** A job's settle (or its give-up's transaction), tried again while the database is away. */
-    const settling = <A, R>(job: Job, self: Effect.Effect<A, never, R>) => {
-      let outage = settleOutages.get(job.queue)
-      if (outage === undefined) {
-        outage = makeOutage(`settles of queue ${job.queue}`, { queue: job.queue })
-        settleOutages.set(job.queue, outage)
-      }
-      return retryingLostConnection(outage, self)
-    }
     // per queue: until when (Clock millis) a worker of this process sleeps between passes, while it sleeps
     const sleepingUntil = new Map<string, number>()
     /**
@@ -336,6 +181,7 @@ const make = (primitives: Primitives) =>
         tickWaiters.add(waiter)
         return Effect.sync(() => tickWaiters.delete(waiter))
       })
+    const { settling, failedAttempt, giveUp, exhausted } = makeFailures(primitives)
     const add = (map: Map<string, number>, queue: string, delta: number) =>
       Effect.sync(() => map.set(queue, (map.get(queue) ?? 0) + delta))
 
@@ -353,76 +199,6 @@ const make = (primitives: Primitives) =>
       options.handBack === undefined
         ? primitives.release(job)
         : Effect.zipRight(options.handBack(job, prepared), primitives.release(job))
-
-    /**
-     * A handler (or its claim's `prepare`) that failed or died: one error line, counted, then retried after the
-     * backoff, or, at the last attempt, given up (recorded by `onGiveUp` first) and settled failed.
-     */
-    const failedAttempt = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, cause: Cause.Cause<unknown>) =>
-      Effect.gen(function* () {
-        const reason = shortCause(cause)
-        const attempt = job.attempts + 1
-        const maxAttempts = options.maxAttempts ?? defaultMaxAttempts
-        const last = attempt >= maxAttempts
-        const retryAt = new Date((yield* nowMillis) + retryBackoffMillis(job.attempts))
-        const fields = { job_id: job.id, queue: job.queue, key: job.key ?? "", attempt, max_attempts: maxAttempts }
-        yield* recordJobAttemptFailed(job.queue)
-        yield* Effect.logError(
-          `job ${job.id} of ${job.queue} (key ${job.key ?? "none"}) failed, attempt ${attempt} of ${maxAttempts}: ${reason}; ` +
-            (last ? "giving up" : `retrying at ${retryAt.toISOString()}`)
-        ).pipe(Effect.annotateLogs(fields))
-        // the whole cause (its stack) below the error level, for whoever debugs it
-        yield* Effect.logDebug(`job ${job.id} of ${job.queue}: the failed attempt's cause`, cause)
-        if (!last) {
-          if (options.onRetry !== undefined) {
-            const shown = yield* Effect.exit(options.onRetry(job, reason, retryAt))
-            if (Exit.isFailure(shown)) {
-              if (Cause.isInterruptedOnly(shown.cause)) return yield* Effect.interrupt
-              yield* Effect.logWarning(`job ${job.id} of ${job.queue}: its retry could not be shown: ${shortCause(shown.cause)}`)
-            }
-          }
-          return yield* settling(job, primitives.settle(job, Outcome.retryAt(retryAt, reason)))
-        }
-        yield* giveUp(options, job, reason, "failed")
-      })
-
-    /**
-     * The job ends failed: `onGiveUp` records it where people see it and the job is settled failed, in one
-     * transaction. Not recorded (the hook failed or died, the database away), nothing of it is: the job waits for
-     * the backoff with this claim not counted, so its last attempt runs again ("failed") or the give-up is tried
-     * again ("stopped"), and a failure is never settled unseen.
-     */
-    const giveUp = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, reason: string, how: GiveUpHow) =>
-      Effect.gen(function* () {
-        const record = options.onGiveUp === undefined ? Effect.void : options.onGiveUp(job, reason, how)
-        // a job claimed past its last attempt ends with the count of the attempts it had
-        const settled = primitives.settle(job, Outcome.failed(reason), { uncounted: how === "stopped" })
-        const exit = yield* Effect.exit(settling(job, primitives.transaction(Effect.zipRight(record, settled))))
-        if (Exit.isSuccess(exit)) return yield* recordJobFailed(job.queue)
-        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-        const retryAt = new Date((yield* nowMillis) + retryBackoffMillis(job.attempts))
-        yield* Effect.logError(
-          `job ${job.id} of ${job.queue}: its failure could not be recorded (${shortCause(exit.cause)}); ` +
-            `${how === "failed" ? "running it" : "giving it up"} again at ${retryAt.toISOString()}`
-        ).pipe(Effect.annotateLogs({ job_id: job.id, queue: job.queue, key: job.key ?? "" }))
-        yield* settling(job, primitives.settle(job, Outcome.retryAt(retryAt, reason), { uncounted: true }))
-      })
-
-    /**
-     * A job claimed past its last attempt: the attempts it was claimed for stopped their worker before they
-     * ended (its process killed, say), so none settled. Its handler does not run (it would stop this worker too):
-     * what its claim took is given back and it is given up.
-     */
-    const exhausted = <R, P, F>(options: WorkerOptions<R, P, F>, job: Job, prepared: P | undefined) =>
-      Effect.gen(function* () {
-        const maxAttempts = options.maxAttempts ?? defaultMaxAttempts
-        yield* Effect.logError(
-          `job ${job.id} of ${job.queue} (key ${job.key ?? "none"}) claimed after its last attempt (${maxAttempts}): ` +
-            `${stoppedReason}; giving up`
-        ).pipe(Effect.annotateLogs({ job_id: job.id, queue: job.queue, key: job.key ?? "", max_attempts: maxAttempts }))
-        if (options.handBack !== undefined) yield* options.handBack(job, prepared)
-        yield* giveUp(options, job, stoppedReason, "stopped")
-      })
 
     /**
      * A job's run: its handler, then its settle, or its item handed to `carry` (which answers once the item is

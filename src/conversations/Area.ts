@@ -8,7 +8,6 @@ import * as Layer from "effect/Layer"
 import { Authentication } from "../../schema/Auth.js"
 import type { ConversationId, LeadId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
-import * as JobQueue from "../../layers/JobQueue.js"
 import { Agents } from "../agents/Agents.js"
 import { background, queueWorker } from "../Background.js"
 import { AppConfig } from "../Config.js"
@@ -20,6 +19,7 @@ import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMilli
 import { ConversationsRepo } from "./ConversationsRepo.js"
 import { Handoff } from "./Handoff.js"
 import { ConversationsHttp } from "./Http.js"
+import { supervise } from "../../layers/Supervise.js"
 
 /**
  * One instance: the widget's chat programs share its live replies and its hand-off (whose in-process signals
@@ -55,7 +55,7 @@ export const Workers = Layer.unwrapEffect(
     const config = yield* AppConfig
     return Layer.mergeAll(
       background(
-        JobQueue.supervise(
+        supervise(
           "reply-events-pruner",
           Effect.forever(
             Effect.zipRight(

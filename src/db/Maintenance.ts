@@ -22,11 +22,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as JobQueue from "../../layers/JobQueue.js"
 import { Database } from "../../layers/Database.js"
 import { background } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { decodeAll, execute } from "./Sql.js"
+import { supervise } from "../../layers/Supervise.js"
 
 const Due = Schema.Struct({
   schema: Schema.String,
@@ -103,6 +103,6 @@ const withoutAutovacuum = Effect.gen(function* () {
  */
 export const Workers = Layer.unwrapEffect(
   Effect.map(Effect.all([withoutAutovacuum, AppConfig]), ([needed, config]) =>
-    needed ? background(JobQueue.supervise("maintenance", maintenanceLoop(config.maintenanceMillis))) : Layer.empty
+    needed ? background(supervise("maintenance", maintenanceLoop(config.maintenanceMillis))) : Layer.empty
   )
 )

@@ -7,7 +7,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as JobQueue from "../../layers/JobQueue.js"
 import { background } from "../Background.js"
 import type { Server as NodeServer } from "node:http"
 import type { AppConfigShape } from "../Config.js"
@@ -20,6 +19,7 @@ import { IdempotencyRepo } from "./IdempotencyRepo.js"
 import { listening, makeNodeServer } from "./NodeServer.js"
 import { Paginator } from "./Pagination.js"
 import { RequestRateLimiter } from "./RateLimit.js"
+import { supervise } from "../../layers/Supervise.js"
 
 export const Live = Layer.mergeAll(IdempotencyRepo.Default, StoredResponses.Default, Paginator.Default, RequestRateLimiter.Default)
 
@@ -34,7 +34,7 @@ const sweepMinGapMillis = 10 * 60_000
 export const Workers = Layer.unwrapEffect(
   Effect.map(IdempotencyRepo, (store) =>
     background(
-      JobQueue.supervise(
+      supervise(
         "idempotency-sweeper",
         // sleeps until the oldest record expires (at least `sweepMinGap` apart), not on a fixed beat
         Effect.forever(

@@ -22,6 +22,7 @@ import { Retrieval } from "./Retrieval.js"
 import { KnowledgeSearch } from "./Search.js"
 import { VectorIndex } from "./VectorIndex.js"
 import * as WordStatistics from "./WordStatistics.js"
+import { supervise } from "../../layers/Supervise.js"
 
 export const Live = Layer.mergeAll(
   Knowledge.Default,
@@ -110,7 +111,7 @@ const FreshnessWorkers = Layer.unwrapEffect(
     const config = yield* AppConfig
     return Layer.merge(
       queueWorker({ queue: REFRESH_TIMER_QUEUE, concurrency: 1, pollMillis: config.ingest.pollMillis, handle: freshness.timerDue }),
-      background(JobQueue.supervise("refresh-schedules", freshness.schedules))
+      background(supervise("refresh-schedules", freshness.schedules))
     )
   })
 )

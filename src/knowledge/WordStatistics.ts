@@ -18,12 +18,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
 import * as Schema from "effect/Schema"
-import * as JobQueue from "../../layers/JobQueue.js"
 import { Database } from "../../layers/Database.js"
 import { background } from "../Background.js"
 import { AppConfig } from "../Config.js"
 import { decodeAll, decodeSingle, execute } from "../db/Sql.js"
 import { recordWords, type SearchedTable, searchedTables, Words } from "./WordStatisticsRepo.js"
+import { supervise } from "../../layers/Supervise.js"
 
 /** How many rows are read to count a table's words, how many a statement, and how many words are kept. */
 export interface Sizes {
@@ -151,6 +151,6 @@ export const wordStatisticsLoop = (gapMillis: number) =>
 
 export const Workers = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
-    background(JobQueue.supervise("word-statistics", wordStatisticsLoop(config.maintenanceMillis)))
+    background(supervise("word-statistics", wordStatisticsLoop(config.maintenanceMillis)))
   )
 )

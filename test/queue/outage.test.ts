@@ -26,6 +26,7 @@ import { migrations } from "../../src/db/migrations/index.js"
 import { runMigrations } from "../../src/db/Migrator.js"
 import { testDatabaseLayer } from "../support/database.js"
 import { eventually } from "../support/eventually.js"
+import { supervise } from "../../layers/Supervise.js"
 
 const epoch = Date.parse("2026-11-02T10:00:00Z")
 const Clock0 = Layer.effectDiscard(TestClock.setTime(epoch))
@@ -360,7 +361,7 @@ describe("supervise", () => {
         if (startedAt.length === 4) yield* Effect.sleep("61 seconds")
         return yield* Effect.dieMessage("boom")
       })
-      const fiber = yield* Effect.fork(JobQueue.supervise("test", work))
+      const fiber = yield* Effect.fork(supervise("test", work))
       for (const at of [1_000, 3_000, 7_000, 68_000, 69_000, 71_000]) yield* toSleepAt(t0 + at)
       yield* eventually(Effect.sync(() => startedAt.length), (n) => n === 6)
       expect(startedAt).toEqual([0, 1_000, 3_000, 7_000, 69_000, 71_000])
