@@ -15,17 +15,19 @@ import { Retrieval } from "../knowledge/Retrieval.js"
 import { ConversationLink } from "../leads/ConversationLink.js"
 import { ConversationHandoff } from "../tickets/ConversationHandoff.js"
 import { Tickets } from "../tickets/Tickets.js"
-import { Conversations, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./Conversations.js"
+import { Conversations } from "./Conversations.js"
 import { ConversationsRepo } from "./ConversationsRepo.js"
+import { ConversationFeedback } from "./Feedback.js"
 import { Handoff } from "./Handoff.js"
 import { ConversationsHttp } from "./Http.js"
+import { ConversationLifecycle, IDLE_MAX_ATTEMPTS, IDLE_QUEUE, replyEventPruneEveryMillis } from "./Lifecycle.js"
 import { supervise } from "../../layers/Supervise.js"
 
 /**
  * One instance: the widget's chat programs share its live replies and its hand-off (whose in-process signals
  * wake the widget streams of PGlite), the same instance the tickets' port below is served by.
  */
-export const Live = Layer.merge(Conversations.Default, Handoff.Default).pipe(
+export const Live = Layer.mergeAll(Conversations.Default, Handoff.Default, ConversationLifecycle.Default, ConversationFeedback.Default).pipe(
   Layer.provide([Retrieval.Default, Agents.Default, Tickets.Default])
 )
 
@@ -37,7 +39,7 @@ export const ConversationHandoffLive = Layer.effect(
 
 /** Its API group: the server builds it with only `ApiServices`, the services its handlers use (`Server.ts`). */
 export const ApiGroups = ConversationsHttp
-export const ApiServices = [Authentication, Conversations] as const
+export const ApiServices = [Authentication, Conversations, ConversationFeedback] as const
 
 /** A lead captured in a conversation becomes its `lead_id`, and a deleted one stops being it. */
 export const ConversationLinkLive = Layer.effect(
@@ -51,7 +53,7 @@ export const ConversationLinkLive = Layer.effect(
 /** The pruner of reply and hand-off events past their retention, and the idle timer. */
 export const Workers = Layer.unwrapEffect(
   Effect.gen(function* () {
-    const conversations = yield* Conversations
+    const lifecycle = yield* ConversationLifecycle
     const config = yield* AppConfig
     return Layer.mergeAll(
       background(
@@ -59,7 +61,7 @@ export const Workers = Layer.unwrapEffect(
           "reply-events-pruner",
           Effect.forever(
             Effect.zipRight(
-              Effect.zipRight(conversations.pruneReplyEvents, conversations.pruneConversationEvents),
+              Effect.zipRight(lifecycle.pruneReplyEvents, lifecycle.pruneConversationEvents),
               Effect.sleep(replyEventPruneEveryMillis)
             )
           )
@@ -72,7 +74,7 @@ export const Workers = Layer.unwrapEffect(
         // unset (test configs): only local enqueues wake it, so TestClock jumps do not spin it
         pollMillis: config.conversationIdlePollMillis ?? 366 * 24 * 60 * 60 * 1000,
         maxAttempts: IDLE_MAX_ATTEMPTS,
-        handle: conversations.handleIdle
+        handle: lifecycle.handleIdle
       })
     )
   })

@@ -7,18 +7,17 @@
  * secret keys use `api`, the widget surface `widget`.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Agent } from "../../schema/Agents.js"
-import type { Channel, ConversationListParams, Handoff as HandoffValue, Message, RateMessage, StreamEvent } from "../../schema/Conversations.js"
+import type { Channel, ConversationListParams, Handoff as HandoffValue, Message, StreamEvent } from "../../schema/Conversations.js"
 import { StreamEvent as StreamEventSchema } from "../../schema/Conversations.js"
 import { AiUnavailable, ParameterInvalid, ResourceMissing, ServiceUnavailable } from "../../schema/Errors.js"
 import { type AgentId, ConversationId, MessageId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { IdGenerator } from "../../layers/IdGenerator.js"
-import { type Job, JobQueue, Outcome } from "../../layers/JobQueue.js"
+import { JobQueue } from "../../layers/JobQueue.js"
 import { withNewTurn } from "../../layers/SessionTurn.js"
 import { Agents } from "../agents/Agents.js"
 import { AppConfig } from "../Config.js"
@@ -31,33 +30,10 @@ import { Usage } from "../usage/Usage.js"
 import { type ConversationRow, ConversationsRepo, handoffOf, inHandoff, toConversation, toMessage } from "./ConversationsRepo.js"
 import { agentLanguageOf } from "../languages/AgentLanguages.js"
 import { Handoff } from "./Handoff.js"
+import { handedOff } from "./HandedOff.js"
+import { IDLE_QUEUE, type IdlePayload, idleMillisOf, replyEventRetentionDays } from "./Lifecycle.js"
 import { Replies, type Turn } from "./Replies.js"
 import type { Numbered } from "./ReplyLog.js"
-
-export const IDLE_QUEUE = "conversation-idle"
-/**
- * Attempts of an idle job (`JobQueue.WorkerOptions.maxAttempts`): each look that finds the conversation still in
- * use retries the job, and counts, so the bound is far above a day of use; one that dies past it is given up (the
- * conversation then stays open until ended by hand), with nothing else held behind it (its key is the conversation).
- */
-export const IDLE_MAX_ATTEMPTS = 100
-export const defaultIdleMinutes = 30
-/**
- * A reply's stream events are kept this long after it ends, for readers that
- * resume with `Last-Event-ID`; the reply itself stays in the conversation.
- */
-export const replyEventRetentionDays = 7
-/**
- * A conversation's hand-off events (the widget's events stream) are kept this long after they are written, for
- * widgets that resume with `Last-Event-ID`: a widget away longer reads the conversation's messages again.
- */
-export const conversationEventRetentionDays = 7
-/** How often the events past retention are dropped. */
-export const replyEventPruneEveryMillis = 60 * 60_000
-/** Rows one statement of a pruning pass drops at most: a big backlog goes in many short statements. */
-const pruneBatch = 500
-
-const IdlePayload = Schema.Struct({ conversation_id: ConversationId })
 
 const missingConversation = (id: ConversationId) =>
   new ResourceMissing({ message: `No such conversation: '${id}'`, param: "conversation_id" })
@@ -118,28 +94,17 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
     const config = yield* AppConfig
     const tickets = yield* Tickets
     const handoff = yield* Handoff
-    const idleMillis = (config.conversationIdleMinutes ?? defaultIdleMinutes) * 60_000
+    const idleMillis = idleMillisOf(config)
 
     /** A new open conversation, with its idle-timeout job; `conversation.started` waits for its first message. */
-    const insertOpen = (
-      tenant: Tenant,
-      channel: Channel,
-      agentId: AgentId,
-      metadata: Readonly<Record<string, unknown>>,
-      at: Date
-    ) =>
+    const insertOpen = (tenant: Tenant, channel: Channel, agentId: AgentId, metadata: Readonly<Record<string, unknown>>, at: Date) =>
       Effect.gen(function* () {
-        const row = yield* repo.insertConversation(tenant, {
-          id: ConversationId.make(yield* ids.make("cnv")),
-          agentId,
-          channel,
-          metadata,
-          at
-        })
+        const id = ConversationId.make(yield* ids.make("cnv"))
+        const row = yield* repo.insertConversation(tenant, { id, agentId, channel, metadata, at })
         yield* jobs.enqueue({
           queue: IDLE_QUEUE,
           key: row.id,
-          payload: { conversation_id: row.id },
+          payload: { conversation_id: row.id } satisfies IdlePayload,
           runAt: new Date(at.getTime() + idleMillis)
         })
         return row
@@ -149,9 +114,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       outbox.emit({ ...tenant, type: "conversation.started", data: { conversation: toConversation(row) } })
 
     /**
-     * Opens a conversation with no message yet (the widget, before the visitor
-     * writes): `conversation.started` is emitted by its first message, and a
-     * conversation that never had one ends without events.
+     * Opens a conversation with no message yet (the widget, before the visitor writes): `conversation.started` is
+     * emitted by its first message, and a conversation that never had one ends without events.
      */
     const open = Effect.fn("Conversations.open")(function* (
       tenant: Tenant,
@@ -306,36 +270,10 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
               at
             )
             const value = handoffOf(row)!
-            const stream: ReadonlyArray<StreamEvent> = [
-              { type: "conversation", conversation_id: row.id, message_id: userId },
-              { type: "handoff", handoff: value },
-              {
-                type: "done",
-                message_id: userId,
-                conversation_id: row.id,
-                usage: { input_tokens: 0, output_tokens: 0, credits: 0 },
-                outcome: "handed_off"
-              }
-            ]
-            const numbered = stream.map((e, i): Numbered => ({ id: i + 1, data: JSON.stringify(e), terminal: e.type === "done" }))
+            const { userMessage, events } = handedOff(row.id, userId, content, value, at)
             // kept under the user message: a resume (or an Idempotency-Key's replay) reads the same stream
-            yield* repo.insertEvents(userId, numbered.map((e) => ({ seq: e.id, data: e.data })))
-            return Option.some<Sent>({
-              conversationId: row.id,
-              messageId: userId,
-              userMessage: {
-                id: userId,
-                object: "message",
-                conversation_id: row.id,
-                role: "user",
-                content,
-                sources: [],
-                feedback: null,
-                outcome: null,
-                created_at: at.toISOString()
-              },
-              handoff: { value, events: numbered }
-            })
+            yield* repo.insertEvents(userId, events.map((e) => ({ seq: e.id, data: e.data })))
+            return Option.some<Sent>({ conversationId: row.id, messageId: userId, userMessage, handoff: { value, events } })
           })
         ).pipe(Effect.catchIf((e): e is HandoffMoved => e instanceof HandoffMoved, () => Effect.succeed(Option.none<Sent>())))
       })
@@ -419,64 +357,6 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       return { ...toConversation(row.value), messages: messages.map(toMessage) }
     })
 
-    /**
-     * Rates an assistant reply of the conversation (`rating: null` clears it), `message.feedback` when that
-     * changes what it holds; the same rating again changes nothing and emits nothing. `of`: the widget's check
-     * that the conversation is its agent's and of its channel (else missing, on `conversationParam`).
-     */
-    const rate = Effect.fn("Conversations.rate")(function* (
-      tenant: Tenant,
-      conversationId: ConversationId,
-      messageId: MessageId,
-      input: RateMessage,
-      of?: { readonly agentId: AgentId; readonly channel: Channel; readonly conversationParam: string }
-    ) {
-      return yield* repo.transaction(
-        Effect.gen(function* () {
-          const conversation = yield* repo.findConversation(tenant, conversationId)
-          if (
-            Option.isNone(conversation) ||
-            (of !== undefined && (conversation.value.agent_id !== of.agentId || conversation.value.channel !== of.channel))
-          ) {
-            return yield* new ResourceMissing({
-              message: `No such conversation: '${conversationId}'`,
-              param: of?.conversationParam ?? "id"
-            })
-          }
-          const found = yield* repo.findMessage(tenant, conversationId, messageId, { forUpdate: true })
-          if (Option.isNone(found)) {
-            return yield* new ResourceMissing({
-              message: `No such message in this conversation: '${messageId}'`,
-              param: "message_id"
-            })
-          }
-          const row = found.value
-          if (row.role !== "assistant") {
-            return yield* new ParameterInvalid({
-              message: `Only an assistant reply can be rated; '${messageId}' is a ${row.role} message`,
-              param: "message_id"
-            })
-          }
-          if (row.status !== "complete") {
-            return yield* new ParameterInvalid({
-              message: `Only a complete reply can be rated; '${messageId}' is ${row.status}`,
-              param: "message_id"
-            })
-          }
-          const comment = input.rating === null || input.comment === undefined || input.comment === "" ? null : input.comment
-          if (row.feedback_rating === input.rating && (input.rating === null || row.feedback_comment === comment)) {
-            return toMessage(row)
-          }
-          const at = yield* now
-          const message = toMessage(
-            yield* repo.setFeedback(messageId, input.rating === null ? null : { rating: input.rating, comment, at })
-          )
-          yield* outbox.emit({ ...tenant, type: "message.feedback", data: { message, conversation_id: conversationId } })
-          return message
-        })
-      )
-    })
-
     /** Ends an open conversation (the visitor left); an ended one is answered as it is. */
     const end = Effect.fn("Conversations.end")(function* (tenant: Tenant, id: ConversationId) {
       return yield* repo.transaction(
@@ -495,59 +375,6 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       )
     })
 
-    /** The idle job: ends the conversation if nothing happened for the idle time, else looks again then. */
-    const handleIdle = (job: Job) =>
-      Effect.gen(function* () {
-        const payload = Schema.decodeUnknownEither(IdlePayload)(job.payload)
-        if (Either.isLeft(payload)) return Outcome.failed("the job names no conversation")
-        const { conversation_id } = payload.right
-        const row = yield* repo.conversationById(conversation_id)
-        if (Option.isNone(row) || row.value.status === "ended") return Outcome.done
-        const at = yield* now
-        // people may answer later than the idle time: a handed-off conversation stays open while the hand-off is
-        if (inHandoff(row.value)) return Outcome.retryAt(new Date(at.getTime() + idleMillis))
-        const dueAt = row.value.last_activity_at.getTime() + idleMillis
-        if (dueAt > at.getTime()) return Outcome.retryAt(new Date(dueAt))
-        yield* repo.transaction(
-          Effect.gen(function* () {
-            const ended = yield* repo.end(conversation_id, at, new Date(at.getTime() - idleMillis))
-            if (Option.isSome(ended) && ended.value.message_count > 0) {
-              yield* outbox.emit({
-                workspaceId: ended.value.workspace_id,
-                environment: ended.value.environment,
-                type: "conversation.ended",
-                data: { conversation: toConversation(ended.value) }
-              })
-            }
-          })
-        )
-        return Outcome.done
-      })
-
-    /** Drops the stream events of replies that ended over the retention ago, in batches; returns how many replies. */
-    const pruneReplyEvents = Effect.gen(function* () {
-      const at = yield* now
-      const cutoff = new Date(at.getTime() - replyEventRetentionDays * 24 * 60 * 60_000)
-      let pruned = 0
-      for (;;) {
-        const batch = yield* repo.pruneEvents(cutoff, at, pruneBatch)
-        pruned += batch
-        if (batch < pruneBatch) return pruned
-      }
-    })
-
-    /** Drops the conversations' hand-off events written over the retention ago, in batches; returns how many. */
-    const pruneConversationEvents = Effect.gen(function* () {
-      const at = yield* now
-      const cutoff = new Date(at.getTime() - conversationEventRetentionDays * 24 * 60 * 60_000)
-      let pruned = 0
-      for (;;) {
-        const batch = yield* repo.pruneConversationEvents(cutoff, pruneBatch)
-        pruned += batch
-        if (batch < pruneBatch) return pruned
-      }
-    })
-
     /** Gives a handed-off conversation back to the agent (`POST /v1/conversations/{id}/release`). */
     const release = (tenant: Tenant, id: ConversationId) => handoff.release(tenant, id)
 
@@ -560,12 +387,8 @@ export class Conversations extends Effect.Service<Conversations>()("Conversation
       resume,
       list,
       retrieve,
-      rate,
       end,
-      release,
-      handleIdle,
-      pruneReplyEvents,
-      pruneConversationEvents
+      release
     } as const
   }),
   dependencies: [ConversationsRepo.Default, Replies.Default, Usage.Default, Handoff.Default]

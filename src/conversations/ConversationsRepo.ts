@@ -1,6 +1,7 @@
 /**
  * SQL for conversations, messages and reply events, rows decoded with Schema;
- * database failures are defects from here on. Reads of a caller are scoped to
+ * database failures are defects from here on. A conversation's hand-off state and its own event stream are
+ * `HandoffRepo.ts`'s. Reads of a caller are scoped to
  * one workspace and environment; the reply generator and the idle job, which
  * act on rows they were handed, address them by id.
  */
@@ -9,19 +10,8 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Environment } from "../../schema/Auth.js"
-import {
-  Channel,
-  type Conversation,
-  ConversationStatus,
-  type Handoff,
-  HandoffStatus,
-  type Message,
-  MessageOutcome,
-  MessageRole,
-  MessageSource,
-  Metadata,
-  Rating
-} from "../../schema/Conversations.js"
+import { Channel, type Conversation, ConversationStatus, type Handoff, HandoffStatus, type Message, MessageOutcome } from "../../schema/Conversations.js"
+import { MessageRole, MessageSource, Metadata, Rating } from "../../schema/Conversations.js"
 import { AgentId, ConversationId, type LeadId, MessageId, WorkspaceId } from "../../schema/Ids.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { DbDate, DbJson } from "../db/Columns.js"
@@ -123,7 +113,7 @@ export const toMessage = (row: MessageRow): Message => ({
   created_at: iso(row.created_at)
 })
 
-const conversationColumns = `conversations.seq::text as seq, id, workspace_id, environment, agent_id, channel, status,
+export const conversationColumns = `conversations.seq::text as seq, id, workspace_id, environment, agent_id, channel, status,
   lead_id, message_count, metadata, started_at, ended_at, last_activity_at, handoff_status, handoff_ticket_public_id,
   handoff_requested_at, handoff_updated_at, last_seen_at`
 const messageColumns =
@@ -379,87 +369,8 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
         (rows) => rows.length
       )
 
-    // the hand-off (see `Handoff.ts`): the row is locked by the caller's transaction
-
-    /** Starts a hand-off to `ticketPublicId` (`requested`), whatever the conversation had before. */
-    const requestHandoff = (id: ConversationId, ticketPublicId: string, at: Date) =>
-      decodeSingle(
-        ConversationRow,
-        sql`update conversations set handoff_status = 'requested', handoff_ticket_public_id = ${ticketPublicId},
-          handoff_requested_at = ${at}, handoff_updated_at = ${at}
-          where id = ${id} returning ${cCols}`
-      )
-
-    /** The conversation's last completed reply was handed off to people (its escalation); in the caller's transaction. */
-    const markHandedOff = (id: ConversationId) =>
-      execute(sql`update messages set outcome = 'handed_off' where id = (
-          select id from messages where conversation_id = ${id} and role = 'assistant' and status = 'complete'
-          order by seq desc limit 1
-        )`)
-
-    const setHandoffStatus = (id: ConversationId, status: HandoffStatus, at: Date) =>
-      decodeSingle(
-        ConversationRow,
-        sql`update conversations set handoff_status = ${status}, handoff_updated_at = ${at}
-          where id = ${id} returning ${cCols}`
-      )
-
-    /** The conversation's next stream event (its number one more than the last), in one statement; its number. */
-    const appendEvent = (id: ConversationId, data: string, at: Date) =>
-      Effect.map(
-        decodeSingle(
-          Schema.Struct({ seq: Schema.Int }),
-          sql`with numbered as (
-            update conversations set event_seq = event_seq + 1 where id = ${id} returning event_seq
-          )
-          insert into conversation_events (conversation_id, seq, data, created_at)
-          select ${id}, event_seq, ${data}, ${at} from numbered returning seq`
-        ),
-        (row) => row.seq
-      )
-
-    const conversationEventsAfter = (id: ConversationId, after: number, limit: number) =>
-      decodeAll(
-        EventRow,
-        sql`select seq, data from conversation_events where conversation_id = ${id} and seq > ${after}
-          order by seq limit ${limit}`
-      )
-
-    /**
-     * Drops up to `limit` conversation events written before `cutoff`, oldest first; returns how many.
-     * Instances pruning at once skip each other's rows.
-     */
-    const pruneConversationEvents = (cutoff: Date, limit: number) =>
-      Effect.map(
-        decodeAll(
-          Schema.Struct({ seq: Schema.Int }),
-          sql`
-            delete from conversation_events where (conversation_id, seq) in (
-              select conversation_id, seq from conversation_events
-              where created_at < ${cutoff}
-              order by created_at limit ${limit}
-              for update skip locked
-            ) returning seq`
-        ),
-        (rows) => rows.length
-      )
-
-    /** A widget follows the conversation's events at `at`: the visitor is present. */
-    const markSeen = (id: ConversationId, at: Date) =>
-      execute(sql`update conversations set last_seen_at = greatest(coalesce(last_seen_at, ${at}), ${at}) where id = ${id}`)
-
-    /** Wakes the listeners of `channel` on every instance, when the transaction commits (PostgreSQL). */
-    const notify = (channel: string, payload: string) => execute(sql`select pg_notify(${channel}, ${payload})`)
-
     return {
       transaction: transaction(sql),
-      requestHandoff,
-      markHandedOff,
-      setHandoffStatus,
-      appendEvent,
-      conversationEventsAfter,
-      markSeen,
-      notify,
       insertConversation,
       findConversation,
       conversationById,
@@ -477,8 +388,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Conv
       stopReply,
       insertEvents,
       eventsAfter,
-      pruneEvents,
-      pruneConversationEvents
+      pruneEvents
     } as const
   })
 }) {}

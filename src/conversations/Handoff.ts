@@ -37,6 +37,7 @@ import { Outbox } from "../events/Outbox.js"
 import type { HandoffTicket } from "../tickets/ConversationHandoff.js"
 import { iso, now } from "../Time.js"
 import { type ConversationRow, ConversationsRepo, handoffOf, inHandoff, toConversation } from "./ConversationsRepo.js"
+import { HandoffRepo } from "./HandoffRepo.js"
 import type { Numbered } from "./ReplyLog.js"
 
 /** The channel of `pg_notify`: its payload is the conversation's id. */
@@ -72,6 +73,7 @@ const missing = (id: ConversationId) => new ResourceMissing({ message: `No such 
 export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", {
   scoped: Effect.gen(function* () {
     const repo = yield* ConversationsRepo
+    const handoffs = yield* HandoffRepo
     const outbox = yield* Outbox
     const emails = yield* Emails
     const agents = yield* Agents
@@ -95,11 +97,11 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
 
     /** Wakes the conversation's readers once the caller's transaction commits (see the module's comment). */
     const wake = (id: ConversationId) =>
-      database.kind === "postgres" ? repo.notify(handoffChannel, id) : Effect.asVoid(PubSub.publish(wakes, id))
+      database.kind === "postgres" ? handoffs.notify(handoffChannel, id) : Effect.asVoid(PubSub.publish(wakes, id))
 
     /** The conversation's next event, kept, with its readers woken; in the caller's transaction. */
     const append = (id: ConversationId, event: ConversationStreamEvent, at: Date) =>
-      Effect.zipRight(repo.appendEvent(id, JSON.stringify(event), at), wake(id))
+      Effect.zipRight(handoffs.appendEvent(id, JSON.stringify(event), at), wake(id))
 
     /** The hand-off's new state: its event on the stream and its webhook event. */
     const changed = (
@@ -139,8 +141,8 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
           const ticket = yield* create
           if (!handOff) return { _tag: "Created" as const, ticket, handoff: handoffOf(row) }
           const at = yield* now
-          const requested = yield* repo.requestHandoff(id, ticket.public_id, at)
-          yield* repo.markHandedOff(id)
+          const requested = yield* handoffs.requestHandoff(id, ticket.public_id, at)
+          yield* handoffs.markHandedOff(id)
           yield* changed(tenant, requested, "conversation.handoff_requested", at)
           return { _tag: "Created" as const, ticket, handoff: handoffOf(requested) }
         })
@@ -151,7 +153,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
       Effect.gen(function* () {
         if (!inHandoff(row)) return row
         const at = yield* now
-        const closed = yield* repo.setHandoffStatus(row.id, "closed", at)
+        const closed = yield* handoffs.setHandoffStatus(row.id, "closed", at)
         yield* changed(tenant, closed, "conversation.handoff_closed", at)
         return closed
       })
@@ -205,7 +207,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
           at
         )
         if (row.handoff_status === "requested") {
-          row = yield* repo.setHandoffStatus(row.id, "active", at)
+          row = yield* handoffs.setHandoffStatus(row.id, "active", at)
           yield* changed(tenant, row, "conversation.handoff_active", at)
         }
         const message: Message = {
@@ -258,7 +260,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
         Effect.gen(function* () {
           // subscribed before the first read: a signal after it is never missed
           const signals = yield* PubSub.subscribe(wakes)
-          const seen = Effect.flatMap(now, (at) => repo.markSeen(id, at))
+          const seen = Effect.flatMap(now, (at) => handoffs.markSeen(id, at))
           yield* seen
           yield* Effect.addFinalizer(() => seen)
           yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(presenceEveryMillis)), seen)))
@@ -267,7 +269,7 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
           const next = Effect.gen(function* () {
             // what came before this read is in it
             yield* Queue.takeAll(signals)
-            const rows = yield* repo.conversationEventsAfter(id, cursor, readBatch)
+            const rows = yield* handoffs.conversationEventsAfter(id, cursor, readBatch)
             if (rows.length > 0) {
               cursor = rows[rows.length - 1]!.seq
               return rows.map((r): Numbered => ({ id: r.seq, data: r.data, terminal: false }))
@@ -282,5 +284,5 @@ export class Handoff extends Effect.Service<Handoff>()("Conversations/Handoff", 
 
     return { escalate, release, memberReplied, ticketClosed, current, follow } as const
   }),
-  dependencies: [ConversationsRepo.Default]
+  dependencies: [ConversationsRepo.Default, HandoffRepo.Default]
 }) {}

@@ -12,6 +12,7 @@ import type { StreamRef } from "../http/Idempotency.js"
 import type { Tenant } from "../../schema/Tenant.js"
 import { eventStream, frame } from "../http/Sse.js"
 import { Conversations } from "./Conversations.js"
+import { ConversationFeedback } from "./Feedback.js"
 import type { Numbered } from "./ReplyLog.js"
 
 /** A comment line goes out after this much silence, so proxies keep the connection. */
@@ -44,6 +45,7 @@ export const replayMessages = (conversations: Conversations) => (tenant: Tenant,
 export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (handlers) =>
   Effect.gen(function* () {
     const conversations = yield* Conversations
+    const feedback = yield* ConversationFeedback
     return handlers
       .handle("send", ({ path, payload }) =>
         Effect.gen(function* () {
@@ -70,7 +72,7 @@ export const ConversationsHttp = HttpApiBuilder.group(Api, "conversations", (han
       .handle(
         "rateMessage",
         ({ path, payload }) =>
-          Effect.flatMap(Caller, (c) => conversations.rate(c, path.id, path.message_id, payload)).pipe(Effect.flatMap(ok)),
+          Effect.flatMap(Caller, (c) => feedback.rate(c, path.id, path.message_id, payload)).pipe(Effect.flatMap(ok)),
         runsToCompletion
       )
   })

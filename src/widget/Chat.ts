@@ -18,6 +18,7 @@ import type { Agent } from "../../schema/Agents.js"
 import { text, type TextLanguage } from "../../schema/texts/Catalogue.js"
 import { Agents } from "../agents/Agents.js"
 import { Conversations } from "../conversations/Conversations.js"
+import { ConversationFeedback } from "../conversations/Feedback.js"
 import { Handoff, visitorMessagesRead } from "../conversations/Handoff.js"
 import { agentLanguageOf } from "../languages/AgentLanguages.js"
 import { chooseTextLanguage } from "../languages/TextLanguage.js"
@@ -71,6 +72,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
   effect: Effect.gen(function* () {
     const agents = yield* Agents
     const conversations = yield* Conversations
+    const feedback = yield* ConversationFeedback
     const tickets = yield* Tickets
     const handoff = yield* Handoff
 
@@ -187,7 +189,7 @@ export class WidgetChat extends Effect.Service<WidgetChat>()("Widget/Chat", {
       input: RateMessage
     ) {
       yield* agentOf(caller, agentId)
-      return yield* conversations.rate(caller, id, messageId, input, {
+      return yield* feedback.rate(caller, id, messageId, input, {
         agentId,
         channel: "widget",
         conversationParam: "conversation_id"

@@ -12,7 +12,7 @@ import * as Duration from "effect/Duration"
 import { JobQueue } from "../../layers/JobQueue.js"
 import { catalogues } from "../../schema/texts/Catalogue.js"
 import { ReplyRequestError, type StreamEvent, streamReply } from "../../src/sdk/index.js"
-import { IDLE_QUEUE } from "../../src/conversations/Conversations.js"
+import { IDLE_QUEUE } from "../../src/conversations/Lifecycle.js"
 import { Harness, testServer } from "../support/harness.js"
 import { createAgent, knowledgeableAgent, sse, text, types } from "./support.js"
 

@@ -8,7 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { Conversations, conversationEventRetentionDays } from "../../src/conversations/Conversations.js"
+import { ConversationLifecycle, conversationEventRetentionDays } from "../../src/conversations/Lifecycle.js"
 import { addQa, sse } from "../conversations/support.js"
 import { eventually } from "../support/eventually.js"
 import { Harness, testServer } from "../support/harness.js"
@@ -113,8 +113,8 @@ layer(testServer())("hand-off event retention", (it) => {
         select ${conversationId}, n, '{}', ${new Date(0)} from generate_series(1, 1201) as n`.pipe(Effect.orDie)
       expect((yield* seqsOf(conversationId)).length).toBe(1201)
       // one pass drops it all, in statements of a batch each
-      const conversations = yield* Conversations
-      expect(yield* conversations.pruneConversationEvents).toBe(1201)
+      const lifecycle = yield* ConversationLifecycle
+      expect(yield* lifecycle.pruneConversationEvents).toBe(1201)
       expect(yield* seqsOf(conversationId)).toEqual([])
     })
   )
