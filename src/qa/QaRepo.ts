@@ -2,7 +2,7 @@
  * SQL for Q&A and categories, through the `db/Sql.ts` helpers (rows decoded,
  * database failures defects). Every query is scoped to one workspace and environment.
  * The knowledge area writes a source's Q&A through `SourceQa.ts`; retrieval
- * reads `qa_items` itself (see 0007_qa.ts).
+ * reads `qa_items` itself (see 0007_qa.ts); re-embedding writes vectors through `QaVectorsRepo.ts`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -101,9 +101,6 @@ const qaInsertColumns = {
 } as const
 
 const IdRow = Schema.Struct({ id: QaId })
-const QaText = Schema.Struct({ id: Schema.String, question: Schema.String, answer: Schema.String })
-const Present = Schema.Struct({ present: Schema.Boolean })
-const Count = Schema.Struct({ n: Schema.Number })
 const MarkRow = Schema.Struct({ mark: Schema.String })
 
 export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
@@ -364,42 +361,6 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
             ${options.sourceIds.length > 0 ? sql`or source_id in ${sql.in(options.sourceIds)}` : sql.literal("")})
         returning id`).pipe(Effect.map((rows) => rows.length))
 
-    // re-embedding (knowledge/Embeddings.ts) walks every Q&A, of every workspace, by primary key
-
-    /** At most `limit` Q&A after `cursor` (null: from the first), in id order: their text to embed again. */
-    const qaAfter = (cursor: string | null, limit: number) =>
-      decodeAll(QaText, sql`
-        select id, question, answer from qa_items ${cursor === null ? sql.literal("") : sql`where id > ${cursor}`}
-        order by id limit ${limit}`)
-
-    /**
-     * New vectors of Q&A, each computed from the `question` and `answer` given: one edited since keeps the vector
-     * its edit wrote (of its new text), one gone is skipped.
-     */
-    const setQaEmbeddings = (
-      rows: ReadonlyArray<{ readonly id: string; readonly question: string; readonly answer: string; readonly embedding: ReadonlyArray<number> }>
-    ) =>
-      rows.length === 0
-        ? Effect.void
-        : execute(sql`
-            update qa_items q set embedding = r.embedding::real[]
-            from jsonb_to_recordset(${JSON.stringify(
-              rows.map((r) => ({
-                id: r.id,
-                question: r.question,
-                answer: r.answer,
-                embedding: realArrayLiteral(r.embedding.map((x) => (Number.isFinite(x) ? x : 0)))
-              }))
-            )}::text::jsonb) as r(id text, question text, answer text, embedding text)
-            where q.id = r.id and q.question = r.question and q.answer = r.answer`)
-
-    const anyQa = Effect.map(
-      decodeAll(Present, sql`select exists (select 1 from qa_items) as present`),
-      (rows) => rows[0]?.present ?? false
-    )
-
-    const countQa = Effect.map(decodeAll(Count, sql`select count(*)::int as n from qa_items`), (rows) => rows[0]?.n ?? 0)
-
     return {
       transaction: inTransaction,
       categoriesOf,
@@ -421,11 +382,7 @@ export class QaRepo extends Effect.Service<QaRepo>()("Qa/Repo", {
       deleteQa,
       deleteBySource,
       qaMark,
-      deleteGenerated,
-      qaAfter,
-      setQaEmbeddings,
-      anyQa,
-      countQa
+      deleteGenerated
     } as const
   })
 }) {}

@@ -5,9 +5,10 @@
  */
 import * as Effect from "effect/Effect"
 import { qaEmbeddingText, QaRepo } from "./QaRepo.js"
+import { QaVectorsRepo } from "./QaVectorsRepo.js"
 
 export class SourceQa extends Effect.Service<SourceQa>()("Qa/SourceQa", {
-  effect: Effect.map(QaRepo, (repo) => ({
+  effect: Effect.map(Effect.all([QaRepo, QaVectorsRepo]), ([repo, vectors]) => ({
     categoriesOf: repo.categoriesOf,
     /** One category per draft, in draft order: the agent's own of that name (ignoring case), else a new one. */
     createCategories: repo.createCategories,
@@ -16,16 +17,16 @@ export class SourceQa extends Effect.Service<SourceQa>()("Qa/SourceQa", {
     removeOf: repo.deleteBySource,
     /** Re-embedding (`knowledge/Embeddings.ts`) walks every Q&A of every workspace by id. */
     reembedding: {
-      any: repo.anyQa,
-      count: repo.countQa,
+      any: vectors.anyQa,
+      count: vectors.countQa,
       /** At most `limit` Q&A after `cursor` (null: from the first), with the text their vector is of. */
       after: (cursor: string | null, limit: number) =>
-        Effect.map(repo.qaAfter(cursor, limit), (rows) =>
+        Effect.map(vectors.qaAfter(cursor, limit), (rows) =>
           rows.map((r) => ({ id: r.id, text: qaEmbeddingText(r.question, r.answer), question: r.question, answer: r.answer }))
         ),
       /** New vectors, each of the question and answer given: one edited since keeps its own, one gone is skipped. */
-      set: repo.setQaEmbeddings
+      set: vectors.setQaEmbeddings
     }
   })),
-  dependencies: [QaRepo.Default]
+  dependencies: [QaRepo.Default, QaVectorsRepo.Default]
 }) {}
