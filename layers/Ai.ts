@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import { answer } from "./ai/Answer.js"
 import * as Extract from "./ai/Extract.js"
 import { makeLocalThread } from "./ai/LocalThread.js"
 import { AiError, type AiShape, type CategoryDraft, type OpenAiOptions, type QaDraft } from "./ai/Shape.js"
@@ -42,7 +43,7 @@ export const makeLocal = (dimensions: number = localDimensions): AiShape => ({
   categorize: (doc) => Effect.sync(() => Extract.categories(doc)),
   generateQa: (doc, categories) => Effect.sync(() => Extract.qa(doc, categories)),
   embed: (texts) => Effect.sync(() => texts.map((text) => hashEmbed(text, dimensions))),
-  answer: (input) => Stream.suspend(() => Stream.fromIterable(wordTokens(Extract.answer(input.grounding, input.language)))),
+  answer: (input) => Stream.suspend(() => Stream.fromIterable(wordTokens(answer(input.grounding, input.language)))),
   transcribe: () =>
     Effect.fail(
       new AiError({

@@ -9,82 +9,10 @@
  */
 import type { LanguageTag } from "../../schema/Languages.js"
 import { isTextLanguage, text as catalogueText, type TextKey, type TextLanguage } from "../../schema/texts/Catalogue.js"
+import { answerMarker, type Entry, entries, type Heading, isQuestionText, questionMarker } from "./Entries.js"
 import { question } from "./Question.js"
 import { firstSentence, fold, looksSpanish, stem, terms, words } from "./Text.js"
 
-interface Heading {
-  readonly kind: "heading"
-  readonly level: number
-  readonly text: string
-}
-interface Line {
-  readonly kind: "line"
-  readonly text: string
-  /** Index of the blank-line separated paragraph the line belongs to. */
-  readonly paragraph: number
-}
-type Entry = Heading | Line
-
-const markdownHeading = /^(#{1,6})\s+(.+?)\s*#*\s*$/
-const bullet = /^(?:[-*+•]|\d+[.)])\s+/
-const questionMarker = /^(?:q|question|p|pregunta)\s*[:.]\s*/i
-const answerMarker = /^(?:a|answer|r|respuesta)\s*[:.]\s*/i
-
-const clean = (text: string) => text.replace(/[*_`]+/g, "").replace(/\s+/g, " ").trim()
-
-// a question opens with a word and reads as prose: a grammar or code line ending in "?" is none
-const isQuestionText = (text: string) =>
-  /\?\s*$/.test(text) && text.length <= 200 && /^[¿¡]?\p{L}/u.test(text) && !/[=|{}<>;\\]|::/.test(text)
-
-/** Blocks and lines of a Markdown or plain-text document, headings recognised either way. */
-const entries = (text: string): Array<Entry> => {
-  const blocks = text.replace(/\r\n?/g, "\n").split(/\n\s*\n/)
-  const raw: Array<Array<Entry>> = []
-  let paragraph = 0
-  for (const block of blocks) {
-    const lines = block.split("\n").map((l) => l.trim()).filter((l) => l.length > 0)
-    const out: Array<Entry> = []
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!
-      const next = lines[i + 1]
-      const md = markdownHeading.exec(line)
-      if (md) {
-        out.push({ kind: "heading", level: md[1]!.length, text: clean(md[2]!) })
-        paragraph++
-      } else if (next !== undefined && /^(=+|-+)$/.test(next) && !/^(=+|-+)$/.test(line)) {
-        out.push({ kind: "heading", level: next.startsWith("=") ? 1 : 2, text: clean(line) })
-        paragraph++
-        i++
-      } else {
-        const body = clean(line.replace(bullet, ""))
-        if (body.length > 0) out.push({ kind: "line", text: body, paragraph })
-      }
-    }
-    paragraph++
-    raw.push(out)
-  }
-  // a lone short line with no closing punctuation, before more text, reads as a heading
-  const result: Array<Entry> = []
-  for (let b = 0; b < raw.length; b++) {
-    const block = raw[b]!
-    const only = block.length === 1 ? block[0]! : undefined
-    const followed = raw.slice(b + 1).some((later) => later.some((e) => e.kind === "line"))
-    if (
-      only?.kind === "line" &&
-      followed &&
-      only.text.length <= 80 &&
-      words(only.text).length <= 10 &&
-      !/[.,;:!]$/.test(only.text) &&
-      !questionMarker.test(only.text) &&
-      !isQuestionText(only.text)
-    ) {
-      result.push({ kind: "heading", level: 2, text: only.text })
-    } else {
-      result.push(...block)
-    }
-  }
-  return result
-}
 
 interface Section {
   /** Headings from the outermost down to this section's own (empty before the first heading). */
@@ -407,71 +335,4 @@ export const qa = (
     }
   }
   return out
-}
-
-/** A sentence or passage as compared with what a reply already said: its words, folded, one space apart. */
-const said = (text: string): string => words(text).join(" ")
-
-/**
- * A chunk's text without the lines that name it: its source's title (the
- * pipeline puts it before the document's text) and the section heading a chunk
- * repeats (a short line with no closing punctuation, before more text). Said
- * inside an excerpt, they read glued to the sentence after them.
- */
-const body = (text: string, title: string): string => {
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l.length > 0)
-  const titled = said(title)
-  const heading = (line: string) => line.length <= 120 && !/[.!?:;]$/.test(line)
-  // never the last line: a chunk that is only its title or a heading still says it
-  let first = 0
-  if (lines.length > 1 && titled.length > 0 && said(lines[0]!) === titled) first++
-  if (lines.length - first > 1 && heading(lines[first]!)) first++
-  return lines.slice(first).join("\n")
-}
-
-/** A passage's sentences, cut at sentence ends and at line breaks, whitespace folded; `opens`: the first of its line. */
-const sentencesOf = (text: string): Array<{ readonly text: string; readonly opens: boolean }> =>
-  text.split("\n").flatMap((line) =>
-    (line.replace(/\s+/g, " ").trim().match(/.+?[.!?]+(?=\s|$)|.+$/g) ?? [])
-      .map((s) => s.trim())
-      .filter((s) => s.length > 0)
-      .map((s, i) => ({ text: s, opens: i === 0 }))
-  )
-
-/** Whether `sentence` is already in `spoken` (folded words): said before, or contained in something said. */
-const alreadySaid = (spoken: ReadonlyArray<string>, sentence: string): boolean => {
-  const key = said(sentence)
-  return key.length === 0 || spoken.some((s) => ` ${s} `.includes(` ${key} `))
-}
-
-/** The first sentences of a passage not said yet, up to about `max` characters, its lines kept apart. */
-const excerpt = (text: string, max: number, spoken: ReadonlyArray<string>): string => {
-  let out = ""
-  for (const sentence of sentencesOf(text)) {
-    if (alreadySaid([...spoken, said(out)], sentence.text)) continue
-    if (out.length > 0 && out.length + sentence.text.length + 1 > max) break
-    out = out.length === 0 ? sentence.text : `${out}${sentence.opens ? "\n" : " "}${sentence.text}`
-  }
-  return out.length > max ? `${out.slice(0, max).trimEnd()}...` : out
-}
-
-/**
- * The local provider's reply: the best Q&A answer, then an excerpt of the best
- * chunk when it scores close to that answer (or there is no Q&A); extractive,
- * so only the agent's own knowledge is ever said, and each thing once: a
- * sentence already said, or contained in what was said, is left out.
- */
-export const answer = (
-  grounding: ReadonlyArray<{ readonly kind: "qa" | "chunk"; readonly title: string; readonly text: string; readonly score: number }>,
-  language: LanguageTag = "en"
-): string => {
-  const qa = grounding.find((g) => g.kind === "qa")
-  const chunk = grounding.find((g) => g.kind === "chunk")
-  const parts: Array<string> = []
-  if (qa !== undefined) parts.push(qa.text.trim())
-  if (chunk !== undefined && (qa === undefined || chunk.score >= qa.score * 0.9)) {
-    parts.push(excerpt(body(chunk.text, chunk.title), 400, parts.map(said)))
-  }
-  const text = parts.filter((p) => p.length > 0).join("\n\n")
-  return text.length > 0 ? text : say(language, "answer.none")
 }
