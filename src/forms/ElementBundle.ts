@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { browserScript } from "../http/BrowserScript.js"
 
-/** Where the script is served (SPEC: `{base_url}/storage/v1/object/public/widget/v1/`). */
+/** Where the script is served (the contract's address: `{base_url}/storage/v1/object/public/widget/v1/`). */
 export const elementPath = "/storage/v1/object/public/widget/v1/service-form-element.esm.js"
 
 /** Where `npm run build` puts the component, relative to `dist/`. */
