@@ -614,6 +614,9 @@ interface FollowUpAsked {
   readonly followUp: FollowUp
   readonly inContext: boolean
   readonly alone: boolean
+  /** The second reply in context: its outcome and the passages it drew on, for reading the misses. */
+  readonly outcome: string
+  readonly drewOn: ReadonlyArray<number>
 }
 
 /**
@@ -646,7 +649,12 @@ const askFollowUps = async (
     out.push({
       followUp,
       inContext: answeredWith(second, followUp.gold, passageOf),
-      alone: answeredWith(alone, followUp.gold, passageOf)
+      alone: answeredWith(alone, followUp.gold, passageOf),
+      outcome: second.data.outcome,
+      drewOn: (second.data.sources as ReadonlyArray<{ id: string }>).flatMap((s) => {
+        const p = passageOf.get(s.id)
+        return p === undefined ? [] : [p]
+      })
     })
   }
   for (const [i, question] of offTopic.entries()) {
@@ -773,6 +781,21 @@ const followUpRow = (m: Measured) => {
   )
 }
 
+/** The follow-ups not answered with their gold in context: the reply's outcome and what it drew on instead. */
+const followUpMisses = (measured: ReadonlyArray<Measured>, passages: ReadonlyArray<Source>) => {
+  const lines: Array<string> = []
+  for (const m of measured) {
+    const missed = m.followUps.filter((a) => !a.inContext)
+    if (missed.length === 0) continue
+    lines.push(`- ${m.size.toLocaleString("en")}, ${m.db}, ${missed.length} missed:`)
+    for (const a of missed) {
+      const drew = a.drewOn.length === 0 ? "no passage" : a.drewOn.map((p) => `${passages[p]!.title} (passage ${p})`).join("; ")
+      lines.push(`  - "${a.followUp.first}" then "${a.followUp.second}" (gold ${passages[a.followUp.gold]!.title}, passage ${a.followUp.gold}): ${a.outcome}, drew on ${drew}`)
+    }
+  }
+  return lines.length === 0 ? [] : ["Follow-ups not answered with their gold in context:", "", ...lines, ""]
+}
+
 /** The off-topic questions the service answered anyway, with what it drew on: where the threshold lets one through. */
 const answeredOffTopic = (measured: ReadonlyArray<Measured>) => {
   const lines: Array<string> = []
@@ -884,6 +907,7 @@ export const retrieval = async (): Promise<Section> => {
       ...measured.map(followUpRow),
       "",
       ...misses(measured, all),
+      ...followUpMisses(measured, all),
       ...answeredOffTopic(measured),
       ""
     )
@@ -924,6 +948,7 @@ export const retrieval = async (): Promise<Section> => {
       ...measured.map(followUpRow),
       "",
       ...misses(measured, prose.all),
+      ...followUpMisses(measured, prose.all),
       ...answeredOffTopic(measured),
       ""
     )

@@ -21,6 +21,7 @@
  * The reply's prompt keeps the visitor's question as asked: only retrieval's query changes.
  */
 import { stem, stopWords, words } from "../../layers/ai/Text.js"
+import { meaningWords } from "../knowledge/Relevance.js"
 
 /** Earlier user questions read back at most. */
 export const contextTurns = 3
@@ -66,8 +67,9 @@ export interface SearchPlan {
   readonly subject: string | null
 }
 
+/** What a turn names of its own: no stop word, no word of a phrase that names nothing ("in order to", "take place"). */
 const contentWords = (text: string): Array<string> =>
-  words(text).filter((w) => w.length > 1 && !stopWords.has(w) && !referring.has(w) && !weak.has(w))
+  meaningWords(text).filter((w) => w.length > 1 && !stopWords.has(w) && !referring.has(w) && !weak.has(w))
 
 const opens = (tokens: ReadonlyArray<string>) => openers.some((o) => o.every((w, i) => tokens[i] === w))
 

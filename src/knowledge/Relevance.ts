@@ -37,7 +37,7 @@ export interface Covered {
  * Words that shape an English question (how long, how much, how often, what time, is it possible) rather than
  * name its subject; an answer states the length, the cost or the time without repeating them.
  */
-export const frameWords: ReadonlySet<string> = new Set(
+const frameWords: ReadonlySet<string> = new Set(
   ("long take takes taking took much many often soon far time times cost costs way ways possible able " +
     "anyone someone anything something thing things happen happens happened")
     .split(" ")
@@ -56,11 +56,18 @@ const functionPhrases: ReadonlyArray<ReadonlyArray<string>> = (
   .split("|")
   .map((phrase) => phrase.split(" "))
 
-const phrasesByFirstWord = new Map<string, Array<ReadonlyArray<string>>>()
-for (const phrase of functionPhrases) phrasesByFirstWord.set(phrase[0]!, [...(phrasesByFirstWord.get(phrase[0]!) ?? []), phrase])
+/** "Take place" is the frame's "happen": "Where did their first conference take place?" asks of a conference. */
+const framePhrases: ReadonlyArray<ReadonlyArray<string>> = ["take place", "takes place", "took place", "taking place", "taken place"].map(
+  (phrase) => phrase.split(" ")
+)
 
-/** The text's words, those of function phrases left out. */
-const meaningWords = (text: string): Array<string> => {
+const phrasesByFirstWord = new Map<string, Array<ReadonlyArray<string>>>()
+for (const phrase of [...functionPhrases, ...framePhrases]) {
+  phrasesByFirstWord.set(phrase[0]!, [...(phrasesByFirstWord.get(phrase[0]!) ?? []), phrase])
+}
+
+/** The text's words, those of function and frame phrases left out. */
+export const meaningWords = (text: string): Array<string> => {
   const all = words(text)
   const kept: Array<string> = []
   for (let i = 0; i < all.length; i++) {

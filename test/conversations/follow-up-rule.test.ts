@@ -15,6 +15,8 @@ const cases: ReadonlyArray<readonly [string, FollowUpKind]> = [
   ["Can I return it?", "referring"],
   ["Why?", "referring"],
   ["How much?", "referring"],
+  // "take place" is the frame's "happen": two words of its own, pointing back
+  ["Where did their first conference take place?", "referring"],
   // follow-ups, Spanish
   ["¿Y para España?", "contrast"],
   ["¿Y en Canadá?", "contrast"],

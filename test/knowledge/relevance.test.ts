@@ -67,4 +67,10 @@ describe("covers", () => {
     const orders = passage("Every order over fifty dollars ships free of charge.", 0.3)
     expect(covers(orders, "Is shipping free for orders over fifty dollars?")).toBe(true)
   })
+  it("reads 'take place' as the frame's 'happen': a passage on a first conference answers where it took place", () => {
+    const tahlequah = passage("The commissioners held their first conference with the Cherokees at Tahlequah in July.", 0.2)
+    expect(covers(tahlequah, "Where did their first conference take place?")).toBe(true)
+    // a place held in passing is no conference
+    expect(covers(passage("Their first task was to find a place for the new post office.", 0.2), "Where did their first conference take place?")).toBe(false)
+  })
 })
