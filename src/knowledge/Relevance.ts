@@ -48,18 +48,16 @@ const frameWords: ReadonlySet<string> = new Set(
  * inside them names nothing, as a stop word does not. "In order to meet the changed conditions" says nothing of
  * an order.
  */
-const functionPhrases: ReadonlyArray<ReadonlyArray<string>> = (
+const phrases = (list: string): ReadonlyArray<ReadonlyArray<string>> => list.split("|").map((phrase) => phrase.split(" "))
+
+const functionPhrases = phrases(
   "in order to|in order that|in case of|in terms of|in view of|in place of|in addition to|in spite of|" +
-  "in respect of|in respect to|with respect to|with regard to|by means of|by way of|on behalf of|as well as|" +
-  "at least|at last|at all"
+    "in respect of|in respect to|with respect to|with regard to|by means of|by way of|on behalf of|as well as|" +
+    "at least|at last|at all"
 )
-  .split("|")
-  .map((phrase) => phrase.split(" "))
 
 /** "Take place" is the frame's "happen": "Where did their first conference take place?" asks of a conference. */
-const framePhrases: ReadonlyArray<ReadonlyArray<string>> = ["take place", "takes place", "took place", "taking place", "taken place"].map(
-  (phrase) => phrase.split(" ")
-)
+const framePhrases = phrases("take place|takes place|took place|taking place|taken place")
 
 const phrasesByFirstWord = new Map<string, Array<ReadonlyArray<string>>>()
 for (const phrase of [...functionPhrases, ...framePhrases]) {
