@@ -33,6 +33,29 @@ export const expandQuery = (query: string, terms: ReadonlyArray<GlossaryTerm>): 
 export const searchWords = (text: string): string =>
   [...new Set(text.toLowerCase().normalize("NFC").match(/[\p{L}\p{N}]{2,}/gu) ?? [])].slice(0, 64).join(" ")
 
+// `search_fold`'s letters (migration 0048): each accented letter beside the plain one it folds to
+const accented = "áàâäãåāăąéèêëēėęěíìîïīįóòôöõøōőúùûüūůűųñńňçćčýÿšśžźżďťřľĺłđ"
+const plain = "aaaaaaaaaeeeeeeeeiiiiiioooooooouuuuuuuunnncccyysszzzdtrllld"
+const variants = new Map<string, string>()
+for (let i = 0; i < plain.length; i++) variants.set(plain[i]!, (variants.get(plain[i]!) ?? plain[i]!) + accented[i]!)
+
+/** What `search_fold` makes of a text: lower case, accents off. */
+export const fold = (text: string): string =>
+  [...text.toLowerCase()].map((c) => (accented.includes(c) ? plain[accented.indexOf(c)]! : c)).join("")
+
+/**
+ * A PostgreSQL regular expression, matched with the `i` flag, that finds each of `forms` as a whole word in a
+ * text as `search_fold` would read it (any case, accented or not), without folding the text: folding a passage
+ * costs far more than reading it once. Null when there are none. The forms are `searchWords`' (letters and
+ * digits): nothing in them is the expression's syntax.
+ */
+export const formsPattern = (forms: ReadonlyArray<string>): string | null => {
+  const folded = [...new Set(forms.map(fold))].filter((f) => f !== "")
+  if (folded.length === 0) return null
+  const alternatives = folded.map((f) => [...f].map((c) => (variants.has(c) ? `[${variants.get(c)}]` : c)).join(""))
+  return `\\m(${alternatives.join("|")})\\M`
+}
+
 // how many of a question's common words are paired in the middle tier
 const pairLexemes = 5
 

@@ -43,7 +43,7 @@ import { AgentLanguages } from "../languages/AgentLanguages.js"
 import { visibleChunk } from "./ChunkDraftsRepo.js"
 import { covers } from "./Relevance.js"
 import { VectorIndex } from "./VectorIndex.js"
-import { expandQuery, type GlossaryTerm, searchWords, tiers } from "./QueryWords.js"
+import { expandQuery, formsPattern, type GlossaryTerm, searchWords, tiers } from "./QueryWords.js"
 import { type TableWords, wordsOf } from "./WordStatisticsRepo.js"
 
 export interface Hit {
@@ -210,6 +210,8 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
       // each form of the question's words beside its lexeme: a row holding the very form says a little more
       const formLexemes = `{${words.flatMap((w) => w.forms.map(() => w.lexeme)).join(",")}}`
       const forms = `{${words.flatMap((w) => w.forms).join(",")}}`
+      // the forms a row holds, read from its text in one pass (`formsPattern`)
+      const formsIn = formsPattern(words.flatMap((w) => w.forms))
       // each pair of the question's neighbouring words, found when the row holds them as near, in that order
       const near = `{${pairs.map(([a, b]) => `"${[1, 2, 3].map((d) => `${a} <${d}> ${b}`).join(" | ")}"`).join(",")}}`
       const firsts = `{${pairs.map(([a]) => a).join(",")}}`
@@ -230,9 +232,11 @@ export class Retrieval extends Effect.Service<Retrieval>()("Knowledge/Retrieval"
           select c.id, c.source_id, c.${table.text} as text, ${table.question} as question, c.language, ${cosine} as cosine,
             array(select l from unnest(${lexemeArray}::text[]) as l where c.search_tsv @@ l::tsquery) as held,
             array(select distinct f.l from unnest(${formLexemes}::text[], ${forms}::text[]) as f(l, form)
-              where search_fold(${table.searched}) ~* ('\\m' || search_fold(f.form) || '\\M')) as exact,
+              where search_fold(f.form) = any(seen.forms)) as exact,
             array(select q from unnest(${near}::text[]) as q where c.search_tsv @@ q::tsquery) as close
           from ${table.name} as c
+            cross join lateral (select array(select search_fold(m[1])
+              from regexp_matches(${table.searched}, ${formsIn}::text, 'gi') as m) as forms) as seen
           where c.id in (${textIds} ${vectorIds})
         ),
         held_by as (

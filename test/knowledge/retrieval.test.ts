@@ -14,7 +14,7 @@ import type { AgentId, WorkspaceId } from "../../schema/Ids.js"
 import { Database } from "../../layers/Database.js"
 import { GlossaryRepo } from "../../src/glossary/GlossaryRepo.js"
 import { AgentLanguages } from "../../src/languages/AgentLanguages.js"
-import { tiers } from "../../src/knowledge/QueryWords.js"
+import { fold, formsPattern, tiers } from "../../src/knowledge/QueryWords.js"
 import { relevanceThreshold, Retrieval } from "../../src/knowledge/Retrieval.js"
 import { VectorIndex } from "../../src/knowledge/VectorIndex.js"
 import { countDueWords } from "../../src/knowledge/WordStatistics.js"
@@ -217,6 +217,24 @@ layer(testServer())("retrieval", (it) => {
       expect(yield* first("Is the railway station at Calmardun?")).toBe("Getting there")
       expect(yield* first("Where do hares live in the gorge?")).toBe("Wildlife")
     }).pipe(Effect.provide(onPath(databaseKind === "pglite")))
+  )
+
+  it.effect("a question's forms are found in a passage as the database folds it: any case, accents or not, whole words", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const letters = "ÁÀÂÄÃÅĀĂĄÉÈÊËĒĖĘĚÍÌÎÏĪĮÓÒÔÖÕØŌŐÚÙÛÜŪŮŰŲÑŃŇÇĆČÝŸŠŚŽŹŻĎŤŘĽĹŁĐ áàâäãåāăąéèêëēėęěíìîïīįóòôöõøōőúùûüūůűųñńňçćčýÿšśžźżďťřľĺłđ"
+      const [row] = yield* sql<{ folded: string }>`select search_fold(${letters}) as folded`
+      expect(fold(letters)).toBe(row!.folded)
+      const found = (text: string, forms: ReadonlyArray<string>) =>
+        Effect.map(
+          sql<{ form: string }>`select search_fold(m[1]) as form from regexp_matches(${text}, ${formsPattern(forms)}::text, 'gi') as m`,
+          (rows) => rows.map((r) => r.form)
+        )
+      const text = "Los ENVÍOS tardan; el envio llega. Envíosa no cuenta, ni reenvíos."
+      expect(yield* found(text, ["envios", "Envío"])).toEqual(["envios", "envio"])
+      expect(yield* found(text, ["envíos"])).toEqual(["envios"])
+      expect(yield* found(text, [])).toEqual([])
+    })
   )
 
   it.effect("the server's own capability matches the database (pgvector on PGlite)", () =>
